@@ -1,0 +1,3 @@
+"""dpcalc: a command-line differential-privacy calculator."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""The command-line layer: one module per subcommand, joined in app.py, rendered by output.py."""

@@ -1,0 +1,148 @@
+"""`dpcalc gdp`: Gaussian differential privacy of noisy SGD (central-limit accountant)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Optional
+
+import typer
+
+from dpcalc.cli.options import (
+    RANGES,
+    BatchSize,
+    DatasetSize,
+    Delta,
+    Epochs,
+    Epsilon,
+    Json,
+    MaxEpsilon,
+    NoiseMultiplier,
+    SamplingProbability,
+    Steps,
+    conflict,
+    parse_delta_or_epsilon,
+    parse_real,
+    parse_training_run,
+)
+from dpcalc.cli.output import Report, Table, emit, format_number
+
+
+class SamplingScheme(str, Enum):
+    poisson = "poisson"
+    uniform = "uniform"
+
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None)
+
+HELP = """Gaussian DP (mu-GDP) of noisy SGD, and the (epsilon, delta) and trade-off curve it implies.
+
+mu comes from the central-limit approximation (Bu, Dong, Long, Su 2020, Thm 4), which is a
+limit, not a bound: at finite T it can under-report epsilon; the result carries a warning.
+With --mu a given mu is converted exactly instead.
+
+\b
+Examples:
+  dpcalc gdp --p 0.004 --sigma 1.1 --T 10000
+  dpcalc gdp --n 60000 --batch-size 256 --epochs 60 --sigma 1.1 --json
+  dpcalc gdp --mu 0.5 --eps 1
+  dpcalc gdp --p 0.004 --sigma 1.1 --T 10000 --max-eps 2
+"""
+
+
+@app.command("gdp", help=HELP)
+def gdp(
+    p: SamplingProbability = None,
+    sigma: NoiseMultiplier = None,
+    T: Steps = None,
+    n: DatasetSize = None,
+    batch_size: BatchSize = None,
+    epochs: Epochs = None,
+    sampling: Annotated[
+        SamplingScheme,
+        typer.Option("--sampling", help="poisson, or uniform (fixed-size batches without replacement)."),
+    ] = SamplingScheme.poisson,
+    mu: Annotated[
+        Optional[str],
+        typer.Option("--mu", metavar="FLOAT", help="Convert a given mu (> 0) instead of the training run."),
+    ] = None,
+    delta: Delta = None,
+    eps: Epsilon = None,
+    max_eps: MaxEpsilon = None,
+    json_output: Json = False,
+) -> None:
+    from dpcalc.core import gdp as core
+
+    target_delta, target_epsilon = parse_delta_or_epsilon(delta, eps)
+    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
+    if mu is not None:
+        for name, value in (("--p", p), ("--sigma", sigma), ("--T", T), ("--n", n),
+                            ("--batch-size", batch_size), ("--epochs", epochs)):
+            if value is not None:
+                raise conflict("--mu", name, "--mu converts a given mu; the training run gives its own")
+        given_mu = parse_real("--mu", mu, RANGES["--mu"])
+        result = core.gdp_guarantee(given_mu, delta=target_delta, epsilon=target_epsilon)
+        probability = noise = steps = None
+    else:
+        probability, noise, steps = parse_training_run(p, sigma, T, n, batch_size, epochs)
+        result = core.noisy_sgd_gdp(
+            probability, noise, steps, sampling=sampling.value, delta=target_delta, epsilon=target_epsilon
+        )
+    inputs = {
+        "p": probability,
+        "sigma": noise,
+        "T": steps,
+        "n": None if n is None else int(float(n)),
+        "batch_size": None if batch_size is None else int(float(batch_size)),
+        "epochs": None if epochs is None else float(epochs),
+        "sampling": sampling.value if mu is None else None,
+        "mu": None if mu is None else result.mu,
+        "delta": target_delta,
+        "eps": target_epsilon,
+        "max_eps": max_epsilon,
+    }
+    tradeoff = [{"alpha": point.alpha, "beta": point.beta} for point in result.tradeoff]
+    report = Report(
+        command="gdp",
+        inputs=inputs,
+        result={
+            "mu": result.mu,
+            "epsilon": result.epsilon,
+            "delta": result.delta,
+            "max_advantage": result.max_advantage,
+            "tradeoff": tradeoff,
+        },
+        tables=[_summary_table(result, mu is None), _tradeoff_table(tradeoff)],
+        warnings=list(result.warnings),
+        epsilon=result.epsilon,
+    )
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
+
+
+def _summary_table(result, from_training_run: bool) -> Table:
+    if from_training_run:
+        title = (
+            f"Gaussian DP of noisy SGD: p = {format_number(result.sampling_probability)}, "
+            f"sigma = {format_number(result.noise_multiplier)}, T = {result.steps} ({result.sampling} sampling)"
+        )
+        mu_note = "central-limit approximation"
+    else:
+        title = "Gaussian DP: the given mu"
+        mu_note = "given"
+    return Table(
+        columns=("quantity", "value", "note"),
+        rows=[
+            ("mu", format_number(result.mu), mu_note),
+            ("epsilon", format_number(result.epsilon), "exact for this mu (Dong, Roth, Su, Cor. 2.13)"),
+            ("delta", format_number(result.delta), ""),
+            ("max advantage", format_number(result.max_advantage), "2 Phi(mu/2) - 1: best TPR - FPR of any attack"),
+        ],
+        title=title,
+    )
+
+
+def _tradeoff_table(tradeoff: list[dict[str, float]]) -> Table:
+    return Table(
+        columns=("alpha (type I)", "beta (type II)"),
+        rows=[(format_number(point["alpha"]), format_number(point["beta"])) for point in tradeoff],
+        title="Trade-off curve: the smallest type-II error at each type-I error",
+    )

@@ -1,0 +1,127 @@
+"""The one output path: a `Report` becomes a Rich table for people or one strict JSON object.
+
+JSON is RFC 8259 strict: a non-finite number is written as the string "inf" (or "-inf"),
+never as an Infinity/NaN literal. Warnings go to stderr in table mode and into the
+`warnings` list in JSON mode. Rich is imported only when a table is printed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+from dpcalc import __version__
+
+EXIT_OK = 0
+EXIT_OVER_BUDGET = 1
+EXIT_USAGE = 2
+EXIT_INTERNAL = 70
+
+
+@dataclass
+class Table:
+    """Plain table data; rendered with Rich only in table mode."""
+
+    columns: tuple[str, ...]
+    rows: list[tuple[str, ...]]
+    title: str | None = None
+
+
+@dataclass
+class Report:
+    """Everything a command prints: the JSON fields and the tables that show them."""
+
+    command: str
+    inputs: dict[str, Any]
+    result: dict[str, Any]
+    tables: list[Table]
+    warnings: list[str] = field(default_factory=list)
+    epsilon: float | None = None  # compared against --max-eps
+
+
+def format_number(value: Any) -> str:
+    """A number for people: integers as they are, reals to about seven significant digits."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        if value == 0.0:
+            return "0"
+        if 1e-3 <= abs(value) < 1e7:
+            text = f"{value:.6f}".rstrip("0").rstrip(".")
+            return text
+        return f"{value:.6g}"
+    return str(value)
+
+
+def json_safe(value: Any) -> Any:
+    """Replace non-finite floats by the strings "inf", "-inf" (and "nan"), recursively."""
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return value
+    if isinstance(value, dict):
+        return {key: json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(item) for item in value]
+    return value
+
+
+def emit(report: Report, *, json_mode: bool, max_epsilon: float | None = None) -> int:
+    """Print the report and return the exit code (1 when epsilon exceeds --max-eps)."""
+    budget = None
+    if max_epsilon is not None and report.epsilon is not None:
+        within = report.epsilon <= max_epsilon
+        budget = {"max_epsilon": max_epsilon, "within_budget": within}
+    if json_mode:
+        document: dict[str, Any] = {
+            "command": report.command,
+            "version": __version__,
+            "inputs": report.inputs,
+            "result": report.result,
+            "warnings": list(report.warnings),
+        }
+        if budget is not None:
+            document["budget"] = budget
+        sys.stdout.write(json.dumps(json_safe(document), allow_nan=False) + "\n")
+    else:
+        for warning in report.warnings:
+            sys.stderr.write(f"Warning: {warning}\n")
+        _print_tables(report.tables, budget)
+    if budget is not None and not budget["within_budget"]:
+        sys.stderr.write(
+            f"Budget exceeded: epsilon {format_number(report.epsilon)} > --max-eps {format_number(max_epsilon)}\n"
+        )
+        return EXIT_OVER_BUDGET
+    return EXIT_OK
+
+
+def _print_tables(tables: list[Table], budget: dict[str, Any] | None) -> None:
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    console = Console(highlight=False)
+    for index, spec in enumerate(tables):
+        table = RichTable(title=spec.title, title_justify="left")
+        for position, column in enumerate(spec.columns):
+            table.add_column(column, justify="left" if position == 0 else "right")
+        rows = list(spec.rows)
+        if index == 0 and budget is not None:
+            verdict = "within" if budget["within_budget"] else "EXCEEDED"
+            rows.append(("budget", f"{verdict} (max epsilon {format_number(budget['max_epsilon'])})")
+                        + ("",) * (len(spec.columns) - 2))
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)

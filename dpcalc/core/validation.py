@@ -1,0 +1,70 @@
+"""Typed parameter errors and the intervals they are checked against.
+
+The core raises `ParameterError` with the parameter's name, its allowed range and the value
+received; the command line reuses the same intervals so that both say the same thing.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+class ParameterError(ValueError):
+    """A parameter outside its allowed range: names the parameter, the range and the value."""
+
+    def __init__(self, name: str, requirement: str, received: object) -> None:
+        self.name = name
+        self.requirement = requirement
+        self.received = received
+        super().__init__(f"{name} must be {requirement}, got {received}")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A real interval such as (0, 1] or [1, inf); `integer` restricts it to whole numbers."""
+
+    low: float = -math.inf
+    high: float = math.inf
+    low_closed: bool = False
+    high_closed: bool = False
+    integer: bool = False
+
+    def __str__(self) -> str:
+        left = "[" if self.low_closed else "("
+        right = "]" if self.high_closed else ")"
+        return f"{left}{_format_bound(self.low)}, {_format_bound(self.high)}{right}"
+
+    @property
+    def requirement(self) -> str:
+        """The phrase used in error messages, e.g. 'in (0, 1]' or 'an integer in [1, inf)'."""
+        return f"an integer in {self}" if self.integer else f"in {self}"
+
+    def contains(self, value: float) -> bool:
+        if math.isnan(value):
+            return False
+        if self.integer and not (math.isfinite(value) and value == int(value)):
+            return False
+        above = value >= self.low if self.low_closed else value > self.low
+        below = value <= self.high if self.high_closed else value < self.high
+        return above and below
+
+    def check(self, name: str, value: float) -> float:
+        """Return `value` when it lies in the interval, else raise `ParameterError`."""
+        if not self.contains(value):
+            raise ParameterError(name, self.requirement, value)
+        return value
+
+
+def _format_bound(value: float) -> str:
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return f"{value:g}"
+
+
+# Intervals shared by several modules.
+PROBABILITY = Interval(0.0, 1.0, low_closed=False, high_closed=True)  # sampling probability p
+OPEN_UNIT = Interval(0.0, 1.0)  # delta, a probability strictly between 0 and 1
+POSITIVE = Interval(0.0, math.inf)  # sigma, mu > 0
+NON_NEGATIVE = Interval(0.0, math.inf, low_closed=True)  # epsilon >= 0
+POSITIVE_INTEGER = Interval(1.0, math.inf, low_closed=True, integer=True)  # steps T
