@@ -1,0 +1,47 @@
+"""One phase of a training run or release: a mechanism repeated for a number of steps.
+
+Shared by the RDP and PLD accountants: a run is a sequence of phases whose privacy losses
+compose (RDP adds per order; PLDs convolve).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY
+
+Mechanism = Literal["gaussian", "laplace"]
+
+
+@dataclass(frozen=True)
+class Phase:
+    """`steps` repetitions of a Poisson-subsampled mechanism.
+
+    gaussian: noise std `noise_multiplier` times the L2 sensitivity;
+    laplace:  noise scale `scale` (b) for L1 sensitivity 1.
+    `sampling_probability` = 1 means no subsampling.
+    """
+
+    mechanism: Mechanism = "gaussian"
+    sampling_probability: float = 1.0
+    noise_multiplier: float | None = None
+    scale: float | None = None
+    steps: int = 1
+
+    def __post_init__(self) -> None:
+        PROBABILITY.check("sampling_probability", self.sampling_probability)
+        POSITIVE_INTEGER.check("steps", self.steps)
+        if self.mechanism == "gaussian":
+            if self.noise_multiplier is None:
+                raise ValueError("a gaussian phase needs noise_multiplier")
+            POSITIVE.check("noise_multiplier", self.noise_multiplier)
+        elif self.mechanism == "laplace":
+            if self.scale is None:
+                raise ValueError("a laplace phase needs scale")
+            POSITIVE.check("scale", self.scale)
+        else:
+            raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got mechanism={self.mechanism!r}")
+        if math.isinf(self.steps):
+            raise ValueError("steps must be finite")
