@@ -1,0 +1,180 @@
+"""`dpcalc gdp` on the command line: every option, every error path, the JSON contract."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
+RESULT_KEYS = {"mu", "epsilon", "delta", "max_advantage", "tradeoff"}
+INPUT_KEYS = {"p", "sigma", "T", "n", "batch_size", "epochs", "sampling", "mu", "delta", "eps", "max_eps"}
+DESIGN_CARD = ("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000")
+
+
+def test_design_card_table(dpcalc):
+    run = dpcalc(*DESIGN_CARD)
+    assert run.code == 0
+    # SPEC reference: mu 0.453464, eps 1.787445 at delta 1e-5.
+    assert "0.453464" in run.stdout and "1.787445" in run.stdout
+    assert run.stderr.startswith("Warning: mu comes from the central-limit approximation")
+
+
+def test_design_card_json(dpcalc):
+    run = dpcalc(*DESIGN_CARD, "--json")
+    assert run.code == 0 and run.stderr == ""
+    document = run.json()
+    assert set(document) == TOP_LEVEL_KEYS
+    assert document["command"] == "gdp"
+    assert set(document["inputs"]) == INPUT_KEYS
+    assert document["inputs"]["delta"] == 1e-5 and document["inputs"]["sampling"] == "poisson"
+    result = document["result"]
+    assert set(result) == RESULT_KEYS
+    assert result["mu"] == pytest.approx(0.453464, abs=5e-7)
+    assert result["epsilon"] == pytest.approx(1.787445, abs=5e-7)
+    assert [point["alpha"] for point in result["tradeoff"]] == [0.001, 0.01, 0.05, 0.1, 0.25, 0.5]
+    assert len(document["warnings"]) == 1 and "central-limit" in document["warnings"][0]
+
+
+def test_training_form_matches_direct_form(dpcalc):
+    # p = 256/60000, T = ceil(60 * 60000 / 256) = 14063.
+    run = dpcalc("gdp", "--n", "60000", "--batch-size", "256", "--epochs", "60", "--sigma", "1.1", "--json")
+    inputs = run.json()["inputs"]
+    assert inputs["T"] == 14063 and inputs["p"] == pytest.approx(256 / 60000)
+    direct = dpcalc("gdp", "--p", str(256 / 60000), "--sigma", "1.1", "--T", "14063", "--json").json()
+    assert run.json()["result"]["mu"] == pytest.approx(direct["result"]["mu"], rel=1e-15)
+
+
+def test_epochs_with_p_uses_exact_arithmetic(dpcalc):
+    # 3 epochs at p = 0.001 is exactly 3000 steps, not 3001 from float rounding.
+    run = dpcalc("gdp", "--p", "0.001", "--epochs", "3", "--sigma", "1", "--json")
+    assert run.json()["inputs"]["T"] == 3000
+
+
+def test_eps_gives_delta(dpcalc):
+    run = dpcalc(*DESIGN_CARD, "--eps", "1.787445495", "--json")
+    result = run.json()["result"]
+    assert result["epsilon"] == 1.787445495
+    assert result["delta"] == pytest.approx(1e-5, rel=1e-8)
+    assert run.json()["inputs"]["delta"] is None
+
+
+def test_mu_converts_directly_without_clt_warning(dpcalc):
+    run = dpcalc("gdp", "--mu", "0.5", "--json")
+    document = run.json()
+    assert document["warnings"] == []
+    assert document["inputs"]["mu"] == 0.5 and document["inputs"]["sampling"] is None
+    table = dpcalc("gdp", "--mu", "0.5")
+    assert table.code == 0 and table.stderr == ""
+
+
+def test_uniform_sampling(dpcalc):
+    poisson = dpcalc(*DESIGN_CARD, "--json").json()["result"]["mu"]
+    uniform = dpcalc(*DESIGN_CARD, "--sampling", "uniform", "--json").json()
+    assert uniform["inputs"]["sampling"] == "uniform"
+    assert uniform["result"]["mu"] > poisson
+
+
+def test_delta_option(dpcalc):
+    loose = dpcalc(*DESIGN_CARD, "--delta", "1e-3", "--json").json()["result"]["epsilon"]
+    tight = dpcalc(*DESIGN_CARD, "--delta", "1e-10", "--json").json()["result"]["epsilon"]
+    assert loose < 1.787445 < tight
+
+
+def test_infinite_epsilon_is_the_string_inf(dpcalc):
+    run = dpcalc("gdp", "--p", "1", "--sigma", "0.01", "--T", "10", "--json")
+    assert run.code == 0
+    document = run.json()
+    assert document["result"]["epsilon"] == "inf"
+    assert document["result"]["mu"] == "inf"
+    assert any("overflows" in warning for warning in document["warnings"])
+
+
+def test_max_eps_within_budget(dpcalc):
+    run = dpcalc(*DESIGN_CARD, "--max-eps", "2", "--json")
+    assert run.code == 0
+    assert run.json()["budget"] == {"max_epsilon": 2.0, "within_budget": True}
+
+
+def test_max_eps_exceeded_exits_1(dpcalc):
+    run = dpcalc(*DESIGN_CARD, "--max-eps", "1.5", "--json")
+    assert run.code == 1
+    assert run.json()["budget"] == {"max_epsilon": 1.5, "within_budget": False}
+    assert "Budget exceeded: epsilon 1.787445 > --max-eps 1.5" in run.stderr
+    table = dpcalc(*DESIGN_CARD, "--max-eps", "1.5")
+    assert table.code == 1 and "EXCEEDED" in table.stdout
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (("--p", "1.5"), "--p must be in (0, 1], got 1.5"),
+        (("--p", "0"), "--p must be in (0, 1], got 0"),
+        (("--p", "inf"), "--p must be in (0, 1], got inf"),
+        (("--p", "abc"), "--p must be a number in (0, 1], got 'abc'"),
+        (("--sigma", "-1"), "--sigma must be in (0, inf), got -1"),
+        (("--sigma", "0"), "--sigma must be in (0, inf), got 0"),
+        (("--sigma", "nan"), "--sigma must be in (0, inf), got nan"),
+        (("--sigma", "inf"), "--sigma must be in (0, inf), got inf"),
+        (("--T", "0"), "--T must be an integer in [1, inf), got 0"),
+        (("--T", "2.5"), "--T must be an integer in [1, inf), got 2.5"),
+        (("--T", "abc"), "--T must be an integer in [1, inf), got 'abc'"),
+        (("--delta", "1"), "--delta must be in (0, 1), got 1"),
+        (("--delta", "0"), "--delta must be in (0, 1), got 0"),
+        (("--delta", "1.5"), "--delta must be in (0, 1), got 1.5"),
+        (("--eps", "-1"), "--eps must be in [0, inf), got -1"),
+        (("--max-eps", "-2"), "--max-eps must be in [0, inf), got -2"),
+    ],
+)
+def test_invalid_values(dpcalc, change, message):
+    args = list(DESIGN_CARD)
+    if change[0] in args:
+        args[args.index(change[0]) + 1] = change[1]
+    else:
+        args += change
+    run = dpcalc(*args)
+    assert (run.code, run.stderr, run.stdout) == (2, f"Error: {message}\n", "")
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--p", "0.01", "--T", "10"), "--sigma is required (noise multiplier, > 0)"),
+        (("--sigma", "1", "--T", "10"), "give the sampling probability: --p, or --n with --batch-size"),
+        (("--p", "0.01", "--sigma", "1"), "give the number of steps: --T, or --epochs"),
+        (("--p", "0.01", "--n", "100", "--batch-size", "1", "--sigma", "1", "--T", "1"),
+         "--p and --n/--batch-size cannot be given together; p is batch-size / n; give one form"),
+        (("--p", "0.01", "--sigma", "1", "--T", "10", "--epochs", "1"),
+         "--T and --epochs cannot be given together; T is ceil(epochs * n / batch-size); give one form"),
+        (("--n", "100", "--sigma", "1", "--T", "10"), "--n needs --batch-size (p = batch-size / n)"),
+        (("--batch-size", "10", "--sigma", "1", "--T", "10"), "--batch-size needs --n (p = batch-size / n)"),
+        (("--n", "10", "--batch-size", "20", "--sigma", "1", "--T", "1"),
+         "--batch-size must be in [1, n] = [1, 10], got 20"),
+        (("--n", "0", "--batch-size", "20", "--sigma", "1", "--T", "1"), "--n must be an integer in [1, inf), got 0"),
+        (("--n", "100", "--batch-size", "20", "--sigma", "1", "--epochs", "0"), "--epochs must be in (0, inf), got 0"),
+        (("--mu", "0.5", "--p", "0.1"),
+         "--mu and --p cannot be given together; --mu converts a given mu; the training run gives its own"),
+        (("--mu", "-1"), "--mu must be in (0, inf), got -1"),
+        (("--mu", "1", "--delta", "1e-5", "--eps", "1"),
+         "--delta and --eps cannot be given together; give --delta to get epsilon, or --eps to get delta"),
+    ],
+)
+def test_missing_and_conflicting_options(dpcalc, args, message):
+    run = dpcalc("gdp", *args)
+    assert (run.code, run.stderr) == (2, f"Error: {message}\n")
+
+
+def test_sampling_choice_is_checked(dpcalc):
+    run = dpcalc(*DESIGN_CARD, "--sampling", "shuffle")
+    assert run.code == 2
+    assert "--sampling" in run.stderr and "shuffle" in run.stderr and "poisson" in run.stderr
+    assert run.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("mu", ["1e-4", "0.5", "5", "50", "1e100"])
+def test_json_is_strict_for_any_mu(dpcalc, mu):
+    for mode in (("--delta", "1e-300"), ("--eps", "0"), ("--eps", "1e6")):
+        document = dpcalc("gdp", "--mu", mu, *mode, "--json").json()
+        for value in document["result"].values():
+            if isinstance(value, float):
+                assert math.isfinite(value)
