@@ -121,12 +121,12 @@ def gdp(
 def _summary_table(result, from_training_run: bool) -> Table:
     if from_training_run:
         title = (
-            f"Gaussian DP of noisy SGD: p = {format_number(result.sampling_probability)}, "
-            f"sigma = {format_number(result.noise_multiplier)}, T = {result.steps} ({result.sampling} sampling)"
+            f"Noisy SGD, p = {format_number(result.sampling_probability)}, "
+            f"sigma = {format_number(result.noise_multiplier)}, T = {result.steps}, {result.sampling} sampling"
         )
         mu_note = "central-limit approximation"
     else:
-        title = "Gaussian DP: the given mu"
+        title = "Gaussian DP, given mu"
         mu_note = "given"
     return Table(
         columns=("quantity", "value", "note"),
@@ -137,6 +137,7 @@ def _summary_table(result, from_training_run: bool) -> Table:
             ("max advantage", format_number(result.max_advantage), "2 Phi(mu/2) - 1: best TPR - FPR of any attack"),
         ],
         title=title,
+        justify=("left", "right", "left"),
     )
 
 
@@ -144,5 +145,5 @@ def _tradeoff_table(tradeoff: list[dict[str, float]]) -> Table:
     return Table(
         columns=("alpha (type I)", "beta (type II)"),
         rows=[(format_number(point["alpha"]), format_number(point["beta"])) for point in tradeoff],
-        title="Trade-off curve: the smallest type-II error at each type-I error",
+        title="Trade-off curve",
     )

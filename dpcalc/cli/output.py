@@ -28,6 +28,8 @@ class Table:
     columns: tuple[str, ...]
     rows: list[tuple[str, ...]]
     title: str | None = None
+    # Per-column "left" or "right"; default: the first column left, the others right (numbers).
+    justify: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -115,8 +117,9 @@ def _print_tables(tables: list[Table], budget: dict[str, Any] | None) -> None:
     console = Console(highlight=False)
     for index, spec in enumerate(tables):
         table = RichTable(title=spec.title, title_justify="left")
-        for position, column in enumerate(spec.columns):
-            table.add_column(column, justify="left" if position == 0 else "right")
+        justify = spec.justify or ("left",) + ("right",) * (len(spec.columns) - 1)
+        for column, side in zip(spec.columns, justify):
+            table.add_column(column, justify=side)
         rows = list(spec.rows)
         if index == 0 and budget is not None:
             verdict = "within" if budget["within_budget"] else "EXCEEDED"

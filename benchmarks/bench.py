@@ -1,0 +1,157 @@
+"""Time whole dpcalc commands against the start-up floors and peers, measured in the same run.
+
+Every dpcalc call is a new process, so what a user feels is the wall time of the whole
+command. Each case runs `--runs` times, interleaved with its floor so that machine load
+affects both alike; the median is reported with its ratio to the floor, and the peak resident
+memory of the case's slowest run.
+
+    python benchmarks/bench.py              # all cases
+    python benchmarks/bench.py --runs 31 --only gdp
+    python benchmarks/bench.py --json       # machine-readable
+
+Run it from the environment dpcalc is installed in (it calls the `dpcalc` next to this Python).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+PYTHON = sys.executable
+BIN = Path(PYTHON).parent
+
+
+def _tool(name: str) -> str:
+    local = BIN / name
+    return str(local) if local.exists() else (shutil.which(name) or name)
+
+
+DPCALC = _tool("dpcalc")
+
+FLOORS = {
+    "typer+rich": [PYTHON, "-c", "import typer, rich"],
+    "typer+rich+numpy+scipy.special": [PYTHON, "-c", "import typer, rich, numpy, scipy.special"],
+}
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    argv: list[str]
+    floor: str
+    goal: float  # the largest acceptable ratio to the floor
+    peak_mib: float | None = None  # the largest acceptable peak memory
+
+
+def dpcalc(*args: str) -> list[str]:
+    return [DPCALC, *args]
+
+
+CASES = [
+    Case("dpcalc --help", dpcalc("--help"), "typer+rich", 1.5),
+    Case("dpcalc gdp (design card, table)", dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000"),
+         "typer+rich", 1.5, peak_mib=60),
+    Case("dpcalc gdp (design card, --json)",
+         dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--json"), "typer+rich", 1.5,
+         peak_mib=60),
+]
+
+
+def _run_once(argv: list[str]) -> tuple[float, float]:
+    """(wall seconds, peak RSS in MiB) of one run of argv, output discarded."""
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode not in (0, 1):
+        raise SystemExit(f"benchmark command failed with exit {process.returncode}: {' '.join(argv)}")
+    return elapsed, usage.ru_maxrss / 1024.0  # ru_maxrss is KiB on Linux
+
+
+def measure(cases: list[Case], runs: int) -> list[dict]:
+    floors_needed = {case.floor for case in cases}
+    timings: dict[str, list[float]] = {name: [] for name in floors_needed}
+    peaks: dict[str, float] = {}
+    for case in cases:
+        timings[case.name] = []
+        peaks[case.name] = 0.0
+    for name in floors_needed:  # warm the file cache once
+        _run_once(FLOORS[name])
+    for case in cases:
+        _run_once(case.argv)
+    for _ in range(runs):
+        for name in floors_needed:
+            timings[name].append(_run_once(FLOORS[name])[0])
+        for case in cases:
+            elapsed, peak = _run_once(case.argv)
+            timings[case.name].append(elapsed)
+            peaks[case.name] = max(peaks[case.name], peak)
+    rows = []
+    for case in cases:
+        median = statistics.median(timings[case.name])
+        floor = statistics.median(timings[case.floor])
+        ratio = median / floor
+        within = ratio <= case.goal and (case.peak_mib is None or peaks[case.name] <= case.peak_mib)
+        rows.append(
+            {
+                "case": case.name,
+                "median_ms": round(1e3 * median, 1),
+                "floor": case.floor,
+                "floor_ms": round(1e3 * floor, 1),
+                "ratio": round(ratio, 2),
+                "goal": case.goal,
+                "peak_mib": round(peaks[case.name], 1),
+                "peak_goal_mib": case.peak_mib,
+                "within_goal": within,
+            }
+        )
+    return rows
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21, help="runs per case (median is reported)")
+    parser.add_argument("--only", default="", help="only cases whose name contains this text")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args()
+    cases = [case for case in CASES if args.only in case.name]
+    if not cases:
+        parser.error(f"no case matches --only {args.only!r}")
+    rows = measure(cases, args.runs)
+    if args.json:
+        print(json.dumps({"machine": machine(), "runs": args.runs, "cases": rows}, indent=2))
+    else:
+        print(f"machine: {machine()}; {args.runs} runs per case, medians")
+        print(f"{'case':44} {'median':>9} {'floor':>9} {'ratio':>6} {'goal':>5} {'peak':>9}  ok")
+        for row in rows:
+            print(
+                f"{row['case']:44} {row['median_ms']:7.1f}ms {row['floor_ms']:7.1f}ms {row['ratio']:6.2f} "
+                f"{row['goal']:5.2f} {row['peak_mib']:6.1f}MiB  {'yes' if row['within_goal'] else 'NO'}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
