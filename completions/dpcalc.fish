@@ -19,4 +19,6 @@ complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l delta -x -d 'Target d
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l eps -x -d 'Give epsilon (>= 0) instead of --delta to get delta'
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l max-eps -x -d 'Budget: exit 1 when epsilon exceeds this value'
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l json -d 'Print one strict JSON object instead of a table'
+complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l plot -r -F -d 'Write a figure to FILE (.png or .svg'
+complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l chart -d 'Draw the curve in the terminal with Unicode characters'
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -s h -l help -d 'Show this message and exit'

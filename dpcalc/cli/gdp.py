@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from typing import Annotated, Optional
 
 import typer
 
+from dpcalc.cli.figures import Chart, PlotFile, check_plot_path
 from dpcalc.cli.options import (
     RANGES,
     BatchSize,
@@ -69,11 +71,14 @@ def gdp(
     eps: Epsilon = None,
     max_eps: MaxEpsilon = None,
     json_output: Json = False,
+    plot: PlotFile = None,
+    chart: Chart = False,
 ) -> None:
     from dpcalc.core import gdp as core
 
     target_delta, target_epsilon = parse_delta_or_epsilon(delta, eps)
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
+    plot_path = check_plot_path(plot)
     if mu is not None:
         for name, value in (("--p", p), ("--sigma", sigma), ("--T", T), ("--n", n),
                             ("--batch-size", batch_size), ("--epochs", epochs)):
@@ -114,8 +119,39 @@ def gdp(
         tables=[_summary_table(result, mu is None), _tradeoff_table(tradeoff)],
         warnings=list(result.warnings),
         epsilon=result.epsilon,
+        figures=lambda: gdp_panels(result.mu, result.delta),
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
+
+
+def gdp_panels(mu: float, delta: float):
+    """The trade-off curve of mu-GDP beside the no-privacy diagonal, and its privacy profile."""
+    from dpcalc.cli.figures import Panel, Series
+    from dpcalc.core import gdp as core
+
+    alphas = [i / 200 for i in range(201)]
+    tradeoff = Panel(
+        title=f"Trade-off curve, mu = {format_number(mu)}",
+        xlabel="type I error alpha",
+        ylabel="type II error beta",
+        series=[
+            Series(f"{format_number(mu)}-GDP", alphas, [core.tradeoff(a, mu) for a in alphas]),
+            Series("no privacy lost (1 - alpha)", alphas, [1.0 - a for a in alphas], dashed=True),
+        ],
+        square=True,
+    )
+    if not math.isfinite(mu) or mu == 0.0:
+        return [tradeoff]
+    top = core.epsilon_for_delta(min(delta, 1e-12), mu)
+    epsilons = [top * i / 100 for i in range(101)]
+    profile = Panel(
+        title="Privacy profile",
+        xlabel="epsilon",
+        ylabel="delta(epsilon)",
+        series=[Series(f"{format_number(mu)}-GDP", epsilons, [core.delta_for_epsilon(e, mu) for e in epsilons])],
+        ylog=True,
+    )
+    return [tradeoff, profile]
 
 
 def _summary_table(result, from_training_run: bool) -> Table:

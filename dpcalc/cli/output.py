@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from dpcalc import __version__
@@ -42,6 +44,8 @@ class Report:
     tables: list[Table]
     warnings: list[str] = field(default_factory=list)
     epsilon: float | None = None  # compared against --max-eps
+    # Builds the figure's panels (dpcalc.cli.figures.Panel) for --plot and --chart; called only then.
+    figures: Callable[[], list[Any]] | None = None
 
 
 def format_number(value: Any) -> str:
@@ -81,8 +85,19 @@ def json_safe(value: Any) -> Any:
     return value
 
 
-def emit(report: Report, *, json_mode: bool, max_epsilon: float | None = None) -> int:
-    """Print the report and return the exit code (1 when epsilon exceeds --max-eps)."""
+def emit(
+    report: Report,
+    *,
+    json_mode: bool,
+    max_epsilon: float | None = None,
+    plot: Path | None = None,
+    chart: bool = False,
+) -> int:
+    """Print the report and return the exit code (1 when epsilon exceeds --max-eps).
+
+    `plot` (already checked by figures.check_plot_path) receives the figure; `chart` prints it
+    as text after the tables, or on stderr in JSON mode so that stdout stays one JSON object.
+    """
     budget = None
     if max_epsilon is not None and report.epsilon is not None:
         within = report.epsilon <= max_epsilon
@@ -102,6 +117,18 @@ def emit(report: Report, *, json_mode: bool, max_epsilon: float | None = None) -
         for warning in report.warnings:
             sys.stderr.write(f"Warning: {warning}\n")
         _print_tables(report.tables, budget)
+    if (plot is not None or chart) and report.figures is not None:
+        from dpcalc.cli import figures
+
+        panels = report.figures()
+        if chart:
+            stream = sys.stderr if json_mode else sys.stdout
+            for panel in panels:
+                stream.write("\n" + figures.render_chart(panel))
+        if plot is not None:
+            figures.write_plot(panels, plot)
+            if not json_mode:
+                sys.stderr.write(f"Wrote {plot}\n")
     if budget is not None and not budget["within_budget"]:
         sys.stderr.write(
             f"Budget exceeded: epsilon {format_number(report.epsilon)} > --max-eps {format_number(max_epsilon)}\n"

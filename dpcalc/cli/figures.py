@@ -1,0 +1,173 @@
+"""Pictures of a guarantee: `--plot FILE` (matplotlib, PNG or SVG) and `--chart` (Unicode text).
+
+A command describes what to draw as plain `Panel`s; this module draws them. matplotlib is an
+optional extra (`pip install 'dpcalc[plot]'`), imported only when a file is written; the text
+chart needs nothing beyond the standard library.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from dpcalc.cli.options import InputError
+
+PLOT_SUFFIXES = (".png", ".svg")
+INSTALL_HINT = "pip install 'dpcalc[plot]'"
+
+PlotFile = Annotated[
+    Optional[str],
+    typer.Option("--plot", metavar="FILE", help="Write a figure to FILE (.png or .svg; needs dpcalc[plot])."),
+]
+Chart = Annotated[
+    bool,
+    typer.Option("--chart", help="Draw the curve in the terminal with Unicode characters."),
+]
+
+
+@dataclass
+class Series:
+    """One curve: points (x, y) and how to draw it."""
+
+    label: str
+    x: list[float]
+    y: list[float]
+    dashed: bool = False
+
+
+@dataclass
+class Panel:
+    """One set of axes."""
+
+    title: str
+    xlabel: str
+    ylabel: str
+    series: list[Series] = field(default_factory=list)
+    xlog: bool = False
+    ylog: bool = False
+    square: bool = False  # equal axes on [0, 1] x [0, 1] (trade-off curves)
+
+
+def check_plot_path(path: str | None) -> Path | None:
+    """Validate --plot before any work is done: suffix, folder, and matplotlib installed."""
+    if path is None:
+        return None
+    target = Path(path)
+    if target.suffix.lower() not in PLOT_SUFFIXES:
+        raise InputError(f"--plot must name a .png or .svg file, got {path}")
+    if not target.parent.exists() and str(target.parent) not in ("", "."):
+        raise InputError(f"--plot: folder {target.parent} does not exist, got {path}")
+    if importlib.util.find_spec("matplotlib") is None:
+        raise InputError(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}")
+    return target
+
+
+def write_plot(panels: list[Panel], path: Path) -> None:
+    """Draw the panels side by side and save them; the format follows the file's suffix."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        for series in panel.series:
+            ax.plot(series.x, series.y, linestyle="--" if series.dashed else "-", label=series.label,
+                    linewidth=1.0 if series.dashed else 1.8)
+        ax.set_title(panel.title, fontsize=10)
+        ax.set_xlabel(panel.xlabel)
+        ax.set_ylabel(panel.ylabel)
+        if panel.xlog:
+            ax.set_xscale("log")
+        if panel.ylog:
+            ax.set_yscale("log")
+        if panel.square:
+            ax.set_xlim(0.0, 1.0)
+            ax.set_ylim(0.0, 1.0)
+            ax.set_aspect("equal")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+# Marker characters for the series of a text chart, in order.
+_MARKERS = "●·+×o"
+
+
+def render_chart(panel: Panel, width: int = 60, height: int = 18) -> str:
+    """A text chart of the panel: one marker character per series, axes with end labels."""
+    transform_x = _log10 if panel.xlog else float
+    transform_y = _log10 if panel.ylog else float
+    points = [
+        [(transform_x(x), transform_y(y)) for x, y in zip(series.x, series.y)
+         if _plottable(x, panel.xlog) and _plottable(y, panel.ylog)]
+        for series in panel.series
+    ]
+    every = [point for curve in points for point in curve]
+    if not every:
+        return f"{panel.title}\n(nothing to draw)\n"
+    if panel.square:
+        x_low, x_high, y_low, y_high = 0.0, 1.0, 0.0, 1.0
+    else:
+        x_low, x_high = min(p[0] for p in every), max(p[0] for p in every)
+        y_low, y_high = min(p[1] for p in every), max(p[1] for p in every)
+    x_span = (x_high - x_low) or 1.0
+    y_span = (y_high - y_low) or 1.0
+    grid = [[" "] * width for _ in range(height)]
+
+    def cell(x: float, y: float) -> tuple[int, int]:
+        column = round((x - x_low) / x_span * (width - 1))
+        row = height - 1 - round((y - y_low) / y_span * (height - 1))
+        return min(max(row, 0), height - 1), min(max(column, 0), width - 1)
+
+    # Draw later series first so that the first (the main curve) stays on top.
+    for index in reversed(range(len(points))):
+        marker = _MARKERS[index % len(_MARKERS)]
+        curve = sorted(points[index])
+        previous = None
+        for x, y in curve:
+            row, column = cell(x, y)
+            grid[row][column] = marker
+            if previous is not None:  # fill the gap so that steep curves stay connected
+                (last_row, last_column) = previous
+                steps = max(abs(row - last_row), abs(column - last_column))
+                for step in range(1, steps):
+                    r = last_row + round((row - last_row) * step / steps)
+                    c = last_column + round((column - last_column) * step / steps)
+                    grid[r][c] = marker
+            previous = (row, column)
+    top = _axis_label(y_high, panel.ylog)
+    bottom = _axis_label(y_low, panel.ylog)
+    margin = max(len(top), len(bottom))
+    lines = [panel.title, f"{panel.ylabel}"]
+    for row_index, row in enumerate(grid):
+        label = top if row_index == 0 else bottom if row_index == height - 1 else ""
+        lines.append(f"{label:>{margin}} │{''.join(row)}")
+    lines.append(f"{'':>{margin}} └{'─' * width}")
+    left, right = _axis_label(x_low, panel.xlog), _axis_label(x_high, panel.xlog)
+    lines.append(f"{'':>{margin}}  {left}{right:>{width - len(left)}}")
+    lines.append(f"{'':>{margin}}  {panel.xlabel:^{width}}")
+    legend = "   ".join(f"{_MARKERS[i % len(_MARKERS)]} {series.label}" for i, series in enumerate(panel.series))
+    lines.append(f"{'':>{margin}}  {legend}")
+    return "\n".join(lines) + "\n"
+
+
+def _plottable(value: float, log: bool) -> bool:
+    return math.isfinite(value) and (value > 0.0 if log else True)
+
+
+def _log10(value: float) -> float:
+    return math.log10(value)
+
+
+def _axis_label(value: float, log: bool) -> str:
+    if log:
+        return f"1e{value:.0f}" if abs(value - round(value)) < 1e-9 else f"{10 ** value:.2g}"
+    return f"{value:.3g}"

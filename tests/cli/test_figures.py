@@ -1,0 +1,68 @@
+"""--plot and --chart: valid image files of sensible size, clear errors, text charts."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+DESIGN_CARD = ("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000")
+
+needs_matplotlib = pytest.mark.skipif(
+    importlib.util.find_spec("matplotlib") is None, reason="matplotlib (the plot extra) is not installed"
+)
+
+
+@needs_matplotlib
+def test_gdp_plot_png(dpcalc, tmp_path):
+    path = tmp_path / "gdp.png"
+    run = dpcalc(*DESIGN_CARD, "--plot", str(path))
+    assert run.code == 0
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    assert 600 <= width <= 3000 and 300 <= height <= 2000
+    assert f"Wrote {path}" in run.stderr
+
+
+@needs_matplotlib
+def test_gdp_plot_svg_in_json_mode(dpcalc, tmp_path):
+    path = tmp_path / "gdp.svg"
+    run = dpcalc(*DESIGN_CARD, "--plot", str(path), "--json")
+    assert run.code == 0
+    run.json()  # stdout stays one strict JSON object
+    text = path.read_text()
+    assert text.lstrip().startswith("<?xml") and "<svg" in text and len(text) > 10_000
+
+
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        ("out.pdf", "--plot must name a .png or .svg file, got out.pdf"),
+        ("/no/such/folder/out.png", "--plot: folder /no/such/folder does not exist, got /no/such/folder/out.png"),
+    ],
+)
+def test_plot_path_errors(dpcalc, target, message):
+    run = dpcalc(*DESIGN_CARD, "--plot", target)
+    assert (run.code, run.stderr) == (2, f"Error: {message}\n")
+
+
+def test_plot_without_matplotlib_says_how_to_install(dpcalc, monkeypatch, tmp_path):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    run = dpcalc(*DESIGN_CARD, "--plot", str(tmp_path / "x.png"))
+    assert run.code == 2
+    assert run.stderr == "Error: --plot needs matplotlib, which is not installed: pip install 'dpcalc[plot]'\n"
+
+
+def test_chart_draws_both_curves(dpcalc):
+    run = dpcalc(*DESIGN_CARD, "--chart")
+    assert run.code == 0
+    assert "Trade-off curve, mu = 0.453464" in run.stdout and "Privacy profile" in run.stdout
+    assert "●" in run.stdout and "└" in run.stdout
+
+
+def test_chart_goes_to_stderr_in_json_mode(dpcalc):
+    run = dpcalc(*DESIGN_CARD, "--chart", "--json")
+    run.json()
+    assert "Privacy profile" in run.stderr
