@@ -1,0 +1,364 @@
+"""`dpcalc convert`: move between privacy notions, calibrate a single mechanism, apply group privacy."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from dpcalc.cli.options import (
+    DEFAULT_DELTA,
+    RANGES,
+    InputError,
+    Json,
+    MaxEpsilon,
+    conflict,
+    parse_integer,
+    parse_real,
+)
+from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None)
+
+# Kept in step with dpcalc.core.conversions (a test checks), so that --help and the option
+# checks need not import the core.
+SOURCES = ("dp", "gdp", "zcdp", "rdp", "gaussian", "laplace")
+TARGETS = (*SOURCES, "tradeoff")
+DEFAULT_ORDERS_TEXT = "1.25,1.5,2,3,4,5,6,8,10,16,32,64"
+DEFAULT_POINTS = 11
+
+HELP = f"""Convert a privacy guarantee between notions, calibrate a mechanism, or apply group privacy.
+
+--from NOTION with its parameters, --to NOTION with the target's parameters:
+
+\b
+  dp        --eps (>= 0), --delta (in [0, 1), default 0 as a source; as a target --delta
+            gives epsilon [default {DEFAULT_DELTA:g}] and --eps gives delta)
+  gdp       --mu (> 0)
+  zcdp      --rho (> 0)
+  rdp       source: one point --order (> 1) and --rdp-eps (>= 0);
+            target: the RDP curve at --orders [default {DEFAULT_ORDERS_TEXT}]
+  gaussian  noise std --sigma (> 0), L2 --sensitivity [default 1]
+  laplace   scale --scale (> 0), L1 --sensitivity [default 1]
+  tradeoff  (target only) the trade-off curve at --points evenly spaced alphas [default {DEFAULT_POINTS}]
+
+--group k applies group privacy for k individuals to the source first. Every result names the
+theorem it used. A conversion that does not exist (e.g. approximate DP to zCDP) is refused with
+the reason and what exists instead.
+
+\b
+Examples:
+  dpcalc convert --from dp --eps 1 --delta 1e-5 --to gaussian
+  dpcalc convert --from gdp --mu 0.5 --to dp --delta 1e-6
+  dpcalc convert --from zcdp --rho 0.5 --to dp --json
+  dpcalc convert --from gaussian --sigma 4 --to rdp --orders 2,8,32
+  dpcalc convert --from dp --eps 0.5 --delta 1e-6 --to dp --group 3
+  dpcalc convert --from gdp --mu 1 --to tradeoff --points 5
+"""
+
+# The options that name each notion's parameters (source side), required then optional.
+_SOURCE_OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "dp": (("--eps",), ("--delta",)),
+    "gdp": (("--mu",), ()),
+    "zcdp": (("--rho",), ()),
+    "rdp": (("--order", "--rdp-eps"), ()),
+    "gaussian": (("--sigma",), ("--sensitivity",)),
+    "laplace": (("--scale",), ("--sensitivity",)),
+}
+
+_REQUIRED_HINTS = {
+    "--eps": "epsilon, >= 0",
+    "--mu": "mu, > 0",
+    "--rho": "rho, > 0",
+    "--order": "the Renyi order, > 1",
+    "--rdp-eps": "the RDP epsilon at that order, >= 0",
+    "--sigma": "the noise standard deviation, > 0",
+    "--scale": "the Laplace scale b, > 0",
+}
+
+SOURCE_DELTA = Interval(0.0, 1.0, low_closed=True)  # a source (eps, delta)-DP guarantee may be pure
+ORDER = Interval(1.0, float("inf"))
+POINTS = Interval(2.0, 100_000.0, low_closed=True, high_closed=True, integer=True)
+
+_TARGET_TITLES = {
+    "dp": "(epsilon, delta)-DP",
+    "gdp": "mu-GDP",
+    "zcdp": "rho-zCDP",
+    "rdp": "RDP curve",
+    "gaussian": "Gaussian noise",
+    "laplace": "Laplace noise",
+    "tradeoff": "trade-off curve",
+}
+
+_NOTES = {
+    "epsilon_bs16": "Bun-Steinke bound (simpler, looser)",
+    "delta_bs16": "Bun-Steinke bound (simpler, looser)",
+    "epsilon_classic": "classic conversion (Mironov Prop. 3)",
+    "delta_classic": "classic conversion (Mironov Prop. 3)",
+    "order": "Renyi order that achieves it",
+    "sigma_classic": "sqrt(2 ln(1.25/delta)) sensitivity/eps",
+    "classic_valid": "the classic formula needs 0 < eps < 1",
+    "scale": "sensitivity / eps",
+}
+
+
+def _target_options(source: str, target: str) -> tuple[str, ...]:
+    if target == "dp":
+        return ("--delta", "--eps") if source not in ("dp", "laplace") else ()
+    return {
+        "rdp": ("--orders",),
+        "tradeoff": ("--points",),
+        "gaussian": ("--sensitivity",),
+        "laplace": ("--sensitivity",),
+    }.get(target, ())
+
+
+def _parse_notion(option: str, text: str | None, allowed: tuple[str, ...]) -> str:
+    if text is None:
+        raise InputError(f"{option} is required: one of {', '.join(allowed)}")
+    notion = text.strip().lower()
+    if notion not in allowed:
+        if option == "--from" and notion == "tradeoff":
+            raise InputError("--from must be one of " + ", ".join(allowed) + ", got tradeoff (a target only)")
+        raise InputError(f"{option} must be one of {', '.join(allowed)}, got {text!r}")
+    return notion
+
+
+def _parse_orders(text: str | None) -> tuple[float, ...] | None:
+    """A comma list of Renyi orders (> 1), as --orders takes them."""
+    if text is None:
+        return None
+    pieces = [piece.strip() for piece in text.split(",")]
+    if not pieces or any(not piece for piece in pieces):
+        raise InputError(f"--orders must be a comma-separated list of numbers in {ORDER}, got {text!r}")
+    return tuple(parse_real("--orders", piece, ORDER) for piece in pieces)
+
+
+def _check_options(source: str, target: str, given: dict[str, Any]) -> None:
+    """Refuse options that do not belong to `source -> target`, then name the missing ones."""
+    from dpcalc.core.conversions import group_refusal
+
+    required, optional = _SOURCE_OPTIONS[source]
+    allowed = [*required, *optional]
+    for option in _target_options(source, target):
+        if option not in allowed:
+            allowed.append(option)
+    allowed.append("--group")
+    if target == "dp":
+        allowed.append("--max-eps")
+    if given.get("--group") is not None:
+        message = group_refusal(source, target)
+        if message is not None:
+            raise InputError(message)
+    for option, value in given.items():
+        if value is None or option in allowed:
+            continue
+        if option == "--max-eps":
+            raise InputError("--max-eps applies only with --to dp, the only target with an epsilon")
+        reason = f"; it takes {', '.join(allowed)}"
+        if source == "laplace" and target == "dp" and option in ("--delta", "--eps"):
+            reason = ": the Laplace mechanism is pure DP (epsilon = sensitivity/scale at delta = 0, so at every delta)"
+        raise InputError(f"{option} does not apply to --from {source} --to {target}{reason}")
+    for option in required:
+        if given.get(option) is None:
+            raise InputError(f"--from {source} needs {option} ({_REQUIRED_HINTS[option]})")
+
+
+@app.command("convert", help=HELP)
+def convert(
+    source: Annotated[
+        Optional[str],
+        typer.Option("--from", metavar="NOTION", help="Source notion: " + ", ".join(SOURCES) + "."),
+    ] = None,
+    target: Annotated[
+        Optional[str],
+        typer.Option("--to", metavar="NOTION", help="Target notion: " + ", ".join(TARGETS) + "."),
+    ] = None,
+    eps: Annotated[
+        Optional[str],
+        typer.Option("--eps", metavar="FLOAT", help="dp: epsilon (>= 0); as a target, gives delta at this epsilon."),
+    ] = None,
+    delta: Annotated[
+        Optional[str],
+        typer.Option(
+            "--delta", metavar="FLOAT",
+            help=f"dp: delta, in [0, 1) as a source (default 0), in (0, 1) as a target (default {DEFAULT_DELTA:g}).",
+        ),
+    ] = None,
+    mu: Annotated[Optional[str], typer.Option("--mu", metavar="FLOAT", help="gdp: mu (> 0).")] = None,
+    rho: Annotated[Optional[str], typer.Option("--rho", metavar="FLOAT", help="zcdp: rho (> 0).")] = None,
+    order: Annotated[
+        Optional[str], typer.Option("--order", metavar="FLOAT", help="rdp source: the Renyi order (> 1).")
+    ] = None,
+    rdp_eps: Annotated[
+        Optional[str],
+        typer.Option("--rdp-eps", metavar="FLOAT", help="rdp source: the RDP epsilon at --order (>= 0)."),
+    ] = None,
+    sigma: Annotated[
+        Optional[str],
+        typer.Option("--sigma", metavar="FLOAT", help="gaussian: noise standard deviation (> 0), not divided by the sensitivity."),
+    ] = None,
+    scale: Annotated[
+        Optional[str], typer.Option("--scale", metavar="FLOAT", help="laplace: noise scale b (> 0).")
+    ] = None,
+    sensitivity: Annotated[
+        Optional[str],
+        typer.Option(
+            "--sensitivity", metavar="FLOAT",
+            help="gaussian: L2, laplace: L1 sensitivity of the query (> 0) [default: 1].",
+        ),
+    ] = None,
+    orders: Annotated[
+        Optional[str],
+        typer.Option("--orders", metavar="LIST", help=f"rdp target: comma list of orders > 1 [default: {DEFAULT_ORDERS_TEXT}]."),
+    ] = None,
+    points: Annotated[
+        Optional[str],
+        typer.Option("--points", metavar="INT", help=f"tradeoff target: number of alphas in [0, 1], 2..100000 [default: {DEFAULT_POINTS}]."),
+    ] = None,
+    group: Annotated[
+        Optional[str],
+        typer.Option("--group", metavar="INT", help="Group privacy: protect groups of k individuals (integer >= 1) [default: 1]."),
+    ] = None,
+    max_eps: MaxEpsilon = None,
+    json_output: Json = False,
+) -> None:
+    source_notion = _parse_notion("--from", source, SOURCES)
+    target_notion = _parse_notion("--to", target, TARGETS)
+    from dpcalc.core import conversions as core
+
+    message = core.refusal(source_notion, target_notion)
+    if message is not None:
+        raise InputError(message)
+    given = {
+        "--eps": eps, "--delta": delta, "--mu": mu, "--rho": rho, "--order": order, "--rdp-eps": rdp_eps,
+        "--sigma": sigma, "--scale": scale, "--sensitivity": sensitivity, "--orders": orders,
+        "--points": points, "--group": group, "--max-eps": max_eps,
+    }
+    _check_options(source_notion, target_notion, given)
+    takes_delta_or_epsilon = core.target_takes_delta_or_epsilon(source_notion, target_notion)
+    if takes_delta_or_epsilon and delta is not None and eps is not None:
+        raise conflict("--delta", "--eps", "give --delta to get epsilon, or --eps to get delta")
+
+    group_size = parse_integer("--group", group, POSITIVE_INTEGER) if group is not None else 1
+    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
+    unit = parse_real("--sensitivity", sensitivity, POSITIVE) if sensitivity is not None else 1.0
+    inputs: dict[str, Any] = {
+        "from": source_notion, "to": target_notion, "eps": None, "delta": None, "mu": None, "rho": None,
+        "order": None, "rdp_eps": None, "sigma": None, "scale": None, "sensitivity": None,
+        "orders": None, "points": None, "group": group_size, "max_eps": max_epsilon,
+    }
+
+    fields: dict[str, Any] = {}
+    if source_notion == "dp":
+        fields["epsilon"] = inputs["eps"] = parse_real("--eps", eps, NON_NEGATIVE)
+        fields["delta"] = inputs["delta"] = parse_real("--delta", delta, SOURCE_DELTA) if delta is not None else 0.0
+    elif source_notion == "gdp":
+        fields["mu"] = inputs["mu"] = parse_real("--mu", mu, RANGES["--mu"])
+    elif source_notion == "zcdp":
+        fields["rho"] = inputs["rho"] = parse_real("--rho", rho, POSITIVE)
+    elif source_notion == "rdp":
+        fields["order"] = inputs["order"] = parse_real("--order", order, ORDER)
+        fields["rdp"] = inputs["rdp_eps"] = parse_real("--rdp-eps", rdp_eps, NON_NEGATIVE)
+    elif source_notion == "gaussian":
+        fields["sigma"] = inputs["sigma"] = parse_real("--sigma", sigma, POSITIVE)
+        fields["sensitivity"] = inputs["sensitivity"] = unit
+    else:
+        fields["scale"] = inputs["scale"] = parse_real("--scale", scale, POSITIVE)
+        fields["sensitivity"] = inputs["sensitivity"] = unit
+
+    target_fields: dict[str, Any] = {}
+    if takes_delta_or_epsilon:
+        if eps is not None:
+            target_fields["epsilon"] = inputs["eps"] = parse_real("--eps", eps, NON_NEGATIVE)
+        else:
+            target_fields["delta"] = inputs["delta"] = (
+                parse_real("--delta", delta, OPEN_UNIT) if delta is not None else DEFAULT_DELTA
+            )
+    elif target_notion == "rdp":
+        parsed = _parse_orders(orders)
+        target_fields["orders"] = parsed if parsed is not None else core.DEFAULT_CONVERT_ORDERS
+        inputs["orders"] = list(target_fields["orders"])
+    elif target_notion == "tradeoff":
+        target_fields["points"] = inputs["points"] = (
+            parse_integer("--points", points, POINTS) if points is not None else DEFAULT_POINTS
+        )
+    elif target_notion in ("gaussian", "laplace"):
+        target_fields["sensitivity"] = inputs["sensitivity"] = unit
+
+    try:
+        result = core.convert(
+            core.Guarantee(source_notion, **fields), core.Target(target_notion, **target_fields), group_size
+        )
+    except core.ConversionError as error:
+        raise InputError(str(error)) from None
+
+    report = Report(
+        command="convert",
+        inputs=inputs,
+        result={**result.values, "theorem": result.theorem},
+        tables=_tables(result, inputs),
+        warnings=list(result.warnings),
+        epsilon=result.epsilon,
+    )
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
+
+
+def _describe_source(inputs: dict[str, Any]) -> str:
+    notion = inputs["from"]
+    number = format_number
+    if notion == "dp":
+        text = f"({number(inputs['eps'])}, {number(inputs['delta'])})-DP"
+    elif notion == "gdp":
+        text = f"{number(inputs['mu'])}-GDP"
+    elif notion == "zcdp":
+        text = f"{number(inputs['rho'])}-zCDP"
+    elif notion == "rdp":
+        text = f"RDP epsilon {number(inputs['rdp_eps'])} at order {number(inputs['order'])}"
+    elif notion == "gaussian":
+        text = f"Gaussian noise sigma = {number(inputs['sigma'])}, L2 sensitivity {number(inputs['sensitivity'])}"
+    else:
+        text = f"Laplace noise scale = {number(inputs['scale'])}, L1 sensitivity {number(inputs['sensitivity'])}"
+    if inputs["group"] > 1:
+        text += f", for groups of {inputs['group']}"
+    return text
+
+
+def _tables(result, inputs: dict[str, Any]) -> list[Table]:
+    """A table of the scalar values and the theorem used, then the curve, if any."""
+    target = result.target
+    title = f"{_describe_source(inputs)} -> {_TARGET_TITLES[target.notion]}"
+    rows = []
+    for key, value in result.values.items():
+        if key == "curve":
+            rows.append(("RDP curve", f"{len(value)} orders", "below"))
+            continue
+        if key == "tradeoff":
+            rows.append(("trade-off curve", f"{len(value)} points", "below"))
+            continue
+        note = _NOTES.get(key, "")
+        if key == "delta" and target.notion == "dp" and target.delta is not None:
+            note = "given"
+        elif key == "epsilon" and target.notion == "dp" and target.epsilon is not None:
+            note = "given"
+        elif key in ("epsilon", "delta") and ("epsilon_bs16" in result.values or "delta_bs16" in result.values):
+            note = "tight: the best Renyi order"
+        elif key in ("epsilon", "delta") and ("epsilon_classic" in result.values or "delta_classic" in result.values):
+            note = "improved conversion"
+        elif key == "sigma" and "sigma_classic" in result.values:
+            note = "analytic: the smallest noise std that meets (eps, delta)"
+        rows.append((key, format_number(value), note))
+    rows.append(("theorem", "", result.theorem))
+    tables = [Table(columns=("quantity", "value", "note"), rows=rows, title=title)]
+    if "curve" in result.values:
+        tables.append(Table(
+            columns=("order", "RDP epsilon"),
+            rows=[(format_number(point["order"]), format_number(point["rdp"])) for point in result.values["curve"]],
+        ))
+    if "tradeoff" in result.values:
+        tables.append(Table(
+            columns=("alpha (type I)", "beta (type II)"),
+            rows=[(format_number(point["alpha"]), format_number(point["beta"])) for point in result.values["tradeoff"]],
+        ))
+    return tables
