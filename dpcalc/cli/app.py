@@ -22,6 +22,7 @@ from dpcalc.cli.output import EXIT_INTERNAL, EXIT_USAGE
 # name -> (module that defines `app` with the one command, one-line help for `dpcalc --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
     "gdp": ("dpcalc.cli.gdp", "Gaussian DP of noisy SGD: mu, epsilon(delta), trade-off curve."),
+    "convert": ("dpcalc.cli.convert", "Convert between dp, gdp, zcdp, rdp; calibrate Gaussian/Laplace noise; group privacy."),
 }
 
 
