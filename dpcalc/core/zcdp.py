@@ -16,7 +16,10 @@ import math
 from dataclasses import dataclass
 
 from dpcalc.core.special import find_root
-from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval
+
+# rho > 0; inf (e.g. after group privacy overflows) gives the vacuous answers.
+RHO = Interval(0.0, math.inf, high_closed=True)
 
 
 @dataclass(frozen=True)
@@ -37,18 +40,19 @@ class ZCDPConversion:
 
 def epsilon_bs16(rho: float, delta: float) -> float:
     """epsilon = rho + 2 sqrt(rho ln(1/delta)) (BS16 Prop. 1.3)."""
-    POSITIVE.check("rho", rho)
+    RHO.check("rho", rho)
     OPEN_UNIT.check("delta", delta)
     return rho + 2.0 * math.sqrt(rho * -math.log(delta))
 
 
 def delta_bs16(rho: float, epsilon: float) -> float:
     """delta = exp(-(epsilon - rho)^2 / (4 rho)) for epsilon > rho, else 1 (BS16 Prop. 1.3 inverted)."""
-    POSITIVE.check("rho", rho)
+    RHO.check("rho", rho)
     NON_NEGATIVE.check("epsilon", epsilon)
     if epsilon <= rho:
         return 1.0
-    return math.exp(-((epsilon - rho) ** 2) / (4.0 * rho))
+    excess = epsilon - rho
+    return math.exp(-(excess * excess) / (4.0 * rho))
 
 
 def _log_one_minus_inverse(u: float) -> float:
@@ -83,13 +87,14 @@ def zcdp_epsilon(rho: float, delta: float) -> tuple[float, float]:
     epsilon = inf_{a > 1} a rho + (ln(1/delta) + (a - 1) ln(1 - 1/a) - ln a) / (a - 1) (SPEC §6).
     With L = ln(1/delta) the derivative in a is rho - (L - ln a)/(a - 1)^2, so the minimiser is
     the unique root of h(u) = rho u^2 + log1p(u) - L in u = a - 1 > 0 (h increases from -L).
-    Bracket, proven: h(sqrt(L/rho)) = log1p(u) > 0; and u0 = min(1, L / (2 (rho + 1))) has
+    Bracket, proven: h(2 sqrt(L/rho)) = 3L + log1p(u) > 0 (the factor 2 keeps the sign clear of
+    rounding); and u0 = min(1, L / (2 (rho + 1))) has
     h(u0) <= (rho + 1) u0 - L < 0 (since u0 <= 1 gives rho u0^2 <= rho u0 and log1p(u0) <= u0),
     or when u0 = 1 (L >= 2 rho + 2) h(1) = rho + ln 2 - L < 0. The root is found in log u,
     so that u from 1e-150 to 1e150 keeps its relative precision; any rounding of the order
     still yields a valid epsilon because eps(a) is evaluated at the order returned.
     """
-    POSITIVE.check("rho", rho)
+    RHO.check("rho", rho)
     OPEN_UNIT.check("delta", delta)
     if math.isinf(rho):
         return math.inf, math.inf
@@ -98,11 +103,11 @@ def zcdp_epsilon(rho: float, delta: float) -> tuple[float, float]:
     log_level = math.log(log_inverse_delta)
 
     def slope(v: float) -> float:
-        # h(e^v) with rho e^(2v) written as exp(log rho + 2v): it never exceeds L on the bracket.
+        # h(e^v) with rho e^(2v) written as exp(log rho + 2v): it never exceeds 4L on the bracket.
         return math.exp(log_rho + 2.0 * v) + math.log1p(math.exp(v)) - log_inverse_delta
 
     low = math.log(min(1.0, log_inverse_delta / (2.0 * (rho + 1.0))))
-    high = 0.5 * (log_level - log_rho)
+    high = math.log(2.0) + 0.5 * (log_level - log_rho)
     v = find_root(slope, low, high)
     u = math.exp(v)
     return max(0.0, _epsilon_at(rho, log_inverse_delta, u)), 1.0 + u
@@ -115,10 +120,11 @@ def zcdp_delta(rho: float, epsilon: float) -> tuple[float, float]:
     k(a) = (2a - 1) rho - eps + ln(1 - 1/a), increasing from -inf (a -> 1) to +inf, so the
     minimiser is its unique root; in v = log(a - 1) it is bracketed, provably, by
     v_low = min(0, eps - 3 rho - 1) (there e^v <= 1 gives k <= 3 rho - eps + v < 0) and
-    v_high = log(max(1, (eps + 1)/(2 rho))) (there 2 u rho >= eps + 1, so
-    k >= 1 + rho - log1p(1/u) > 0 since log1p(1/u) <= 1/u <= 1). Capped at 1.
+    v_high = log(max(2, (eps + 1)/rho)) (there 2 u rho >= 2 eps + 2 and log1p(1/u) <= 1/2, so
+    k >= eps + 3/2 > 0; or u = 2 with rho >= (eps + 1)/2 and k = 5 rho - eps + ln(2/3) > 0).
+    Capped at 1.
     """
-    POSITIVE.check("rho", rho)
+    RHO.check("rho", rho)
     NON_NEGATIVE.check("epsilon", epsilon)
     if math.isinf(rho):
         return 1.0, math.inf
@@ -130,7 +136,7 @@ def zcdp_delta(rho: float, epsilon: float) -> tuple[float, float]:
         return (2.0 * u + 1.0) * rho - epsilon + _log_one_minus_inverse(u)
 
     low = min(0.0, epsilon - 3.0 * rho - 1.0)
-    high = max(0.0, math.log1p(epsilon) - math.log(2.0 * rho))
+    high = max(math.log(2.0), math.log1p(epsilon) - math.log(rho))
     if math.exp(low) == 0.0:
         # The optimal order is within 1e-300 of 1, which needs rho > 240: delta there is 1 to
         # double precision, so the bound is vacuous.
