@@ -5,7 +5,7 @@ _dpcalc() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" command="" word
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case "$word" in
-            gdp) command="$word"; break ;;
+            gdp|convert) command="$word"; break ;;
         esac
     done
     case "$command" in
@@ -13,7 +13,7 @@ _dpcalc() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--version --debug --install-completion --show-completion -h --help" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W "gdp" -- "$cur"))
+                COMPREPLY=($(compgen -W "gdp convert" -- "$cur"))
             fi ;;
         gdp)
             case "$prev" in
@@ -32,6 +32,27 @@ _dpcalc() {
             esac
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --json --plot --chart -h --help" -- "$cur"))
+            fi ;;
+        convert)
+            case "$prev" in
+                --from) COMPREPLY=($(compgen -W "dp gdp zcdp rdp gaussian laplace" -- "$cur")); return ;;
+                --to) COMPREPLY=($(compgen -W "dp gdp zcdp rdp gaussian laplace tradeoff" -- "$cur")); return ;;
+                --eps) return ;;
+                --delta) return ;;
+                --mu) return ;;
+                --rho) return ;;
+                --order) return ;;
+                --rdp-eps) return ;;
+                --sigma) return ;;
+                --scale) return ;;
+                --sensitivity) return ;;
+                --orders) return ;;
+                --points) return ;;
+                --group) return ;;
+                --max-eps) return ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "--from --to --eps --delta --mu --rho --order --rdp-eps --sigma --scale --sensitivity --orders --points --group --max-eps --json -h --help" -- "$cur"))
             fi ;;
     esac
 }
