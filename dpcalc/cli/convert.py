@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Annotated, Any, Optional
 
 import typer
@@ -25,6 +26,8 @@ app = typer.Typer(add_completion=False, rich_markup_mode=None)
 # checks need not import the core.
 SOURCES = ("dp", "gdp", "zcdp", "rdp", "gaussian", "laplace")
 TARGETS = (*SOURCES, "tradeoff")
+SourceNotion = Enum("SourceNotion", {notion: notion for notion in SOURCES}, type=str)
+TargetNotion = Enum("TargetNotion", {notion: notion for notion in TARGETS}, type=str)
 DEFAULT_ORDERS_TEXT = "1.25,1.5,2,3,4,5,6,8,10,16,32,64"
 DEFAULT_POINTS = 11
 
@@ -114,15 +117,10 @@ def _target_options(source: str, target: str) -> tuple[str, ...]:
     }.get(target, ())
 
 
-def _parse_notion(option: str, text: str | None, allowed: tuple[str, ...]) -> str:
-    if text is None:
+def _notion(option: str, value: Enum | None, allowed: tuple[str, ...]) -> str:
+    if value is None:
         raise InputError(f"{option} is required: one of {', '.join(allowed)}")
-    notion = text.strip().lower()
-    if notion not in allowed:
-        if option == "--from" and notion == "tradeoff":
-            raise InputError("--from must be one of " + ", ".join(allowed) + ", got tradeoff (a target only)")
-        raise InputError(f"{option} must be one of {', '.join(allowed)}, got {text!r}")
-    return notion
+    return value.value
 
 
 def _parse_orders(text: str | None) -> tuple[float, ...] | None:
@@ -168,12 +166,12 @@ def _check_options(source: str, target: str, given: dict[str, Any]) -> None:
 @app.command("convert", help=HELP)
 def convert(
     source: Annotated[
-        Optional[str],
+        Optional[SourceNotion],
         typer.Option("--from", metavar="NOTION", help="Source notion: " + ", ".join(SOURCES) + "."),
     ] = None,
     target: Annotated[
-        Optional[str],
-        typer.Option("--to", metavar="NOTION", help="Target notion: " + ", ".join(TARGETS) + "."),
+        Optional[TargetNotion],
+        typer.Option("--to", metavar="NOTION", help="Target notion: " + ", ".join(TARGETS) + " (tradeoff is a target only)."),
     ] = None,
     eps: Annotated[
         Optional[str],
@@ -224,8 +222,8 @@ def convert(
     max_eps: MaxEpsilon = None,
     json_output: Json = False,
 ) -> None:
-    source_notion = _parse_notion("--from", source, SOURCES)
-    target_notion = _parse_notion("--to", target, TARGETS)
+    source_notion = _notion("--from", source, SOURCES)
+    target_notion = _notion("--to", target, TARGETS)
     from dpcalc.core import conversions as core
 
     message = core.refusal(source_notion, target_notion)

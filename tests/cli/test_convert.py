@@ -204,11 +204,13 @@ def test_infinite_values_are_strict_json(dpcalc):
     [
         (("--to", "dp"), "--from is required: one of dp, gdp, zcdp, rdp, gaussian, laplace"),
         (("--from", "gdp", "--mu", "1"), "--to is required: one of dp, gdp, zcdp, rdp, gaussian, laplace, tradeoff"),
-        (("--from", "xdp", "--to", "dp"), "--from must be one of dp, gdp, zcdp, rdp, gaussian, laplace, got 'xdp'"),
+        (("--from", "xdp", "--to", "dp"),
+         "Invalid value for '--from': 'xdp' is not one of 'dp', 'gdp', 'zcdp', 'rdp', 'gaussian', 'laplace'."),
         (("--from", "tradeoff", "--to", "dp"),
-         "--from must be one of dp, gdp, zcdp, rdp, gaussian, laplace, got tradeoff (a target only)"),
+         "Invalid value for '--from': 'tradeoff' is not one of 'dp', 'gdp', 'zcdp', 'rdp', 'gaussian', 'laplace'."),
         (("--from", "gdp", "--mu", "1", "--to", "pld"),
-         "--to must be one of dp, gdp, zcdp, rdp, gaussian, laplace, tradeoff, got 'pld'"),
+         "Invalid value for '--to': 'pld' is not one of 'dp', 'gdp', 'zcdp', 'rdp', 'gaussian', 'laplace', "
+         "'tradeoff'."),
         # Missing and extra options name the option.
         (("--from", "gdp", "--to", "dp"), "--from gdp needs --mu (mu, > 0)"),
         (("--from", "dp", "--to", "tradeoff"), "--from dp needs --eps (epsilon, >= 0)"),
