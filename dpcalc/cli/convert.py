@@ -171,7 +171,9 @@ def convert(
     ] = None,
     target: Annotated[
         Optional[TargetNotion],
-        typer.Option("--to", metavar="NOTION", help="Target notion: " + ", ".join(TARGETS) + " (tradeoff is a target only)."),
+        typer.Option(
+            "--to", metavar="NOTION", help="Target notion: " + ", ".join(TARGETS) + " (tradeoff is a target only)."
+        ),
     ] = None,
     eps: Annotated[
         Optional[str],
@@ -195,7 +197,9 @@ def convert(
     ] = None,
     sigma: Annotated[
         Optional[str],
-        typer.Option("--sigma", metavar="FLOAT", help="gaussian: noise standard deviation (> 0), not divided by the sensitivity."),
+        typer.Option(
+            "--sigma", metavar="FLOAT", help="gaussian: noise standard deviation (> 0), not divided by the sensitivity."
+        ),
     ] = None,
     scale: Annotated[
         Optional[str], typer.Option("--scale", metavar="FLOAT", help="laplace: noise scale b (> 0).")
@@ -209,15 +213,22 @@ def convert(
     ] = None,
     orders: Annotated[
         Optional[str],
-        typer.Option("--orders", metavar="LIST", help=f"rdp target: comma list of orders > 1 [default: {DEFAULT_ORDERS_TEXT}]."),
+        typer.Option(
+            "--orders", metavar="LIST", help=f"rdp target: comma list of orders > 1 [default: {DEFAULT_ORDERS_TEXT}]."
+        ),
     ] = None,
     points: Annotated[
         Optional[str],
-        typer.Option("--points", metavar="INT", help=f"tradeoff target: number of alphas in [0, 1], 2..100000 [default: {DEFAULT_POINTS}]."),
+        typer.Option(
+            "--points", metavar="INT",
+            help=f"tradeoff target: number of alphas in [0, 1], 2..100000 [default: {DEFAULT_POINTS}].",
+        ),
     ] = None,
     group: Annotated[
         Optional[str],
-        typer.Option("--group", metavar="INT", help="Group privacy: protect groups of k individuals (integer >= 1) [default: 1]."),
+        typer.Option(
+            "--group", metavar="INT", help="Group privacy: protect groups of k individuals (integer >= 1) [default: 1]."
+        ),
     ] = None,
     max_eps: MaxEpsilon = None,
     json_output: Json = False,

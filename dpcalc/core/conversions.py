@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from dpcalc.core import gdp, zcdp
 from dpcalc.core.special import find_root, log_add, log_expm1, log_ndtr, mills_ratio, ndtri
-from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval, ParameterError
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval
 
 Conversion = Literal["improved", "classic"]
 
@@ -347,7 +347,7 @@ def pure_dp_to_mu(epsilon: float) -> float:
 def randomized_response_rdp(order: float, epsilon: float) -> float:
     """Renyi divergence of order `order` of eps-randomized response: the RDP curve of pure eps-DP.
 
-    Mironov 2017, Prop. 5: with w = e^eps/(1 + e^eps),
+    Randomized response (Mironov 2017): with w = e^eps/(1 + e^eps),
         D = log(w e^x + (1 - w) e^(-x)) / (order - 1),     x = (order - 1) eps.
     Every eps-DP pair is a post-processing of randomized response (Kairouz, Oh, Viswanath
     2015), so by data processing no eps-DP mechanism has a larger Renyi divergence.
@@ -426,7 +426,9 @@ def tradeoff_alphas(points: int) -> tuple[float, ...]:
 
 
 def dp_tradeoff(alpha: float, epsilon: float, delta: float) -> float:
-    """f_{eps,delta}(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)) (Wasserman, Zhou 2010; DRS §2).
+    """f_{eps,delta}(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha)).
+
+    The trade-off function of (eps, delta)-DP (Wasserman, Zhou 2010; DRS §2).
 
     e^eps alpha is compared in log space, so eps beyond 709 does not overflow.
     """
@@ -786,7 +788,8 @@ def _dp_to_gdp(source: Guarantee, target: Target) -> _Outcome:
     _require_pure(source, "gdp", _DELTA_POSITIVE_GDP)
     return _Outcome(
         {"mu": pure_dp_to_mu(source.epsilon)},
-        "pure eps-DP is mu-GDP for mu = 2 Phi^-1(e^eps/(1+e^eps)), tight (trade-off f_eps,0 vs G_mu; Dong, Roth, Su 2022)",
+        "pure eps-DP is mu-GDP for mu = 2 Phi^-1(e^eps/(1+e^eps)), tight "
+        "(trade-off f_eps,0 vs G_mu; Dong, Roth, Su 2022)",
     )
 
 
@@ -801,7 +804,7 @@ def _dp_to_rdp(source: Guarantee, target: Target) -> _Outcome:
         name="RDP curve", formula="the randomized-response curve", converse="rdp -> dp"))
     return _Outcome(
         {"curve": _curve(target.orders, lambda order: randomized_response_rdp(order, source.epsilon))},
-        "randomized response is the worst eps-DP pair (Kairouz, Oh, Viswanath 2015); its RDP: Mironov 2017, Prop. 5",
+        "randomized response is the worst eps-DP pair (Kairouz, Oh, Viswanath 2015); its RDP: Mironov 2017",
     )
 
 
@@ -850,9 +853,11 @@ def _gdp_to_rdp(source: Guarantee, target: Target) -> _Outcome:
     mu = _mu_of(source)
     half_square = 0.5 * mu * mu
     if source.notion == "gdp":
-        theorem = "mu-GDP is dominated by N(0,1) vs N(mu,1), whose RDP is order * mu^2 / 2 (Mironov 2017, Prop. 7)"
+        theorem = (
+            "mu-GDP is dominated by N(0,1) vs N(mu,1), whose RDP is order * mu^2 / 2 (Mironov 2017, Gaussian mechanism)"
+        )
     else:
-        theorem = "Gaussian RDP: order * sensitivity^2 / (2 sigma^2) (Mironov 2017, Prop. 7)"
+        theorem = "Gaussian RDP: order * sensitivity^2 / (2 sigma^2) (Mironov 2017, Gaussian mechanism)"
     return _Outcome({"curve": _curve(target.orders, lambda order: order * half_square)}, theorem)
 
 
@@ -938,7 +943,7 @@ def _rdp_to_gaussian(source: Guarantee, target: Target) -> _Outcome:
         sigma = target.sensitivity * math.sqrt(source.order / (2.0 * source.rdp))
     return _Outcome(
         {"sigma": sigma},
-        "Gaussian RDP order * sensitivity^2 / (2 sigma^2) (Mironov 2017, Prop. 7), solved for sigma",
+        "Gaussian RDP order * sensitivity^2 / (2 sigma^2) (Mironov 2017, Gaussian mechanism), solved for sigma",
         warnings,
     )
 
@@ -963,7 +968,8 @@ def _laplace_to_zcdp(source: Guarantee, target: Target) -> _Outcome:
     epsilon = _laplace_epsilon(source)
     return _Outcome(
         {"rho": 0.5 * epsilon * epsilon},
-        "pure eps-DP with eps = sensitivity/scale (Dwork, Roth 2014, Thm 3.6) is eps^2/2-zCDP (Bun, Steinke 2016, Prop. 1.4)",
+        "pure eps-DP with eps = sensitivity/scale (Dwork, Roth 2014, Thm 3.6) is eps^2/2-zCDP "
+        "(Bun, Steinke 2016, Prop. 1.4)",
     )
 
 

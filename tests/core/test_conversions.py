@@ -247,7 +247,7 @@ def test_zcdp_edge_cases():
 
 
 def mp_rr_rdp(order, epsilon):
-    """Mironov 2017 Prop. 5: randomized response with p = e^eps/(1 + e^eps)."""
+    """Mironov 2017, randomized response with p = e^eps/(1 + e^eps)."""
     with mp.workdps(DIGITS):
         order, epsilon = mp.mpf(order), mp.mpf(epsilon)
         w, v = 1 / (1 + mp.exp(-epsilon)), mp.exp(-epsilon) / (1 + mp.exp(-epsilon))
@@ -378,7 +378,7 @@ def test_mechanism_conversions_and_theorems():
     assert convert(laplace, Target("zcdp")).values == {"rho": 0.125}
     assert convert(Guarantee("zcdp", rho=0.125), Target("gaussian")).values == {"sigma": 2.0}
     assert convert(Guarantee("gdp", mu=0.5), Target("gaussian", sensitivity=2.0)).values == {"sigma": 4.0}
-    # rdp -> gaussian inverts Mironov Prop. 7: order/(2 sigma^2) = rdp.
+    # rdp -> gaussian inverts the Gaussian RDP (Mironov 2017): order/(2 sigma^2) = rdp.
     sigma = convert(Guarantee("rdp", order=8.0, rdp=0.25), Target("gaussian")).values["sigma"]
     assert 8.0 / (2 * sigma**2) == pytest.approx(0.25, rel=1e-15)
 
