@@ -93,87 +93,6 @@ EXTENDED_POSITIVE = Interval(0.0, math.inf, high_closed=True)
 # ---------------------------------------------------------------------------------------------
 # The Gaussian mechanism: delta(eps; mu) for small mu, and calibration (SPEC §1, §7)
 
-# 5-point Gauss-Legendre rule on [-1, 1] (nodes, weights). On an interval of length mu < 0.01
-# its error is below (mu / 2)^10 times the tenth derivative scale: far under float64 precision.
-_GAUSS_LEGENDRE_5 = (
-    (0.0, 0.5688888888888889),
-    (-0.5384693101056831, 0.4786286704993665),
-    (0.5384693101056831, 0.4786286704993665),
-    (-0.9061798459386640, 0.2369268850561891),
-    (0.9061798459386640, 0.2369268850561891),
-)
-
-# Below this mu the difference R(t1) - R(t2) of `gdp.log_delta_for_epsilon` loses about
-# log10(1/mu) digits to cancellation (measured against mpmath: 1e-10 relative at mu = 1e-6),
-# so `_log_delta_gaussian` integrates R' over [t1, t2] instead, which has no cancellation.
-_SMALL_MU = 0.01
-
-
-def _one_minus_t_mills(t: float) -> float:
-    """1 - t R(t) = -R'(t), R the Mills ratio, without cancellation for large t.
-
-    For t >= 1.5, from the continued fraction 1/R(t) = t + 1/G(t) with
-    G(t) = t + 2/(t + 3/(t + ...)): 1 - t R(t) = 1 / (1 + t G(t)) (Abramowitz and Stegun 26.2.14).
-    Below 1.5, t R(t) <= 0.6, so the plain difference keeps its precision.
-    """
-    if t < 1.5:
-        return 1.0 - t * mills_ratio(t)
-    terms = 20 + int(400.0 / (t * t))
-    f = t
-    for k in range(terms, 1, -1):
-        f = t + k / f
-    return 1.0 / (1.0 + t * f)
-
-
-def _log_delta_gaussian(epsilon: float, mu: float) -> float:
-    """log delta(eps; mu) for mu-GDP (DRS Cor. 2.13), accurate also for mu below 0.01.
-
-    delta = phi(t1) (R(t1) - R(t2)) with t1 = eps/mu - mu/2, t2 = t1 + mu (see
-    `gdp.log_delta_for_epsilon`), and R(t1) - R(t2) = int_{t1}^{t2} (1 - t R(t)) dt since
-    R'(t) = t R(t) - 1. For small mu the integral (a positive integrand over a short interval)
-    is taken by Gauss-Legendre quadrature; otherwise the closed form of core.gdp is used.
-    """
-    if mu >= _SMALL_MU or mu == 0.0 or math.isinf(epsilon):
-        return gdp.log_delta_for_epsilon(epsilon, mu)
-    t1 = epsilon / mu - 0.5 * mu
-    half = 0.5 * mu
-    middle = t1 + half
-    integral = half * math.fsum(w * _one_minus_t_mills(middle + half * x) for x, w in _GAUSS_LEGENDRE_5)
-    if integral <= 0.0:
-        return -math.inf
-    return -0.5 * t1 * t1 - 0.5 * math.log(2.0 * math.pi) + math.log(integral)
-
-
-def _epsilon_for_delta(delta: float, mu: float) -> float:
-    """The smallest eps with delta(eps; mu) <= delta (DRS Cor. 2.13): `gdp.epsilon_for_delta`, with
-    `_log_delta_gaussian` below mu = 0.01, where the closed form loses digits (and below ~1e-8
-    rounds delta to 0).
-
-    Same bracket as core.gdp: eps = 0 when 2 Phi(mu/2) - 1 <= delta; otherwise
-    [0, mu (s + mu/2)] with s = sqrt(2 ln(1/delta)), where Phi(-eps/mu + mu/2) = Phi(-s) <= delta.
-    """
-    if mu >= _SMALL_MU or math.isnan(mu):
-        return gdp.epsilon_for_delta(delta, mu)
-    OPEN_UNIT.check("delta", delta)
-    if mu <= 0.0:
-        return 0.0
-    if gdp.max_advantage(mu) <= delta:
-        return 0.0
-    log_target = math.log(delta)
-    high = mu * (math.sqrt(-2.0 * log_target) + 0.5 * mu)
-    return find_root(lambda eps: _log_delta_gaussian(eps, mu) - log_target, 0.0, high)
-
-
-def _delta_for_epsilon(epsilon: float, mu: float) -> float:
-    """delta(eps; mu) (DRS Cor. 2.13), accurate also below mu = 0.01; 0 when it underflows."""
-    NON_NEGATIVE.check("epsilon", epsilon)
-    if mu >= _SMALL_MU or math.isnan(mu):
-        return gdp.delta_for_epsilon(epsilon, mu)
-    if epsilon == 0.0:
-        return gdp.max_advantage(mu)
-    return math.exp(_log_delta_gaussian(epsilon, mu))
-
-
 def _mu_with_max_advantage(advantage: float, log_tail: float) -> float:
     """The mu with 2 Phi(mu/2) - 1 = erf(mu / (2 sqrt 2)) = advantage; log_tail = log((1 - advantage)/2).
 
@@ -238,7 +157,7 @@ def analytic_gaussian_mu(epsilon: float, delta: float) -> float:
     log_target = math.log(delta)
 
     def excess(mu: float) -> float:
-        return _log_delta_gaussian(epsilon, mu) - log_target
+        return gdp.log_delta_for_epsilon(epsilon, mu) - log_target
 
     z = -ndtri(delta)
     root = math.sqrt(z * z + 2.0 * epsilon)
@@ -275,7 +194,7 @@ class GaussianCalibration:
 
 
 def _log_delta_error_bound(epsilon: float, mu: float) -> float:
-    """A bound on the float64 error of `_log_delta_gaussian(epsilon, mu)`.
+    """A bound on the float64 error of `gdp.log_delta_for_epsilon(epsilon, mu)`.
 
     t1 = eps/mu - mu/2 is rounded by a few ulps of eps/mu + mu/2, and log delta moves by about
     |t1| + 1 per unit of t1; the special functions add about 1e-12 at most. Measured against
@@ -311,7 +230,7 @@ def calibrate_gaussian(epsilon: float, delta: float, sensitivity: float = 1.0) -
         if math.isinf(sigma):
             break
         mu = sensitivity / sigma
-        if _log_delta_gaussian(epsilon, mu) + _log_delta_error_bound(epsilon, mu) <= log_target:
+        if gdp.log_delta_for_epsilon(epsilon, mu) + _log_delta_error_bound(epsilon, mu) <= log_target:
             break
         sigma *= 1.0 + step
         step *= 2.0
@@ -824,7 +743,7 @@ def _mu_of(source: Guarantee) -> float:
 
 def _gdp_to_dp(source: Guarantee, target: Target) -> _Outcome:
     mu = _mu_of(source)
-    epsilon, delta = _dp_target(lambda d: _epsilon_for_delta(d, mu), lambda e: _delta_for_epsilon(e, mu), target)
+    epsilon, delta = _dp_target(lambda d: gdp.epsilon_for_delta(d, mu), lambda e: gdp.delta_for_epsilon(e, mu), target)
     values = {"epsilon": epsilon, "delta": delta}
     if source.notion == "gdp":
         theorem = "Dong, Roth, Su 2022, Cor. 2.13 (exact)"

@@ -18,6 +18,7 @@ from dpcalc.core.special import (
     log_expm1,
     log_norm_pdf,
     mills_ratio,
+    mills_ratio_slope,
     ndtr,
     ndtri,
 )
@@ -142,6 +143,16 @@ def log_delta_for_epsilon(epsilon: float, mu: float) -> float:
 def _log_delta_at(t1: float, mu: float) -> float:
     """log delta as a function of t1 = eps/mu - mu/2 (see `log_delta_for_epsilon`)."""
     t2 = t1 + mu
+    if mu < _SMALL_MU:
+        # R(t1) - R(t2) = int_{t1}^{t2} (1 - t R(t)) dt since R'(t) = t R(t) - 1: a positive
+        # integrand over a short interval, taken by 5-point Gauss-Legendre quadrature, whose
+        # error on an interval of length mu < 0.01 is far below float64 precision.
+        half = 0.5 * mu
+        middle = t1 + half
+        integral = half * math.fsum(w * mills_ratio_slope(middle + half * x) for x, w in _GAUSS_LEGENDRE_5)
+        if integral <= 0.0:
+            return -math.inf
+        return log_norm_pdf(t1) + math.log(integral)
     if t1 >= -_CANCELLATION_FREE_BELOW:
         difference = mills_ratio(t1) - mills_ratio(t2)
         if difference <= 0.0:
@@ -149,6 +160,20 @@ def _log_delta_at(t1: float, mu: float) -> float:
         return log_norm_pdf(t1) + math.log(difference)
     # t1 < -2: Phi(-t1) > 0.977 while phi(t1) R(t2) < 0.068, so the plain difference is exact.
     return math.log(ndtr(-t1) - math.exp(log_norm_pdf(t1)) * mills_ratio(t2))
+
+
+# Below this mu the difference R(t1) - R(t2) loses about log10(1/mu) digits to cancellation
+# (1e-10 relative at mu = 1e-6 against mpmath), so its integral is taken instead.
+_SMALL_MU = 0.01
+
+# 5-point Gauss-Legendre rule on [-1, 1]: (node, weight).
+_GAUSS_LEGENDRE_5 = (
+    (0.0, 0.5688888888888889),
+    (-0.5384693101056831, 0.4786286704993665),
+    (0.5384693101056831, 0.4786286704993665),
+    (-0.9061798459386640, 0.2369268850561891),
+    (0.9061798459386640, 0.2369268850561891),
+)
 
 
 # For t1 below -2, R(t1) grows like e^(t1^2/2); the plain difference Phi(-t1) - phi(t1) R(t2)

@@ -99,6 +99,22 @@ def mills_ratio(t: float) -> float:
     return 1.0 / f
 
 
+def mills_ratio_slope(t: float) -> float:
+    """1 - t R(t) = -R'(t), R the Mills ratio, without cancellation for large t.
+
+    For t >= 1.5, from the continued fraction 1/R(t) = t + 1/G(t) with
+    G(t) = t + 2/(t + 3/(t + ...)): 1 - t R(t) = 1 / (1 + t G(t)) (Abramowitz and Stegun 26.2.14).
+    Below 1.5, t R(t) <= 0.6, so the plain difference keeps its precision.
+    """
+    if t < _CONTINUED_FRACTION_FROM:
+        return 1.0 - t * mills_ratio(t)
+    terms = 20 + int(400.0 / (t * t))
+    f = t
+    for k in range(terms, 1, -1):
+        f = t + k / f
+    return 1.0 / (1.0 + t * f)
+
+
 def log_ndtr(x: float) -> float:
     """log Phi(x), accurate to a few ulps from x = -1e150 to +inf.
 

@@ -102,42 +102,6 @@ def test_analytic_sigma_matches_dp_accounting(epsilon, delta):
     assert calibrate_gaussian(epsilon, delta).sigma == pytest.approx(peer, rel=1e-9)
 
 
-@pytest.mark.parametrize("mu", [1e-9, 1e-7, 1e-5, 1e-3, 0.005, 0.0099])
-@pytest.mark.parametrize("ratio", [0.0, 0.1, 1.0, 3.0, 10.0, 40.0])
-def test_log_delta_small_mu_matches_mpmath(mu, ratio):
-    # Below mu = 0.01 the quadrature form replaces the closed form, which cancels there.
-    epsilon = ratio * mu
-    value = conv._log_delta_gaussian(epsilon, mu)
-    with mp.workdps(DIGITS):
-        assert math.exp(value) == pytest.approx(float(mp_delta(epsilon, mu)), rel=1e-12)
-
-
-def test_small_mu_agrees_with_closed_form_where_both_are_accurate():
-    for epsilon in (0.0, 0.001, 0.02):
-        assert conv._log_delta_gaussian(epsilon, 0.0099) == pytest.approx(
-            gdp.log_delta_for_epsilon(epsilon, 0.0099), rel=1e-11
-        )
-
-
-@pytest.mark.parametrize("mu", [1e-12, 1e-9, 1e-6, 1e-4, 0.005])
-@pytest.mark.parametrize("fraction", [1e-6, 0.01, 0.3, 0.9])
-def test_small_mu_epsilon_matches_mpmath(mu, fraction):
-    # gdp -> dp below mu = 0.01 (where core.gdp's closed form loses digits): eps is correct to
-    # RTOL iff mpmath puts delta on each side of the target at eps (1 -+ RTOL).
-    delta = fraction * gdp.max_advantage(mu)
-    epsilon = conv._epsilon_for_delta(delta, mu)
-    assert epsilon > 0.0
-    assert mp_delta(epsilon * (1 + RTOL), mu) <= delta <= mp_delta(epsilon * (1 - RTOL), mu)
-    assert conv._delta_for_epsilon(epsilon, mu) == pytest.approx(delta, rel=1e-9)
-
-
-def test_epsilon_for_delta_is_core_gdp_from_mu_001():
-    for mu in (0.01, 0.5, 3.0):
-        assert conv._epsilon_for_delta(1e-5, mu) == gdp.epsilon_for_delta(1e-5, mu)
-        assert conv._delta_for_epsilon(0.3, mu) == gdp.delta_for_epsilon(0.3, mu)
-    assert conv._epsilon_for_delta(1e-5, 1e-6) == 0.0  # 2 Phi(mu/2) - 1 = 4e-7 < delta
-
-
 def test_round_trip_gdp_to_dp_to_gaussian_gives_sensitivity_over_mu():
     # The round trip: gdp -> dp, then dp -> gaussian gives sigma = sensitivity / mu back.
     for mu in (0.05, 0.3, 1.0, 2.5, 10.0):

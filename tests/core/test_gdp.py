@@ -206,3 +206,35 @@ def test_delta_round_trips_through_epsilon(mu, delta):
         assert math.exp(log_delta_for_epsilon(epsilon, mu)) == pytest.approx(delta, rel=1e-9)
     else:
         assert max_advantage(mu) <= delta
+
+
+# Below mu = 0.01, R(t1) - R(t2) cancels; delta is taken from the integral of -R' instead.
+def mp_delta_precise(epsilon, mu):
+    with mp.workdps(400):  # the difference cancels by ~1e-300 relative for the tiny mu here
+        return mp_delta(epsilon, mu)
+
+
+@pytest.mark.parametrize("mu", [1e-9, 1e-7, 1e-5, 1e-3, 0.005, 0.0099])
+@pytest.mark.parametrize("ratio", [0.0, 0.1, 1.0, 3.0, 10.0, 40.0])
+def test_log_delta_small_mu_matches_mpmath(mu, ratio):
+    epsilon = ratio * mu
+    expected = mp_delta_precise(epsilon, mu)
+    assert math.exp(log_delta_for_epsilon(epsilon, mu)) == pytest.approx(float(expected), rel=1e-12)
+
+
+@pytest.mark.parametrize("mu", [1e-12, 1e-9, 1e-6, 1e-4, 0.005])
+@pytest.mark.parametrize("fraction", [1e-6, 0.01, 0.3, 0.9])
+def test_small_mu_epsilon_matches_mpmath(mu, fraction):
+    # eps is correct to RTOL iff mpmath puts delta on each side of the target at eps (1 -+ RTOL).
+    delta = fraction * max_advantage(mu)
+    epsilon = epsilon_for_delta(delta, mu)
+    assert epsilon > 0.0
+    assert mp_delta_precise(epsilon * (1 + RTOL), mu) <= delta <= mp_delta_precise(epsilon * (1 - RTOL), mu)
+    assert delta_for_epsilon(epsilon, mu) == pytest.approx(delta, rel=1e-9)
+
+
+def test_tiny_mu_and_tiny_delta():
+    # mu = 1e-280 at delta = 1e-300: once an internal error (both bracket ends at -inf).
+    epsilon = epsilon_for_delta(1e-300, 1e-280)
+    assert 0.0 < epsilon < 1e-277
+    assert delta_for_epsilon(0.0, 1e-6) == pytest.approx(max_advantage(1e-6), rel=1e-13)

@@ -16,6 +16,7 @@ from dpcalc.core.special import (
     log_sub,
     log_sum_exp,
     mills_ratio,
+    mills_ratio_slope,
     ndtr,
     ndtri,
 )
@@ -86,3 +87,11 @@ def test_find_root_refuses_a_non_bracketing_interval():
     with pytest.raises(ValueError, match="does not bracket"):
         find_root(lambda x: x * x + 1.0, -1.0, 1.0)
     assert find_root(lambda x: x * x - 2.0, 0.0, 2.0) == pytest.approx(math.sqrt(2.0), rel=1e-15)
+
+
+@pytest.mark.parametrize("t", [-1.0, 0.0, 1.0, 1.4999, 1.5, 2.0, 5.0, 37.0, 1e4])
+def test_mills_ratio_slope_matches_mpmath(t):
+    # 1 - t R(t) = -R'(t); for large t it is ~1/t^2 and must not cancel.
+    with mp.workdps(80):
+        expected = 1 - t * mp.ncdf(-t) / mp.npdf(t)
+    assert mills_ratio_slope(t) == pytest.approx(float(expected), rel=RTOL)
