@@ -359,7 +359,7 @@ def _tables(result, inputs: dict[str, Any]) -> list[Table]:
             note = "analytic: the smallest noise std that meets (eps, delta)"
         rows.append((key, format_number(value), note))
     rows.append(("theorem", "", result.theorem))
-    tables = [Table(columns=("quantity", "value", "note"), rows=rows, title=title)]
+    tables = [Table(columns=("quantity", "value", "note"), rows=rows, title=title, justify=("left", "right", "left"))]
     if "curve" in result.values:
         tables.append(Table(
             columns=("order", "RDP epsilon"),
