@@ -7,7 +7,6 @@ never as an Infinity/NaN literal. Warnings go to stderr in table mode and into t
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from collections.abc import Callable
@@ -103,6 +102,8 @@ def emit(
         within = report.epsilon <= max_epsilon
         budget = {"max_epsilon": max_epsilon, "within_budget": within}
     if json_mode:
+        import json
+
         document: dict[str, Any] = {
             "command": report.command,
             "version": __version__,

@@ -54,7 +54,8 @@ def test_mills_ratio_limits():
 
 
 @pytest.mark.parametrize(
-    "probability", [1e-320, 1e-300, 1e-200, 1e-50, 1e-16, 1e-5, 0.001, 0.1, 0.5, 0.9, 0.999, 1 - 1e-10]
+    "probability",
+    [1e-320, 1e-300, 1e-200, 1e-50, 1e-16, 1e-5, 0.001, 0.0999, 0.1, 0.3, 0.4999, 0.49999999, 0.5001, 0.9, 0.999, 1 - 1e-10],
 )
 def test_ndtri_matches_mpmath(probability):
     expected = mp.findroot(lambda x: mp.log(mp.ncdf(x)) - mp.log(probability), ndtri(probability))
@@ -62,6 +63,7 @@ def test_ndtri_matches_mpmath(probability):
 
 
 def test_ndtri_endpoints_and_domain():
+    assert ndtri(0.5) == 0.0
     assert ndtri(0.0) == -math.inf
     assert ndtri(1.0) == math.inf
     with pytest.raises(ValueError, match="probability"):
