@@ -1,0 +1,198 @@
+"""The accuracy of the Laplace mechanism: epsilon, tolerance and probability, each from the other two.
+
+Source: Dwork, Roth, "The Algorithmic Foundations of Differential Privacy" (2014), "DR" below,
+Def. 3.3 and Thm 3.6 (M(x) = f(x) + Lap(b) with b = sensitivity / epsilon is epsilon-DP) and
+Fact 3.7 (P(|Y| >= t b) = e^(-t)).
+
+With x = tolerance / scale = tolerance * epsilon / sensitivity, one coordinate misses the
+tolerance with probability
+
+    two-sided  P(|Y| > t) = e^(-x)          one-sided  P(Y > t) = e^(-x) / 2,
+
+and all of `dims` i.i.d. coordinates are within the tolerance with probability
+P = (1 - u)^dims, u the per-coordinate failure above. This is solved exactly (no union bound).
+Everything is computed from the failure probability q = 1 - P with log1p/expm1, so that
+P = 1 - 1e-12, or P = 1 - 1e-100 given exactly, keeps full relative precision in q:
+
+    q = 1 - (1 - u)^dims = -expm1(dims * log1p(-u))
+    u = 1 - (1 - q)^(1/dims) = -expm1(log1p(-q) / dims).
+
+Pure Python (math only): this module is on the start-up path of `dpcalc laplace-eps`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval, ParameterError
+
+Unknown = Literal["epsilon", "tolerance", "probability"]
+
+_LOG2 = math.log(2.0)
+
+# Failure probabilities 1 - P below the smallest normal float64 lose relative precision
+# (subnormals carry fewer digits), so they are refused rather than answered inexactly.
+_SMALLEST_FAILURE_PROBABILITY = 2.2250738585072014e-308
+FAILURE_PROBABILITY = Interval(_SMALLEST_FAILURE_PROBABILITY, 1.0, low_closed=True)
+_UNIT_RIGHT_CLOSED = Interval(0.0, 1.0, high_closed=True)
+
+
+@dataclass(frozen=True)
+class LaplaceAccuracy:
+    """The Laplace mechanism's epsilon, its noise scale and the accuracy it buys.
+
+    `probability` is the chance that all `dims` coordinates are within `tolerance` (only
+    above it when `one_sided`); `failure_probability` = 1 - probability, kept separately
+    because it is the precise quantity when the probability is close to 1.
+    `solved_for` names the one of epsilon, tolerance, probability that was computed.
+    """
+
+    epsilon: float
+    scale: float
+    tolerance: float
+    probability: float
+    failure_probability: float
+    sensitivity: float
+    dims: int
+    one_sided: bool
+    solved_for: Unknown
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def std(self) -> float:
+        """The standard deviation of Lap(b): sqrt(2) * b."""
+        return math.sqrt(2.0) * self.scale
+
+
+def failure_probability(scaled_tolerance: float, dims: int = 1, one_sided: bool = False) -> float:
+    """q = 1 - P(all `dims` coordinates within the tolerance), x = tolerance / scale (DR Fact 3.7).
+
+    Two-sided u = e^(-x), one-sided u = e^(-x)/2; q = -expm1(dims * log1p(-u)), which keeps
+    its relative precision when q is tiny (then q ~ dims * u).
+    """
+    if math.isnan(scaled_tolerance) or scaled_tolerance < 0.0:
+        raise ParameterError("scaled_tolerance", "in [0, inf]", scaled_tolerance)
+    POSITIVE_INTEGER.check("dims", dims)
+    log_u = -scaled_tolerance - (_LOG2 if one_sided else 0.0)
+    u = math.exp(log_u)
+    if u < 1e-300:
+        # q = dims * u * (1 + O(dims * u)): exact to float64 here, and safe from underflow in log space.
+        return math.exp(math.log(dims) + log_u)
+    return -math.expm1(dims * math.log1p(-u))
+
+
+def scaled_tolerance_for(failure_probability: float, dims: int = 1, one_sided: bool = False) -> float:
+    """The x = tolerance / scale at which 1 - P(all `dims` coordinates within) equals q.
+
+    Inverts `failure_probability` exactly: u = -expm1(log1p(-q) / dims), x = -log u (two-sided)
+    or x = -log(2u) (one-sided). One-sided, P >= 2^(-dims) holds at every scale (each
+    coordinate is below +t with probability at least 1/2), so x = 0 is returned there.
+    """
+    FAILURE_PROBABILITY.check("failure_probability", failure_probability)
+    POSITIVE_INTEGER.check("dims", dims)
+    a = -math.log1p(-failure_probability) / dims  # -log(1 - u) > 0
+    if a < 1e-300:
+        log_u = math.log(-math.log1p(-failure_probability)) - math.log(dims)  # u = a (1 - a/2 ...)
+    else:
+        log_u = math.log(-math.expm1(-a))
+    if one_sided:
+        log_u += _LOG2
+        if log_u >= 0.0:
+            return 0.0
+    return -log_u
+
+
+def laplace_accuracy(
+    *,
+    tolerance: float | None = None,
+    probability: float | None = None,
+    epsilon: float | None = None,
+    sensitivity: float = 1.0,
+    dims: int = 1,
+    one_sided: bool = False,
+    failure_probability_exact: float | None = None,
+) -> LaplaceAccuracy:
+    """Solve the Laplace accuracy relation for the one of tolerance, probability, epsilon not given.
+
+    Exactly two of `tolerance`, `probability`, `epsilon` are given. `failure_probability_exact`
+    may accompany `probability` with 1 - probability computed exactly from its decimal text
+    (1 - 0.999999999999 is 1.0000889e-12 in float64 arithmetic but 1e-12 exactly); it must
+    agree with `probability` to float64 rounding.
+    """
+    given = {"tolerance": tolerance, "probability": probability, "epsilon": epsilon}
+    missing = [name for name, value in given.items() if value is None]
+    if len(missing) != 1:
+        raise ValueError(f"give exactly two of tolerance, probability and epsilon, got {_given_names(given)}")
+    POSITIVE.check("sensitivity", sensitivity)
+    if math.isinf(sensitivity):
+        raise ParameterError("sensitivity", "in (0, inf)", sensitivity)
+    POSITIVE_INTEGER.check("dims", dims)
+    warnings: list[str] = []
+    unknown: Unknown = missing[0]  # type: ignore[assignment]
+
+    q = None
+    if probability is not None:
+        # With the exact complement, probability may round to 1.0 (P = 1 - 1e-20 given exactly).
+        (OPEN_UNIT if failure_probability_exact is None else _UNIT_RIGHT_CLOSED).check("probability", probability)
+        q = 1.0 - probability if failure_probability_exact is None else failure_probability_exact
+        if failure_probability_exact is not None and abs((1.0 - q) - probability) > 4.5e-16:
+            raise ValueError(
+                f"failure_probability_exact={q} does not match probability={probability}"
+            )
+        FAILURE_PROBABILITY.check("1 - probability", q)
+    if tolerance is not None:
+        _check_finite_positive("tolerance", tolerance)
+    if epsilon is not None:
+        _check_finite_positive("epsilon", epsilon)
+
+    if unknown == "epsilon":
+        x = scaled_tolerance_for(q, dims, one_sided)
+        epsilon = x * sensitivity / tolerance
+        if x == 0.0:
+            warnings.append(_one_sided_trivial(dims))
+        elif math.isinf(epsilon):
+            warnings.append("epsilon overflows float64: the tolerance is too small for any finite epsilon.")
+    elif unknown == "tolerance":
+        x = scaled_tolerance_for(q, dims, one_sided)
+        tolerance = x * sensitivity / epsilon
+        if x == 0.0:
+            warnings.append(_one_sided_trivial(dims))
+        elif math.isinf(tolerance):
+            warnings.append("the tolerance overflows float64 at this epsilon.")
+    else:
+        x = tolerance * epsilon / sensitivity
+        q = failure_probability(x, dims, one_sided)
+        probability = 1.0 - q
+
+    scale = sensitivity / epsilon if epsilon > 0.0 else math.inf
+    return LaplaceAccuracy(
+        epsilon=epsilon,
+        scale=scale,
+        tolerance=tolerance,
+        probability=probability,
+        failure_probability=q,
+        sensitivity=sensitivity,
+        dims=dims,
+        one_sided=one_sided,
+        solved_for=unknown,
+        warnings=tuple(warnings),
+    )
+
+
+def _check_finite_positive(name: str, value: float) -> None:
+    if math.isnan(value) or not 0.0 < value < math.inf:
+        raise ParameterError(name, "in (0, inf)", value)
+
+
+def _given_names(given: dict[str, float | None]) -> str:
+    names = [name for name, value in given.items() if value is not None]
+    return ", ".join(names) if names else "none"
+
+
+def _one_sided_trivial(dims: int) -> str:
+    return (
+        f"every noise scale meets this probability one-sided: each coordinate is below +t with "
+        f"probability at least 1/2, so all {dims} are with probability at least 2^-{dims}."
+    )
