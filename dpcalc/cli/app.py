@@ -23,6 +23,9 @@ from dpcalc.cli.output import EXIT_INTERNAL, EXIT_USAGE
 COMMANDS: dict[str, tuple[str, str]] = {
     "gdp": ("dpcalc.cli.gdp", "Gaussian DP of noisy SGD: mu, epsilon(delta), trade-off curve."),
     "convert": ("dpcalc.cli.convert", "Convert between dp, gdp, zcdp, rdp; calibrate Gaussian/Laplace noise; group privacy."),
+    "laplace-eps": ("dpcalc.cli.laplace_eps", "Laplace noise: epsilon, tolerance, probability - give two, get the third."),
+    "advanced-composition": ("dpcalc.cli.advanced_composition", "k (eps, delta)-DP mechanisms: basic, advanced, simplified, optimal (KOV)."),
+    "rdp": ("dpcalc.cli.rdp", "Renyi DP of (multi-phase) subsampled Gaussian and Laplace runs: epsilon over orders."),
 }
 
 

@@ -1,0 +1,250 @@
+"""`dpcalc advanced-composition`: k (epsilon, delta)-DP mechanisms composed, under four theorems."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from dpcalc.cli.options import RANGES, InputError, Json, MaxEpsilon, conflict, parse_integer, parse_real
+from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.core.composition import COMPOSITIONS, PER_MECHANISM_DELTA
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None)
+
+HELP = """Total epsilon of k (epsilon, delta)-DP mechanisms: basic, advanced, simplified, optimal.
+
+basic: (k eps, k delta). advanced: Dwork-Rothblum-Vadhan, at total delta k delta + delta'.
+simplified: 2 eps sqrt(2k ln(1/delta')), valid only below 1. optimal: exact
+(Kairouz-Oh-Viswanath Thm 3.3), the smallest epsilon at total delta k delta + delta'.
+--eps and --delta may be comma lists, one value per mechanism (k is the list length).
+With --target-eps: the largest k (given --eps) or the largest per-mechanism epsilon
+(given --k) that stays within the target, under each theorem.
+
+\b
+Examples:
+  dpcalc advanced-composition --eps 0.1 --k 100
+  dpcalc advanced-composition --eps 0.01 --delta 1e-8 --k 1000000 --json
+  dpcalc advanced-composition --eps 0.5,0.5,1,2 --delta 0,0,1e-6,1e-6
+  dpcalc advanced-composition --eps 0.1 --target-eps 5
+  dpcalc advanced-composition --k 1000 --target-eps 1 --delta-prime 1e-6
+"""
+
+DEFAULT_DELTA_PRIME = 1e-5
+
+_NOTES = {
+    "basic": "Dwork-Roth Thm 3.16",
+    "advanced": "Dwork-Rothblum-Vadhan",
+    "simplified": "Dwork-Roth Cor. 3.21",
+    "optimal": "exact, Kairouz-Oh-Viswanath",
+}
+
+
+@app.command("advanced-composition", help=HELP)
+def advanced_composition(
+    eps: Annotated[
+        Optional[str],
+        typer.Option("--eps", metavar="FLOAT[,FLOAT...]", help="Epsilon of each mechanism, >= 0, or a comma list (one per mechanism)."),
+    ] = None,
+    delta: Annotated[
+        Optional[str],
+        typer.Option("--delta", metavar="FLOAT[,FLOAT...]", help="Delta of each mechanism, in [0, 1), or a comma list [default: 0]."),
+    ] = None,
+    k: Annotated[
+        Optional[str],
+        typer.Option("--k", metavar="INT", help="Number of mechanisms, an integer >= 1 (the list length with lists)."),
+    ] = None,
+    delta_prime: Annotated[
+        Optional[str],
+        typer.Option("--delta-prime", metavar="FLOAT", help=f"The slack delta' in (0, 1) of the advanced theorems [default: {DEFAULT_DELTA_PRIME:g}]."),
+    ] = None,
+    target_eps: Annotated[
+        Optional[str],
+        typer.Option("--target-eps", metavar="FLOAT", help="Inverse question: the total epsilon to stay within (with --eps: max k; with --k: max eps per mechanism)."),
+    ] = None,
+    max_eps: MaxEpsilon = None,
+    json_output: Json = False,
+) -> None:
+    from dpcalc.core import composition as core
+
+    slack = DEFAULT_DELTA_PRIME if delta_prime is None else parse_real("--delta-prime", delta_prime, OPEN_UNIT)
+    epsilons = _parse_list("--eps", eps, NON_NEGATIVE)
+    deltas = _parse_list("--delta", delta, PER_MECHANISM_DELTA) if delta is not None else [0.0]
+    count = parse_integer("--k", k, COMPOSITIONS)
+    if target_eps is not None:
+        if max_eps is not None:
+            raise conflict("--max-eps", "--target-eps", "--target-eps already is the budget")
+        target = parse_real("--target-eps", target_eps, NON_NEGATIVE)
+        result = _inverse(core, epsilons, deltas, count, target, slack, eps, delta)
+        report = _inverse_report(result, epsilons, deltas, count, slack)
+        raise typer.Exit(emit(report, json_mode=json_output))
+
+    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
+    if epsilons is None:
+        raise InputError("--eps is required (the epsilon of each mechanism, >= 0, or a comma list)")
+    if len(epsilons) > 1 or len(deltas) > 1:
+        mechanisms = _mechanism_lists(epsilons, deltas, count)
+        _check_total_delta(sum(mechanisms[1]), slack, len(mechanisms[0]), delta, per_mechanism=False)
+        result = core.compose_heterogeneous(*mechanisms, slack)
+    else:
+        if count is None:
+            raise InputError("--k is required with a single --eps (or give --eps as a comma list, one value per mechanism)")
+        _check_total_delta(count * deltas[0], slack, count, delta, per_mechanism=True)
+        result = core.compose(epsilons[0], deltas[0], count, slack)
+    report = _forward_report(result, max_epsilon)
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
+
+
+def _parse_list(option: str, text: str | None, interval: Interval) -> list[float] | None:
+    """A single number or a comma list of numbers, each in `interval`."""
+    if text is None:
+        return None
+    items = text.split(",")
+    if len(items) == 1:
+        return [parse_real(option, text, interval)]
+    values = []
+    for position, item in enumerate(items, start=1):
+        if not item.strip():
+            raise InputError(f"{option} item {position} of {len(items)} is empty, got {text!r}")
+        values.append(parse_real(f"{option} item {position} of {len(items)}", item, interval))
+    return values
+
+
+def _mechanism_lists(epsilons: list[float], deltas: list[float], count: int | None) -> tuple[list[float], list[float]]:
+    """Per-mechanism (epsilons, deltas): a single value is repeated to the length of the other list."""
+    if len(epsilons) > 1 and len(deltas) > 1 and len(epsilons) != len(deltas):
+        raise InputError(
+            f"--eps lists {len(epsilons)} mechanisms and --delta lists {len(deltas)}: give one value per "
+            "mechanism in each, or a single value for all"
+        )
+    length = max(len(epsilons), len(deltas))
+    if count is not None and count != length:
+        raise InputError(f"--k is {count} but the lists give {length} mechanisms: drop --k (k is the list length)")
+    return (epsilons * length if len(epsilons) == 1 else epsilons), (deltas * length if len(deltas) == 1 else deltas)
+
+
+def _check_total_delta(sum_deltas: float, slack: float, count: int, delta_text: str | None, per_mechanism: bool) -> None:
+    if sum_deltas + slack < 1.0:
+        return
+    if per_mechanism:
+        raise InputError(
+            f"--delta must be below (1 - delta-prime) / k = {format_number((1.0 - slack) / count)} so that the "
+            f"total delta k * delta + delta-prime stays below 1, got {delta_text}"
+        )
+    raise InputError(
+        f"--delta must sum to below 1 - delta-prime = {format_number(1.0 - slack)} so that the total delta "
+        f"stays below 1, got a sum of {format_number(sum_deltas)}"
+    )
+
+
+def _inverse(core, epsilons, deltas, count, target, slack, eps_text, delta_text):
+    if (epsilons is None) == (count is None):
+        raise InputError(
+            "--target-eps needs exactly one of --eps (to get the largest k) and --k "
+            "(to get the largest epsilon per mechanism)"
+        )
+    if len(deltas) > 1 or (epsilons is not None and len(epsilons) > 1):
+        raise InputError("--target-eps takes a single --eps and --delta, not comma lists")
+    if epsilons is not None:
+        if epsilons[0] == 0.0:
+            raise InputError(
+                f"--eps must be in (0, inf) with --target-eps (with --eps 0 every k stays within any target), got {eps_text}"
+            )
+        if deltas[0] + slack >= 1.0:
+            _check_total_delta(deltas[0], slack, 1, delta_text, per_mechanism=True)
+        return core.max_compositions(epsilons[0], deltas[0], target, slack)
+    _check_total_delta(count * deltas[0], slack, count, delta_text, per_mechanism=True)
+    return core.max_epsilon_per_mechanism(count, deltas[0], target, slack)
+
+
+def _forward_report(result, max_epsilon: float | None) -> Report:
+    heterogeneous = len(result.epsilons) > 1 or len(result.deltas) > 1
+    optimal = result.optimal
+    entries = {
+        "basic": {"epsilon": result.basic.epsilon, "delta": result.basic.delta},
+        "advanced": {"epsilon": result.advanced.epsilon, "delta": result.advanced.delta},
+        "simplified": {"epsilon": result.simplified.epsilon, "delta": result.simplified.delta, "valid": result.simplified_valid},
+        "optimal": {
+            "epsilon": optimal.epsilon,
+            "delta": optimal.delta,
+            "epsilon_lower": optimal.epsilon_lower,
+            "tolerance": optimal.tolerance,
+            "method": optimal.method,
+        },
+    }
+    inputs = {
+        "eps": list(result.epsilons) if heterogeneous else result.epsilons[0],
+        "delta": list(result.deltas) if heterogeneous else result.deltas[0],
+        "k": result.k,
+        "delta_prime": result.delta_prime,
+        "target_eps": None,
+        "max_eps": max_epsilon,
+    }
+    notes = dict(_NOTES)
+    if heterogeneous:
+        notes["advanced"] = "Dwork-Rothblum-Vadhan, heterogeneous"
+        if optimal.method == "lattice":
+            notes["optimal"] = f"upper bound; the exact optimum is >= {format_number(optimal.epsilon_lower)}"
+    notes["simplified"] += "" if result.simplified_valid else ": NOT VALID (needs < 1)"
+    rows = [
+        (name, format_number(entry["epsilon"]), format_number(entry["delta"]), notes[name])
+        for name, entry in entries.items()
+    ]
+    rows.append(("best", format_number(entries[result.best]["epsilon"]), "", result.best))
+    if heterogeneous:
+        title = f"Composition of {result.k} mechanisms with their own (epsilon, delta), delta' = {format_number(result.delta_prime)}"
+    else:
+        title = (
+            f"Composition of k = {result.k} mechanisms, each ({format_number(result.epsilons[0])}, "
+            f"{format_number(result.deltas[0])})-DP, delta' = {format_number(result.delta_prime)}"
+        )
+    return Report(
+        command="advanced-composition",
+        inputs=inputs,
+        result={**entries, "best": result.best},
+        tables=[Table(columns=("theorem", "epsilon", "delta", "note"), rows=rows, title=title)],
+        warnings=list(result.warnings),
+        epsilon=entries[result.best]["epsilon"],
+    )
+
+
+def _inverse_report(result, epsilons, deltas, count, slack) -> Report:
+    key = result.question
+    entries = {}
+    rows = []
+    for name in ("basic", "advanced", "simplified", "optimal"):
+        entry = getattr(result, name)
+        entries[name] = {key: entry.value, "epsilon": entry.epsilon, "delta": entry.delta}
+        if name == "simplified":
+            entries[name]["valid"] = entry.valid
+        note = _NOTES[name] + ("" if entry.valid else ": NOT VALID (needs < 1)")
+        rows.append((name, format_number(entry.value), format_number(entry.epsilon), format_number(entry.delta), note))
+    rows.append(("best", format_number(entries[result.best][key]), "", "", result.best))
+    if key == "max_k":
+        title = (
+            f"Largest k within total epsilon {format_number(result.target_epsilon)}: each mechanism "
+            f"({format_number(result.epsilon)}, {format_number(result.delta)})-DP, delta' = {format_number(slack)}"
+        )
+        columns = ("theorem", "max k", "total epsilon", "total delta", "note")
+    else:
+        title = (
+            f"Largest epsilon per mechanism within total epsilon {format_number(result.target_epsilon)}: "
+            f"k = {result.k}, delta = {format_number(result.delta)}, delta' = {format_number(slack)}"
+        )
+        columns = ("theorem", "max eps each", "total epsilon", "total delta", "note")
+    inputs = {
+        "eps": None if epsilons is None else epsilons[0],
+        "delta": deltas[0],
+        "k": count,
+        "delta_prime": slack,
+        "target_eps": result.target_epsilon,
+        "max_eps": None,
+    }
+    return Report(
+        command="advanced-composition",
+        inputs=inputs,
+        result={"target_epsilon": result.target_epsilon, **entries, "best": result.best},
+        tables=[Table(columns=columns, rows=rows, title=title)],
+        warnings=list(result.warnings),
+    )

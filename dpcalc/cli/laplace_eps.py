@@ -1,0 +1,173 @@
+"""`dpcalc laplace-eps`: the epsilon that keeps Laplace noise within a tolerance with a given probability."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+from dpcalc.cli.options import RANGES, InputError, Json, MaxEpsilon, parse_integer, parse_real
+from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None)
+
+HELP = """The Laplace mechanism's epsilon, tolerance and probability: give two, get the third.
+
+With noise Lap(b), b = sensitivity / epsilon, all --dims coordinates are within +-tolerance
+with probability (1 - e^(-tolerance/b))^dims (one-sided: below +tolerance,
+(1 - e^(-tolerance/b)/2)^dims). Solved exactly, no union bound, and accurate for
+probabilities close to 1 (1 - probability is taken exactly from the decimal you type).
+
+\b
+Examples:
+  dpcalc laplace-eps --tolerance 1e-5 --probability 0.9
+  dpcalc laplace-eps --tolerance 0.01 --probability 0.999999999999 --dims 10 --json
+  dpcalc laplace-eps --eps 1 --probability 0.95 --sensitivity 2
+  dpcalc laplace-eps --eps 1 --tolerance 3 --one-sided
+"""
+
+@app.command("laplace-eps", help=HELP)
+def laplace_eps(
+    tolerance: Annotated[
+        Optional[str],
+        typer.Option("--tolerance", metavar="FLOAT", help="Largest acceptable noise per coordinate, > 0."),
+    ] = None,
+    probability: Annotated[
+        Optional[str],
+        typer.Option("--probability", metavar="FLOAT", help="Probability that all coordinates are within the tolerance, in (0, 1)."),
+    ] = None,
+    eps: Annotated[
+        Optional[str],
+        typer.Option("--eps", metavar="FLOAT", help="Epsilon of the Laplace mechanism, > 0."),
+    ] = None,
+    sensitivity: Annotated[
+        str,
+        typer.Option("--sensitivity", metavar="FLOAT", help="L1 sensitivity of the query, > 0.", show_default=True),
+    ] = "1",
+    dims: Annotated[
+        str,
+        typer.Option("--dims", metavar="INT", help="Number of i.i.d. noisy coordinates that must all be within.", show_default=True),
+    ] = "1",
+    one_sided: Annotated[
+        bool,
+        typer.Option("--one-sided", help="Only bound the noise from above: P(Y <= tolerance)."),
+    ] = False,
+    max_eps: MaxEpsilon = None,
+    json_output: Json = False,
+) -> None:
+    from dpcalc.core import laplace as core
+
+    _check_two_of_three(tolerance, probability, eps)
+    given_tolerance = parse_real("--tolerance", tolerance, POSITIVE)
+    given_epsilon = parse_real("--eps", eps, POSITIVE)
+    given_probability, failure = _parse_probability(probability)
+    given_sensitivity = parse_real("--sensitivity", sensitivity, POSITIVE)
+    given_dims = parse_integer("--dims", dims, POSITIVE_INTEGER)
+    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
+    result = core.laplace_accuracy(
+        tolerance=given_tolerance,
+        probability=given_probability,
+        epsilon=given_epsilon,
+        sensitivity=given_sensitivity,
+        dims=given_dims,
+        one_sided=one_sided,
+        failure_probability_exact=failure,
+    )
+    inputs = {
+        "tolerance": given_tolerance,
+        "probability": given_probability,
+        "eps": given_epsilon,
+        "sensitivity": given_sensitivity,
+        "dims": given_dims,
+        "one_sided": one_sided,
+        "max_eps": max_epsilon,
+    }
+    report = Report(
+        command="laplace-eps",
+        inputs=inputs,
+        result={
+            "epsilon": result.epsilon,
+            "scale": result.scale,
+            "tolerance": result.tolerance,
+            "probability": result.probability,
+            "dims": result.dims,
+            "one_sided": result.one_sided,
+            "std": result.std,
+            "failure_probability": result.failure_probability,
+            "sensitivity": result.sensitivity,
+            "solved_for": result.solved_for,
+        },
+        tables=[_table(result)],
+        warnings=list(result.warnings),
+        epsilon=result.epsilon,
+    )
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
+
+
+def _check_two_of_three(tolerance: str | None, probability: str | None, eps: str | None) -> None:
+    given = [name for name, value in (("--tolerance", tolerance), ("--probability", probability), ("--eps", eps))
+             if value is not None]
+    if len(given) == 3:
+        raise InputError(
+            "--tolerance, --probability and --eps cannot all be given: drop the one to compute "
+            "(drop --eps to get epsilon, --tolerance to get the tolerance, --probability to get the probability)"
+        )
+    if len(given) == 2:
+        return
+    hints = {
+        "--tolerance": "add --probability (to get epsilon) or --eps (to get the probability)",
+        "--probability": "add --tolerance (to get epsilon) or --eps (to get the tolerance)",
+        "--eps": "add --tolerance (to get the probability) or --probability (to get the tolerance)",
+    }
+    if given:
+        raise InputError(f"give two of --tolerance, --probability and --eps, got only {given[0]}: {hints[given[0]]}")
+    raise InputError(
+        "give two of --tolerance, --probability and --eps (the third is computed), "
+        "e.g. --tolerance 1e-5 --probability 0.9 to get epsilon"
+    )
+
+
+def _parse_probability(text: str | None) -> tuple[float | None, float | None]:
+    """(probability, 1 - probability) with the complement exact from the decimal text.
+
+    float(1 - 0.999999999999) is 1.00009e-12, not 1e-12: the complement is taken from the
+    text as an exact fraction, so probabilities close to 1 keep their meaning (even those
+    that round to 1.0 in float64, such as 0.99999999999999999999).
+    """
+    if text is None:
+        return None, None
+    from fractions import Fraction
+
+    try:
+        float(text.strip())
+        exact = Fraction(text.strip())  # a decimal float() accepts; not inf or nan
+    except ValueError:
+        parse_real("--probability", text, OPEN_UNIT)  # the standard message for 'abc', inf, nan
+        raise
+    if not 0 < exact < 1:
+        raise InputError(f"--probability must be {OPEN_UNIT.requirement}, got {text}")
+    failure = float(1 - exact)
+    if failure < 2.2250738585072014e-308:
+        raise InputError(f"--probability must be at most 1 - 2.2e-308 (1 - probability is computed), got {text}")
+    return float(exact), failure
+
+
+def _table(result) -> Table:
+    sides = "one-sided (noise <= t)" if result.one_sided else "two-sided (|noise| <= t)"
+    coordinates = "the coordinate" if result.dims == 1 else f"all {result.dims} coordinates"
+    within = "below +t" if result.one_sided else "within +-t"
+    note = {name: ("computed" if result.solved_for == name else "given") for name in ("epsilon", "tolerance", "probability")}
+    return Table(
+        columns=("quantity", "value", "note"),
+        rows=[
+            ("epsilon", format_number(result.epsilon), note["epsilon"]),
+            ("scale b", format_number(result.scale), "sensitivity / epsilon"),
+            ("noise std", format_number(result.std), "sqrt(2) b"),
+            ("tolerance t", format_number(result.tolerance), note["tolerance"]),
+            ("probability", format_number(result.probability), f"{note['probability']}: {coordinates} {within}"),
+            ("1 - probability", format_number(result.failure_probability), "chance some coordinate misses"),
+            ("sensitivity", format_number(result.sensitivity), "L1"),
+        ],
+        title=f"Laplace mechanism accuracy (Dwork-Roth Thm 3.6, Fact 3.7): dims = {result.dims}, {sides}",
+    )
