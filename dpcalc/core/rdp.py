@@ -363,7 +363,8 @@ def _log_a_fractional(q: float, sigma: float, orders: np.ndarray) -> tuple[np.nd
     aq = orders * q
     left_positive = _log_binomial_remainder(q, orders) + log_ndtr(z0 / sigma)
     left_negative = np.log(aq) + np.log(-np.expm1((orders - 1.0) * log_1mq)) + log_ndtr((z0 - 1.0) / sigma)
-    right_first = np.log(np.abs(1.0 - aq)) + log_ndtr(-z0 / sigma)  # sign: -(1 - a q)
+    with np.errstate(divide="ignore"):  # a q = 1 makes this piece 0
+        right_first = np.log(np.abs(1.0 - aq)) + log_ndtr(-z0 / sigma)  # sign: -(1 - a q)
     right_second = np.log(aq) + log_ndtr((1.0 - z0) / sigma)  # sign: -
 
     # Scale every piece by the largest log magnitude of its order and add in linear space.
@@ -437,7 +438,7 @@ def laplace_rdp(scale: float, orders: Sequence[float]) -> np.ndarray:
 
     eps(a) = 1/(a-1) log( a/(2a-1) e^((a-1)/b) + (a-1)/(2a-1) e^(-a/b) ).
     The bracket is 1 + F/(2a-1) with F = a expm1((a-1)x) + (a-1) expm1(-a x), x = 1/b, whose
-    first-order terms cancel: F = sum_{k>=2} a(a-1) [(a-1)^(k-1) + (-a)^(k-1)] x^k / k!
+    first-order terms cancel: F = sum_{k>=2} a(a-1) [(a-1)^(k-1) + (-1)^k a^(k-1)] x^k / k!
     is used for a x < 1/2 so that large scales keep their relative precision.
     """
     from dpcalc.core.validation import POSITIVE
@@ -450,12 +451,12 @@ def laplace_rdp(scale: float, orders: Sequence[float]) -> np.ndarray:
         log_direct = np.logaddexp(np.log(a / (2.0 * a - 1.0)) + (a - 1.0) * x, np.log((a - 1.0) / (2.0 * a - 1.0)) - a * x)
     k = np.arange(2, 40, dtype=np.float64)
     log_fact = np.cumsum(np.log(np.concatenate(([1.0], k))))[1:]  # log k!
-    # Powers in log space: (a-1)^(k-1) + (-a)^(k-1) = (a-1)^(k-1) - (-1)^k a^(k-1) ... evaluated directly.
-    power_low = np.exp((k[None, :] - 1.0) * np.log(a[:, None] - 1.0) + k[None, :] * math.log(x) - log_fact[None, :])
-    power_high = np.exp((k[None, :] - 1.0) * np.log(a[:, None]) + k[None, :] * math.log(x) - log_fact[None, :])
-    sign = np.where(k % 2 == 0, 1.0, -1.0)
-    series = a * (a - 1.0) * (power_low + sign[None, :] * power_high).sum(axis=1)
-    with np.errstate(divide="ignore"):
+    # (a-1)^(k-1) x^k / k! and a^(k-1) x^k / k! through logs (no overflow of the powers).
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # the series is used only for a x < 1/2
+        power_low = np.exp((k[None, :] - 1.0) * np.log(a[:, None] - 1.0) + k[None, :] * math.log(x) - log_fact[None, :])
+        power_high = np.exp((k[None, :] - 1.0) * np.log(a[:, None]) + k[None, :] * math.log(x) - log_fact[None, :])
+        sign = np.where(k % 2 == 0, 1.0, -1.0)
+        series = a * (a - 1.0) * (power_low + sign[None, :] * power_high).sum(axis=1)
         log_series = np.log1p(series / (2.0 * a - 1.0))
     log_bracket = np.where(a * x < _SERIES_BELOW, log_series, log_direct)
     return log_bracket / (a - 1.0)
