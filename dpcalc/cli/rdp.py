@@ -35,9 +35,9 @@ class ConversionChoice(str, Enum):
 # Kept in step with dpcalc.core.rdp (which is not imported here: it loads numpy).
 MAX_ORDER = 1e5
 DEFAULT_GRID_TEXT = (
-    "1.05-10.95 by 0.05, 11-31.75 by 0.25, 32-63.5 by 0.5, 64-126 by 2, 128-248 by 8, "
-    "256-992 by 32, then 1024, 1280, 1536, 2048, 3072, 4096 (425 orders; a superset of "
-    "dp_accounting's default orders)"
+    "1.05-10.95 by 0.05, 11-31.5 by 0.5, 32-63 by 1, 64-124 by 4, 128-240 by 16, "
+    "256-960 by 64, then 1024, 2048, 4096 (312 orders; a superset of dp_accounting's "
+    "default orders)"
 )
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)

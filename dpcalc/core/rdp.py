@@ -73,6 +73,9 @@ _MAX_CANCELLATION = 1e6
 # Binomial coefficients C(a, i) with i up to this are computed as exact products.
 _EXACT_BINOMIAL_UP_TO = 8
 
+# Below this Laplace scale, (a - 1)/b overflows exp for every order: the RDP is infinite.
+_SMALLEST_SCALE = 1e-300
+
 # Below this a*q the binomial series of (1 - q)^a - 1 + a q is used; above it the closed form
 # loses at most a factor 2 / ((a - 1) q) < 4 a / (a - 1) to cancellation.
 _SERIES_BELOW = 0.5
@@ -126,6 +129,9 @@ def subsampled_gaussian_rdp(
     POSITIVE.check("noise_multiplier", noise_multiplier)
     order_array = _check_orders(orders)
     q, sigma = float(sampling_probability), float(noise_multiplier)
+    if sigma * sigma == 0.0 or math.isinf(0.5 / (sigma * sigma)):
+        # 1/sigma^2 overflows float64: A_a >= q^a e^(a(a-1)/(2 sigma^2)) is infinite too.
+        return np.full_like(order_array, np.inf), ()
     if q == 1.0:
         return order_array / (2.0 * sigma * sigma), ()
     log_a = np.empty_like(order_array)
@@ -446,6 +452,8 @@ def laplace_rdp(scale: float, orders: Sequence[float]) -> np.ndarray:
     POSITIVE.check("scale", scale)
     order_array = _check_orders(orders)
     a = order_array
+    if float(scale) < _SMALLEST_SCALE:
+        return np.full_like(a, np.inf)
     x = 1.0 / float(scale)
     with np.errstate(over="ignore", invalid="ignore"):
         log_direct = np.logaddexp(np.log(a / (2.0 * a - 1.0)) + (a - 1.0) * x, np.log((a - 1.0) / (2.0 * a - 1.0)) - a * x)

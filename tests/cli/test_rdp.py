@@ -1,0 +1,264 @@
+"""`dpcalc rdp` on the command line: every option, every error path, the JSON contract."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dpcalc.core.rdp import DEFAULT_ORDERS
+
+TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
+RESULT_KEYS = {"epsilon", "delta", "order", "conversion", "curve"}
+INPUT_KEYS = {"phases", "orders", "conversion", "delta", "eps", "max_eps"}
+DESIGN_CARD = ("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000")
+
+
+def test_design_card_table(dpcalc):
+    run = dpcalc(*DESIGN_CARD)
+    assert (run.code, run.stderr) == (0, "")
+    # SPEC reference: eps 2.01306 at order 9.8 (delta 1e-5); our grid contains 9.8 and finds it.
+    assert "2.013059" in run.stdout and "9.8" in run.stdout and "<- optimum" in run.stdout
+    assert "p = 0.004, sigma = 1.1, T = 10000" in run.stdout
+
+
+def test_design_card_json(dpcalc):
+    run = dpcalc(*DESIGN_CARD, "--json")
+    assert (run.code, run.stderr) == (0, "")
+    document = run.json()
+    assert set(document) == TOP_LEVEL_KEYS and document["command"] == "rdp"
+    assert set(document["inputs"]) == INPUT_KEYS
+    assert document["inputs"]["phases"] == [{"mechanism": "gaussian", "p": 0.004, "sigma": 1.1, "scale": None, "T": 10000}]
+    assert document["inputs"]["orders"] == "default" and document["inputs"]["delta"] == 1e-5
+    result = document["result"]
+    assert set(result) == RESULT_KEYS
+    assert result["epsilon"] == pytest.approx(2.01306, abs=5e-6)
+    assert result["order"] == 9.8 and result["delta"] == 1e-5 and result["conversion"] == "improved"
+    assert [point["order"] for point in result["curve"]] == list(DEFAULT_ORDERS)
+    assert all(set(point) == {"order", "rdp"} for point in result["curve"])
+    assert document["warnings"] == []
+
+
+def test_training_form_is_the_adadp_seed(dpcalc):
+    # p = 600/60000, T = ceil(18 * 60000 / 600) = 1800: SPEC RDP eps 3.4487 with dp_accounting's
+    # orders; the denser default grid gives 3.448491 at order 5.65.
+    document = dpcalc("rdp", "--n", "60000", "--batch-size", "600", "--epochs", "18", "--sigma", "0.9", "--json").json()
+    assert document["inputs"]["phases"][0]["T"] == 1800
+    assert document["result"]["epsilon"] == pytest.approx(3.448491, abs=1e-6)
+    assert document["result"]["epsilon"] <= 3.4487
+
+
+def test_phases_compose(dpcalc):
+    one = dpcalc("rdp", "--phase", "p=0.01,sigma=0.9,T=1800", "--json").json()
+    two = dpcalc("rdp", "--phase", "p=0.01,sigma=0.9,T=1000", "--phase", "p=0.01,sigma=0.9,T=800", "--json").json()
+    assert [point["rdp"] for point in two["result"]["curve"]] == pytest.approx(
+        [point["rdp"] for point in one["result"]["curve"]], rel=1e-14
+    )
+    assert two["result"]["epsilon"] == pytest.approx(one["result"]["epsilon"], rel=1e-14)
+    assert len(two["inputs"]["phases"]) == 2
+
+
+def test_phase_table_lists_each_phase(dpcalc):
+    run = dpcalc("rdp", "--phase", "p=0.01,sigma=2,T=500", "--phase", "mechanism=laplace,scale=20,T=1")
+    assert run.code == 0
+    assert "Renyi DP of 2 phases" in run.stdout and "laplace" in run.stdout and "scale = 20" in run.stdout
+
+
+def test_laplace_release_composed_with_training(dpcalc):
+    training = dpcalc("rdp", "--phase", "p=0.01,sigma=0.9,T=1800", "--json").json()["result"]
+    both = dpcalc("rdp", "--phase", "p=0.01,sigma=0.9,T=1800", "--phase", "mechanism=laplace,scale=20,T=1", "--json")
+    result = both.json()["result"]
+    assert result["epsilon"] > training["epsilon"]
+    # Laplace alone at order 2 (Mironov Prop. 6): log(2/3 e^(1/20) + 1/3 e^(-2/20)).
+    index = next(i for i, point in enumerate(result["curve"]) if point["order"] == 2.0)
+    laplace_at_2 = math.log(2 / 3 * math.exp(1 / 20) + 1 / 3 * math.exp(-2 / 20))
+    assert result["curve"][index]["rdp"] - training["curve"][index]["rdp"] == pytest.approx(laplace_at_2, rel=1e-9)
+
+
+def test_single_phase_laplace(dpcalc):
+    document = dpcalc("rdp", "--mechanism", "laplace", "--scale", "2", "--T", "3", "--json").json()
+    assert document["inputs"]["phases"] == [{"mechanism": "laplace", "p": 1.0, "sigma": None, "scale": 2.0, "T": 3}]
+    # RDP tends to T / b = 1.5 (pure DP) as the order grows: the optimum is the largest order,
+    # just above 1.5, and the grid-end warning says so.
+    assert 1.5 < document["result"]["epsilon"] < 1.5001 and document["result"]["order"] == 4096.0
+    assert "largest order of the grid (4096)" in document["warnings"][0]
+
+
+def test_orders_option(dpcalc):
+    document = dpcalc(*DESIGN_CARD, "--orders", "12, 8,9.8,10,8", "--json").json()
+    assert document["inputs"]["orders"] == [8.0, 9.8, 10.0, 12.0]  # sorted, duplicates dropped
+    assert [point["order"] for point in document["result"]["curve"]] == [8.0, 9.8, 10.0, 12.0]
+    assert document["result"]["order"] == 9.8
+    assert document["warnings"] == []
+
+
+def test_grid_end_warning(dpcalc):
+    run = dpcalc(*DESIGN_CARD, "--orders", "2,3,4")
+    assert run.code == 0
+    assert run.stderr == (
+        "Warning: the optimum is at the largest order of the grid (4); "
+        "a wider grid (--orders) may give a smaller epsilon.\n"
+    )
+    low = dpcalc(*DESIGN_CARD, "--orders", "30,40", "--json").json()
+    assert low["warnings"] == [
+        "the optimum is at the smallest order of the grid (30); a wider grid (--orders) may give a smaller epsilon."
+    ]
+
+
+def test_conversion_option(dpcalc):
+    improved = dpcalc(*DESIGN_CARD, "--json").json()["result"]
+    classic = dpcalc(*DESIGN_CARD, "--conversion", "classic", "--json").json()["result"]
+    assert classic["conversion"] == "classic" and classic["epsilon"] > improved["epsilon"]
+    run = dpcalc(*DESIGN_CARD, "--conversion", "classic")
+    assert "Mironov 2017, Prop. 3" in run.stdout
+
+
+def test_eps_gives_delta(dpcalc):
+    document = dpcalc(*DESIGN_CARD, "--eps", "2.013059", "--json").json()
+    assert document["inputs"]["delta"] is None and document["inputs"]["eps"] == 2.013059
+    assert document["result"]["epsilon"] == 2.013059
+    assert document["result"]["delta"] == pytest.approx(1e-5, rel=1e-5)
+    assert document["result"]["order"] == 9.8
+
+
+def test_delta_option(dpcalc):
+    loose = dpcalc(*DESIGN_CARD, "--delta", "1e-3", "--json").json()["result"]
+    tight = dpcalc(*DESIGN_CARD, "--delta", "1e-10", "--json").json()["result"]
+    assert loose["epsilon"] < 2.01306 < tight["epsilon"]
+    assert tight["delta"] == 1e-10
+
+
+def test_single_step_curve_is_per_step(dpcalc):
+    one = dpcalc("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "1", "--json").json()["result"]["curve"]
+    many = dpcalc(*DESIGN_CARD, "--json").json()["result"]["curve"]
+    assert [10000 * point["rdp"] for point in one] == pytest.approx([point["rdp"] for point in many], rel=1e-15)
+
+
+def test_huge_step_count(dpcalc):
+    run = dpcalc("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "1e9", "--json")
+    assert run.code == 0 and run.json()["inputs"]["phases"][0]["T"] == 10**9
+
+
+def test_max_eps_within_budget(dpcalc):
+    run = dpcalc(*DESIGN_CARD, "--max-eps", "2.1", "--json")
+    assert run.code == 0
+    assert run.json()["budget"] == {"max_epsilon": 2.1, "within_budget": True}
+
+
+def test_max_eps_exceeded_exits_1(dpcalc):
+    run = dpcalc(*DESIGN_CARD, "--max-eps", "2", "--json")
+    assert run.code == 1
+    assert run.json()["budget"] == {"max_epsilon": 2.0, "within_budget": False}
+    assert "Budget exceeded: epsilon 2.013059 > --max-eps 2" in run.stderr
+    table = dpcalc(*DESIGN_CARD, "--max-eps", "2")
+    assert table.code == 1 and "EXCEEDED" in table.stdout
+
+
+def test_max_eps_with_given_eps(dpcalc):
+    # With --eps the budget compares the given epsilon.
+    assert dpcalc(*DESIGN_CARD, "--eps", "3", "--max-eps", "2", "--json").code == 1
+    assert dpcalc(*DESIGN_CARD, "--eps", "1", "--max-eps", "2", "--json").code == 0
+
+
+def test_infinite_rdp_is_the_string_inf(dpcalc):
+    run = dpcalc("rdp", "--p", "0.5", "--sigma", "1e-200", "--T", "10", "--json")
+    assert run.code == 0
+    document = run.json()
+    assert document["result"]["epsilon"] == "inf"
+    assert {point["rdp"] for point in document["result"]["curve"]} == {"inf"}
+    assert any("infinite at every order" in warning for warning in document["warnings"])
+
+
+def test_large_noise_fallback_is_warned(dpcalc):
+    document = dpcalc("rdp", "--p", "0.01", "--sigma", "5000", "--T", "10", "--json").json()
+    assert any("sound upper bound" in warning for warning in document["warnings"])
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (("--p", "1.5"), "--p must be in (0, 1], got 1.5"),
+        (("--p", "abc"), "--p must be a number in (0, 1], got 'abc'"),
+        (("--sigma", "0"), "--sigma must be in (0, inf), got 0"),
+        (("--sigma", "nan"), "--sigma must be in (0, inf), got nan"),
+        (("--T", "0"), "--T must be an integer in [1, inf), got 0"),
+        (("--T", "2.5"), "--T must be an integer in [1, inf), got 2.5"),
+        (("--delta", "1"), "--delta must be in (0, 1), got 1"),
+        (("--eps", "-1"), "--eps must be in [0, inf), got -1"),
+        (("--max-eps", "-2"), "--max-eps must be in [0, inf), got -2"),
+        (("--orders", "1"), "--orders must be a comma-separated list of orders in (1, 100000], got 1"),
+        (("--orders", "2,0.5"), "--orders must be a comma-separated list of orders in (1, 100000], got 0.5"),
+        (("--orders", "2,1e6"), "--orders must be a comma-separated list of orders in (1, 100000], got 1e6"),
+        (("--orders", "2,nan"), "--orders must be a comma-separated list of orders in (1, 100000], got nan"),
+        (("--orders", "2,inf"), "--orders must be a comma-separated list of orders in (1, 100000], got inf"),
+        (("--orders", "2,x"), "--orders must be a comma-separated list of orders in (1, 100000], got 'x'"),
+        (("--orders", "2,,3"), "--orders must be a comma-separated list of orders in (1, 100000], got an empty item in '2,,3'"),
+        (("--orders", ""), "--orders must be a comma-separated list of orders in (1, 100000], got ''"),
+        (("--scale", "2"), "--scale is for --mechanism laplace; the gaussian mechanism takes --sigma"),
+        (("--delta", "1e-5", "--eps", "1"),
+         "--delta and --eps cannot be given together; give --delta to get epsilon, or --eps to get delta"),
+        (("--phase", "p=0.1,sigma=1,T=1"),
+         "--phase and --p cannot be given together; describe every phase with --phase, or give one phase with the flags"),
+    ],
+)
+def test_invalid_values(dpcalc, change, message):
+    args = list(DESIGN_CARD)
+    if change[0] in args:
+        args[args.index(change[0]) + 1] = change[1]
+    else:
+        args += change
+    run = dpcalc(*args)
+    assert (run.code, run.stderr, run.stdout) == (2, f"Error: {message}\n", "")
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--p", "0.01", "--T", "10"), "--sigma is required (noise multiplier, > 0)"),
+        (("--p", "0.01", "--sigma", "1"), "give the number of steps: --T, or --epochs"),
+        (("--n", "100", "--sigma", "1", "--T", "10"), "--n needs --batch-size (p = batch-size / n)"),
+        (("--phase", "p=0.01,sigma=0.9,T=3", "--phase", "p=0.01,sigma=-1,T=3"), "--phase 2: sigma must be in (0, inf), got -1"),
+        (("--phase", "p=0.01,sigma=0.9,T=3,foo=2"),
+         "--phase 1: unknown key 'foo'; keys are mechanism, p, sigma, scale, T, n, batch_size, epochs"),
+        (("--phase", "p=0.01,sigma=0.9"),
+         "--phase 1: T is required (number of steps, an integer >= 1; epochs with n and batch_size also work)"),
+        (("--phase", "p=0.01,sigma=0.9,T=3", "--mechanism", "laplace"),
+         "--phase and --mechanism cannot be given together; describe every phase with --phase, or give one phase with the flags"),
+        (("--mechanism", "laplace", "--scale", "1", "--T", "1", "--p", "0.5"),
+         "--p must be 1 for the laplace mechanism (RDP of the Poisson-subsampled Laplace mechanism is not implemented), got 0.5"),
+        (("--phase", "p=0.1,sigma=1,T=1", "--phase", "mechanism=laplace,scale=1,T=1,p=0.5"),
+         "--phase 2: p must be 1 for the laplace mechanism (RDP of the Poisson-subsampled Laplace mechanism is not implemented), got 0.5"),
+        (("--mechanism", "laplace", "--T", "1"), "--scale is required with --mechanism laplace (Laplace scale b, > 0)"),
+        (("--mechanism", "laplace", "--scale", "0", "--T", "1"), "--scale must be in (0, inf), got 0"),
+        (("--mechanism", "laplace", "--scale", "1", "--T", "1", "--sigma", "1"),
+         "--mechanism laplace and --sigma cannot be given together; the laplace mechanism takes --scale, --T and optionally --p"),
+    ],
+)
+def test_missing_and_conflicting_options(dpcalc, args, message):
+    run = dpcalc("rdp", *args)
+    assert (run.code, run.stderr, run.stdout) == (2, f"Error: {message}\n", "")
+
+
+@pytest.mark.parametrize("option, value", [("--conversion", "tight"), ("--mechanism", "exponential")])
+def test_choices_are_checked(dpcalc, option, value):
+    run = dpcalc(*DESIGN_CARD, option, value)
+    assert run.code == 2
+    assert option in run.stderr and value in run.stderr
+    assert run.stderr.count("\n") == 1
+
+
+def test_help_documents_the_default_grid_and_examples(dpcalc):
+    run = dpcalc("rdp", "--help")
+    assert run.code == 0
+    text = " ".join(run.stdout.split())
+    assert "Default orders: 1.05-10.95 by 0.05" in text and f"({len(DEFAULT_ORDERS)} orders;" in text
+    assert "Examples:" in run.stdout and "dpcalc rdp --phase p=0.01,sigma=2,T=500" in run.stdout
+
+
+def test_help_grid_text_matches_the_grid():
+    from dpcalc.cli import rdp as cli
+
+    assert cli.MAX_ORDER == pytest.approx(__import__("dpcalc.core.rdp", fromlist=["MAX_ORDER"]).MAX_ORDER)
+    assert f"({len(DEFAULT_ORDERS)} orders;" in cli.DEFAULT_GRID_TEXT
+    assert cli.DEFAULT_GRID_TEXT.startswith(f"{DEFAULT_ORDERS[0]:g}-")
+    assert f"then {DEFAULT_ORDERS[-3]:g}, {DEFAULT_ORDERS[-2]:g}, {DEFAULT_ORDERS[-1]:g}" in cli.DEFAULT_GRID_TEXT
