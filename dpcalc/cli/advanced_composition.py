@@ -53,7 +53,7 @@ def advanced_composition(
     ] = None,
     k: Annotated[
         Optional[str],
-        typer.Option("--k", metavar="INT", help="Number of mechanisms, an integer >= 1 (the list length with lists)."),
+        typer.Option("--k", metavar="INT", help="Number of mechanisms, an integer in [1, 1e10] (the list length with lists)."),
     ] = None,
     delta_prime: Annotated[
         Optional[str],
@@ -129,12 +129,12 @@ def _check_total_delta(sum_deltas: float, slack: float, count: int, delta_text: 
         return
     if per_mechanism:
         raise InputError(
-            f"--delta must be below (1 - delta-prime) / k = {format_number((1.0 - slack) / count)} so that the "
+            f"--delta must be below (1 - delta-prime) / k = {(1.0 - slack) / count:.6g} so that the "
             f"total delta k * delta + delta-prime stays below 1, got {delta_text}"
         )
     raise InputError(
-        f"--delta must sum to below 1 - delta-prime = {format_number(1.0 - slack)} so that the total delta "
-        f"stays below 1, got a sum of {format_number(sum_deltas)}"
+        f"--delta must sum to below 1 - delta-prime = {1.0 - slack:.6g} so that the total delta "
+        f"stays below 1, got a sum of {sum_deltas:.6g}"
     )
 
 

@@ -54,7 +54,9 @@ from dpcalc.core.special import find_root, log_add, log_sub
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval, ParameterError
 
 PER_MECHANISM_DELTA = Interval(0.0, 1.0, low_closed=True)  # delta of one mechanism, [0, 1)
-COMPOSITIONS = Interval(1.0, 1e12, low_closed=True, high_closed=True, integer=True)  # k (1e12: ~1 s)
+# k: one optimal epsilon at k = 1e10 takes ~0.1 s (the window grows like sqrt(k)); an inverse
+# question evaluates it ~10 times.
+COMPOSITIONS = Interval(1.0, 1e10, low_closed=True, high_closed=True, integer=True)
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -96,10 +98,10 @@ class Bound:
 class OptimalBound:
     """The optimal (KOV) epsilon at `delta`.
 
-    `method` is "exact" (closed form per segment, floating-point rounding only) or "lattice"
-    (heterogeneous lists with many distinct atoms): then `epsilon` is a certified upper bound,
-    `epsilon_lower` a lower bound, and the true optimum lies between them; `tolerance` is
-    their difference (0 when exact).
+    `epsilon` is an upper bound and `epsilon_lower` a lower bound of the true optimum;
+    `tolerance` is their difference. `method` is "exact" (closed form per segment: the bounds
+    differ only by the floating-point rounding margin, ~1e-11 relative) or "lattice"
+    (heterogeneous lists with many distinct atoms, see `_lattice_optimal`).
     """
 
     epsilon: float
@@ -110,7 +112,7 @@ class OptimalBound:
 
     @property
     def tolerance(self) -> float:
-        return self.epsilon - self.epsilon_lower
+        return 0.0 if self.epsilon == self.epsilon_lower else self.epsilon - self.epsilon_lower
 
 
 @dataclass(frozen=True)
@@ -189,7 +191,23 @@ def advanced_composition(epsilon: float, delta: float, k: int, delta_prime: floa
 def _advanced_epsilon(epsilon: float, k: float, delta_prime: float) -> float:
     if epsilon == 0.0:
         return 0.0
-    return epsilon * math.sqrt(2.0 * k * -math.log(delta_prime)) + k * epsilon * math.expm1(epsilon)
+    return epsilon * math.sqrt(2.0 * k * -math.log(delta_prime)) + k * epsilon * _expm1(epsilon)
+
+
+def _fsum(values) -> float:
+    """math.fsum, inf where the sum overflows float64 (fsum raises there)."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return math.inf
+
+
+def _expm1(value: float) -> float:
+    """e^x - 1, inf where it overflows float64 (math.expm1 raises there)."""
+    return math.inf if value > _LOG_LARGEST else math.expm1(value)
+
+
+_LOG_LARGEST = math.log(1.7976931348623157e308)
 
 
 def simplified_composition(epsilon: float, delta: float, k: int, delta_prime: float) -> tuple[Bound, bool]:
@@ -419,13 +437,22 @@ def _optimal_homogeneous(epsilon: float, k: int, log_allowed: float) -> float:
     """
     if epsilon == 0.0:
         return 0.0
+    largest_loss = k * epsilon
+    if math.isinf(largest_loss):
+        return math.inf  # the largest loss overflows float64, and the optimum is within e^-eps of it
+    # Pinsker: delta_RR(0), the total variation, is at most sqrt(KL / 2), KL = k eps tanh(eps / 2).
+    if 0.5 * (math.log(0.5 * largest_loss) + math.log(math.tanh(0.5 * epsilon))) <= log_allowed:
+        return 0.0
     first, last, log_tail = _homogeneous_window(epsilon, k, log_allowed)
     log_p, log_q = _randomized_response_logs(epsilon)
     spread = math.sqrt(k * math.exp(log_p + log_q))
     if spread >= _NUMPY_WALK_FROM_SD:
-        return _walk_numpy(epsilon, k, first, last, log_tail, log_allowed)
-    atoms = (((k - 2 * l) * epsilon, log_binomial_pmf(l, k, log_q, log_p)) for l in range(first, last + 1))
-    return _solve_profile(atoms, log_allowed, log_tail)
+        value = _walk_numpy(epsilon, k, first, last, log_tail, log_allowed)
+    else:
+        atoms = (((k - 2 * l) * epsilon, log_binomial_pmf(l, k, log_q, log_p)) for l in range(first, last + 1))
+        value = _solve_profile(atoms, log_allowed, log_tail)
+    # eps_g = k eps always holds (delta_RR is 0 there): the rounding margin never goes above it.
+    return min(value, largest_loss)
 
 
 def _walk_numpy(epsilon: float, k: int, first: int, last: int, log_tail: float, log_allowed: float) -> float:
@@ -564,8 +591,9 @@ def compose(
     basic = basic_composition(epsilon, delta, k)
     advanced = advanced_composition(epsilon, delta, k, delta_prime)
     simplified, valid = simplified_composition(epsilon, delta, k, delta_prime)
-    value = optimal_epsilon(epsilon, k, delta, delta_prime)
-    optimal = OptimalBound(value, total_delta, value)
+    # eps_g = k eps always holds (delta_RR(k eps) = 0): the rounding margin never goes above it.
+    value = min(optimal_epsilon(epsilon, k, delta, delta_prime), basic.epsilon)
+    optimal = _exact_bound(value, total_delta)
     return CompositionResult(
         k=k,
         epsilons=(epsilon,),
@@ -603,9 +631,9 @@ def compose_heterogeneous(
     total_delta = math.fsum(deltas) + delta_prime
     _check_total_delta(total_delta, "sum(delta) + delta_prime")
     log_factor = -math.log(delta_prime)
-    sum_squares = math.fsum(e * e for e in epsilons)
-    basic = Bound(math.fsum(epsilons), math.fsum(deltas))
-    advanced_value = math.sqrt(2.0 * log_factor * sum_squares) + math.fsum(e * math.expm1(e) for e in epsilons)
+    sum_squares = _fsum(e * e for e in epsilons)
+    basic = Bound(_fsum(epsilons), math.fsum(deltas))
+    advanced_value = math.sqrt(2.0 * log_factor * sum_squares) + _fsum(e * _expm1(e) for e in epsilons)
     advanced = Bound(advanced_value, total_delta)
     simplified = Bound(2.0 * math.sqrt(2.0 * log_factor * sum_squares), total_delta)
     valid = simplified.epsilon < 1.0 and simplified.epsilon >= advanced_value
@@ -619,12 +647,17 @@ def compose_heterogeneous(
         if groups:
             (epsilon, count), = groups.items()
             value = _optimal_homogeneous(epsilon, count, log_allowed)
-        optimal = OptimalBound(value, total_delta, value)
+        optimal = _exact_bound(value, total_delta)
+    elif math.isinf(basic.epsilon):
+        optimal = OptimalBound(math.inf, total_delta, math.inf)  # the largest loss overflows float64
     elif math.prod(count + 1 for count in groups.values()) <= EXACT_ATOM_LIMIT:
-        value = _solve_profile(_exact_atoms(groups), log_allowed)
-        optimal = OptimalBound(value, total_delta, value)
+        optimal = _exact_bound(_solve_profile(_exact_atoms(groups), log_allowed), total_delta)
     else:
         optimal = _lattice_optimal(groups, log_allowed, total_delta, advanced_value)
+    if optimal.epsilon > basic.epsilon:  # eps_g = sum eps_i always holds: delta_RR is 0 there
+        optimal = OptimalBound(basic.epsilon, total_delta, min(optimal.epsilon_lower, basic.epsilon),
+                               optimal.method, optimal.grid_step)
+    if optimal.method == "lattice":
         warnings.append(
             f"the optimal epsilon of these {k} mechanisms is computed on a lattice (step "
             f"{optimal.grid_step:.3g}): it is a certified upper bound, at most {optimal.tolerance:.3g} "
@@ -643,6 +676,11 @@ def compose_heterogeneous(
         best=_best(basic, advanced, simplified, valid, optimal),
         warnings=tuple(warnings),
     )
+
+
+def _exact_bound(value: float, total_delta: float) -> OptimalBound:
+    """An exactly solved optimum: the true value lies within the rounding margin below `value`."""
+    return OptimalBound(value, total_delta, value * (1.0 - 2.0 * _ROUNDING_MARGIN))
 
 
 def _exact_atoms(groups: Counter) -> list[tuple[float, float]]:
@@ -814,7 +852,7 @@ def max_compositions(
         return optimal_epsilon(epsilon, k, delta, delta_prime)
 
     log_factor = -math.log(delta_prime)
-    a = epsilon * math.expm1(epsilon)
+    a = epsilon * _expm1(epsilon)
     b = epsilon * math.sqrt(2.0 * log_factor)
     root = 2.0 * target_epsilon / (b + math.sqrt(b * b + 4.0 * a * target_epsilon))  # sqrt(k), stable form
     basic_k = _largest_k(basic_value, target_epsilon, _guess(target_epsilon / epsilon), basic_cap)
@@ -924,28 +962,36 @@ def max_epsilon_per_mechanism(
 def _largest_epsilon(total, target: float, start: float) -> float:
     """The largest eps with total(eps) <= target, total continuous and increasing from total(0) = 0.
 
-    `start` is a value known to be within the target. The bracket is taken from the
-    proportional guess start * target / total(start) (the totals grow about linearly in eps),
-    widened by 10% steps until it brackets; then Brent's method. The returned value is
-    stepped down (by ulps) if rounding put it a hair above the target.
+    `start` is a value expected to be within the target. The bracket grows from it by the
+    proportional step eps * target / total(eps) (the totals grow about linearly in eps), at
+    least 10% and 16-fold while the total is still 0; then Brent's method. The returned value
+    is stepped down (by ulps) if rounding put it a hair above the target.
     """
     if target == 0.0:
         return 0.0
-    low = max(start, 0.0)
-    at_low = total(low) if low > 0.0 else 0.0
-    if at_low > target:
-        low, at_low = 0.0, 0.0
-    guess = low * target / at_low if at_low > 0.0 else max(low, 1e-300) * 2.0
-    high = max(guess, low * (1.0 + 1e-9), 1e-300)
-    while total(high) <= target:
-        low, high = high, high * 1.1 if high > guess else high * 2.0
+    low = 0.0
+    high = max(start, 1e-300)
+    while True:
+        value = total(high)
+        if value > target:
+            break
+        low = high
+        high = high * 16.0 if value == 0.0 else max(high * 1.1, high * target / value)
         if math.isinf(high):
             return low
+    while math.isinf(total(high)):  # Brent needs finite values: shrink geometrically
+        middle = math.sqrt(max(low, 1e-300) * high)
+        if total(middle) <= target:
+            low = middle
+        else:
+            high = middle
+        if high <= low * (1.0 + 1e-15):
+            return low
     value = find_root(lambda e: total(e) - target, low, high, rtol=1e-13)
-    steps = 0
-    while total(value) > target and value > 0.0:
-        value = math.nextafter(value, 0.0) if steps < 8 else value * (1.0 - 2.0**-40)
-        steps += 1
+    step = 2.0**-52
+    while total(value) > target and value > low:
+        value = max(value * (1.0 - step), low)
+        step *= 2.0
     return value
 
 

@@ -83,18 +83,26 @@ def failure_probability(scaled_tolerance: float, dims: int = 1, one_sided: bool 
     return -math.expm1(dims * math.log1p(-u))
 
 
-def scaled_tolerance_for(failure_probability: float, dims: int = 1, one_sided: bool = False) -> float:
+def scaled_tolerance_for(
+    failure_probability: float, dims: int = 1, one_sided: bool = False, probability: float | None = None
+) -> float:
     """The x = tolerance / scale at which 1 - P(all `dims` coordinates within) equals q.
 
     Inverts `failure_probability` exactly: u = -expm1(log1p(-q) / dims), x = -log u (two-sided)
     or x = -log(2u) (one-sided). One-sided, P >= 2^(-dims) holds at every scale (each
     coordinate is below +t with probability at least 1/2), so x = 0 is returned there.
+    `probability` (= 1 - q, when known more precisely than 1 - q in float64) gives log P
+    directly for P < 1/2, where log1p(-q) would lose the relative precision of a small P.
     """
     FAILURE_PROBABILITY.check("failure_probability", failure_probability)
     POSITIVE_INTEGER.check("dims", dims)
-    a = -math.log1p(-failure_probability) / dims  # -log(1 - u) > 0
+    if probability is not None and probability < 0.5:
+        log_probability = math.log(probability)
+    else:
+        log_probability = math.log1p(-failure_probability)
+    a = -log_probability / dims  # -log(1 - u) > 0
     if a < 1e-300:
-        log_u = math.log(-math.log1p(-failure_probability)) - math.log(dims)  # u = a (1 - a/2 ...)
+        log_u = math.log(-log_probability) - math.log(dims)  # u = a (1 - a/2 ...)
     else:
         log_u = math.log(-math.expm1(-a))
     if one_sided:
@@ -148,14 +156,14 @@ def laplace_accuracy(
         _check_finite_positive("epsilon", epsilon)
 
     if unknown == "epsilon":
-        x = scaled_tolerance_for(q, dims, one_sided)
+        x = scaled_tolerance_for(q, dims, one_sided, probability)
         epsilon = x * sensitivity / tolerance
         if x == 0.0:
             warnings.append(_one_sided_trivial(dims))
         elif math.isinf(epsilon):
             warnings.append("epsilon overflows float64: the tolerance is too small for any finite epsilon.")
     elif unknown == "tolerance":
-        x = scaled_tolerance_for(q, dims, one_sided)
+        x = scaled_tolerance_for(q, dims, one_sided, probability)
         tolerance = x * sensitivity / epsilon
         if x == 0.0:
             warnings.append(_one_sided_trivial(dims))
@@ -164,7 +172,9 @@ def laplace_accuracy(
     else:
         x = tolerance * epsilon / sensitivity
         q = failure_probability(x, dims, one_sided)
-        probability = 1.0 - q
+        # P from log P = dims * log1p(-u): keeps its relative precision when P is small.
+        log_u = -x - (_LOG2 if one_sided else 0.0)
+        probability = 1.0 - q if q < 0.5 else math.exp(dims * math.log1p(-math.exp(log_u)))
 
     scale = sensitivity / epsilon if epsilon > 0.0 else math.inf
     return LaplaceAccuracy(
