@@ -21,14 +21,16 @@ from __future__ import annotations
 
 import math
 from enum import Enum
-from fractions import Fraction
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from dpcalc.cli.options import RANGES, InputError, conflict, parse_integer, parse_real, parse_training_run
 from dpcalc.core.phases import Phase
 from dpcalc.core.validation import POSITIVE
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 
 class MechanismChoice(str, Enum):
@@ -165,6 +167,8 @@ def parse_phase_spec(spec: str, index: int) -> Phase:
 
 def _phase_probability(values: dict[str, str], where: str) -> tuple[float, Fraction]:
     """p from `p`, or from `batch_size / n`; 1 (no subsampling) when neither is given."""
+    from fractions import Fraction  # exact p, so that epochs / p is exact (imported only here: start-up time)
+
     training = [key for key in ("n", "batch_size") if key in values]
     if "p" in values and training:
         raise InputError(f"{where}: p and {training[0]} cannot be given together; p is batch_size / n")
@@ -191,5 +195,7 @@ def _phase_steps(values: dict[str, str], exact_probability: Fraction, where: str
         return parse_integer(f"{where}: T", values["T"])
     if "epochs" in values:
         parse_real(f"{where}: epochs", values["epochs"], RANGES["--epochs"])
+        from fractions import Fraction
+
         return max(1, math.ceil(Fraction(values["epochs"]) / exact_probability))
     raise InputError(f"{where}: T is required (number of steps, an integer >= 1; epochs with n and batch_size also work)")

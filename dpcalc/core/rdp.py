@@ -60,8 +60,9 @@ MAX_ORDER = 1e5
 ORDERS_RANGE = Interval(1.0, MAX_ORDER, high_closed=True)
 
 # Terms of the accelerated alternating tail of the fractional-order series. The CVZ error
-# is at most 2 a_0 / (3 + sqrt 8)^n, about 1.5e-18 a_0 for n = 24, and a_0 <= A_a.
-_TAIL_TERMS = 24
+# is at most 2 a_0 / (3 + sqrt 8)^n, about 3e-14 a_0 for n = 18, and a_0 <= A_a (in practice
+# a_0 is far smaller). Each term costs time on every fractional order of every phase.
+_TAIL_TERMS = 18
 
 # Rounding error amplification (sum of the absolute values of the pieces of A_a - 1 divided
 # by A_a - 1) above which the fractional-order series is not trusted and the sound
@@ -72,6 +73,9 @@ _MAX_CANCELLATION = 1e6
 
 # Binomial coefficients C(a, i) with i up to this are computed as exact products.
 _EXACT_BINOMIAL_UP_TO = 8
+
+# Flat term arrays are built for at most this many terms at a time (memory: ~15 float64 arrays).
+_TERMS_PER_CHUNK = 2_000_000
 
 # Below this Laplace scale, (a - 1)/b overflows exp for every order: the RDP is infinite.
 _SMALLEST_SCALE = 1e-300
@@ -137,11 +141,12 @@ def subsampled_gaussian_rdp(
     log_a = np.empty_like(order_array)
     is_integer = order_array == np.floor(order_array)
     if is_integer.any():
-        log_a[is_integer] = _log_a_integer(q, sigma, order_array[is_integer].astype(np.int64))
+        log_a[is_integer] = _in_chunks(_log_a_integer, q, sigma, order_array[is_integer].astype(np.int64))
     bounded: list[OrderBound] = []
     fractional = ~is_integer
     if fractional.any():
-        values, trusted = _log_a_fractional(q, sigma, order_array[fractional])
+        values = _in_chunks(_log_a_fractional_and_trust, q, sigma, order_array[fractional])
+        values, trusted = values[0::2], values[1::2] > 0.5
         if not trusted.all():
             untrusted = order_array[fractional][~trusted]
             values[~trusted] = _interpolated_log_a(q, sigma, untrusted)
@@ -151,6 +156,26 @@ def subsampled_gaussian_rdp(
             ]
         log_a[fractional] = values
     return log_a / (order_array - 1.0), tuple(bounded)
+
+
+def _in_chunks(function, q: float, sigma: float, orders: np.ndarray) -> np.ndarray:
+    """`function(q, sigma, orders)` over groups of orders of at most _TERMS_PER_CHUNK terms each
+    (an order a costs about a terms), so that large --orders lists cannot exhaust memory."""
+    if orders.sum() <= _TERMS_PER_CHUNK:
+        return function(q, sigma, orders)
+    pieces, start, used = [], 0, 0.0
+    for end, order in enumerate(orders.tolist(), start=1):
+        used += order + _TAIL_TERMS + 2
+        if used > _TERMS_PER_CHUNK or end == orders.size:
+            pieces.append(function(q, sigma, orders[start:end]))
+            start, used = end, 0.0
+    return np.concatenate(pieces)
+
+
+def _log_a_fractional_and_trust(q: float, sigma: float, orders: np.ndarray) -> np.ndarray:
+    """`_log_a_fractional` with its two outputs interleaved (value, trusted) for `_in_chunks`."""
+    values, trusted = _log_a_fractional(q, sigma, orders)
+    return np.stack((values, trusted.astype(np.float64)), axis=1).reshape(-1)
 
 
 def _check_orders(orders: Sequence[float]) -> np.ndarray:
@@ -219,33 +244,23 @@ def _segment_log_sum_exp(values: np.ndarray, starts: np.ndarray, segment: np.nda
     return safe_top + np.log(np.add.reduceat(np.exp(values - safe_top[segment]), starts))
 
 
-@dataclass(frozen=True)
 class _IntegerLayout:
     """The terms k = 2..a of every integer order in one flat array, with what does not depend
-    on (q, sigma) computed once per grid."""
+    on (q, sigma) computed once per grid (a plain class: cheaper to define than a dataclass)."""
 
-    starts: np.ndarray
-    segment: np.ndarray
-    k: np.ndarray
-    order_minus_k: np.ndarray
-    half_k_k_minus_1: np.ndarray  # k(k - 1)/2
-    log_binomial: np.ndarray
+    __slots__ = ("starts", "segment", "k", "order_minus_k", "half_k_k_minus_1", "log_binomial")
+
+    def __init__(self, orders: tuple[int, ...]) -> None:
+        order_array = np.array(orders, dtype=np.int64)
+        self.segment, position, self.starts = _segments(order_array - 1)
+        order = order_array[self.segment].astype(np.float64)
+        self.k = position + 2.0
+        self.order_minus_k = order - self.k
+        self.half_k_k_minus_1 = self.k * (self.k - 1.0) / 2.0
+        self.log_binomial = _log_binomial(order, self.k)
 
 
-@lru_cache(maxsize=8)
-def _integer_layout(orders: tuple[int, ...]) -> _IntegerLayout:
-    order_array = np.array(orders, dtype=np.int64)
-    segment, position, starts = _segments(order_array - 1)
-    order = order_array[segment].astype(np.float64)
-    k = position + 2.0
-    return _IntegerLayout(
-        starts=starts,
-        segment=segment,
-        k=k,
-        order_minus_k=order - k,
-        half_k_k_minus_1=k * (k - 1.0) / 2.0,
-        log_binomial=_log_binomial(order, k),
-    )
+_integer_layout = lru_cache(maxsize=8)(_IntegerLayout)
 
 
 def _log_a_integer(q: float, sigma: float, orders: np.ndarray) -> np.ndarray:
@@ -256,7 +271,7 @@ def _log_a_integer(q: float, sigma: float, orders: np.ndarray) -> np.ndarray:
     positive, so log-sum-exp of the terms gives log(A_a - 1) to a few ulps, and
     log A_a = log1p(A_a - 1). Vectorised over all orders in one flat array.
     """
-    layout = _integer_layout(tuple(int(a) for a in orders))
+    layout = _integer_layout(tuple(orders.astype(np.int64).tolist()))
     log_terms = (
         layout.log_binomial
         + layout.k * math.log(q)
@@ -285,45 +300,31 @@ def _cvz_weights(n: int) -> np.ndarray:
 _CVZ_WEIGHTS = _cvz_weights(_TAIL_TERMS)
 
 
-@dataclass(frozen=True)
 class _FractionalLayout:
-    """The terms i = 0..floor(a) + 1 + _TAIL_TERMS of every fractional order in one flat array."""
+    """The terms i = 0..floor(a) + 1 + _TAIL_TERMS of every fractional order in one flat array:
+    i, j = a - i, log |C(a, i)| (and the same with -inf at i = 0, 1, whose S0 terms become
+    C_left), the tail mask and the CVZ weights on the tail (0 on the head)."""
 
-    starts: np.ndarray
-    segment: np.ndarray
-    i: np.ndarray
-    j: np.ndarray  # a - i
-    i_i_minus_1: np.ndarray
-    j_j_minus_1: np.ndarray
-    log_binomial: np.ndarray  # log |C(a, i)|
-    log_binomial_s0: np.ndarray  # the same, -inf at i = 0, 1 (those S0 terms become C_left)
-    in_tail: np.ndarray
-    weights: np.ndarray  # CVZ weights on the tail, 0 on the head
+    __slots__ = ("starts", "segment", "i", "j", "i_i_minus_1", "j_j_minus_1", "log_binomial",
+                 "log_binomial_s0", "in_tail", "weights")
+
+    def __init__(self, orders: tuple[float, ...]) -> None:
+        order_array = np.array(orders)
+        head_lengths = (np.floor(order_array) + 2.0).astype(np.int64)  # i = 0..m-1, m = floor(a) + 2
+        self.segment, position, self.starts = _segments(head_lengths + _TAIL_TERMS)
+        order = order_array[self.segment]
+        self.i = position.astype(np.float64)
+        self.j = order - self.i
+        self.i_i_minus_1 = self.i * self.i - self.i
+        self.j_j_minus_1 = self.j * self.j - self.j
+        self.log_binomial = _log_binomial(order, self.i)
+        self.log_binomial_s0 = np.where(position < 2, -np.inf, self.log_binomial)
+        self.in_tail = position >= head_lengths[self.segment]
+        tail_position = np.where(self.in_tail, position - head_lengths[self.segment], 0)
+        self.weights = np.where(self.in_tail, _CVZ_WEIGHTS[np.minimum(tail_position, _TAIL_TERMS - 1)], 0.0)
 
 
-@lru_cache(maxsize=8)
-def _fractional_layout(orders: tuple[float, ...]) -> _FractionalLayout:
-    order_array = np.array(orders)
-    head_lengths = (np.floor(order_array) + 2.0).astype(np.int64)  # i = 0..m-1, m = floor(a) + 2
-    segment, position, starts = _segments(head_lengths + _TAIL_TERMS)
-    order = order_array[segment]
-    i = position.astype(np.float64)
-    j = order - i
-    log_binomial = _log_binomial(order, i)
-    in_tail = position >= head_lengths[segment]
-    tail_position = np.where(in_tail, position - head_lengths[segment], 0)
-    return _FractionalLayout(
-        starts=starts,
-        segment=segment,
-        i=i,
-        j=j,
-        i_i_minus_1=i * i - i,
-        j_j_minus_1=j * j - j,
-        log_binomial=log_binomial,
-        log_binomial_s0=np.where(position < 2, -np.inf, log_binomial),
-        in_tail=in_tail,
-        weights=np.where(in_tail, _CVZ_WEIGHTS[np.minimum(tail_position, _TAIL_TERMS - 1)], 0.0),
-    )
+_fractional_layout = lru_cache(maxsize=8)(_FractionalLayout)
 
 
 def _log_a_fractional(q: float, sigma: float, orders: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -343,7 +344,7 @@ def _log_a_fractional(q: float, sigma: float, orders: np.ndarray) -> tuple[np.nd
     K0 = (1-q)^a e^(-z0^2/(2 sigma^2)) / sqrt(2 pi) and the Mills ratio
     R(t) = int_0^inf e^(-ts - s^2/2) ds (a Laplace transform, so completely monotone in i),
     and |C(a,i)| = |sin(pi a)|/pi * int_0^1 t^(i-a-1) (1-t)^a dt for i > a; products and sums
-    of moment sequences are moment sequences. 24 tail terms reach 1.5e-18 relative.
+    of moment sequences are moment sequences. 18 tail terms reach 3e-14 relative.
 
     A_a - 1 is assembled without the leading 1: subtracting E[1 + a q (r - 1)] = 1 on each
     side turns the i = 0, 1 terms into C_left and C_right below, which are O(q^2) for small q.
@@ -352,7 +353,7 @@ def _log_a_fractional(q: float, sigma: float, orders: np.ndarray) -> tuple[np.nd
     """
     from scipy.special import log_ndtr
 
-    layout = _fractional_layout(tuple(float(a) for a in orders))
+    layout = _fractional_layout(tuple(orders.tolist()))
     segment, starts, in_tail, weights = layout.segment, layout.starts, layout.in_tail, layout.weights
     i, j = layout.i, layout.j
     log_q, log_1mq = math.log(q), math.log1p(-q)

@@ -453,3 +453,16 @@ def test_rdp_curve_non_decreasing_in_the_order(p, sigma):
     values, bounded = core.subsampled_gaussian_rdp(p, sigma, orders)
     assert bounded == ()
     assert np.all(np.diff(values) >= -1e-12 * values[1:])
+
+
+def test_chunked_evaluation_gives_the_same_values(monkeypatch):
+    # Large --orders lists are evaluated in groups of at most _TERMS_PER_CHUNK terms.
+    orders = [5.0, 7.5, 33.0, 40.5, 64.0, 3.5]
+    whole = ours(0.01, 1.0, orders)
+    monkeypatch.setattr(core, "_TERMS_PER_CHUNK", 50)
+    np.testing.assert_array_equal(ours(0.01, 1.0, orders), whole)
+
+
+def test_largest_orders_are_allowed_and_monotone():
+    values = ours(0.01, 1.0, [50000.0, 99999.5, core.MAX_ORDER])
+    assert np.all(np.diff(values) > 0)
