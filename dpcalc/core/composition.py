@@ -808,8 +808,8 @@ def _simplified_warning(value: float, valid: bool) -> tuple[str, ...]:
     if valid:
         return ()
     return (
-        f"the simplified form 2 eps sqrt(2k ln(1/delta')) (Dwork-Roth Cor. 3.21) gives {value:.6g}, "
-        "which does not hold: the corollary needs it below 1. Use the advanced or optimal epsilon.",
+        f"the simplified form (Dwork-Roth Cor. 3.21) gives {value:.6g}, which does not hold: "
+        "the corollary needs it below 1. Use the advanced or optimal epsilon.",
     )
 
 
