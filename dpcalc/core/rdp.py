@@ -122,8 +122,9 @@ def subsampled_gaussian_rdp(
     """Per-step RDP of the Poisson-subsampled Gaussian at each order (MTZ Thm 4, Sec. 3.3).
 
     Returns (rdp, bounded): `bounded` lists the fractional orders where the series could not be
-    evaluated to full precision and the value is the sound log-convexity bound of
-    `_interpolated_log_a` instead (only for noise multipliers above ~150).
+    evaluated to full precision (noise multipliers above ~500) and the value is a sound upper
+    bound instead: the smallest of the log-convexity chord of `_interpolated_log_a`, the RDP at
+    any larger order of `orders`, and the unsampled Gaussian's a / (2 sigma^2).
 
     p = 1: eps(a) = a / (2 sigma^2) (M17 Prop. 7).
     """
@@ -149,13 +150,34 @@ def subsampled_gaussian_rdp(
         values, trusted = values[0::2], values[1::2] > 0.5
         if not trusted.all():
             untrusted = order_array[fractional][~trusted]
-            values[~trusted] = _interpolated_log_a(q, sigma, untrusted)
+            # Two sound upper bounds on log A_a; the smaller is used: the chord of the convex
+            # log A_a between the neighbouring integer orders, and the Gaussian without
+            # subsampling, (a - 1) a / (2 sigma^2) (subsampling never increases RDP, MTZ Sec. 3).
+            values[~trusted] = np.minimum(
+                _interpolated_log_a(q, sigma, untrusted), (untrusted - 1.0) * untrusted / (2.0 * sigma * sigma)
+            )
             bounded += [
-                OrderBound(float(a), "log-convexity bound between the neighbouring integer orders")
+                OrderBound(float(a), "upper bound: log-convexity, monotonicity, unsampled Gaussian")
                 for a in untrusted
             ]
         log_a[fractional] = values
-    return log_a / (order_array - 1.0), tuple(bounded)
+    rdp = log_a / (order_array - 1.0)
+    if bounded:
+        rdp = _monotone_bound(order_array, rdp, np.isin(order_array, [bound.order for bound in bounded]))
+    return rdp, tuple(bounded)
+
+
+def _monotone_bound(orders: np.ndarray, rdp: np.ndarray, bounded: np.ndarray) -> np.ndarray:
+    """Lower each bounded value to the smallest RDP at any larger order: RDP is non-decreasing
+    in the order (van Erven, Harremoes 2014, Thm 3), so that value is an upper bound too."""
+    order_index = np.argsort(orders, kind="stable")
+    sorted_rdp = rdp[order_index]
+    from_the_right = np.minimum.accumulate(sorted_rdp[::-1])[::-1]
+    tightened = sorted_rdp.copy()
+    tightened[:-1] = np.minimum(sorted_rdp[:-1], from_the_right[1:])
+    result = rdp.copy()
+    result[order_index] = np.where(bounded[order_index], tightened, sorted_rdp)
+    return result
 
 
 def _in_chunks(function, q: float, sigma: float, orders: np.ndarray) -> np.ndarray:
@@ -592,8 +614,9 @@ def rdp_accountant(
         listed = ", ".join(f"{bound.order:g}" for bound in bounded[:8]) + (", ..." if len(bounded) > 8 else "")
         warnings.append(
             f"at {len(bounded)} fractional order(s) ({listed}) the series loses precision to cancellation; "
-            "their RDP is the sound upper bound interpolated between the neighbouring integer orders "
-            "(log-convexity), so epsilon may be slightly larger than the exact RDP value."
+            "their RDP is a sound upper bound instead (log-convexity between the neighbouring integer "
+            "orders, monotonicity in the order, the unsampled Gaussian), so epsilon may be slightly "
+            "larger than with the exact RDP."
         )
     if not math.isfinite(epsilon):
         warnings.append("the RDP curve is infinite at every order: no finite epsilon (the noise is too small).")

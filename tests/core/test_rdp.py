@@ -466,3 +466,16 @@ def test_chunked_evaluation_gives_the_same_values(monkeypatch):
 def test_largest_orders_are_allowed_and_monotone():
     values = ours(0.01, 1.0, [50000.0, 99999.5, core.MAX_ORDER])
     assert np.all(np.diff(values) > 0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(log_p=st.floats(-12.0, 0.0), log_sigma=st.floats(-3.0, 6.0))
+def test_curve_is_sane_over_extreme_inputs(log_p, log_sigma):
+    # Everywhere, including the large-sigma fallback: no nan, never negative, non-decreasing in
+    # the order, and never above the Gaussian without subsampling, a / (2 sigma^2).
+    p, sigma = 10.0**log_p, 10.0**log_sigma
+    orders = np.array(core.DEFAULT_ORDERS)
+    values, _ = core.subsampled_gaussian_rdp(p, sigma, orders)
+    assert not np.isnan(values).any() and np.all(values >= 0)
+    assert np.all(np.diff(values) >= -1e-9 * values[1:])
+    assert np.all(values <= orders / (2 * sigma * sigma) * (1 + 1e-9))
