@@ -269,7 +269,7 @@ def test_default_grid_never_worse_than_dp_accounting_default(phases):
     assert core.rdp_accountant(phases, delta=1e-5).epsilon <= theirs * (1 + 1e-6)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(
     p=st.floats(1e-6, 1.0),
     sigma=st.floats(0.3, 50.0),
@@ -429,7 +429,7 @@ def _epsilon(p, sigma, steps, delta=1e-5):
     return core.rdp_accountant([Phase(sampling_probability=p, noise_multiplier=sigma, steps=steps)], delta=delta).epsilon
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=25, deadline=None)
 @given(
     p=st.floats(1e-5, 0.5),
     sigma=st.floats(0.4, 20.0),
@@ -468,7 +468,7 @@ def test_largest_orders_are_allowed_and_monotone():
     assert np.all(np.diff(values) > 0)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(log_p=st.floats(-12.0, 0.0), log_sigma=st.floats(-3.0, 6.0))
 def test_curve_is_sane_over_extreme_inputs(log_p, log_sigma):
     # Everywhere, including the large-sigma fallback: no nan, never negative, non-decreasing in
