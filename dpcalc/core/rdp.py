@@ -65,8 +65,8 @@ ORDERS_RANGE = Interval(1.0, MAX_ORDER, high_closed=True)
 _TAIL_TERMS = 18
 
 # Rounding error amplification (sum of the absolute values of the pieces of A_a - 1 divided
-# by A_a - 1) above which the fractional-order series is not trusted and the sound
-# interpolation bound between integer orders is used instead. Against mpmath the relative
+# by A_a - 1) above which the fractional-order series is not trusted and a sound upper bound
+# is used instead (see `subsampled_gaussian_rdp`). Against mpmath the relative
 # error stays below 1e-15 times this amplification, so 1e6 keeps values within 1e-9; it is
 # about 4 sigma^2 for small q, so the series serves noise multipliers up to ~500.
 _MAX_CANCELLATION = 1e6
