@@ -5,7 +5,7 @@ _dpcalc() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" command="" word
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case "$word" in
-            gdp|convert) command="$word"; break ;;
+            gdp|convert|laplace-eps|advanced-composition|rdp) command="$word"; break ;;
         esac
     done
     case "$command" in
@@ -13,7 +13,7 @@ _dpcalc() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--version --debug --install-completion --show-completion -h --help" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W "gdp convert" -- "$cur"))
+                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp" -- "$cur"))
             fi ;;
         gdp)
             case "$prev" in
@@ -53,6 +53,50 @@ _dpcalc() {
             esac
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--from --to --eps --delta --mu --rho --order --rdp-eps --sigma --scale --sensitivity --orders --points --group --max-eps --json -h --help" -- "$cur"))
+            fi ;;
+        laplace-eps)
+            case "$prev" in
+                --tolerance) return ;;
+                --probability) return ;;
+                --eps) return ;;
+                --sensitivity) return ;;
+                --dims) return ;;
+                --max-eps) return ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "--tolerance --probability --eps --sensitivity --dims --one-sided --max-eps --json -h --help" -- "$cur"))
+            fi ;;
+        advanced-composition)
+            case "$prev" in
+                --eps) return ;;
+                --delta) return ;;
+                --k) return ;;
+                --delta-prime) return ;;
+                --target-eps) return ;;
+                --max-eps) return ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "--eps --delta --k --delta-prime --target-eps --max-eps --json -h --help" -- "$cur"))
+            fi ;;
+        rdp)
+            case "$prev" in
+                --p) return ;;
+                --sigma) return ;;
+                --T) return ;;
+                --n) return ;;
+                --batch-size) return ;;
+                --epochs) return ;;
+                --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
+                --scale) return ;;
+                --phase) return ;;
+                --orders) return ;;
+                --conversion) COMPREPLY=($(compgen -W "improved classic" -- "$cur")); return ;;
+                --delta) return ;;
+                --eps) return ;;
+                --max-eps) return ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --orders --conversion --delta --eps --max-eps --json -h --help" -- "$cur"))
             fi ;;
     esac
 }
