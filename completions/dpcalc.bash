@@ -5,7 +5,7 @@ _dpcalc() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" command="" word
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case "$word" in
-            gdp|convert|laplace-eps|advanced-composition|rdp) command="$word"; break ;;
+            gdp|convert|laplace-eps|advanced-composition|rdp|check) command="$word"; break ;;
         esac
     done
     case "$command" in
@@ -13,7 +13,7 @@ _dpcalc() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--version --debug --install-completion --show-completion -h --help" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp" -- "$cur"))
+                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp check" -- "$cur"))
             fi ;;
         gdp)
             case "$prev" in
@@ -97,6 +97,14 @@ _dpcalc() {
             esac
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --orders --conversion --delta --eps --max-eps --json -h --help" -- "$cur"))
+            fi ;;
+        check)
+            case "$prev" in
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "--json -h --help" -- "$cur"))
+            else
+                COMPREPLY=($(compgen -f -- "$cur"))
             fi ;;
     esac
 }

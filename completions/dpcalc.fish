@@ -11,6 +11,7 @@ complete -c dpcalc -n '__fish_use_subcommand' -a convert -d 'Convert between dp,
 complete -c dpcalc -n '__fish_use_subcommand' -a laplace-eps -d 'Laplace noise: epsilon, tolerance, probability - give two, get the third'
 complete -c dpcalc -n '__fish_use_subcommand' -a advanced-composition -d 'k (eps, delta)-DP mechanisms: basic, advanced, simplified, optimal (KOV)'
 complete -c dpcalc -n '__fish_use_subcommand' -a rdp -d 'Renyi DP of (multi-phase) subsampled Gaussian and Laplace runs: epsilon over orders'
+complete -c dpcalc -n '__fish_use_subcommand' -a check -d 'Check a privacy budget file (TOML): compose all releases, exit 1 when over'
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l p -x -d 'Poisson sampling probability per step, in (0, 1]'
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l sigma -x -d 'Noise multiplier: noise std / L2 sensitivity, > 0'
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l T -x -d 'Number of steps, an integer >= 1'
@@ -76,3 +77,6 @@ complete -c dpcalc -n '__fish_seen_subcommand_from rdp' -l eps -x -d 'Give epsil
 complete -c dpcalc -n '__fish_seen_subcommand_from rdp' -l max-eps -x -d 'Budget: exit 1 when epsilon exceeds this value'
 complete -c dpcalc -n '__fish_seen_subcommand_from rdp' -l json -d 'Print one strict JSON object instead of a table'
 complete -c dpcalc -n '__fish_seen_subcommand_from rdp' -s h -l help -d 'Show this message and exit'
+complete -c dpcalc -n '__fish_seen_subcommand_from check' -F
+complete -c dpcalc -n '__fish_seen_subcommand_from check' -l json -d 'Print one strict JSON object instead of a table'
+complete -c dpcalc -n '__fish_seen_subcommand_from check' -s h -l help -d 'Show this message and exit'

@@ -1,0 +1,94 @@
+"""`dpcalc check BUDGET.toml`: compose everything a project releases and enforce its budget."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from dpcalc.cli.options import InputError, Json
+from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, emit, format_number
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None)
+
+HELP = """Check a privacy budget file: compose every release and compare the total with the budget.
+
+The file is TOML: a [budget] table (epsilon, delta, optional accountant = "pld" or "rdp") and
+[[release]] tables, each with a name and a mechanism: subsampled-gaussian (p, sigma, T or
+n/batch_size/epochs), gaussian (sigma, sensitivity, count), laplace (scale or epsilon,
+sensitivity, count), dp (epsilon, delta, count), gdp (mu, count) or zcdp (rho, count).
+Exit 0 within budget, 1 over budget, 2 for a malformed file. The file is only read.
+
+\b
+Examples:
+  dpcalc check privacy-budget.toml
+  dpcalc check examples/privacy-budget.toml --json
+"""
+
+
+@app.command("check", help=HELP)
+def check(
+    budget_file: Annotated[str, typer.Argument(metavar="BUDGET", help="The budget file (TOML) to check.")],
+    json_output: Json = False,
+) -> None:
+    from pathlib import Path
+
+    from dpcalc.core.budget import BudgetFileError, account_budget, load_budget
+
+    path = Path(budget_file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"BUDGET: no such file: {budget_file}") from None
+    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
+        raise InputError(f"BUDGET: cannot read {budget_file}: {error}") from None
+    try:
+        budget = load_budget(text, budget_file)
+    except BudgetFileError as error:
+        raise InputError(str(error)) from None
+    result = account_budget(budget)
+    releases = [
+        {"name": r.name, "mechanism": r.mechanism, "epsilon": r.epsilon, "delta": r.delta, "method": r.method}
+        for r in result.releases
+    ]
+    report = Report(
+        command="check",
+        inputs={"budget_file": budget_file},
+        result={
+            "budget": {"epsilon": budget.epsilon, "delta": budget.delta, "accountant": budget.accountant},
+            "releases": releases,
+            "total": {"epsilon": result.total_epsilon, "delta": result.total_delta},
+            "headroom": result.headroom,
+            "within_budget": result.within_budget,
+            "method": result.method,
+            "split": result.split,
+        },
+        tables=[_table(result)],
+        warnings=list(result.warnings),
+    )
+    code = emit(report, json_mode=json_output)
+    if not result.within_budget:
+        sys.stderr.write(
+            f"Over budget: total epsilon {format_number(result.total_epsilon)} > budget "
+            f"{format_number(budget.epsilon)} at delta {format_number(budget.delta)}\n"
+        )
+        code = EXIT_OVER_BUDGET
+    raise typer.Exit(code)
+
+
+def _table(result) -> Table:
+    budget = result.budget
+    rows = [
+        (r.name, r.mechanism, format_number(r.epsilon), r.method) for r in result.releases
+    ]
+    rows.append(("total", "composed", format_number(result.total_epsilon), result.method))
+    rows.append(("budget", "", format_number(budget.epsilon), f"delta {format_number(budget.delta)}"))
+    verdict = "within budget" if result.within_budget else "OVER BUDGET"
+    rows.append(("headroom", "", format_number(result.headroom), verdict))
+    return Table(
+        columns=("release", "mechanism", "epsilon", "note"),
+        rows=rows,
+        title=f"Privacy budget {budget.source}: each epsilon at delta = {format_number(budget.delta)}",
+        justify=("left", "left", "right", "left"),
+    )

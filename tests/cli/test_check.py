@@ -1,0 +1,165 @@
+"""`dpcalc check`: budget files, composition, exit codes and every malformed-file message."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from dpcalc.core import gdp
+from dpcalc.core.budget import account_budget, load_budget
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "privacy-budget.toml"
+
+FAST = """\
+[budget]
+epsilon = 3.0
+delta = 1e-5
+
+[[release]]
+name = "means"
+mechanism = "gaussian"
+sigma = 4.0
+count = 3
+
+[[release]]
+name = "report"
+mechanism = "gdp"
+mu = 0.5
+"""
+
+
+def write(tmp_path, text, name="budget.toml"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_example_budget_file_is_within_budget(dpcalc):
+    before = EXAMPLE.read_bytes()
+    run = dpcalc("check", EXAMPLE, "--json")
+    assert run.code == 0, run.stderr
+    result = run.json()["result"]
+    assert result["within_budget"] is True
+    assert [r["name"] for r in result["releases"]] == ["model training", "monthly counts", "survey means"]
+    # The MNIST run alone: tight 2.3817 (SPEC table, p = 256/60000, sigma 1.1, 60 epochs); its
+    # certified upper bound is slightly above, and the total is above each release.
+    assert result["releases"][0]["epsilon"] == pytest.approx(2.3817, abs=2e-3)
+    assert result["total"]["epsilon"] >= max(r["epsilon"] for r in result["releases"])
+    assert result["total"]["delta"] == 1e-5
+    assert result["headroom"] == pytest.approx(4.0 - result["total"]["epsilon"])
+    assert EXAMPLE.read_bytes() == before  # the budget file is only read
+
+
+def test_gaussian_releases_compose_exactly_as_gdp(dpcalc, tmp_path):
+    run = dpcalc("check", write(tmp_path, FAST), "--json")
+    assert run.code == 0
+    # 3 Gaussian releases at sigma 4 and 0.5-GDP: mu^2 = 3/16 + 1/4 (Dong, Roth, Su Cor. 3.3).
+    expected = gdp.epsilon_for_delta(1e-5, math.sqrt(3 / 16 + 0.25))
+    assert run.json()["result"]["total"]["epsilon"] == pytest.approx(expected, rel=1e-12)
+    assert run.json()["warnings"] == []
+
+
+def test_over_budget_exits_1(dpcalc, tmp_path):
+    run = dpcalc("check", write(tmp_path, FAST.replace("epsilon = 3.0", "epsilon = 1.0")))
+    assert run.code == 1
+    assert "OVER BUDGET" in run.stdout
+    assert run.stderr.startswith("Over budget: total epsilon ")
+
+
+def test_rdp_accountant_matches_the_rdp_core(tmp_path):
+    from dpcalc.core.phases import Phase
+    from dpcalc.core.rdp import rdp_accountant
+
+    text = FAST.replace("delta = 1e-5", 'delta = 1e-5\naccountant = "rdp"')
+    result = account_budget(load_budget(text, "b.toml"))
+    expected = rdp_accountant([Phase("gaussian", 1.0, 4.0, None, 3), Phase("gaussian", 1.0, 2.0, None, 1)], delta=1e-5)
+    assert result.total_epsilon == pytest.approx(expected.epsilon, rel=1e-12)
+
+
+def test_zcdp_and_dp_releases(tmp_path):
+    from dpcalc.core.composition import optimal_epsilon
+    from dpcalc.core.zcdp import zcdp_epsilon
+
+    zcdp_only = account_budget(load_budget(
+        '[budget]\nepsilon = 9\ndelta = 1e-6\n[[release]]\nname = "a"\nmechanism = "zcdp"\nrho = 0.1\ncount = 2\n', "b"))
+    assert zcdp_only.total_epsilon == pytest.approx(zcdp_epsilon(0.2, 1e-6)[0], rel=1e-12)
+    dp_only = account_budget(load_budget(
+        '[budget]\nepsilon = 9\ndelta = 1e-5\n[[release]]\nname = "a"\nmechanism = "dp"\nepsilon = 0.1\ncount = 100\n', "b"))
+    # SPEC: 100-fold composition of 0.1-DP at delta' = 1e-5: optimal 4.30679 (Kairouz, Oh, Viswanath).
+    assert dp_only.total_epsilon == pytest.approx(4.30679, abs=1e-5)
+    assert dp_only.total_epsilon == optimal_epsilon(0.1, 100, 0.0, 1e-5)
+
+
+def test_mixed_kinds_split_delta_with_a_warning(dpcalc, tmp_path):
+    text = FAST + '\n[[release]]\nname = "legacy"\nmechanism = "dp"\nepsilon = 0.2\ndelta = 1e-7\ncount = 2\n'
+    run = dpcalc("check", write(tmp_path, text), "--json")
+    document = run.json()
+    assert "basic composition" in document["warnings"][0]
+    split = document["result"]["split"]
+    assert set(split) == {"pld", "dp"} and sum(split.values()) == pytest.approx(1.0)
+    total = document["result"]["total"]["epsilon"]
+    # At least the mechanisms alone plus the dp releases alone (basic composition is not free).
+    assert total > gdp.epsilon_for_delta(1e-5, math.sqrt(3 / 16 + 0.25)) + 0.4 - 1e-9
+
+
+def test_own_deltas_exceeding_the_budget_give_inf(dpcalc, tmp_path):
+    text = '[budget]\nepsilon = 9\ndelta = 1e-6\n[[release]]\nname = "a"\nmechanism = "dp"\nepsilon = 0.1\ndelta = 1e-6\ncount = 2\n'
+    run = dpcalc("check", write(tmp_path, text), "--json")
+    assert run.code == 1
+    assert run.json()["result"]["total"]["epsilon"] == "inf"
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[budget\nepsilon = 1", "TOML syntax error: "),
+        ('[[release]]\nname = "a"\nmechanism = "gdp"\nmu = 1\n', "missing [budget] table with epsilon and delta"),
+        ("[budget]\nepsilon = 1\ndelta = 1e-5\n", "no [[release]] entries: nothing to check"),
+        ("[budget]\nepsilon = 1\n[[release]]\nname = 'a'\nmechanism = 'gdp'\nmu = 1\n",
+         ":1: [budget]: missing 'delta' (in (0, 1))"),
+        ("[budget]\nepsilon = 1\ndelta = 2\n[[release]]\nname = 'a'\nmechanism = 'gdp'\nmu = 1\n",
+         ":1: [budget]: delta must be in (0, 1), got 2"),
+        ("[budget]\nepsilon = 1\ndelta = 1e-5\naccountant = 'moments'\n[[release]]\nname = 'a'\nmechanism = 'gdp'\nmu = 1\n",
+         ":1: [budget]: accountant must be one of pld, rdp, got 'moments'"),
+        ("[budget]\nepsilon = 1\ndelta = 1e-5\n\n[[release]]\nname = 'a'\nmechanism = 'gausian'\nsigma = 1\n",
+         ":5: release 'a': unknown mechanism 'gausian' (did you mean 'gaussian'?); expected one of "),
+        ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nname = 'train'\nmechanism = 'subsampled-gaussian'\n"
+         "p = 0.01\nsigam = 1\nT = 10\n",
+         ":4: release 'train': unknown key 'sigam' for mechanism 'subsampled-gaussian' (did you mean 'sigma'?)"),
+        ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nname = 'train'\nmechanism = 'subsampled-gaussian'\n"
+         "p = 0.01\nsigma = 1\n", ":4: release 'train': give exactly one of 'T' and 'epochs'"),
+        ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nname = 'train'\nmechanism = 'subsampled-gaussian'\n"
+         "p = 1.5\nsigma = 1\nT = 10\n", ":4: release 'train': p must be in (0, 1], got 1.5"),
+        ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nname = 'q'\nmechanism = 'laplace'\nscale = 'big'\n",
+         ":4: release 'q': scale must be a number in (0, inf), got 'big'"),
+        ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nmechanism = 'gdp'\nmu = 1\n",
+         ":4: release 1: missing 'name' (a non-empty string)"),
+        ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nname = 'a'\nmu = 1\n",
+         ":4: release 'a': missing 'mechanism' (one of "),
+        ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nname = 'a'\nmechanism = 'gdp'\nmu = 1\n"
+         "[[release]]\nname = 'a'\nmechanism = 'gdp'\nmu = 1\n", ":8: release 'a': the name is used twice"),
+        ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nname = 'a'\nmechanism = 'gdp'\nmu = 1\ncount = 0\n",
+         ":4: release 'a': count must be an integer in [1, inf), got 0"),
+        ("[budgets]\nepsilon = 1\n", ":1: unknown top-level key 'budgets' (did you mean 'budget'?)"),
+    ],
+)
+def test_malformed_files_name_the_file_line_and_problem(dpcalc, tmp_path, text, message):
+    path = write(tmp_path, text)
+    run = dpcalc("check", path)
+    assert run.code == 2
+    assert run.stderr.startswith(f"Error: {path}") and message in run.stderr
+    assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
+    assert path.read_text() == text
+
+
+def test_missing_file(dpcalc, tmp_path):
+    run = dpcalc("check", tmp_path / "nope.toml")
+    assert run.code == 2
+    assert run.stderr == f"Error: BUDGET: no such file: {tmp_path / 'nope.toml'}\n"
+
+
+def test_missing_argument(dpcalc):
+    run = dpcalc("check")
+    assert run.code == 2 and "BUDGET" in run.stderr
