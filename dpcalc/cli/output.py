@@ -29,7 +29,8 @@ class Table:
     columns: tuple[str, ...]
     rows: list[tuple[str, ...]]
     title: str | None = None
-    # Per-column "left" or "right"; default: the first column left, the others right (numbers).
+    # Per-column "left" or "right"; default: the first column and a "note" column left (text),
+    # the others right (numbers).
     justify: tuple[str, ...] | None = None
 
 
@@ -145,7 +146,9 @@ def _print_tables(tables: list[Table], budget: dict[str, Any] | None) -> None:
     console = Console(highlight=False)
     for index, spec in enumerate(tables):
         table = RichTable(title=spec.title, title_justify="left")
-        justify = spec.justify or ("left",) + ("right",) * (len(spec.columns) - 1)
+        justify = spec.justify or tuple(
+            "left" if position == 0 or column == "note" else "right" for position, column in enumerate(spec.columns)
+        )
         for column, side in zip(spec.columns, justify):
             table.add_column(column, justify=side)
         rows = list(spec.rows)
