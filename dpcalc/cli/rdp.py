@@ -221,5 +221,5 @@ def _curve_table(result) -> Table:
     return Table(
         columns=("order", "composed RDP", ""),
         rows=rows,
-        title="RDP curve near the optimum (--json: all orders)",
+        title="RDP curve (all orders: --json)",
     )
