@@ -1,0 +1,356 @@
+"""Dominating pairs of the mechanisms the PLD accountant knows, as privacy-loss distributions.
+
+A pair (P, Q) is described by its privacy loss L = log(dP/dQ) under P: for any loss interval
+[a, b) the model returns P(a <= L < b) and Q(a <= L < b) (the same set of outcomes measured
+under Q), as logarithms with bounds on their relative errors. That is all the discretisation
+needs (see `_pld_grid`).
+
+Poisson-subsampled Gaussian, sensitivity 1, noise multiplier sigma, add/remove adjacency
+(Mironov, Talwar, Zhang 2019, arXiv 1908.10530, Sec. 3; Zhu, Dong, Wang 2022, arXiv 2106.08567,
+Prop. 30 for the two orders of the pair):
+    remove:  P = (1 - p) N(0, s^2) + p N(1, s^2),  Q = N(0, s^2)
+    add:     P = N(0, s^2),  Q = (1 - p) N(0, s^2) + p N(1, s^2)
+with the likelihood ratio r(x) = 1 - p + p exp((x - 1/2)/s^2), increasing in x.
+
+Poisson-subsampled Laplace mechanism, L1 sensitivity 1, scale b: the same two mixtures with
+Lap(0, b) and Lap(1, b), the dominating pair of the Laplace mechanism (Koskela, Jalko,
+Honkela 2020, arXiv 1906.03049; Zhu, Dong, Wang 2022, Sec. 5). Here
+r(x) = 1 - p + p exp((|x| - |x - 1|)/b) is constant for x <= 0 and x >= 1, so L has two atoms.
+
+Every x above is a real number computed in floating point; the sensitivity of each mass to
+the rounding of x is added to its error bound, so the bounds hold for the exact interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpcalc.core._pld_normal import (
+    NORMAL_RELATIVE_ERROR,
+    UNIT_ROUNDOFF,
+    log_density,
+    log_interval_mass,
+)
+
+U = UNIT_ROUNDOFF
+
+# Bound on the rounding error of an atom's location log(1 - p + p e^(+-1/b)), relative to 1 + |loss|.
+ATOM_SLACK = 16.0 * UNIT_ROUNDOFF
+
+
+@dataclass(frozen=True)
+class CellMasses:
+    """log P and log Q of a sequence of loss intervals, with bounds on their relative errors.
+
+    The true P-mass lies in [exp(log_p) (1 - rel_p), exp(log_p) (1 + rel_p)], likewise for Q;
+    rel >= 1 means only the upper end is known.
+    """
+
+    log_p: np.ndarray
+    rel_p: np.ndarray
+    log_q: np.ndarray
+    rel_q: np.ndarray
+
+
+def _log_add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.logaddexp(a, b)
+
+
+def _combine(log_a, rel_a, log_b, rel_b):
+    """log(A + B) of two non-negative quantities and the relative error of the sum."""
+    with np.errstate(invalid="ignore"):
+        total = np.logaddexp(log_a, log_b)
+    rel = np.maximum(rel_a, rel_b) + 2.0 * U
+    rel = np.where(np.isneginf(total), 0.0, rel)
+    return total, rel
+
+
+class Pair:
+    """Interface of a dominating pair in one direction."""
+
+    #: lowest and highest value the loss can take (possibly infinite); mass at the ends may be atoms
+    support: tuple[float, float]
+
+    def cell_masses(self, edges: np.ndarray) -> CellMasses:  # pragma: no cover - interface
+        """Masses of the intervals [edges[i], edges[i+1]); edges sorted, -inf/inf allowed."""
+        raise NotImplementedError
+
+    def log_mgf(self, lam: float) -> float:  # pragma: no cover - interface
+        """log E_P[exp(lam L)] (Renyi divergence of order lam + 1 times lam), by quadrature."""
+        raise NotImplementedError
+
+    def moments(self) -> tuple[float, float]:  # pragma: no cover - interface
+        """Mean and variance of L under P."""
+        raise NotImplementedError
+
+
+def _log_expm1(d: np.ndarray) -> np.ndarray:
+    """log(e^d - 1) for d > 0, stable for small and large d."""
+    with np.errstate(divide="ignore"):
+        return d + np.log(-np.expm1(-d))
+
+
+class _SubsampledRatio:
+    """r(x) = 1 - p + p e^((y - 1/2)/c) for y = x (Gaussian, c = sigma^2) or the Laplace exponent.
+
+    `inverse(l)` gives the point y where log r(y) = l, -inf where l <= log(1 - p), and a bound
+    on its absolute rounding error.
+    """
+
+    def __init__(self, p: float, scale: float) -> None:
+        self.p = p
+        self.scale = scale  # c in the exponent (y - 1/2)/c
+        self.log1m_p = math.log1p(-p) if p < 1.0 else -math.inf
+        self.log_p = math.log(p)
+
+    def inverse(self, loss: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        loss = np.asarray(loss, dtype=float)
+        c = self.scale
+        if self.p == 1.0:
+            y = 0.5 + c * loss
+            err = 4.0 * U * (np.abs(y) + c * np.abs(loss))
+            return y, np.where(np.isfinite(y), err, 0.0)
+        d = loss - self.log1m_p
+        valid = d > 0.0
+        d_safe = np.where(valid, d, 1.0)
+        log_e = _log_expm1(d_safe)
+        y = 0.5 + c * (self.log1m_p + log_e - self.log_p)
+        # error of d = l - log(1 - p) and its effect through d/dd log(e^d - 1) = 1/(1 - e^-d)
+        d_err = 4.0 * U * (np.abs(np.where(np.isfinite(loss), loss, 0.0)) + abs(self.log1m_p))
+        sens = 1.0 / -np.expm1(-d_safe)
+        err = c * (d_err * sens + 8.0 * U * (abs(self.log1m_p) + np.abs(log_e) + abs(self.log_p) + 1.0))
+        err = err + 4.0 * U * np.abs(y)
+        y = np.where(valid, y, -math.inf)
+        err = np.where(valid & np.isfinite(y), err, 0.0)
+        return y, err
+
+    def log_ratio(self, y: np.ndarray) -> np.ndarray:
+        """log r(y), stable."""
+        if self.p == 1.0:
+            return (y - 0.5) / self.scale
+        return np.logaddexp(self.log1m_p, self.log_p + (y - 0.5) / self.scale)
+
+
+class GaussianPair(Pair):
+    """Poisson-subsampled Gaussian mechanism, one direction ("remove" or "add")."""
+
+    def __init__(self, sampling_probability: float, noise_multiplier: float, direction: str) -> None:
+        self.p = float(sampling_probability)
+        self.sigma = float(noise_multiplier)
+        self.direction = direction
+        self.ratio = _SubsampledRatio(self.p, self.sigma**2)
+        bound = -self.ratio.log1m_p  # -log(1 - p), inf when p = 1
+        if direction == "remove":
+            self.support = (self.ratio.log1m_p, math.inf)
+        elif direction == "add":
+            self.support = (-math.inf, bound)
+        else:
+            raise ValueError(f"direction must be 'remove' or 'add', got direction={direction!r}")
+
+    def _x_interval(self, edges: np.ndarray):
+        """End points [x_lo, x_hi) in x of the loss cells, with their rounding errors."""
+        if self.direction == "remove":
+            x, err = self.ratio.inverse(edges)
+            return x[:-1], err[:-1], x[1:], err[1:]
+        # add: L' = -log r(x) >= l  <=>  x <= x(-l); the cell [l_a, l_b) is x in (x(-l_b), x(-l_a)]
+        x, err = self.ratio.inverse(-edges)
+        return x[1:], err[1:], x[:-1], err[:-1]
+
+    def cell_masses(self, edges: np.ndarray) -> CellMasses:
+        edges = np.asarray(edges, dtype=float)
+        x_lo, e_lo, x_hi, e_hi = self._x_interval(edges)
+        # x may be +-inf at the ends: x(l) = -inf below the support; +inf for l = +inf
+        s = self.sigma
+        t0_lo, t0_hi = x_lo / s, x_hi / s
+        t1_lo, t1_hi = (x_lo - 1.0) / s, (x_hi - 1.0) / s
+        log_m0, rel_m0 = log_interval_mass(t0_lo, t0_hi)
+        log_m1, rel_m1 = log_interval_mass(t1_lo, t1_hi)
+        # sensitivity to the rounding of the end points: density * error / mass
+        rel_m0 = rel_m0 + self._x_sensitivity(t0_lo, e_lo, t0_hi, e_hi, log_m0)
+        rel_m1 = rel_m1 + self._x_sensitivity(t1_lo, e_lo, t1_hi, e_hi, log_m1)
+        if self.p == 1.0:
+            mix_log, mix_rel = log_m1, rel_m1
+        else:
+            mix_log, mix_rel = _combine(
+                self.ratio.log1m_p + log_m0, rel_m0 + 2.0 * U, self.ratio.log_p + log_m1, rel_m1 + 2.0 * U
+            )
+        if self.direction == "remove":
+            return CellMasses(mix_log, mix_rel, log_m0, rel_m0)
+        return CellMasses(log_m0, rel_m0, mix_log, mix_rel)
+
+    def _x_sensitivity(self, t_lo, e_lo, t_hi, e_hi, log_mass):
+        s = self.sigma
+        with np.errstate(invalid="ignore", over="ignore"):
+            a = np.where(np.isfinite(t_lo), np.exp(np.minimum(log_density(t_lo) - log_mass, 700.0)) * e_lo / s, 0.0)
+            b = np.where(np.isfinite(t_hi), np.exp(np.minimum(log_density(t_hi) - log_mass, 700.0)) * e_hi / s, 0.0)
+        out = a + b
+        return np.where(np.isneginf(log_mass), 0.0, out)
+
+    # -- quadrature ---------------------------------------------------------------------------
+
+    def _grid(self, power: float) -> tuple[np.ndarray, float]:
+        """A z-grid (x = sigma z, z ~ N(0, 1)) covering the integrand phi(z) r(sigma z)^power.
+
+        log r(sigma z) has slope in [0, 1/sigma], so the integrand's peaks lie in
+        [min(0, power/sigma), max(0, power/sigma)] and every peak is at least as wide as a
+        standard normal (its log is -z^2/2 plus a convex or concave function of slope <= |power|/sigma
+        whose curvature is of the sign that widens). A step of 0.125 makes the trapezoid rule
+        exact to far below the accuracy the tilt needs.
+        """
+        shift = power / self.sigma
+        low = min(0.0, shift) - 40.0
+        high = max(0.0, shift) + 40.0
+        step = 0.125
+        count = int(math.ceil((high - low) / step)) + 1
+        return np.linspace(low, high, count), (high - low) / (count - 1)
+
+    def log_mgf(self, lam: float) -> float:
+        power = lam + 1.0 if self.direction == "remove" else -lam
+        z, step = self._grid(power)
+        values = log_density(z) + power * self.ratio.log_ratio(self.sigma * z)
+        top = float(values.max())
+        return top + math.log(float(np.exp(values - top).sum()) * step)
+
+    def moments(self) -> tuple[float, float]:
+        power = 1.0 if self.direction == "remove" else 0.0
+        z, step = self._grid(power)
+        log_r = self.ratio.log_ratio(self.sigma * z)
+        weight = np.exp(log_density(z) + power * log_r) * step
+        loss = log_r if self.direction == "remove" else -log_r
+        total = weight.sum()
+        mean = float((weight * loss).sum() / total)
+        variance = float((weight * (loss - mean) ** 2).sum() / total)
+        return mean, variance
+
+
+class LaplacePair(Pair):
+    """Poisson-subsampled Laplace mechanism (scale b, L1 sensitivity 1), one direction."""
+
+    def __init__(self, sampling_probability: float, scale: float, direction: str) -> None:
+        self.p = float(sampling_probability)
+        self.b = float(scale)
+        self.direction = direction
+        p, b = self.p, self.b
+        # The middle part x in (0, 1): r = 1 - p + p e^((2x - 1)/b) = 1 - p + p e^((x - 1/2)/(b/2)).
+        self.ratio = _SubsampledRatio(p, b / 2.0)
+        a_minus = math.log1p(p * math.expm1(-1.0 / b))
+        a_plus = math.log1p(p * math.expm1(1.0 / b))
+        # (loss, P-mass, Q-mass) of the outcomes x <= 0 and x >= 1 under the remove pair
+        e = math.exp(-1.0 / b)
+        low_atom = (a_minus, 0.5 * (1.0 - p) + 0.5 * p * e, 0.5)
+        high_atom = (a_plus, 0.5 * (1.0 - p) * e + 0.5 * p, 0.5 * e)
+        if direction == "remove":
+            self.atoms = (low_atom, high_atom)
+            self.support = (a_minus, a_plus)
+        elif direction == "add":
+            self.atoms = ((-a_plus, high_atom[2], high_atom[1]), (-a_minus, low_atom[2], low_atom[1]))
+            self.support = (-a_plus, -a_minus)
+        else:
+            raise ValueError(f"direction must be 'remove' or 'add', got direction={direction!r}")
+
+    def _middle(self, x_lo, e_lo, x_hi, e_hi):
+        """log masses of Lap(0, b) and Lap(1, b) on [x_lo, x_hi] clipped to [0, 1]."""
+        b = self.b
+        lo = np.clip(x_lo, 0.0, 1.0)
+        hi = np.clip(x_hi, 0.0, 1.0)
+        e_lo = np.where((x_lo > 0.0) & (x_lo < 1.0), e_lo, 0.0)
+        e_hi = np.where((x_hi > 0.0) & (x_hi < 1.0), e_hi, 0.0)
+        width = hi - lo
+        nonempty = width > 0.0
+        w = np.where(nonempty, width, 1.0)
+        one_minus = -np.expm1(-w / b)
+        with np.errstate(divide="ignore"):
+            log_core = np.log(one_minus) - math.log(2.0)
+            # Lap(0, b) on [lo, hi] within [0, inf): (e^-lo/b - e^-hi/b)/2
+            log_m0 = np.where(nonempty, -lo / b + log_core, -math.inf)
+            # Lap(1, b) on [lo, hi] within (-inf, 1]: (e^((hi-1)/b) - e^((lo-1)/b))/2
+            log_m1 = np.where(nonempty, (hi - 1.0) / b + log_core, -math.inf)
+        # d log M / d end point is at most 1/(b (1 - e^(-w/b))); the width itself is rounded
+        sens = (e_lo + e_hi + 2.0 * U * (np.abs(lo) + np.abs(hi))) / (b * np.where(nonempty, one_minus, 1.0))
+        rel = sens + 8.0 * U * (1.0 + 1.0 / b)
+        rel = np.where(nonempty, rel, 0.0)
+        return log_m0, rel, log_m1, rel
+
+    def cell_masses(self, edges: np.ndarray) -> CellMasses:
+        edges = np.asarray(edges, dtype=float)
+        p = self.p
+        if self.direction == "remove":
+            x, err = self.ratio.inverse(edges)  # x here is the exponent variable y with r = r(y)
+            x_lo, e_lo, x_hi, e_hi = x[:-1], err[:-1], x[1:], err[1:]
+        else:
+            x, err = self.ratio.inverse(-edges)
+            x_lo, e_lo, x_hi, e_hi = x[1:], err[1:], x[:-1], err[:-1]
+        x_hi = np.where(np.isnan(x_hi), math.inf, x_hi)
+        log_m0, rel_m0, log_m1, rel_m1 = self._middle(x_lo, e_lo, x_hi, e_hi)
+        if p == 1.0:
+            mix_log, mix_rel = log_m1, rel_m1
+        else:
+            mix_log, mix_rel = _combine(
+                math.log1p(-p) + log_m0, rel_m0 + 2.0 * U, math.log(p) + log_m1, rel_m1 + 2.0 * U
+            )
+        if self.direction == "remove":
+            log_p, rel_p, log_q, rel_q = mix_log, mix_rel, log_m0, rel_m0
+        else:
+            log_p, rel_p, log_q, rel_q = log_m0, rel_m0, mix_log, mix_rel
+        log_p, rel_p, log_q, rel_q = (np.array(v, dtype=float) for v in (log_p, rel_p, log_q, rel_q))
+        for loss, p_mass, q_mass in self.atoms:
+            # The atom's location is a rounded logarithm: it is placed by the upper end of its
+            # uncertainty, so that a cell [lo, hi) never holds an atom that truly lies at or
+            # above hi (upper bounds round losses up; the lower-bound construction has h/2 of
+            # slack at every cell edge, far more than this).
+            where = loss + ATOM_SLACK * (1.0 + abs(loss))
+            index = int(np.searchsorted(edges, where, side="right")) - 1
+            if 0 <= index < len(edges) - 1:
+                lp, rp = _combine(log_p[index], rel_p[index], math.log(p_mass), 4.0 * U)
+                lq, rq = _combine(log_q[index], rel_q[index], math.log(q_mass), 4.0 * U)
+                log_p[index], rel_p[index], log_q[index], rel_q[index] = lp, rp, lq, rq
+        return CellMasses(log_p, rel_p, log_q, rel_q)
+
+    def _quadrature(self):
+        """Nodes (x in (0, 1)) and log weights of Lap(0, b), plus the atoms, for E_Q[f(r)]."""
+        nodes, weights = np.polynomial.legendre.leggauss(200)
+        # split [0, 1] into 16 panels to follow integrands that grow like e^(c x) for large c
+        panels = 16
+        xs, logw = [], []
+        for i in range(panels):
+            a, c = i / panels, (i + 1) / panels
+            x = 0.5 * (c - a) * nodes + 0.5 * (c + a)
+            xs.append(x)
+            logw.append(np.log(0.5 * (c - a) * weights) - x / self.b - math.log(2.0 * self.b))
+        return np.concatenate(xs), np.concatenate(logw)
+
+    def _remove_atoms(self):
+        e = math.exp(-1.0 / self.b)
+        a_minus = math.log1p(self.p * math.expm1(-1.0 / self.b))
+        a_plus = math.log1p(self.p * math.expm1(1.0 / self.b))
+        return ((a_minus, 0.5), (a_plus, 0.5 * e))  # (log r, Q-mass)
+
+    def log_mgf(self, lam: float) -> float:
+        power = lam + 1.0 if self.direction == "remove" else -lam
+        x, logw = self._quadrature()
+        log_r = self.ratio.log_ratio(x)
+        values = list(logw + power * log_r)
+        for log_ratio, q_mass in self._remove_atoms():
+            values.append(math.log(q_mass) + power * log_ratio)
+        arr = np.array(values)
+        top = float(arr.max())
+        return top + math.log(float(np.exp(arr - top).sum()))
+
+    def moments(self) -> tuple[float, float]:
+        power = 1.0 if self.direction == "remove" else 0.0
+        x, logw = self._quadrature()
+        log_r = list(self.ratio.log_ratio(x))
+        logw = list(logw)
+        for log_ratio, q_mass in self._remove_atoms():
+            log_r.append(log_ratio)
+            logw.append(math.log(q_mass))
+        log_r = np.array(log_r)
+        weight = np.exp(np.array(logw) + power * log_r)
+        loss = log_r if self.direction == "remove" else -log_r
+        total = weight.sum()
+        mean = float((weight * loss).sum() / total)
+        variance = float((weight * (loss - mean) ** 2).sum() / total)
+        return mean, variance
