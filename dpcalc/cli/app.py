@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "advanced-composition": ("dpcalc.cli.advanced_composition", "k (eps, delta)-DP mechanisms: basic, advanced, simplified, optimal (KOV)."),
     "rdp": ("dpcalc.cli.rdp", "Renyi DP of (multi-phase) subsampled Gaussian and Laplace runs: epsilon over orders."),
     "check": ("dpcalc.cli.check", "Check a privacy budget file (TOML): compose all releases, exit 1 when over."),
+    "pld": ("dpcalc.cli.pld", "Tight epsilon(delta) with a certified interval: privacy loss distributions by FFT."),
 }
 
 
