@@ -28,7 +28,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from dpcalc.core.conversions import Conversion, rdp_to_delta, rdp_to_epsilon
+from dpcalc.core.rdp_conversion import Conversion, rdp_to_delta, rdp_to_epsilon
 from dpcalc.core.phases import Phase
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval, ParameterError
 
