@@ -5,7 +5,7 @@ _dpcalc() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" command="" word
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case "$word" in
-            gdp|convert|laplace-eps|advanced-composition|rdp|check) command="$word"; break ;;
+            gdp|convert|laplace-eps|advanced-composition|rdp|check|pld|calibrate) command="$word"; break ;;
         esac
     done
     case "$command" in
@@ -13,7 +13,7 @@ _dpcalc() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--version --debug --install-completion --show-completion -h --help" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp check" -- "$cur"))
+                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp check pld calibrate" -- "$cur"))
             fi ;;
         gdp)
             case "$prev" in
@@ -96,7 +96,7 @@ _dpcalc() {
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --orders --conversion --delta --eps --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --orders --conversion --delta --eps --max-eps --no-tight --json -h --help" -- "$cur"))
             fi ;;
         check)
             case "$prev" in
@@ -105,6 +105,44 @@ _dpcalc() {
                 COMPREPLY=($(compgen -W "--json -h --help" -- "$cur"))
             else
                 COMPREPLY=($(compgen -f -- "$cur"))
+            fi ;;
+        pld)
+            case "$prev" in
+                --p) return ;;
+                --sigma) return ;;
+                --T) return ;;
+                --n) return ;;
+                --batch-size) return ;;
+                --epochs) return ;;
+                --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
+                --scale) return ;;
+                --phase) return ;;
+                --accuracy) return ;;
+                --delta) return ;;
+                --eps) return ;;
+                --max-eps) return ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --accuracy --delta --eps --max-eps --json -h --help" -- "$cur"))
+            fi ;;
+        calibrate)
+            case "$prev" in
+                --target-eps) return ;;
+                --delta) return ;;
+                --accountant) COMPREPLY=($(compgen -W "pld rdp gdp" -- "$cur")); return ;;
+                --solve) COMPREPLY=($(compgen -W "sigma T p epochs batch-size" -- "$cur")); return ;;
+                --p) return ;;
+                --sigma) return ;;
+                --T) return ;;
+                --n) return ;;
+                --batch-size) return ;;
+                --epochs) return ;;
+                --precision) return ;;
+                --max-eps) return ;;
+                --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "--target-eps --delta --accountant --solve --p --sigma --T --n --batch-size --epochs --precision --max-eps --json --plot --chart -h --help" -- "$cur"))
             fi ;;
     esac
 }

@@ -25,6 +25,7 @@ from dpcalc.cli.options import (
 )
 from dpcalc.cli.output import Report, Table, emit, format_number
 from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases
+from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon
 
 
 class ConversionChoice(str, Enum):
@@ -89,6 +90,7 @@ def rdp(
     delta: Delta = None,
     eps: Epsilon = None,
     max_eps: MaxEpsilon = None,
+    no_tight: NoTight = False,
     json_output: Json = False,
 ) -> None:
     target_delta, target_epsilon = parse_delta_or_epsilon(delta, eps)
@@ -111,6 +113,11 @@ def rdp(
         phases, orders=grid, delta=target_delta, epsilon=target_epsilon, conversion=conversion.value
     )
     curve = [{"order": order, "rdp": value} for order, value in zip(result.orders, result.rdp)]
+    warnings = list(result.warnings)
+    tight = None
+    if target_delta is not None and not no_tight:
+        tight, tight_warnings = tight_epsilon(phases, target_delta)
+        warnings += tight_warnings
     inputs = {
         "phases": [_phase_inputs(item) for item in phases],
         "orders": "default" if grid is None else list(result.orders),
@@ -118,6 +125,7 @@ def rdp(
         "delta": target_delta,
         "eps": target_epsilon,
         "max_eps": max_epsilon,
+        "no_tight": no_tight,
     }
     report = Report(
         command="rdp",
@@ -128,11 +136,12 @@ def rdp(
             "order": result.order,
             "conversion": result.conversion,
             "curve": curve,
+            "tight_epsilon": tight,
         },
-        tables=[_summary_table(result, target_delta is not None)]
+        tables=[_summary_table(result, target_delta is not None, tight)]
         + ([_phases_table(phases)] if len(phases) > 1 else [])
         + [_curve_table(result)],
-        warnings=list(result.warnings),
+        warnings=warnings,
         epsilon=result.epsilon,
     )
     raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
@@ -170,14 +179,22 @@ def _phase_inputs(item) -> dict:
     }
 
 
-def _summary_table(result, epsilon_solved: bool) -> Table:
+def _summary_table(result, epsilon_solved: bool, tight: float | None) -> Table:
     conversion_note = (
         "Canonne, Kamath, Steinke 2020, Prop. 12" if result.conversion == "improved" else "Mironov 2017, Prop. 3"
     )
+    extra = []
+    if tight is not None:
+        extra.append((
+            "tight epsilon",
+            format_number(tight),
+            f"PLD, certified upper bound; RDP is {gap_percent(result.epsilon, tight):.1f}% above",
+        ))
     return Table(
         columns=("quantity", "value", "note"),
-        rows=[
-            ("epsilon", format_number(result.epsilon), "minimised over the orders" if epsilon_solved else "given"),
+        rows=[("epsilon", format_number(result.epsilon), "minimised over the orders" if epsilon_solved else "given")]
+        + extra
+        + [
             ("delta", format_number(result.delta), "given" if epsilon_solved else "minimised over the orders"),
             ("order", format_number(result.order), "the order achieving the optimum"),
             ("conversion", result.conversion, conversion_note),

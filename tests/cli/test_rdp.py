@@ -9,9 +9,39 @@ import pytest
 from dpcalc.core.rdp import DEFAULT_ORDERS
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
-RESULT_KEYS = {"epsilon", "delta", "order", "conversion", "curve"}
-INPUT_KEYS = {"phases", "orders", "conversion", "delta", "eps", "max_eps"}
+RESULT_KEYS = {"epsilon", "delta", "order", "conversion", "curve", "tight_epsilon"}
+INPUT_KEYS = {"phases", "orders", "conversion", "delta", "eps", "max_eps", "no_tight"}
 DESIGN_CARD = ("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000")
+
+
+@pytest.fixture
+def dpcalc(dpcalc):
+    """The CLI with --no-tight, so these tests exercise RDP alone; the tight figure is tested below."""
+
+    def run(*args):
+        if args and args[0] == "rdp" and "--help" not in args and "--tight" not in args:
+            return dpcalc(*args, "--no-tight")
+        return dpcalc(*[a for a in args if a != "--tight"])
+
+    return run
+
+
+def test_tight_epsilon_beside_rdp(dpcalc):
+    # SPEC: design card RDP 2.01306 vs tight 1.8410 (+-0.001); the PLD bound is certified, so above 1.8400.
+    document = dpcalc(*DESIGN_CARD, "--json", "--tight").json()
+    tight = document["result"]["tight_epsilon"]
+    assert 1.8400 <= tight <= 1.8420
+    assert document["inputs"]["no_tight"] is False
+    assert document["result"]["epsilon"] > tight
+    table = dpcalc(*DESIGN_CARD, "--tight")
+    assert "tight epsilon" in table.stdout and "RDP is 9.3% above" in table.stdout
+    eps_mode = dpcalc(*DESIGN_CARD, "--eps", "2", "--json", "--tight").json()
+    assert eps_mode["result"]["tight_epsilon"] is None
+
+
+def test_no_tight_skips_it(dpcalc):
+    document = dpcalc(*DESIGN_CARD, "--json").json()
+    assert document["result"]["tight_epsilon"] is None and document["inputs"]["no_tight"] is True
 
 
 def test_design_card_table(dpcalc):
