@@ -31,7 +31,7 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --no-tight --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         convert)
             case "$prev" in

@@ -25,6 +25,7 @@ complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l mu -x -d 'Convert a g
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l delta -x -d 'Target delta in (0, 1) giving epsilon [default: 1e-05]'
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l eps -x -d 'Give epsilon (>= 0) instead of --delta to get delta'
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l max-eps -x -d 'Budget: exit 1 when epsilon exceeds this value'
+complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l no-tight -d 'Skip the certified tight epsilon (PLD accountant), where speed matters'
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l json -d 'Print one strict JSON object instead of a table'
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l plot -r -F -d 'Write a figure to FILE (.png or .svg'
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l chart -d 'Draw the curve in the terminal with Unicode characters'

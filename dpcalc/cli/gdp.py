@@ -27,6 +27,7 @@ from dpcalc.cli.options import (
     parse_training_run,
 )
 from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon
 
 
 class SamplingScheme(str, Enum):
@@ -70,6 +71,7 @@ def gdp(
     delta: Delta = None,
     eps: Epsilon = None,
     max_eps: MaxEpsilon = None,
+    no_tight: NoTight = False,
     json_output: Json = False,
     plot: PlotFile = None,
     chart: Chart = False,
@@ -92,6 +94,17 @@ def gdp(
         result = core.noisy_sgd_gdp(
             probability, noise, steps, sampling=sampling.value, delta=target_delta, epsilon=target_epsilon
         )
+    warnings = list(result.warnings)
+    tight = None
+    if mu is None and target_delta is not None and not no_tight:
+        if sampling is SamplingScheme.poisson:
+            from dpcalc.core.phases import Phase
+
+            tight, tight_warnings = tight_epsilon([Phase("gaussian", probability, noise, None, steps)], target_delta)
+            warnings[0] += _gap_sentence(result.epsilon, tight)
+            warnings += tight_warnings
+        else:
+            warnings.append("no tight epsilon for uniform sampling: the PLD accountant covers Poisson sampling.")
     inputs = {
         "p": probability,
         "sigma": noise,
@@ -104,6 +117,7 @@ def gdp(
         "delta": target_delta,
         "eps": target_epsilon,
         "max_eps": max_epsilon,
+        "no_tight": no_tight,
     }
     tradeoff = [{"alpha": point.alpha, "beta": point.beta} for point in result.tradeoff]
     report = Report(
@@ -115,9 +129,10 @@ def gdp(
             "delta": result.delta,
             "max_advantage": result.max_advantage,
             "tradeoff": tradeoff,
+            "tight_epsilon": tight,
         },
-        tables=[_summary_table(result, mu is None), _tradeoff_table(tradeoff)],
-        warnings=list(result.warnings),
+        tables=[_summary_table(result, mu is None, tight), _tradeoff_table(tradeoff)],
+        warnings=warnings,
         epsilon=result.epsilon,
         figures=lambda: gdp_panels(result.mu, result.delta),
     )
@@ -154,7 +169,18 @@ def gdp_panels(mu: float, delta: float):
     return [tradeoff, profile]
 
 
-def _summary_table(result, from_training_run: bool) -> Table:
+def _gap_sentence(clt_epsilon: float, tight: float) -> str:
+    if not (math.isfinite(clt_epsilon) and math.isfinite(tight)) or tight <= 0.0:
+        return f" The certified epsilon here is {format_number(tight)}."
+    gap = gap_percent(clt_epsilon, tight)
+    side = "below" if gap < 0 else "above"
+    return (
+        f" Here: CLT epsilon {clt_epsilon:.4g} is {abs(gap):.1f}% {side} the certified {tight:.4g} "
+        "(tight_epsilon, PLD accountant)."
+    )
+
+
+def _summary_table(result, from_training_run: bool, tight: float | None) -> Table:
     if from_training_run:
         title = (
             f"Noisy SGD, p = {format_number(result.sampling_probability)}, "
@@ -169,6 +195,10 @@ def _summary_table(result, from_training_run: bool) -> Table:
         rows=[
             ("mu", format_number(result.mu), mu_note),
             ("epsilon", format_number(result.epsilon), "exact for this mu (Dong, Roth, Su, Cor. 2.13)"),
+            *(
+                [("tight epsilon", format_number(tight), "PLD accountant, certified upper bound")]
+                if tight is not None else []
+            ),
             ("delta", format_number(result.delta), ""),
             ("max advantage", format_number(result.max_advantage), "2 Phi(mu/2) - 1: best TPR - FPR of any attack"),
         ],

@@ -7,9 +7,39 @@ import math
 import pytest
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
-RESULT_KEYS = {"mu", "epsilon", "delta", "max_advantage", "tradeoff"}
-INPUT_KEYS = {"p", "sigma", "T", "n", "batch_size", "epochs", "sampling", "mu", "delta", "eps", "max_eps"}
+RESULT_KEYS = {"mu", "epsilon", "delta", "max_advantage", "tradeoff", "tight_epsilon"}
+INPUT_KEYS = {"p", "sigma", "T", "n", "batch_size", "epochs", "sampling", "mu", "delta", "eps", "max_eps", "no_tight"}
 DESIGN_CARD = ("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000")
+
+
+@pytest.fixture
+def dpcalc(dpcalc):
+    """The CLI with --no-tight, so these tests exercise the GDP path alone; the tight figure is tested below."""
+
+    def run(*args):
+        if args and args[0] == "gdp" and "--tight" not in args:
+            return dpcalc(*args, "--no-tight")
+        return dpcalc(*[a for a in args if a != "--tight"])
+
+    return run
+
+
+def test_tight_epsilon_and_the_gap_in_the_clt_warning(dpcalc):
+    # SPEC: design card, CLT eps 1.7874 vs tight 1.8410 (+-0.001); the PLD figure is a certified upper bound.
+    document = dpcalc(*DESIGN_CARD, "--json", "--tight").json()
+    tight = document["result"]["tight_epsilon"]
+    assert 1.8400 <= tight <= 1.8450
+    assert "CLT epsilon 1.787 is 2.9% below the certified 1.84" in document["warnings"][0]
+    table = dpcalc(*DESIGN_CARD, "--tight")
+    assert "tight epsilon" in table.stdout and "2.9% below" in table.stderr
+
+
+def test_no_tight_for_given_mu_eps_mode_or_uniform_sampling(dpcalc):
+    assert dpcalc("gdp", "--mu", "0.5", "--json", "--tight").json()["result"]["tight_epsilon"] is None
+    assert dpcalc(*DESIGN_CARD, "--eps", "1", "--json", "--tight").json()["result"]["tight_epsilon"] is None
+    uniform = dpcalc(*DESIGN_CARD, "--sampling", "uniform", "--json", "--tight").json()
+    assert uniform["result"]["tight_epsilon"] is None
+    assert any("uniform sampling" in warning for warning in uniform["warnings"])
 
 
 def test_design_card_table(dpcalc):
