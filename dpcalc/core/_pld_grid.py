@@ -71,6 +71,7 @@ class Tilted:
     log_mass: float = 0.0  # upper: log of an upper bound on the untilted total mass
     log_theta_mgf: np.ndarray | None = None  # upper: log bounds on E[e^(-theta S)], theta in THETAS (S6)
     steps: int = 1
+    borrowed_from_tail: float = 0.0  # lower, one step: share of the tail above the grid merged in
 
     @property
     def losses(self) -> np.ndarray:
@@ -141,6 +142,90 @@ def discretise_step(pair: Pair, h: float, k_lo: int, k_hi: int, lam: float,
     return upper, lower
 
 
+def discretise_step_layers(pair: Pair, h: float, k_lo: int, k_cut: int, tail_step: float, j_hi: int,
+                           lam: float, drop_multiplicity: int) -> tuple[Tilted, Tilted, Tilted, Tilted | None]:
+    """One step as two layers: the bulk on the grid h up to k_cut h, the tail on a grid of
+    step H = tail_step (a power-of-two multiple of h, k_cut h a multiple of H) up to j_hi H.
+
+    Returns (upper bulk, upper tail, lower bulk, lower tail). The bulk layers carry the
+    quantities of the whole measure (mass at +inf, dropped lower tail, total mass, the
+    E[e^(-theta S)] bounds); the tail layers do not. Both tails use the constructions of the
+    bulk on the coarse grid: connect the dots on [jH, (j+1)H) (mass from j_hi H on goes to
+    +inf) and the merged centred cells [(j - 1/2)H, (j + 1/2)H) for j > j0 = k_cut h / H; the
+    lower tail's first piece [(k_cut + 1/2) h, (j0 + 1/2) H) is rounded down to j0 H.
+    """
+    H = tail_step
+    ratio = round(H / h)
+    if k_cut % ratio:
+        raise ValueError("k_cut h must be a multiple of the tail step")
+    j0 = k_cut // ratio
+    count = k_cut - k_lo + 1
+    tail_count = j_hi - j0
+    half_edges = (2 * k_lo - 1 + np.arange(2 * count + 1)) * (0.5 * h)
+    coarse_halves = (2 * j0 + 1 + np.arange(2 * tail_count + 1)) * (0.5 * H)
+    edges = np.concatenate(([-math.inf], half_edges, coarse_halves, [math.inf]))
+    cells = pair.cell_masses(edges)
+    lp, lpl = _bounds(cells.log_p, cells.rel_p)
+    lq, lql = _bounds(cells.log_q, cells.rel_q)
+    nb = 2 * count + 1  # cells 0 .. nb - 1: below, the bulk's halves; then the gap, coarse halves, top
+    grid = (k_lo + np.arange(count)) * h
+
+    def rest(x: np.ndarray) -> float:
+        return float(np.logaddexp.reduce(x))
+
+    # bulk: everything at or above (k_cut + 1/2) h is "the tail" of the one-layer code
+    blp = np.append(lp[:nb], rest(lp[nb:]))
+    blq = np.append(lq[:nb], rest(lq[nb:]))
+    blpl = np.append(lpl[:nb], rest(lpl[nb:]))
+    blql = np.append(lql[:nb], rest(lql[nb:]))
+    upper = _upper_step(h, k_lo, grid, blp, blql, lam, drop_multiplicity)
+    lower = _lower_step(h, k_lo, grid, blp, blpl, blq, blql, lam, tail_to_top=False)
+    # tail part of the cell arrays: gap, 2 tail_count coarse halves, top
+    gap = nb
+    halves = nb + 1 + np.arange(2 * tail_count)
+    top = nb + 1 + 2 * tail_count
+    tail_grid = np.arange(j0, j_hi + 1) * H
+    # upper: cell j0 = the bulk's last half + gap + first coarse half; then pairs of halves
+    first_p = rest(np.array([lp[nb - 1], lp[gap], lp[halves[0]]]))
+    first_q = rest(np.array([lql[nb - 1], lql[gap], lql[halves[0]]]))
+    pair_idx = halves[1:-1].reshape(-1, 2) if tail_count > 1 else np.zeros((0, 2), dtype=int)
+    p_cells = np.concatenate(([first_p], np.logaddexp(lp[pair_idx[:, 0]], lp[pair_idx[:, 1]])))
+    q_cells = np.concatenate(([first_q], np.logaddexp(lql[pair_idx[:, 0]], lql[pair_idx[:, 1]])))
+    log_up = _connect_dots(tail_grid[:-1], H, p_cells, q_cells)
+    upper_tail = _tilt("upper", log_up, tail_grid, H, j0, lam)
+    # the one-layer code sent [k_cut h, inf) to +inf: the tail layer holds it now
+    log_inf = rest(np.array([lp[halves[-1]], lp[top]]))
+    upper.inf_mass = math.exp(log_inf) * (1.0 + 8.0 * U) if np.isfinite(log_inf) else 0.0
+    # lower: what the bulk did not merge in, as the one-layer construction on the coarse grid
+    keep = 1.0 - lower.borrowed_from_tail
+    lower_tail = None
+    if keep > 0.0:
+        log_keep = math.log(keep)
+        sl = lambda x: np.concatenate(([x[gap]], x[halves], [x[top]])) + log_keep  # noqa: E731
+        t_lp, t_lpl, t_lq, t_lql = sl(lp), sl(lpl), sl(lq), sl(lql)
+        centred = (j0 + 1 + np.arange(tail_count)) * H
+        log_m, gap_mass, _ = _lower_masses(centred, t_lp, t_lpl, t_lq, t_lql, H, tail_to_top=True)
+        # the gap [(k_cut + 1/2) h, (j0 + 1/2) H) is rounded down to j0 H
+        log_lo = np.concatenate(([t_lpl[0]], log_m))
+        log_lo = log_lo - 4.0 * U * (1.0 + _mag(log_lo))
+        if np.isfinite(log_lo).any():
+            lower_tail = _tilt("lower", log_lo, tail_grid, H, j0, lam)
+            gap0 = max(math.exp(t_lp[0]) - math.exp(t_lpl[0]), 0.0) if np.isfinite(t_lp[0]) else 0.0
+            gaps = np.concatenate(([gap0], gap_mass))
+            with np.errstate(over="ignore", invalid="ignore"):
+                tilted = gaps * np.exp(lam * (tail_grid + H) - lower_tail.log_z)
+            lower_tail.deficiency = float(np.where(np.isnan(tilted), math.inf, tilted).sum()) * (1.0 + 1e-12)
+    # whole-measure quantities on the bulk layers
+    # (upper.log_mass from the one-layer code already counts [k_cut h, inf) once; counting the
+    # tail layer again only overstates the bound on the total mass)
+    total = math.exp(upper.log_mass) if np.isfinite(upper.log_mass) else 0.0
+    tail_total = float(np.exp(np.logaddexp.reduce(log_up[np.isfinite(log_up)]))) if np.isfinite(log_up).any() else 0.0
+    upper.log_mass = math.log(total + tail_total + upper.inf_mass) + 1e-12
+    upper.log_theta_mgf = np.logaddexp(_theta_table(upper), _theta_table(upper_tail))
+    upper_tail.log_mass = upper.log_mass
+    return upper, upper_tail, lower, lower_tail
+
+
 def _theta_table(measure: Tilted) -> np.ndarray:
     """log of upper bounds on E[e^(-theta S)] of an upper measure for theta in THETAS (S6).
 
@@ -162,6 +247,32 @@ def _log_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.logaddexp(a, b)
 
 
+def _connect_dots(left: np.ndarray, width: float, p_up: np.ndarray, q_low: np.ndarray) -> np.ndarray:
+    """S1/S2: log masses at the points left[0], ..., left[-1] + width of the split cells.
+
+    Cell i is [left[i], left[i] + width) with P-mass at most e^p_up[i] and Q-mass at least
+    e^q_low[i]; its upper part U = (P - e^left Q)/(1 - e^-width) is bounded from above so that
+    the mass put at each point, and above it, can only be too large.
+    """
+    p_up = p_up + 4.0 * U * (1.0 + _mag(p_up))
+    q_low = q_low - 4.0 * U * (1.0 + _mag(q_low))
+    # N / P(cell) = 1 - exp(left + log Q - log P) is largest for the smallest exponent
+    with np.errstate(invalid="ignore"):
+        exponent = left + q_low - p_up
+    exponent = exponent - 8.0 * U * (_mag(left) + _mag(q_low) + _mag(p_up) + 1.0)
+    exponent = np.where(np.isnan(exponent), -math.inf, np.minimum(exponent, 0.0))
+    log_share = _log1mexp(exponent) - math.log(-math.expm1(-width)) + 8.0 * U
+    log_share = np.minimum(log_share, 0.0)  # the up part is at most the whole cell
+    log_up = p_up + log_share
+    with np.errstate(divide="ignore"):
+        log_down = p_up + np.log1p(-np.exp(log_share)) + 4.0 * U
+    log_down = np.where(np.isneginf(p_up), -math.inf, log_down)
+    log_m = np.full(len(left) + 1, -math.inf)
+    log_m[:-1] = log_down
+    log_m[1:] = _log_sum(log_m[1:], log_up)
+    return log_m + 4.0 * U * (1.0 + _mag(log_m))
+
+
 def _upper_step(h, k_lo, grid, lp, lql, lam, drop_multiplicity):
     count = len(grid)
     # pessimistic cell [k h, (k+1) h) for k = k_lo .. k_hi - 1 is halves 2(k-k_lo)+2, 2(k-k_lo)+3
@@ -169,24 +280,7 @@ def _upper_step(h, k_lo, grid, lp, lql, lam, drop_multiplicity):
     a_idx = 2 + 2 * np.arange(count - 1)
     p_up = _log_sum(lp[a_idx], lp[a_idx + 1])  # upper bound of P(cell)
     q_low = _log_sum(lql[a_idx], lql[a_idx + 1])  # lower bound of Q(cell)
-    p_up = p_up + 4.0 * U * (1.0 + _mag(p_up))
-    q_low = q_low - 4.0 * U * (1.0 + _mag(q_low))
-    left = grid[:-1]
-    # N / P(cell) = 1 - exp(kh + log Q - log P) is largest for the smallest exponent
-    with np.errstate(invalid="ignore"):
-        exponent = left + q_low - p_up
-    exponent = exponent - 8.0 * U * (_mag(left) + _mag(q_low) + _mag(p_up) + 1.0)
-    exponent = np.where(np.isnan(exponent), -math.inf, np.minimum(exponent, 0.0))
-    log_share = _log1mexp(exponent) - math.log(-math.expm1(-h)) + 8.0 * U
-    log_share = np.minimum(log_share, 0.0)  # the up part is at most the whole cell
-    log_up = p_up + log_share
-    with np.errstate(divide="ignore"):
-        log_down = p_up + np.log1p(-np.exp(log_share)) + 4.0 * U
-    log_down = np.where(np.isneginf(p_up), -math.inf, log_down)
-    log_m = np.full(count, -math.inf)
-    log_m[:-1] = log_down
-    log_m[1:] = _log_sum(log_m[1:], log_up)
-    log_m = log_m + 4.0 * U * (1.0 + _mag(log_m))
+    log_m = _connect_dots(grid[:-1], h, p_up, q_low)
     # Mass at or above k_hi h: the half [k_hi h, (k_hi + 1/2) h) and the tail above -> +inf.
     log_inf = _log_sum(lp[2 * count], lp[2 * count + 1])
     inf_mass = float(np.exp(log_inf)) * (1.0 + 8.0 * U) if np.isfinite(log_inf) else 0.0
@@ -213,7 +307,7 @@ def _log_diff(log_a: np.ndarray, log_b: np.ndarray) -> np.ndarray:
     return np.where(d < 0.0, log_a + _log1mexp(np.minimum(d, 0.0)), -math.inf)
 
 
-def _lower_masses(grid, lp, lpl, lq, lql, h):
+def _lower_masses(grid, lp, lpl, lq, lql, h, tail_to_top: bool = True):
     """S4: masses on the grid of a garbling of the pair, losses rounded down.
 
     Centred cells C_k = [kh - h/2, kh + h/2) are outcomes of a coarsening (a garbling) of the
@@ -302,28 +396,30 @@ def _lower_masses(grid, lp, lpl, lq, lql, h):
     log_m = np.where(on_grid, outcome, -math.inf)
     down_one = _log_sum(np.where(on_grid, -math.inf, outcome), log_junk)  # to index k - 1
     log_m[:-1] = _log_sum(log_m[:-1], down_one[1:])  # index 0's part is dropped
-    # the top tail: what the last cell did not borrow is rounded down to k_hi h
-    if np.isfinite(top_p_lo):
-        used = min(float(take_up[-1]), 1.0)
+    # the top tail: what the last cell did not borrow is rounded down to k_hi h (or left to
+    # the caller, who puts it on a coarser grid)
+    used = min(float(take_up[-1]), 1.0)
+    if tail_to_top and np.isfinite(top_p_lo):
         rest_top = top_p_lo + math.log1p(-used) if used < 1.0 else -math.inf
         log_m[-1] = float(_log_sum(np.array(log_m[-1]), np.array(rest_top)))
     log_m = log_m - 4.0 * U * (1.0 + _mag(log_m))
     with np.errstate(invalid="ignore", over="ignore"):
         gap = np.exp(p_hi) - np.exp(p_lo)
     gap = np.where(np.isnan(gap), 0.0, gap)
-    if np.isfinite(top_p_hi):
+    if tail_to_top and np.isfinite(top_p_hi):
         gap[-1] += max(math.exp(top_p_hi) - (math.exp(top_p_lo) if np.isfinite(top_p_lo) else 0.0), 0.0)
-    return log_m, gap
+    return log_m, gap, used
 
 
-def _lower_step(h, k_lo, grid, lp, lpl, lq, lql, lam):
-    log_m, gap = _lower_masses(grid, lp, lpl, lq, lql, h)
+def _lower_step(h, k_lo, grid, lp, lpl, lq, lql, lam, tail_to_top: bool = True):
+    log_m, gap, used = _lower_masses(grid, lp, lpl, lq, lql, h, tail_to_top)
     measure = _tilt("lower", log_m, grid, h, k_lo, lam)
     # parts of cell k are assigned to (k-1) h, kh or (k+1) h: weight its gap by e^(lam (k+1) h)
     with np.errstate(over="ignore", invalid="ignore"):
         tilted_gap = gap * np.exp(lam * (grid + h) - measure.log_z)
     tilted_gap = np.where(np.isnan(tilted_gap), math.inf, tilted_gap)
     measure.deficiency = float(tilted_gap.sum()) * (1.0 + 1e-12)
+    measure.borrowed_from_tail = used
     return measure
 
 
@@ -435,18 +531,24 @@ def coarsen(m: Tilted) -> Tilted:
     even = t[0::2].copy()  # at k0, k0 + 2, ...
     odd = t[1::2]  # at k0 + 1, k0 + 3, ...; odd[i] lies between even[i] and even[i + 1]
     lam, h = m.lam, m.h
+    log_one_plus = math.log1p(math.exp(h))
     if m.kind == "upper":
-        f_down = math.exp(-lam * h) / (1.0 + math.exp(h))
-        f_up = math.exp((1.0 + lam) * h) / (1.0 + math.exp(h))
+        # weights of the split in tilted units, all scaled by e^(-shift) so that none overflows
+        # when lam h is large (log_z absorbs the shift)
+        log_down = -lam * h - log_one_plus
+        log_up = (1.0 + lam) * h - log_one_plus
+        shift = max(0.0, log_up)
+        keep, f_down, f_up = math.exp(-shift), math.exp(log_down - shift), math.exp(log_up - shift)
+        even *= keep
         even[:-1] += f_down * odd
         even[1:] += f_up * odd
-        norm = max(1.0, f_down + f_up)
-        err = m.err * norm + 4.0 * U * float(np.abs(t).sum()) * norm
+        norm = max(keep, f_down + f_up)
+        err = m.err * norm + 4.0 * U * float(np.abs(t).sum()) * max(norm, 1.0)
         out = replace(m, t=even, k0=k0 // 2, h=2.0 * h, err=err)
         if m.log_theta_mgf is not None:
             # a split atom's e^(-theta s) is multiplied by (e^(theta h) + e^((1 - theta) h))/(1 + e^h),
             # which exceeds 1 only for theta > 1
-            growth = np.logaddexp(THETAS * h, (1.0 - THETAS) * h) - math.log1p(math.exp(h))
+            growth = np.logaddexp(THETAS * h, (1.0 - THETAS) * h) - log_one_plus
             out.log_theta_mgf = m.log_theta_mgf + np.maximum(growth, 0.0) + 1e-12
     else:
         c = (1.0 + 2.0 * lam) * h
@@ -455,46 +557,51 @@ def coarsen(m: Tilted) -> Tilted:
         # is e^(2jh) when the share taken from above is e^c times that from below. Odd atom i
         # offers a fraction a_i to the pair above it (as its lower member) and 1 - a_i to the
         # pair below it; any a_i in [0, 1] is valid since each pair takes the smaller of the
-        # two offers it receives. a_i = rho/(rho + e^c), rho the local ratio of consecutive odd atoms, uses a
-        # geometric (log-linear) stretch completely.
-        hi = odd + margin
-        lo = np.maximum(odd - margin, 0.0)
-        ec = math.exp(c)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rho = np.sqrt(np.concatenate((lo[1:], [0.0])) / np.concatenate(([math.inf], hi[:-1])))
-            rho = np.where(np.isfinite(rho) & (rho > 0.0), rho, 1.0)
-        plan = rho / (rho + ec)
-        below_hi, above_lo = hi[:-1], lo[1:]
-        amount = np.minimum(plan[:-1] * below_hi, (1.0 - plan[1:]) * above_lo / ec)
-        amount = np.maximum(amount, 0.0)
-        positive = (below_hi > 0.0) & (above_lo > 0.0)
-        alpha = np.where(positive, amount / np.where(positive, below_hi, 1.0), 0.0)
-        beta = np.where(positive, amount * ec / np.where(positive, above_lo, 1.0), 0.0)
-        alpha = np.minimum(alpha, plan[:-1]) * (1.0 - 8.0 * U)
-        beta = np.minimum(np.minimum(beta, 1.0 - plan[1:]) * (1.0 + 8.0 * U), 1.0 - plan[1:])
+        # two offers it receives. a_i = rho/(rho + e^c), rho the local ratio of consecutive
+        # odd atoms, uses a geometric (log-linear) stretch completely.
+        shift = lam * h  # the largest factor, e^(lam h) for the lower member moved up
         below, above = odd[:-1], odd[1:]
-        hi_below, lo_above = below_hi, above_lo
-        ok = beta * np.maximum(lo_above, 0.0) >= math.exp(c) * alpha * hi_below * (1.0 + 8.0 * U)
-        alpha = np.where(ok, alpha, 0.0)
-        beta = np.where(ok, beta, 0.0)
+        alpha = np.zeros(len(below))
+        beta = np.zeros(len(below))
+        if c < 700.0:
+            ec = math.exp(c)
+            hi = odd + margin
+            lo = np.maximum(odd - margin, 0.0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rho = np.sqrt(np.concatenate((lo[1:], [0.0])) / np.concatenate(([math.inf], hi[:-1])))
+                rho = np.where(np.isfinite(rho) & (rho > 0.0), rho, 1.0)
+            plan = rho / (rho + ec)
+            hi_below, lo_above = hi[:-1], lo[1:]
+            amount = np.maximum(np.minimum(plan[:-1] * hi_below, (1.0 - plan[1:]) * lo_above / ec), 0.0)
+            positive = (hi_below > 0.0) & (lo_above > 0.0)
+            alpha = np.where(positive, amount / np.where(positive, hi_below, 1.0), 0.0)
+            beta = np.where(positive, amount * ec / np.where(positive, lo_above, 1.0), 0.0)
+            alpha = np.minimum(alpha, plan[:-1]) * (1.0 - 8.0 * U)
+            beta = np.minimum(np.minimum(beta, 1.0 - plan[1:]) * (1.0 + 8.0 * U), 1.0 - plan[1:])
+            # the merged ratio needs beta * above_true >= e^c alpha * below_true: recheck with bounds
+            ok = beta * lo_above >= ec * alpha * hi_below * (1.0 + 8.0 * U)
+            alpha = np.where(ok, alpha, 0.0)
+            beta = np.where(ok, beta, 0.0)
         used = np.zeros(len(odd))
         used[:-1] += alpha
         used[1:] += beta
         junk = np.maximum(0.0, 1.0 - used)
-        merged = alpha * below * math.exp(lam * h) + beta * above * math.exp(-lam * h)
-        even[1:-1] += merged if len(even) > 2 else 0.0
+        keep, f_raise, f_lower = math.exp(-shift), 1.0, math.exp(-2.0 * shift)
+        even *= keep
+        even[1:-1] += alpha * below * f_raise + beta * above * f_lower
         # junk of odd[i] is rounded down to even[i]
-        even[: len(odd)] += junk * odd * math.exp(-lam * h)
-        norm = max(1.0, math.exp(lam * h))
-        err = m.err * norm + 8.0 * U * float(np.abs(t).sum()) * norm
+        even[: len(odd)] += junk * odd * f_lower
+        norm = max(keep, f_raise)
+        err = m.err * norm + 8.0 * U * float(np.abs(t).sum())
         out = replace(m, t=even, k0=k0 // 2, h=2.0 * h, err=err, deficiency=m.deficiency * norm)
+    out.log_z = m.log_z + shift
     total = float(out.t.sum())
     out.t = out.t / total
     out.err = out.err / total + 2.0 * U
     if out.kind == "lower":
         out.deficiency = out.deficiency / total
-    out.log_z_err = m.log_z_err + 4.0 * U * (abs(m.log_z) + 1.0)
-    out.log_z = m.log_z + math.log(total)
+    out.log_z_err = m.log_z_err + 4.0 * U * (abs(out.log_z) + shift + 1.0)
+    out.log_z = out.log_z + math.log(total)
     return _trim(out)
 
 
@@ -509,7 +616,59 @@ def _trim(m: Tilted) -> Tilted:
     return replace(m, t=m.t[lo : hi + 1], k0=m.k0 + lo)
 
 
-def truncate(m: Tilted, *, log_inf_budget: float, log_rho_budget: float, multiplicity: int) -> Tilted:
+def bare(m: Tilted) -> Tilted:
+    """m without the quantities that belong to a whole measure (mass at +inf, dropped tails).
+
+    A measure split into layers keeps those on one layer only; products that involve other
+    layers must not count them again.
+    """
+    return replace(m, inf_mass=0.0, drop_rel=0.0, drop_mass=0.0, log_theta_mgf=None, log_mass=0.0)
+
+
+def add(x: Tilted, y: Tilted) -> Tilted:
+    """The sum of two measures on the same grid (same kind and tilt)."""
+    if x.kind != y.kind or x.lam != y.lam or x.h != y.h:
+        raise ValueError("add needs measures of the same kind, tilt and grid step")
+    lo = min(x.k0, y.k0)
+    hi = max(x.k0 + len(x.t), y.k0 + len(y.t))
+    log_z = max(x.log_z, y.log_z)
+    wx, wy = math.exp(x.log_z - log_z), math.exp(y.log_z - log_z)
+    t = np.zeros(hi - lo)
+    t[x.k0 - lo : x.k0 - lo + len(x.t)] += wx * x.t
+    t[y.k0 - lo : y.k0 - lo + len(y.t)] += wy * y.t
+    out = replace(
+        x, t=t, k0=lo, log_z=log_z,
+        log_z_err=max(x.log_z_err, y.log_z_err) + 4.0 * U * (abs(log_z) + 1.0),
+        err=wx * x.err + wy * y.err + 2.0 * U * (wx + wy),
+        deficiency=wx * x.deficiency + wy * y.deficiency,
+        inf_mass=x.inf_mass + y.inf_mass,
+        drop_rel=x.drop_rel + y.drop_rel,
+        drop_mass=x.drop_mass + y.drop_mass,
+        log_mass=float(np.logaddexp(x.log_mass, y.log_mass)),
+        log_theta_mgf=(np.logaddexp(x.log_theta_mgf, y.log_theta_mgf)
+                       if x.log_theta_mgf is not None and y.log_theta_mgf is not None else None),
+        steps=max(x.steps, y.steps),
+    )
+    return _renormalise(out, out)
+
+
+def piece(m: Tilted, start: int, stop: int) -> Tilted:
+    """Bins [start, stop) of m as a measure of their own (a layer); the error bounds of the
+    whole are kept (they bound the error of any part); whole-measure quantities are dropped."""
+    out = bare(m)
+    out = replace(out, t=m.t[start:stop].copy(), k0=m.k0 + start)
+    return _renormalise(out, m)
+
+
+def coarsen_to(m: Tilted, h: float) -> Tilted:
+    """m coarsened (S3/S4) until its grid step is h (a power-of-two multiple of m.h)."""
+    while m.h < h:
+        m = coarsen(m)
+    return m
+
+
+def truncate(m: Tilted, *, log_inf_budget: float, log_rho_budget: float, multiplicity: int,
+             cap: bool = True, floor: bool = True) -> Tilted:
     """Cut the window to where the measure matters (S3 for the upper end, S6 for the lower).
 
     Upper end: the lowest grid point above which the untilted mass, computed plus its error
@@ -529,26 +688,29 @@ def truncate(m: Tilted, *, log_inf_budget: float, log_rho_budget: float, multipl
     # --- upper end: untilted mass above s_i, relative to the budget, in linear space ---
     with np.errstate(divide="ignore"):
         expo = np.log(np.where(t > 0.0, t, 1.0)) - lam * s + (m.log_z - log_inf_budget)
-    expo = np.where(t > 0.0, np.minimum(expo, 700.0), -math.inf)
+    # (clipped: a value above e^300 fails the test as surely as an infinite one)
+    expo = np.where(t > 0.0, np.minimum(expo, 300.0), -math.inf)
     suffix = np.cumsum(np.exp(expo)[::-1])[::-1]
     above = np.append(suffix[1:], 0.0)  # sum over j > i
     # error of the moved bins: weights exp(log_z - lam s_j) are largest at j = i + 1. Dropping
     # mass is safe for a lower bound whatever its size, so there only the computed mass counts.
     if m.kind == "upper":
-        err_term = np.exp(np.minimum(m.log_z - lam * (s + h) - log_inf_budget, 700.0)) * m.err
+        err_term = np.exp(np.minimum(m.log_z - lam * (s + h) - log_inf_budget, 300.0)) * m.err
     else:
         err_term = np.zeros(n)
     ok = above + err_term <= 1.0
     cut = n - 1
     moved = 0.0
-    if ok[peak:].any():
+    if cap and ok[peak:].any():
         cut = peak + int(np.argmax(ok[peak:]))
         if cut < n - 1:
             moved = float(above[cut] + err_term[cut]) * math.exp(log_inf_budget) * (1.0 + 4.0 * U * n)
     # --- lower end ---
     start = 0
     drop_rel = drop_mass = 0.0
-    if m.kind == "upper":
+    if not floor:
+        pass
+    elif m.kind == "upper":
         kept = float(t[: cut + 1].sum()) - m.err
         if kept > 0.0 and peak > 0:
             base = -m.log_z - math.log(kept) + math.log(multiplicity)

@@ -85,6 +85,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpcalc.core import _pld_grid as grid
+from dpcalc.core import _pld_layers as layers
 from dpcalc.core._pld_pairs import GaussianPair, LaplacePair, Pair
 from dpcalc.core.phases import Phase
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval
@@ -114,6 +115,13 @@ _UPPER_COARSE_BINS_PER_SD = 48.0
 _LOWER_COARSE_BINS_PER_SD = 1536.0
 _MAX_BINS = 1 << 21
 _MAX_STEP_BINS = 1 << 19
+
+# One step is split into a fine bulk and a coarse tail layer (`_pld_layers`) when its window
+# exceeds _SINGLE_LAYER_BINS bins; the tail layer gets about _TAIL_BINS bins. Moving tail
+# weight by at most the tail's step may change delta by at most _TAIL_SHARE of the Chernoff bound.
+_SINGLE_LAYER_BINS = 4096
+_TAIL_BINS = 2048
+_TAIL_SHARE = 1e-5
 _MAX_ATTEMPTS = 4
 
 DIRECTIONS = ("remove", "add")
@@ -159,13 +167,16 @@ class _PhaseModel:
         self.pair = _pair(phase, direction)
         self.mean, self.variance = self.pair.moments()
         self.sd = math.sqrt(max(self.variance, 1e-300))
-        self._mgf: dict[float, float] = {}
+        self._mgf: dict[tuple[float, float], float] = {}
+        self.cap = math.inf  # losses at or above go to +inf in the upper bound (see _set_caps)
 
     def log_mgf(self, lam: float) -> float:
-        value = self._mgf.get(lam)
+        """log E[e^(lam L); L < cap]: the part of the MGF that the tilted grid represents."""
+        key = (lam, self.cap)
+        value = self._mgf.get(key)
         if value is None:
-            value = self.pair.log_mgf(lam)
-            self._mgf[lam] = value
+            value = self.pair.log_mgf(lam, self.cap)
+            self._mgf[key] = value
         return value
 
 
@@ -286,6 +297,14 @@ class _Plan:
     min_step: float = 0.0  # steps finer than this are not needed (error <= steps * h)
 
 
+def _cap(model: _PhaseModel, log_inf_budget: float, events: int) -> float:
+    """The loss above which one step's mass is moved to +inf (as `_step_window` does)."""
+    h = 2.0 ** math.floor(math.log2(model.sd / 4.0))
+    log_iota = log_inf_budget - math.log(events) - math.log(model.phase.steps)
+    k = _grid_search(lambda c: _log_tail_above(model.pair, c) <= log_iota, model.mean, model.sd, True, h)
+    return k * h
+
+
 def _step_window(model: _PhaseModel, h: float, plan: _Plan) -> tuple[int, int]:
     """Grid indices [k_lo, k_hi] for one step of a phase (S3, S6 at the level of one step)."""
     pair = model.pair
@@ -308,39 +327,45 @@ def _step_window(model: _PhaseModel, h: float, plan: _Plan) -> tuple[int, int]:
     return min(k_lo, k_hi - 1), k_hi
 
 
-def _power(model: _PhaseModel, base: grid.Tilted, plan: _Plan, stats: dict) -> grid.Tilted:
+def _power(model: _PhaseModel, base: layers.Layered, plan: _Plan, stats: dict) -> layers.Layered:
     """The steps-fold composition of one phase: binary powering, windows and coarsening."""
     steps = model.phase.steps
     coarse = plan.upper_coarse_bins if base.kind == "upper" else plan.lower_coarse_bins
-    result: grid.Tilted | None = None
+    result: layers.Layered | None = None
     power = base
     level = 0
     remaining = steps
-    stats["bins"] = max(stats.get("bins", 0), len(base.t))
+    stats["bins"] = max(stats.get("bins", 0), base.bins)
     while True:
         if remaining & 1:
             if result is None:
                 result = power
             else:
-                while result.h < power.h:
-                    result = grid.coarsen(result)
-                result = _cut(grid.convolve(result, power), plan, 1)
-            stats["bins"] = max(stats["bins"], len(result.t))
+                result = layers.align(result, power.bulk.h)
+                power = layers.align(power, result.bulk.h)
+                result = _cut(layers.convolve(result, power), plan, 1)
+            stats["bins"] = max(stats["bins"], result.bins)
         remaining >>= 1
         if not remaining:
             break
         level += 1
-        power = _cut(grid.convolve(power, power), plan, steps >> level)
+        power = _cut(layers.convolve(power, power), plan, steps >> level)
         sd = model.sd * math.sqrt(2.0**level)
-        while 2.0 * power.h <= sd / coarse:
-            power = grid.coarsen(power)
-        stats["bins"] = max(stats["bins"], len(power.t))
+        while 2.0 * power.bulk.h <= sd / coarse:
+            power = layers.coarsen_bulk(power)
+        stats["bins"] = max(stats["bins"], power.bins)
     assert result is not None
     return result
 
 
-def _cut(m: grid.Tilted, plan: _Plan, multiplicity: int) -> grid.Tilted:
-    return grid.truncate(
+def _cut(m: layers.Layered, plan: _Plan, multiplicity: int) -> layers.Layered:
+    """Move the light top of the bulk to the tail layer, then cut the windows (S3, S6)."""
+    if m.tail is not None:
+        # moving a tilted weight w by at most H changes delta by at most about w H (lam + 1)
+        # times the Chernoff bound, in each of `multiplicity` copies
+        limit = _TAIL_SHARE / (multiplicity * m.tail.h * (m.bulk.lam + 1.0))
+        m = layers.resplit(m, math.log(limit))
+    return layers.truncate(
         m,
         log_inf_budget=plan.log_inf_budget - math.log(plan.events) - math.log(multiplicity),
         log_rho_budget=plan.log_rho_budget - math.log(plan.events),
@@ -348,20 +373,65 @@ def _cut(m: grid.Tilted, plan: _Plan, multiplicity: int) -> grid.Tilted:
     )
 
 
-def _compose(models: list[_PhaseModel], plan: _Plan, want_lower: bool, stats: dict) -> dict[str, grid.Tilted]:
+def _tail_split(model: _PhaseModel, h: float, k_lo: int, k_hi: int, lam: float) -> tuple[int, float, int] | None:
+    """Where one step's bulk ends and its tail starts (k_cut), the tail's step H and end.
+
+    None when one grid suffices. The tail starts where the tilted weight above falls below
+    _TAIL_SHARE / (steps H (lam + 1)) (see `_cut`), at a multiple of H.
+    """
+    if k_hi - k_lo <= _SINGLE_LAYER_BINS:
+        return None
+    steps = model.phase.steps
+    start = max(model.mean + 8.0 * model.sd, (k_lo + 1) * h)
+    top = k_hi * h
+    if top - start <= _SINGLE_LAYER_BINS * h:
+        return None
+    ratio = 2 ** max(1, math.ceil(math.log2((top - start) / (_TAIL_BINS * h))))
+    H = ratio * h
+    points = np.arange(math.floor(start / H), math.ceil(top / H) + 1) * H
+    cells = model.pair.cell_masses(np.append(points, math.inf))
+    # tilted weight of [c_j, c_{j+1}) at most P e^(lam c_{j+1}); the last cell is beyond the cap
+    log_w = cells.log_p[:-1] + np.log1p(cells.rel_p[:-1]) + lam * points[1:]
+    log_suffix = np.logaddexp.accumulate(log_w[::-1])[::-1] - model.log_mgf(lam)
+    limit = math.log(_TAIL_SHARE / (steps * H * (lam + 1.0)))
+    good = np.flatnonzero(log_suffix <= limit)
+    if len(good) == 0:
+        return None
+    cut_point = points[int(good[0])]
+    k_cut = int(round(cut_point / h))
+    j_hi = math.ceil(top / H)
+    if (j_hi * ratio - k_cut) < 4 * ratio or k_cut <= k_lo + 2:
+        return None
+    return k_cut, H, j_hi
+
+
+def _compose(models: list[_PhaseModel], plan: _Plan, want_lower: bool, stats: dict) -> dict[str, layers.Layered]:
     """Upper (and lower) measures of the whole run in one direction."""
-    parts: dict[str, list[grid.Tilted]] = {"upper": [], "lower": []}
+    parts: dict[str, list[layers.Layered]] = {"upper": [], "lower": []}
     for model in models:
         h = 2.0 ** math.floor(math.log2(max(model.sd / plan.step_bins, plan.min_step)))
         k_lo, k_hi = _step_window(model, h, plan)
-        while k_hi - k_lo > _MAX_STEP_BINS:
+        split = _tail_split(model, h, k_lo, k_hi, plan.lam)
+        while split is None and k_hi - k_lo > _MAX_STEP_BINS:
             h *= 2.0
             k_lo, k_hi = _step_window(model, h, plan)
-        upper, lower = grid.discretise_step(model.pair, h, k_lo, k_hi, plan.lam, model.phase.steps)
-        upper.steps = lower.steps = 1
+            split = _tail_split(model, h, k_lo, k_hi, plan.lam)
+        if split is None:
+            upper_bulk, lower_bulk = grid.discretise_step(model.pair, h, k_lo, k_hi, plan.lam, model.phase.steps)
+            upper, lower = layers.single(upper_bulk), layers.single(lower_bulk)
+        else:
+            k_cut, tail_step, j_hi = split
+            ub, ut, lb, lt = grid.discretise_step_layers(
+                model.pair, h, k_lo, k_cut, tail_step, j_hi, plan.lam, model.phase.steps
+            )
+            upper, lower = layers.Layered(ub, ut), layers.Layered(lb, lt)
+        for measure in (upper, lower):
+            measure.bulk.steps = 1
+            if measure.tail is not None:
+                measure.tail.steps = 1
         # the upper bound's connect-the-dots error is far below the lower bound's: one step
         # twice as coarse (the same as discretising there directly) suffices.
-        upper = grid.coarsen(upper)
+        upper = layers.coarsen_bulk(upper)
         parts["upper"].append(_power(model, upper, plan, stats))
         if want_lower:
             parts["lower"].append(_power(model, lower, plan, stats))
@@ -371,11 +441,9 @@ def _compose(models: list[_PhaseModel], plan: _Plan, want_lower: bool, stats: di
             continue
         total = measures[0]
         for other in measures[1:]:
-            while total.h < other.h:
-                total = grid.coarsen(total)
-            while other.h < total.h:
-                other = grid.coarsen(other)
-            total = _cut(grid.convolve(total, other), plan, 1)
+            total = layers.align(total, other.bulk.h)
+            other = layers.align(other, total.bulk.h)
+            total = _cut(layers.convolve(total, other), plan, 1)
         out[kind] = total
     return out
 
@@ -391,11 +459,21 @@ def _account(phases: Sequence[Phase], *, delta: float | None, epsilon: float | N
     directions = DIRECTIONS[:1] if _symmetric(phases) else DIRECTIONS
     models = {d: [_PhaseModel(phase, d) for phase in phases] for d in directions}
     tilts = {d: _chernoff(models[d], delta, epsilon) for d in directions}
+    # The tilt is chosen for the measure the grid represents: losses beyond the upper
+    # truncation go to +inf and take no part in the tilt (for heavy-tailed losses, e.g. small
+    # p, the full MGF is dominated by events far rarer than delta).
+    events = sum(2 * (phase.steps.bit_length() + 1) for phase in phases) + 2 * len(phases) + 2
+    for d in directions:
+        delta_scale = delta if delta is not None else math.exp(min(tilts[d][1], 0.0))
+        for model in models[d]:
+            model.cap = _cap(model, math.log(_INF_SHARE * max(delta_scale, 1e-300)), events)
+        tilts[d] = _chernoff(models[d], delta, epsilon)
     # the direction with the larger Chernoff estimate is most likely the binding one
     order = sorted(directions, key=lambda d: tilts[d][1], reverse=True)
-    events = sum(2 * (phase.steps.bit_length() + 1) for phase in phases) + 2 * len(phases) + 2
     total_steps = sum(phase.steps for phase in phases)
-    scale = math.sqrt(DEFAULT_ACCURACY / accuracy)
+    # both bounds err by O(h^2) per step and per coarsening; the number of coarsenings grows
+    # with log T, so the grids are refined by sqrt(log2 T / 14) beyond T ~ 16000
+    scale = math.sqrt(DEFAULT_ACCURACY / accuracy) * math.sqrt(max(1.0, math.log2(total_steps) / 14.0))
     inf_share = _INF_SHARE
     attempts = 0
     # The error of either bound is at most about (number of steps) * h in epsilon, so a step of
@@ -472,14 +550,14 @@ def _plan(lam: float, estimate: float, delta: float | None, scale: float, inf_sh
     )
 
 
-def _bounds_of(measures: dict[str, grid.Tilted], delta, epsilon) -> tuple[float, float | None]:
+def _bounds_of(measures: dict[str, layers.Layered], delta, epsilon) -> tuple[float, float | None]:
     """(upper, lower) of the target quantity for one direction."""
     if delta is not None:
-        upper = grid.epsilon_bound(measures["upper"], delta)
-        lower = grid.epsilon_bound(measures["lower"], delta) if "lower" in measures else None
+        upper = layers.epsilon_bound(measures["upper"], delta)
+        lower = layers.epsilon_bound(measures["lower"], delta) if "lower" in measures else None
     else:
-        upper = grid.delta_bound(measures["upper"], epsilon)
-        lower = grid.delta_bound(measures["lower"], epsilon) if "lower" in measures else None
+        upper = layers.delta_bound(measures["upper"], epsilon)
+        lower = layers.delta_bound(measures["lower"], epsilon) if "lower" in measures else None
     return upper, lower
 
 
@@ -490,7 +568,7 @@ def _attempt(models, tilts, order, delta, epsilon, scale, inf_share, events, min
     measures = _compose(models[first], plan, True, stats)
     upper, lower = _bounds_of(measures, delta, epsilon)
     binding = first
-    grid_step = measures["upper"].h
+    grid_step = measures["upper"].bulk.h
     for other in order[1:]:
         # A cheaper upper bound for the other direction settles most runs: if it does not
         # exceed the first direction's upper bound, the maximum over directions is unchanged
@@ -505,7 +583,7 @@ def _attempt(models, tilts, order, delta, epsilon, scale, inf_share, events, min
         other_upper, other_lower = _bounds_of(full, delta, epsilon)
         if other_upper > upper:
             binding = other
-            grid_step = full["upper"].h
+            grid_step = full["upper"].bulk.h
         upper = max(upper, other_upper)
         lower = max(lower, other_lower)
     return {
