@@ -242,6 +242,7 @@ class LaplacePair(Pair):
         self.p = float(sampling_probability)
         self.b = float(scale)
         self.direction = direction
+        self._nodes = None
         p, b = self.p, self.b
         # The middle part x in (0, 1): r = 1 - p + p e^((2x - 1)/b) = 1 - p + p e^((x - 1/2)/(b/2)).
         self.ratio = _SubsampledRatio(p, b / 2.0)
@@ -320,6 +321,8 @@ class LaplacePair(Pair):
 
     def _quadrature(self):
         """Nodes (x in (0, 1)) and log weights of Lap(0, b), plus the atoms, for E_Q[f(r)]."""
+        if self._nodes is not None:
+            return self._nodes
         nodes, weights = np.polynomial.legendre.leggauss(200)
         # split [0, 1] into 16 panels to follow integrands that grow like e^(c x) for large c
         panels = 16
@@ -329,7 +332,8 @@ class LaplacePair(Pair):
             x = 0.5 * (c - a) * nodes + 0.5 * (c + a)
             xs.append(x)
             logw.append(np.log(0.5 * (c - a) * weights) - x / self.b - math.log(2.0 * self.b))
-        return np.concatenate(xs), np.concatenate(logw)
+        self._nodes = (np.concatenate(xs), np.concatenate(logw))
+        return self._nodes
 
     def _remove_atoms(self):
         e = math.exp(-1.0 / self.b)

@@ -101,7 +101,7 @@ _INF_SHARE = 1e-5
 _DROP_SHARE = 1e-9
 
 # Tilt range: lam is the Chernoff saddle point clipped to this interval (lam = order - 1).
-_LAM_MIN = 0.25
+_LAM_MIN = 1e-3
 _LAM_MAX = 1e5
 
 # Grid steps, in bins per standard deviation of the privacy loss being discretised, at the
