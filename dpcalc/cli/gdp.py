@@ -27,6 +27,7 @@ from dpcalc.cli.options import (
     parse_training_run,
 )
 from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.cli.sweeps import Column, Row, SweepOutput, parse_sweep, sweep_panels, sweep_report
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon
 
 
@@ -49,6 +50,10 @@ Examples:
   dpcalc gdp --n 60000 --batch-size 256 --epochs 60 --sigma 1.1 --json
   dpcalc gdp --mu 0.5 --eps 1
   dpcalc gdp --p 0.004 --sigma 1.1 --T 10000 --max-eps 2
+  dpcalc gdp --n 60000 --batch-size 256 --epochs 10:60:10 --sigma 0.8,1.1 --no-tight
+
+Sweeps: any numeric option may be a list (0.8,1.1) or a range start:stop:step (10:60:10);
+one row is printed per combination, in the order given, and --max-eps checks every row.
 """
 
 
@@ -76,11 +81,48 @@ def gdp(
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
-    from dpcalc.core import gdp as core
-
+    texts = {"--p": p, "--sigma": sigma, "--T": T, "--n": n, "--batch-size": batch_size, "--epochs": epochs,
+             "--mu": mu, "--delta": delta, "--eps": eps}
+    sweep = parse_sweep(texts, integer=("--T", "--n", "--batch-size"))
+    if sweep.is_sweep:
+        _gdp_sweep(sweep, sampling, no_tight, max_eps, json_output, plot, chart)
     target_delta, target_epsilon = parse_delta_or_epsilon(delta, eps)
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
     plot_path = check_plot_path(plot)
+    result, tight, warnings, inputs = _evaluate(
+        p, sigma, T, n, batch_size, epochs, mu, target_delta, target_epsilon, sampling, no_tight
+    )
+    inputs["max_eps"] = max_epsilon
+    inputs["no_tight"] = no_tight
+    tradeoff = [{"alpha": point.alpha, "beta": point.beta} for point in result.tradeoff]
+    report = Report(
+        command="gdp",
+        inputs=inputs,
+        result={
+            "mu": result.mu,
+            "epsilon": result.epsilon,
+            "delta": result.delta,
+            "max_advantage": result.max_advantage,
+            "tradeoff": tradeoff,
+            "tight_epsilon": tight,
+        },
+        tables=[_summary_table(result, mu is None, tight), _tradeoff_table(tradeoff)],
+        warnings=warnings,
+        epsilon=result.epsilon,
+        figures=lambda: gdp_panels(result.mu, result.delta),
+    )
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
+
+
+def _evaluate(p, sigma, T, n, batch_size, epochs, mu, target_delta, target_epsilon, sampling, no_tight,
+              quote_gap: bool = True):
+    """One run: (core result, tight epsilon or None, warnings, echoed inputs without max_eps/no_tight).
+
+    `quote_gap` adds the CLT-to-tight gap of this run to the CLT warning (a sweep shows it per
+    row in the table instead, so that its rows share one warning).
+    """
+    from dpcalc.core import gdp as core
+
     if mu is not None:
         for name, value in (("--p", p), ("--sigma", sigma), ("--T", T), ("--n", n),
                             ("--batch-size", batch_size), ("--epochs", epochs)):
@@ -101,7 +143,8 @@ def gdp(
             from dpcalc.core.phases import Phase
 
             tight, tight_warnings = tight_epsilon([Phase("gaussian", probability, noise, None, steps)], target_delta)
-            warnings[0] += _gap_sentence(result.epsilon, tight)
+            if quote_gap:
+                warnings[0] += _gap_sentence(result.epsilon, tight)
             warnings += tight_warnings
         else:
             warnings.append("no tight epsilon for uniform sampling: the PLD accountant covers Poisson sampling.")
@@ -116,25 +159,69 @@ def gdp(
         "mu": None if mu is None else result.mu,
         "delta": target_delta,
         "eps": target_epsilon,
-        "max_eps": max_epsilon,
-        "no_tight": no_tight,
     }
-    tradeoff = [{"alpha": point.alpha, "beta": point.beta} for point in result.tradeoff]
-    report = Report(
-        command="gdp",
-        inputs=inputs,
-        result={
-            "mu": result.mu,
-            "epsilon": result.epsilon,
-            "delta": result.delta,
-            "max_advantage": result.max_advantage,
-            "tradeoff": tradeoff,
-            "tight_epsilon": tight,
-        },
-        tables=[_summary_table(result, mu is None, tight), _tradeoff_table(tradeoff)],
-        warnings=warnings,
-        epsilon=result.epsilon,
-        figures=lambda: gdp_panels(result.mu, result.delta),
+    return result, tight, warnings, inputs
+
+
+# JSON input name of each sweepable option; the scalar result keys a sweep row carries.
+_INPUT_KEY = {"--p": "p", "--sigma": "sigma", "--T": "T", "--n": "n", "--batch-size": "batch_size",
+              "--epochs": "epochs", "--mu": "mu", "--delta": "delta", "--eps": "eps"}
+_ROW_RESULT_KEYS = ("mu", "epsilon", "delta", "max_advantage", "tight_epsilon")
+
+
+def _gdp_sweep(sweep, sampling, no_tight: bool, max_eps, json_output: bool, plot, chart: bool) -> None:
+    """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
+
+    A row holds the swept inputs, the run (p, sigma, T) when it comes from the training form,
+    and the scalar result keys (the trade-off curve is left out: run the single command for it).
+    """
+    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
+    plot_path = check_plot_path(plot)
+    evaluated = []
+    for values in sweep.rows():
+        target_delta, target_epsilon = parse_delta_or_epsilon(values["--delta"], values["--eps"])
+        evaluated.append(_evaluate(
+            values["--p"], values["--sigma"], values["--T"], values["--n"], values["--batch-size"],
+            values["--epochs"], values["--mu"], target_delta, target_epsilon, sampling, no_tight, quote_gap=False,
+        ))
+    swept_keys = [_INPUT_KEY[option] for option in sweep.swept]
+    first_inputs = evaluated[0][3]
+    training = first_inputs["mu"] is None
+    run_keys = [key for key in ("p", "sigma", "T") if training and key not in swept_keys]
+    result_keys = [key for key in _ROW_RESULT_KEYS if key not in swept_keys]
+    rows = []
+    for result, tight, warnings, inputs in evaluated:
+        values = {key: inputs[key] for key in swept_keys + run_keys}
+        values.update({key: tight if key == "tight_epsilon" else getattr(result, key) for key in result_keys})
+        rows.append(Row(values, warnings, result.epsilon))
+    given = dict(first_inputs)
+    for key in swept_keys:
+        given[key] = [inputs[key] for *_, inputs in evaluated]
+    given["max_eps"] = max_epsilon
+    given["no_tight"] = no_tight
+    y_key = "epsilon" if first_inputs["eps"] is None else "delta"
+    # The table shows what varies: the swept inputs, the run quantities they change (T for
+    # --epochs), mu, the solved epsilon (or delta) and the tight epsilon; --json has every key.
+    headers = {"batch_size": "batch size", "tight_epsilon": "tight epsilon"}
+    varying = [key for key in run_keys if len({row.values[key] for row in rows}) > 1]
+    shown = [key for key in ("mu", y_key, "tight_epsilon") if key in result_keys
+             and not (key == "tight_epsilon" and all(row.values[key] is None for row in rows))]
+    columns = [Column(key, headers.get(key, key)) for key in swept_keys + varying + shown]
+    x_key = swept_keys[-1]
+    report = sweep_report(
+        SweepOutput(
+            command="gdp",
+            inputs=given,
+            swept_keys=swept_keys,
+            columns=columns,
+            title=f"Gaussian DP sweep, {sampling.value} sampling (central-limit mu)" if training else "Gaussian DP sweep, given mu",
+            max_epsilon=max_epsilon,
+            figures=lambda: sweep_panels(
+                [row.values for row in rows], x_key=x_key, y_key=y_key, series_keys=swept_keys[:-1],
+                title=f"{y_key} against {x_key}", xlabel=x_key, ylabel=y_key,
+            ),
+        ),
+        rows,
     )
     raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
 

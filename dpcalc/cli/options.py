@@ -8,7 +8,7 @@ allowed range and the value received.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -20,6 +20,9 @@ from dpcalc.core.validation import (
     PROBABILITY,
     Interval,
 )
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 
 class InputError(Exception):
@@ -147,6 +150,19 @@ def parse_training_run(
     p comes from --p or from --batch-size / --n; T from --T or from ceil(epochs / p). Each
     quantity must come from exactly one source, so an inconsistent mix is refused.
     """
+    check_training_form(p, T, n, batch_size, epochs)
+    if sigma is None:
+        raise InputError("--sigma is required (noise multiplier, > 0)")
+    noise = parse_real("--sigma", sigma, RANGES["--sigma"])
+    probability, exact_probability = parse_sampling_probability(p, n, batch_size)
+    steps = parse_steps(T, epochs, exact_probability)
+    return probability, noise, steps
+
+
+def check_training_form(
+    p: str | None, T: str | None, n: str | None, batch_size: str | None, epochs: str | None
+) -> None:
+    """Refuse a mix of the two forms: p from --p or --batch-size / --n, T from --T or --epochs."""
     if p is not None and (n is not None or batch_size is not None):
         raise conflict("--p", "--n/--batch-size", "p is batch-size / n; give one form")
     if T is not None and epochs is not None:
@@ -154,31 +170,33 @@ def parse_training_run(
     if (n is None) != (batch_size is None):
         given, missing = ("--n", "--batch-size") if batch_size is None else ("--batch-size", "--n")
         raise InputError(f"{given} needs {missing} (p = batch-size / n)")
-    if sigma is None:
-        raise InputError("--sigma is required (noise multiplier, > 0)")
-    noise = parse_real("--sigma", sigma, RANGES["--sigma"])
+
+
+def parse_sampling_probability(p: str | None, n: str | None, batch_size: str | None) -> tuple[float, Fraction]:
+    """p, and p as an exact fraction (of its decimal text, or batch-size / n), so that epochs / p is exact."""
     from fractions import Fraction
 
     if p is not None:
         probability = parse_real("--p", p, RANGES["--p"])
-        # p as an exact fraction of its decimal text, so that epochs / p is exact.
-        exact_probability = Fraction(p.strip())
-    elif n is not None:
+        return probability, Fraction(p.strip())
+    if n is not None:
         size = parse_integer("--n", n)
         batch = parse_integer("--batch-size", batch_size)
         if batch > size:
             raise InputError(f"--batch-size must be in [1, n] = [1, {size}], got {batch_size}")
-        probability = batch / size
-        exact_probability = Fraction(batch, size)
-    else:
-        raise InputError("give the sampling probability: --p, or --n with --batch-size")
+        return batch / size, Fraction(batch, size)
+    raise InputError("give the sampling probability: --p, or --n with --batch-size")
+
+
+def parse_steps(T: str | None, epochs: str | None, exact_probability: Fraction) -> int:
+    """T from --T, or ceil(epochs / p) from --epochs."""
+    from fractions import Fraction
+
     if T is not None:
-        steps = parse_integer("--T", T)
-    elif epochs is not None:
+        return parse_integer("--T", T)
+    if epochs is not None:
         parse_real("--epochs", epochs, RANGES["--epochs"])
         # Exact rational arithmetic: a float quotient such as 60 * 60000 / 256 is rounded up
         # (never down, which would under-count steps) only when it is not already whole.
-        steps = max(1, math.ceil(Fraction(epochs.strip()) / exact_probability))
-    else:
-        raise InputError("give the number of steps: --T, or --epochs")
-    return probability, noise, steps
+        return max(1, math.ceil(Fraction(epochs.strip()) / exact_probability))
+    raise InputError("give the number of steps: --T, or --epochs")

@@ -1,0 +1,378 @@
+"""`dpcalc calibrate`: the noise multiplier, steps, epochs, sampling rate or batch size that meets a target epsilon."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated, Any, Optional
+
+import typer
+
+from dpcalc.cli.figures import Chart, PlotFile, check_plot_path
+from dpcalc.cli.options import (
+    DEFAULT_DELTA,
+    RANGES,
+    BatchSize,
+    DatasetSize,
+    Delta,
+    Epochs,
+    InputError,
+    Json,
+    MaxEpsilon,
+    NoiseMultiplier,
+    SamplingProbability,
+    Steps,
+    check_training_form,
+    conflict,
+    parse_integer,
+    parse_real,
+    parse_sampling_probability,
+    parse_steps,
+)
+from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, emit, format_number
+from dpcalc.cli.sweeps import Column, Row, SweepOutput, parse_sweep, sweep_panels, sweep_report
+from dpcalc.core.validation import NON_NEGATIVE, Interval
+
+
+class AccountantChoice(str, Enum):
+    pld = "pld"
+    rdp = "rdp"
+    gdp = "gdp"
+
+
+class SolveChoice(str, Enum):
+    sigma = "sigma"
+    T = "T"
+    p = "p"
+    epochs = "epochs"
+    batch_size = "batch-size"
+
+
+# Kept in step with dpcalc.core.calibrate (not imported at start-up: the gdp path stays light).
+DEFAULT_PRECISION = 1e-4
+PRECISION_RANGE = Interval(0.0, 0.1, high_closed=True)
+
+# The JSON key of each solved quantity and of each numeric option.
+SOLVED_KEY = {"sigma": "sigma", "T": "T", "p": "p", "epochs": "epochs", "batch-size": "batch_size"}
+INPUT_KEY = {
+    "--target-eps": "target_epsilon", "--delta": "delta", "--p": "p", "--sigma": "sigma", "--T": "T",
+    "--n": "n", "--batch-size": "batch_size", "--epochs": "epochs", "--precision": "precision",
+}
+INTEGER_OPTIONS = ("--T", "--n", "--batch-size")
+# What the table says about each quantity's answer.
+ROUNDING = {
+    "sigma": "smallest with epsilon <= target, rounded up",
+    "T": "largest with epsilon <= target (exact)",
+    "epochs": "largest whole number with epsilon <= target",
+    "p": "largest with epsilon <= target, rounded down",
+    "batch_size": "largest with epsilon <= target (exact)",
+}
+TITLE = {
+    "sigma": "the smallest noise multiplier",
+    "T": "the most steps",
+    "epochs": "the most epochs",
+    "p": "the largest sampling probability",
+    "batch_size": "the largest batch size",
+}
+ACCOUNTANT_NOTE = {
+    "pld": "pld: certified upper bound",
+    "rdp": "rdp: Renyi DP, default orders",
+    "gdp": "gdp: central-limit approximation",
+}
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None)
+
+HELP = f"""Solve for the noise multiplier (or steps, epochs, sampling rate, batch size) that meets a target epsilon.
+
+Give --target-eps and every quantity of the run but the one solved for (--solve, default
+sigma): --p/--sigma/--T, or the training form --n/--batch-size/--epochs. The answer is
+conservative: sigma is rounded up and the others down, the accountant's epsilon at the
+returned value is at most the target (it is recomputed and checked), and the neighbouring
+value that exceeds the target is shown. sigma and p are found to a relative --precision
+[default: {DEFAULT_PRECISION:g}]; T, epochs and batch size exactly. --accountant pld
+(default) is the certified tight bound, rdp the Renyi bound, gdp the central-limit
+approximation (not a bound). Exit code 1 when no value meets the target.
+
+Sweeps: any numeric option may be a list (1,2,4) or a range start:stop:step (1:60:1); one
+row is printed per combination, in the order given.
+
+\b
+Examples:
+  dpcalc calibrate --target-eps 2 --p 0.004 --T 10000
+  dpcalc calibrate --target-eps 3 --n 60000 --batch-size 256 --epochs 60 --json
+  dpcalc calibrate --target-eps 2 --solve epochs --n 60000 --batch-size 256 --sigma 1.1
+  dpcalc calibrate --target-eps 8 --solve batch-size --n 60000 --epochs 10 --sigma 1 --accountant rdp
+  dpcalc calibrate --target-eps 1,2,4,8 --p 0.004 --T 10000 --accountant rdp
+"""
+
+TargetEpsilon = Annotated[
+    Optional[str],
+    typer.Option("--target-eps", metavar="FLOAT", help="The epsilon to meet (>= 0) at --delta. Required."),
+]
+
+
+@app.command("calibrate", help=HELP)
+def calibrate(
+    target_eps: TargetEpsilon = None,
+    delta: Delta = None,
+    accountant: Annotated[
+        AccountantChoice,
+        typer.Option("--accountant", help="pld (certified tight bound), rdp, or gdp (central-limit approximation)."),
+    ] = AccountantChoice.pld,
+    solve: Annotated[
+        SolveChoice,
+        typer.Option("--solve", help="The quantity to solve for; the others are given."),
+    ] = SolveChoice.sigma,
+    p: SamplingProbability = None,
+    sigma: NoiseMultiplier = None,
+    T: Steps = None,
+    n: DatasetSize = None,
+    batch_size: BatchSize = None,
+    epochs: Epochs = None,
+    precision: Annotated[
+        Optional[str],
+        typer.Option(
+            "--precision",
+            metavar="FLOAT",
+            help=f"Relative precision of sigma and p, in (0, 0.1] [default: {DEFAULT_PRECISION:g}].",
+        ),
+    ] = None,
+    max_eps: MaxEpsilon = None,
+    json_output: Json = False,
+    plot: PlotFile = None,
+    chart: Chart = False,
+) -> None:
+    quantity = SOLVED_KEY[solve.value]
+    texts = {
+        "--target-eps": target_eps, "--delta": delta, "--p": p, "--sigma": sigma, "--T": T, "--n": n,
+        "--batch-size": batch_size, "--epochs": epochs, "--precision": precision,
+    }
+    sweep = parse_sweep(texts, integer=INTEGER_OPTIONS)
+    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
+    plot_path = check_plot_path(plot)
+    # Every row is parsed before any is computed, so that a bad value fails at once.
+    problems = [_parse_problem(values, solve.value) for values in sweep.rows()]
+
+    from dpcalc.core import calibrate as core
+
+    if accountant == AccountantChoice.pld:
+        import gc
+
+        gc.disable()  # the PLD accountant allocates large arrays and no cycles: collection only costs time
+    results = []
+    previous = None
+    for problem in problems:
+        result = core.calibrate(quantity, accountant=accountant.value, hint=previous, **problem)
+        results.append(result)
+        previous = result if result.feasible else previous
+    if sweep.is_sweep:
+        swept_keys = [INPUT_KEY[option] for option in sweep.swept]
+        rows = []
+        for values, result in zip(sweep.rows(), results):
+            row_inputs = {INPUT_KEY[option]: _input_value(option, values[option]) for option in sweep.swept}
+            rows.append(Row({**row_inputs, **_result_keys(result)}, result.warnings,
+                            result.epsilon if result.feasible else None))
+        inputs = _inputs(texts, sweep, accountant.value, solve.value, max_epsilon)
+        report = sweep_report(
+            SweepOutput(
+                command="calibrate",
+                inputs=inputs,
+                swept_keys=swept_keys,
+                columns=_sweep_columns(swept_keys, quantity),
+                title=f"Calibration sweep: {ROUNDING[quantity]} ({accountant.value})",
+                max_epsilon=max_epsilon,
+                figures=lambda: _sweep_figure([row.values for row in rows], swept_keys, quantity),
+            ),
+            rows,
+        )
+    else:
+        result = results[0]
+        report = Report(
+            command="calibrate",
+            inputs=_inputs(texts, sweep, accountant.value, solve.value, max_epsilon),
+            result=_result_keys(result),
+            tables=[_summary_table(result)],
+            warnings=list(result.warnings),
+            epsilon=result.epsilon if result.feasible else None,
+        )
+    code = emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart)
+    infeasible = [result for result in results if not result.feasible]
+    for result in infeasible:
+        import sys
+
+        sys.stderr.write(f"No solution: {result.message}\n")
+    raise typer.Exit(EXIT_OVER_BUDGET if infeasible else code)
+
+
+def _parse_problem(values: dict[str, str | None], solve: str) -> dict[str, Any]:
+    """The keyword arguments of core.calibrate for one row, checked option by option."""
+    from fractions import Fraction
+
+    target_text = values["--target-eps"]
+    if target_text is None:
+        raise InputError("--target-eps is required (the epsilon to meet, >= 0)")
+    target = parse_real("--target-eps", target_text, NON_NEGATIVE)
+    delta = DEFAULT_DELTA if values["--delta"] is None else parse_real("--delta", values["--delta"], RANGES["--delta"])
+    p, sigma, T = values["--p"], values["--sigma"], values["--T"]
+    n, batch_size, epochs = values["--n"], values["--batch-size"], values["--epochs"]
+    if values["--precision"] is not None and solve not in ("sigma", "p"):
+        raise InputError(
+            f"--precision applies to --solve sigma and --solve p; {solve} is an integer and is solved exactly"
+        )
+    precision = (
+        DEFAULT_PRECISION if values["--precision"] is None
+        else parse_real("--precision", values["--precision"], PRECISION_RANGE)
+    )
+    solved_option = {"sigma": "--sigma", "T": "--T", "p": "--p", "epochs": "--epochs", "batch-size": "--batch-size"}[solve]
+    if values[solved_option] is not None:
+        raise conflict(f"--solve {solve}", solved_option, f"{solve} is what calibrate solves for")
+    problem: dict[str, Any] = {"target_epsilon": target, "delta": delta, "precision": precision}
+    if solve == "T" and epochs is not None:
+        raise conflict("--solve T", "--epochs", "use --solve epochs for whole epochs")
+    if solve == "epochs" and T is not None:
+        raise conflict("--solve epochs", "--T", "T is ceil(epochs * n / batch-size)")
+    if solve == "p" and (n is not None or batch_size is not None):
+        raise conflict("--solve p", "--n/--batch-size", "use --solve batch-size for the training form")
+    if solve == "batch-size":
+        if p is not None:
+            raise conflict("--solve batch-size", "--p", "p is batch-size / n")
+        if n is None:
+            raise InputError("--solve batch-size needs --n (p = batch-size / n)")
+    else:
+        check_training_form(p, T, n, batch_size, epochs)
+    if solve != "sigma":
+        if sigma is None:
+            raise InputError("--sigma is required (noise multiplier, > 0)")
+        problem["noise_multiplier"] = parse_real("--sigma", sigma, RANGES["--sigma"])
+    if solve in ("sigma", "T", "epochs"):
+        probability, exact_probability = parse_sampling_probability(p, n, batch_size)
+        problem["sampling_probability"] = exact_probability
+        if solve == "sigma":
+            problem["steps"] = parse_steps(T, epochs, exact_probability)
+        return problem
+    if solve == "batch-size":
+        problem["dataset_size"] = parse_integer("--n", n)
+    if T is not None:
+        problem["steps"] = parse_integer("--T", T)
+    elif epochs is not None:
+        parse_real("--epochs", epochs, RANGES["--epochs"])
+        problem["epochs"] = Fraction(epochs.strip())
+    else:
+        raise InputError("give the number of steps: --T, or --epochs")
+    return problem
+
+
+def _input_value(option: str, text: str | None):
+    if text is None:
+        return None
+    if option in INTEGER_OPTIONS:
+        return int(float(text)) if not text.strip().lstrip("-").isdigit() else int(text)
+    return float(text)
+
+
+def _inputs(texts, sweep, accountant: str, solve: str, max_epsilon) -> dict[str, Any]:
+    inputs: dict[str, Any] = {}
+    for option, key in INPUT_KEY.items():
+        values = sweep.values[option]
+        if values is None:
+            inputs[key] = None
+        elif option in sweep.swept:
+            inputs[key] = [_input_value(option, text) for text in values]
+        else:
+            inputs[key] = _input_value(option, values[0])
+    if inputs["delta"] is None:
+        inputs["delta"] = DEFAULT_DELTA
+    if inputs["precision"] is None and solve in ("sigma", "p"):
+        inputs["precision"] = DEFAULT_PRECISION
+    inputs["accountant"] = accountant
+    inputs["solve"] = SOLVED_KEY[solve]
+    inputs["max_eps"] = max_epsilon
+    return inputs
+
+
+def _result_keys(result) -> dict[str, Any]:
+    key = result.quantity
+    return {
+        key: result.value,
+        "epsilon": result.epsilon if result.feasible else None,
+        "target_epsilon": result.target_epsilon,
+        "accountant": result.accountant,
+        "evaluations": result.evaluations,
+        "delta": result.delta,
+        "feasible": result.feasible,
+        "epsilon_lower": result.epsilon_lower if result.feasible else None,
+        "precision": result.precision,
+        "run": {"p": result.sampling_probability, "sigma": result.noise_multiplier, "T": result.steps},
+        "rejected": None if result.rejected is None else {key: result.rejected, "epsilon": result.rejected_epsilon},
+        "closest": None if result.feasible else {key: result.closest, "epsilon": result.epsilon},
+        "message": result.message,
+    }
+
+
+def _value_text(value) -> str:
+    """The solved value in full: sigma and p are short decimals (6 significant digits at the
+    default precision), and rounding them for display could show a less conservative value."""
+    if value is None:
+        return "-"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _summary_table(result) -> Table:
+    q = result.quantity
+    name = {"batch_size": "batch size"}.get(q, q)
+    rows = []
+    if result.feasible:
+        rows.append((name, _value_text(result.value), ROUNDING[q]))
+        rows.append(("epsilon", format_number(result.epsilon), ACCOUNTANT_NOTE[result.accountant]))
+        if result.epsilon_lower is not None:
+            rows.append(("epsilon lower bound", format_number(result.epsilon_lower), "the true epsilon is at least this"))
+        if result.rejected is not None:
+            rows.append((f"next {name}", _value_text(result.rejected),
+                         f"epsilon {format_number(result.rejected_epsilon)} > target"))
+        elif result.boundary is not None:
+            rows.append((f"{name} at target", format_number(result.boundary), "interpolated: epsilon = target"))
+    else:
+        rows.append((name, "none", "no value meets the target"))
+        rows.append((f"closest {name}", _value_text(result.closest),
+                     f"epsilon {format_number(result.epsilon)} > target"))
+    rows.append(("target epsilon", format_number(result.target_epsilon), f"delta = {format_number(result.delta)}"))
+    run = [("p", format_number(result.sampling_probability)), ("sigma", format_number(result.noise_multiplier)),
+           ("T", str(result.steps))]
+    run = [(key, value) for key, value in run if key != q]
+    for index, (key, value) in enumerate(run):
+        rows.append((key, value, "the rest of the run" if index == 0 else ""))
+    rows.append(("evaluations", str(result.evaluations), f"{result.accountant} accountant calls"))
+    return Table(
+        columns=("quantity", "value", "note"),
+        rows=rows,
+        title=f"Calibration: {TITLE[q]} for epsilon <= {format_number(result.target_epsilon)} ({result.accountant})",
+        justify=("left", "right", "left"),
+    )
+
+
+def _sweep_columns(swept_keys: list[str], quantity: str) -> list[Column]:
+    headers = {"target_epsilon": "target eps", "batch_size": "batch size"}
+    columns = [Column(key, headers.get(key, key)) for key in swept_keys]
+    if quantity not in swept_keys:
+        columns.append(Column(quantity, headers.get(quantity, quantity)))
+    if quantity == "epochs":
+        columns.append(Column("run.T", "T"))
+    if quantity == "batch_size":
+        columns.append(Column("run.p", "p"))
+    columns += [Column("epsilon", "epsilon"), Column("evaluations", "evaluations")]
+    return columns
+
+
+def _sweep_figure(rows: list[dict[str, Any]], swept_keys: list[str], quantity: str):
+    """The solved quantity against the last swept input, one series per value of the others."""
+    x_key = swept_keys[-1]
+    plotted = [{**row, "T": row["run"]["T"]} for row in rows]
+    names = {"target_epsilon": "target epsilon", "batch_size": "batch size"}
+    return sweep_panels(
+        plotted,
+        x_key=x_key,
+        y_key=quantity,
+        series_keys=swept_keys[:-1],
+        title=f"{names.get(quantity, quantity)} against {names.get(x_key, x_key)}",
+        xlabel=names.get(x_key, x_key),
+        ylabel=names.get(quantity, quantity),
+    )
