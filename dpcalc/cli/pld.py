@@ -136,19 +136,19 @@ def _phase_inputs(item) -> dict:
 def _summary_table(result, epsilon_solved: bool) -> Table:
     if epsilon_solved:
         rows = [
-            ("epsilon", format_number(result.epsilon_upper), "certified upper bound: quote this"),
+            ("epsilon", format_number(result.epsilon_upper), "certified upper bound (quote this)"),
             ("epsilon lower bound", format_number(result.epsilon_lower), "the true epsilon is at least this"),
             ("delta", format_number(result.delta), "given"),
         ]
     else:
         rows = [
-            ("delta", format_number(result.delta_upper), "certified upper bound: quote this"),
+            ("delta", format_number(result.delta_upper), "certified upper bound (quote this)"),
             ("delta lower bound", format_number(result.delta_lower), "the true delta is at least this"),
             ("epsilon", format_number(result.epsilon), "given"),
         ]
     rows += [
-        ("binding direction", result.binding, "remove or add: the adjacency direction that sets the bound"),
-        ("grid", f"step {format_number(result.grid_step)}, {result.grid_size} bins", f"refined to a relative width <= {format_number(result.accuracy)}"),
+        ("binding direction", result.binding, "remove or add adjacency"),
+        ("final grid step", format_number(result.grid_step), f"largest grid {result.grid_size} bins"),
     ]
     return Table(columns=("quantity", "value", "note"), rows=rows, title=_title(result.phases))
 

@@ -474,6 +474,10 @@ def _account(phases: Sequence[Phase], *, delta: float | None, epsilon: float | N
     # both bounds err by O(h^2) per step and per coarsening; the number of coarsenings grows
     # with log T, so the grids are refined by sqrt(log2 T / 14) beyond T ~ 16000
     scale = math.sqrt(DEFAULT_ACCURACY / accuracy) * math.sqrt(max(1.0, math.log2(total_steps) / 14.0))
+    if epsilon is not None:
+        # a relative width a in delta is a width of about a / (lam + 1) in epsilon: that many
+        # times finer than the same relative width in epsilon
+        scale *= math.sqrt(max(1.0, (tilts[order[0]][0] + 1.0) * epsilon))
     inf_share = _INF_SHARE
     attempts = 0
     # The error of either bound is at most about (number of steps) * h in epsilon, so a step of

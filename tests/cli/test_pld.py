@@ -1,0 +1,147 @@
+"""`dpcalc pld` on the command line: every option, every error path, the JSON contract."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
+RESULT_KEYS = {"epsilon", "epsilon_lower", "epsilon_upper", "delta", "delta_lower", "delta_upper",
+               "accuracy", "grid", "binding"}
+INPUT_KEYS = {"phases", "delta", "eps", "accuracy", "max_eps"}
+DESIGN_CARD = ("pld", "--p", "0.004", "--sigma", "1.1", "--T", "10000")
+
+
+def test_design_card_table(dpcalc):
+    run = dpcalc(*DESIGN_CARD)
+    assert run.code == 0 and run.stderr == ""
+    assert "Tight accounting (PLD): p = 0.004, sigma = 1.1, T = 10000" in run.stdout
+    assert "certified upper bound (quote this)" in run.stdout
+    assert "1.841" in run.stdout  # SPEC: 1.8410 (+-0.001)
+
+
+def test_design_card_json(dpcalc):
+    run = dpcalc(*DESIGN_CARD, "--json")
+    assert run.code == 0 and run.stderr == ""
+    document = run.json()
+    assert set(document) == TOP_LEVEL_KEYS and document["command"] == "pld"
+    assert set(document["inputs"]) == INPUT_KEYS
+    assert document["inputs"]["phases"] == [{"mechanism": "gaussian", "p": 0.004, "sigma": 1.1, "scale": None, "T": 10000}]
+    assert document["inputs"]["delta"] == 1e-5 and document["inputs"]["accuracy"] == 1e-3
+    result = document["result"]
+    assert set(result) == RESULT_KEYS
+    assert result["epsilon"] == result["epsilon_upper"]
+    assert result["epsilon"] == pytest.approx(1.8410, abs=1e-3)
+    assert result["epsilon_lower"] <= result["epsilon_upper"]
+    assert result["epsilon_upper"] - result["epsilon_lower"] <= 1e-3 * result["epsilon_upper"]
+    assert result["delta"] == result["delta_lower"] == result["delta_upper"] == 1e-5
+    assert set(result["grid"]) == {"step", "size"} and result["grid"]["size"] > 0
+    assert result["binding"] == "remove"
+    assert document["warnings"] == []
+
+
+def test_eps_gives_delta(dpcalc):
+    result = dpcalc(*DESIGN_CARD, "--eps", "2", "--json").json()["result"]
+    assert result["epsilon"] == result["epsilon_lower"] == result["epsilon_upper"] == 2.0
+    assert result["delta"] == result["delta_upper"]
+    assert result["delta_lower"] <= result["delta_upper"] < 1e-5
+    table = dpcalc(*DESIGN_CARD, "--eps", "2")
+    assert table.code == 0 and "delta lower bound" in table.stdout
+
+
+def test_delta_option(dpcalc):
+    loose = dpcalc(*DESIGN_CARD, "--delta", "1e-3", "--json").json()["result"]["epsilon"]
+    tight = dpcalc(*DESIGN_CARD, "--delta", "1e-10", "--json").json()["result"]["epsilon"]
+    assert loose < 1.841 < tight
+
+
+def test_accuracy_option(dpcalc):
+    run = dpcalc(*DESIGN_CARD, "--accuracy", "1e-2", "--json").json()
+    assert run["inputs"]["accuracy"] == 1e-2 and run["result"]["accuracy"] == 1e-2
+    result = run["result"]
+    assert result["epsilon_upper"] - result["epsilon_lower"] <= 1e-2 * result["epsilon_upper"]
+    assert result["epsilon_upper"] >= 1.8405  # still certified: at or above the true 1.8410 - 0.0005
+
+
+def test_training_form(dpcalc):
+    # p = 256/60000, T = ceil(60 * 60000 / 256) = 14063 (SPEC MNIST: 2.3817 at T = 14062)
+    run = dpcalc("pld", "--n", "60000", "--batch-size", "256", "--epochs", "60", "--sigma", "1.1", "--json").json()
+    assert run["inputs"]["phases"][0]["T"] == 14063
+    assert run["result"]["epsilon"] == pytest.approx(2.3818, abs=1e-3)
+
+
+def test_several_phases(dpcalc):
+    run = dpcalc("pld", "--phase", "p=0.01,sigma=2,T=500", "--phase", "p=0.01,sigma=0.9,T=1800", "--json")
+    assert run.code == 0
+    document = run.json()
+    assert [phase["T"] for phase in document["inputs"]["phases"]] == [500, 1800]
+    alone = dpcalc("pld", "--p", "0.01", "--sigma", "0.9", "--T", "1800", "--json").json()["result"]
+    both = document["result"]
+    assert both["epsilon_lower"] > alone["epsilon_lower"]  # the first phase costs something
+    table = dpcalc("pld", "--phase", "p=0.01,sigma=2,T=500", "--phase", "p=0.01,sigma=0.9,T=1800")
+    assert "Tight accounting (PLD) of 2 phases" in table.stdout and "Phases" in table.stdout
+
+
+def test_laplace(dpcalc):
+    run = dpcalc("pld", "--mechanism", "laplace", "--scale", "10", "--T", "50", "--delta", "1e-6", "--json")
+    assert run.code == 0
+    document = run.json()
+    assert document["inputs"]["phases"] == [{"mechanism": "laplace", "p": 1.0, "sigma": None, "scale": 10.0, "T": 50}]
+    result = document["result"]
+    # below basic composition (50 * 0.1 = 5) and above zero
+    assert 0 < result["epsilon_lower"] <= result["epsilon_upper"] < 5.0
+    subsampled = dpcalc("pld", "--phase", "mechanism=laplace,scale=1,p=0.05,T=100", "--json").json()["result"]
+    assert subsampled["epsilon"] < 100 * math.log1p(0.05 * math.expm1(1.0))
+
+
+def test_budget(dpcalc):
+    over = dpcalc(*DESIGN_CARD, "--max-eps", "1")
+    assert over.code == 1
+    assert over.stderr == "Budget exceeded: epsilon 1.841375 > --max-eps 1\n"
+    within = dpcalc(*DESIGN_CARD, "--max-eps", "2", "--json")
+    assert within.code == 0
+    assert within.json()["budget"] == {"max_epsilon": 2.0, "within_budget": True}
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--accuracy", "0"), "Error: --accuracy must be in (0, 1), got 0\n"),
+        (("--accuracy", "1"), "Error: --accuracy must be in (0, 1), got 1\n"),
+        (("--accuracy", "nan"), "Error: --accuracy must be in (0, 1), got nan\n"),
+        (("--accuracy", "abc"), "Error: --accuracy must be a number in (0, 1), got 'abc'\n"),
+        (("--delta", "1e-5", "--eps", "1"),
+         "Error: --delta and --eps cannot be given together; give --delta to get epsilon, or --eps to get delta\n"),
+        (("--delta", "0"), "Error: --delta must be in (0, 1), got 0\n"),
+        (("--eps", "-1"), "Error: --eps must be in [0, inf), got -1\n"),
+        (("--max-eps", "-2"), "Error: --max-eps must be in [0, inf), got -2\n"),
+    ],
+)
+def test_option_errors(dpcalc, args, message):
+    run = dpcalc(*DESIGN_CARD, *args)
+    assert (run.code, run.stdout, run.stderr) == (2, "", message)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("pld", "--p", "0.004", "--T", "10"), "Error: --sigma is required (noise multiplier, > 0)\n"),
+        (("pld", "--p", "2", "--sigma", "1", "--T", "10"), "Error: --p must be in (0, 1], got 2\n"),
+        (("pld", "--phase", "p=0.1,sigma=1,T=10", "--p", "0.1"),
+         "Error: --phase and --p cannot be given together; describe every phase with --phase, or give one phase with the flags\n"),
+        (("pld", "--phase", "p=0.1,sigma=-1,T=10"), "Error: --phase 1: sigma must be in (0, inf), got -1\n"),
+        (("pld", "--mechanism", "laplace", "--T", "5"),
+         "Error: --scale is required with --mechanism laplace (Laplace scale b, > 0)\n"),
+    ],
+)
+def test_run_description_errors(dpcalc, args, message):
+    run = dpcalc(*args)
+    assert (run.code, run.stdout, run.stderr) == (2, "", message)
+
+
+def test_help_has_examples(dpcalc):
+    run = dpcalc("pld", "--help")
+    assert run.code == 0
+    assert "dpcalc pld --p 0.004 --sigma 1.1 --T 10000" in run.stdout
+    assert "--accuracy" in run.stdout
