@@ -29,8 +29,14 @@ from dpcalc.core.phases import Phase
 from dpcalc.core.pld import DEFAULT_ACCURACY, tight_delta, tight_epsilon
 from dpcalc.core.validation import ParameterError
 
-mp.mp.dps = 50
 U = 2.0**-53
+
+
+@pytest.fixture(autouse=True)
+def fifty_digits():
+    """mpmath at 50 digits for every test here (other modules may change the global setting)."""
+    with mp.workdps(50):
+        yield
 
 
 def gaussian(p, sigma, steps):
@@ -306,7 +312,7 @@ def _laplace_delta(scale, eps):
 @pytest.mark.parametrize("scale, delta", [(2.0, 1e-3), (0.5, 1e-5), (10.0, 0.05)])
 def test_one_laplace_step_bracketed(scale, delta):
     f = lambda e: _laplace_delta(scale, e) - delta  # noqa: E731
-    exact = 0.0 if f(0) <= 0 else float(mp.findroot(f, (mp.mpf(0), mp.mpf(1) / scale), solver="bisect"))
+    exact = 0.0 if f(0) <= 0 else float(mp.findroot(f, (mp.mpf(0), mp.mpf(1) / scale), solver="bisect", verify=False))
     result = tight_epsilon([Phase("laplace", scale=scale, steps=1)], delta)
     assert result.epsilon_lower <= exact + 1e-12 and exact <= result.epsilon_upper + 1e-12
 
