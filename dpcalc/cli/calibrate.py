@@ -149,6 +149,10 @@ def calibrate(
     sweep = parse_sweep(texts, integer=INTEGER_OPTIONS)
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
     plot_path = check_plot_path(plot)
+    if (plot_path is not None or chart) and not sweep.is_sweep:
+        raise InputError(
+            "--plot and --chart draw a sweep: give a list or range, e.g. --target-eps 1,2,4,8 or --epochs 10:60:10"
+        )
     # Every row is parsed before any is computed, so that a bad value fails at once.
     problems = [_parse_problem(values, solve.value) for values in sweep.rows()]
 
@@ -262,11 +266,10 @@ def _parse_problem(values: dict[str, str | None], solve: str) -> dict[str, Any]:
 
 
 def _input_value(option: str, text: str | None):
+    """An option's (already checked) value for the JSON inputs and the sweep rows."""
     if text is None:
         return None
-    if option in INTEGER_OPTIONS:
-        return int(float(text)) if not text.strip().lstrip("-").isdigit() else int(text)
-    return float(text)
+    return parse_integer(option, text) if option in INTEGER_OPTIONS else float(text)
 
 
 def _inputs(texts, sweep, accountant: str, solve: str, max_epsilon) -> dict[str, Any]:
@@ -301,6 +304,7 @@ def _result_keys(result) -> dict[str, Any]:
         "feasible": result.feasible,
         "epsilon_lower": result.epsilon_lower if result.feasible else None,
         "precision": result.precision,
+        "boundary": result.boundary,
         "run": {"p": result.sampling_probability, "sigma": result.noise_multiplier, "T": result.steps},
         "rejected": None if result.rejected is None else {key: result.rejected, "epsilon": result.rejected_epsilon},
         "closest": None if result.feasible else {key: result.closest, "epsilon": result.epsilon},
