@@ -758,9 +758,7 @@ def calibrate(
     """
     if quantity not in QUANTITIES:
         raise ValueError(f"quantity must be one of {', '.join(QUANTITIES)}, got quantity={quantity!r}")
-    NON_NEGATIVE.check("target_epsilon", target_epsilon)
-    if math.isinf(target_epsilon):
-        raise ValueError("target_epsilon must be finite, got target_epsilon=inf")
+    NON_NEGATIVE.check("target_epsilon", target_epsilon)  # [0, inf): also refuses inf and nan
     OPEN_UNIT.check("delta", delta)
     PRECISION.check("precision", precision)
     problem = _problem(quantity, sampling_probability, noise_multiplier, steps, epochs, dataset_size, batch_size)

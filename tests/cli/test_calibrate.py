@@ -1,0 +1,275 @@
+"""`dpcalc calibrate` on the command line: every option, every error path, the JSON contract, sweeps."""
+
+from __future__ import annotations
+
+import pytest
+
+TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
+INPUT_KEYS = {"target_epsilon", "delta", "p", "sigma", "T", "n", "batch_size", "epochs", "precision", "accountant",
+              "solve", "max_eps"}
+COMMON_RESULT_KEYS = {"epsilon", "target_epsilon", "accountant", "evaluations", "delta", "feasible", "epsilon_lower",
+                      "precision", "boundary", "run", "rejected", "closest", "message"}
+DESIGN_CARD = ("calibrate", "--target-eps", "2", "--p", "0.004", "--T", "10000")
+# A cheap run for the PLD accountant (a few hundredths of a second per evaluation).
+CHEAP = ("calibrate", "--target-eps", "1", "--p", "0.1", "--T", "100")
+
+
+def test_design_card_json_and_round_trip_through_pld(dpcalc):
+    run = dpcalc(*DESIGN_CARD, "--json")
+    assert (run.code, run.stderr) == (0, "")
+    document = run.json()
+    assert set(document) == TOP_LEVEL_KEYS and document["command"] == "calibrate"
+    assert set(document["inputs"]) == INPUT_KEYS
+    assert document["inputs"] | {} == {
+        "target_epsilon": 2.0, "delta": 1e-5, "p": 0.004, "sigma": None, "T": 10000, "n": None, "batch_size": None,
+        "epochs": None, "precision": 1e-4, "accountant": "pld", "solve": "sigma", "max_eps": None,
+    }
+    result = document["result"]
+    assert set(result) == COMMON_RESULT_KEYS | {"sigma"}
+    assert result["accountant"] == "pld" and result["feasible"] is True and result["target_epsilon"] == 2.0
+    assert 1.0489 < result["sigma"] < 1.0492
+    assert result["run"] == {"p": 0.004, "sigma": result["sigma"], "T": 10000}
+    assert result["epsilon_lower"] <= result["epsilon"] <= 2.0
+    # round trip: `dpcalc pld` at the returned sigma prints the same certified epsilon
+    pld = dpcalc("pld", "--p", "0.004", "--sigma", repr(result["sigma"]), "--T", "10000", "--json").json()
+    assert pld["result"]["epsilon"] == result["epsilon"]
+    assert 0.995 * 2.0 <= pld["result"]["epsilon"] <= 2.0
+    assert result["closest"] is None and result["message"] is None
+
+
+def test_design_card_table(dpcalc):
+    run = dpcalc(*CHEAP)
+    assert (run.code, run.stderr) == (0, "")
+    assert "Calibration: the smallest noise multiplier for epsilon <= 1 (pld)" in run.stdout
+    for label in ("sigma", "epsilon lower bound", "target epsilon", "evaluations", "pld: certified upper bound"):
+        assert label in run.stdout
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "gdp"])
+def test_other_accountants(dpcalc, accountant):
+    document = dpcalc(*DESIGN_CARD, "--accountant", accountant, "--json").json()
+    result = document["result"]
+    assert result["accountant"] == accountant and result["epsilon_lower"] is None
+    assert result["rejected"]["epsilon"] > 2.0 >= result["epsilon"]
+    assert result["rejected"]["sigma"] < result["sigma"]
+    expected = {"rdp": 1.10421, "gdp": 1.02882}[accountant]  # core tests: canonical, checked
+    assert result["sigma"] == expected
+    assert any("central-limit" in warning for warning in document["warnings"]) == (accountant == "gdp")
+
+
+def test_rdp_answer_round_trips_through_rdp(dpcalc):
+    result = dpcalc(*DESIGN_CARD, "--accountant", "rdp", "--json").json()["result"]
+    rdp = dpcalc("rdp", "--p", "0.004", "--sigma", repr(result["sigma"]), "--T", "10000", "--no-tight", "--json").json()
+    assert rdp["result"]["epsilon"] == result["epsilon"] <= 2.0
+
+
+@pytest.mark.parametrize(
+    "args, key, value, extra",
+    [
+        (("--solve", "T", "--p", "0.004", "--sigma", "1.1"), "T", 9878, {}),
+        (("--solve", "epochs", "--n", "60000", "--batch-size", "256", "--sigma", "1.1"), "epochs", 36, {"T": 8438}),
+        (("--solve", "batch-size", "--n", "60000", "--sigma", "1.1", "--T", "10000"), "batch_size", 238, {}),
+        (("--solve", "batch-size", "--n", "60000", "--sigma", "1.1", "--epochs", "60"), "batch_size", 161, {"T": 22361}),
+        (("--solve", "p", "--sigma", "1.1", "--T", "10000"), "p", 0.00397644, {}),
+        (("--solve", "p", "--sigma", "1.1", "--epochs", "60"), "p", 0.00269207, {}),
+    ],
+)
+def test_every_quantity_with_rdp(dpcalc, args, key, value, extra):
+    run = dpcalc("calibrate", "--target-eps", "2", "--accountant", "rdp", *args, "--json")
+    assert (run.code, run.stderr) == (0, "")
+    result = run.json()["result"]
+    assert set(result) == COMMON_RESULT_KEYS | {key}
+    assert result[key] == value and result["epsilon"] <= 2.0 < result["rejected"]["epsilon"]
+    for name, expected in extra.items():
+        assert result["run"][name] == expected
+    assert run.json()["inputs"]["solve"] == key
+    assert (result["precision"] is None) == (key not in ("sigma", "p"))
+
+
+def test_training_form_equals_direct_form(dpcalc):
+    training = dpcalc("calibrate", "--target-eps", "2", "--n", "60000", "--batch-size", "256", "--epochs", "60",
+                      "--accountant", "gdp", "--json").json()["result"]
+    assert training["run"]["T"] == 14063 and training["run"]["p"] == 256 / 60000
+    direct = dpcalc("calibrate", "--target-eps", "2", "--p", repr(256 / 60000), "--T", "14063", "--accountant", "gdp",
+                    "--json").json()["result"]
+    assert training["sigma"] == direct["sigma"]
+
+
+def test_pld_steps_are_exact(dpcalc):
+    result = dpcalc("calibrate", "--target-eps", "1", "--solve", "T", "--p", "0.1", "--sigma", "2", "--json").json()["result"]
+    assert result["rejected"]["T"] == result["T"] + 1
+    at = dpcalc("pld", "--p", "0.1", "--sigma", "2", "--T", str(result["T"]), "--json").json()["result"]["epsilon"]
+    above = dpcalc("pld", "--p", "0.1", "--sigma", "2", "--T", str(result["T"] + 1), "--json").json()["result"]["epsilon"]
+    assert at == result["epsilon"] <= 1.0 < above == result["rejected"]["epsilon"]
+
+
+def test_infeasible_target_exits_1_with_the_closest_figure(dpcalc):
+    run = dpcalc("calibrate", "--target-eps", "0.1", "--solve", "T", "--p", "1", "--sigma", "1", "--json")
+    assert run.code == 1
+    result = run.json()["result"]
+    assert result["feasible"] is False and result["T"] is None and result["epsilon"] is None
+    assert result["closest"]["T"] == 1 and result["closest"]["epsilon"] > 0.1
+    assert run.stderr.startswith("No solution: even T = 1 step gives epsilon ")
+    assert "> target 0.1 (pld, delta = 1e-05)" in run.stderr and run.stderr.count("\n") == 1
+    table = dpcalc("calibrate", "--target-eps", "0.1", "--solve", "T", "--p", "1", "--sigma", "1")
+    assert table.code == 1 and "no value meets the target" in table.stdout
+
+
+def test_max_eps(dpcalc):
+    within = dpcalc(*CHEAP, "--accountant", "gdp", "--max-eps", "1", "--json")
+    assert within.code == 0 and within.json()["budget"] == {"max_epsilon": 1.0, "within_budget": True}
+    over = dpcalc(*CHEAP, "--accountant", "gdp", "--max-eps", "0.5", "--json")
+    assert over.code == 1 and over.json()["budget"]["within_budget"] is False
+    assert "Budget exceeded" in over.stderr
+
+
+def test_precision_option(dpcalc):
+    result = dpcalc(*DESIGN_CARD, "--accountant", "gdp", "--precision", "0.01", "--json").json()["result"]
+    assert result["sigma"] == 1.029 and result["rejected"]["sigma"] == 1.028 and result["precision"] == 0.01
+
+
+def test_delta_option(dpcalc):
+    loose = dpcalc(*DESIGN_CARD, "--accountant", "gdp", "--delta", "1e-3", "--json").json()["result"]
+    tight = dpcalc(*DESIGN_CARD, "--accountant", "gdp", "--delta", "1e-8", "--json").json()["result"]
+    assert loose["sigma"] < 1.02882 < tight["sigma"] and tight["delta"] == 1e-8
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--p", "0.1", "--T", "10"), "--target-eps is required (the epsilon to meet, >= 0)"),
+        (("--target-eps", "-1", "--p", "0.1", "--T", "10"), "--target-eps must be in [0, inf), got -1"),
+        (("--target-eps", "inf", "--p", "0.1", "--T", "10"), "--target-eps must be in [0, inf), got inf"),
+        (("--target-eps", "abc", "--p", "0.1", "--T", "10"), "--target-eps must be a number in [0, inf), got 'abc'"),
+        (("--target-eps", "1", "--p", "0.1", "--T", "10", "--delta", "0"), "--delta must be in (0, 1), got 0"),
+        (("--target-eps", "1", "--p", "0.1", "--T", "10", "--precision", "0"), "--precision must be in (0, 0.1], got 0"),
+        (("--target-eps", "1", "--p", "0.1", "--T", "10", "--precision", "0.5"), "--precision must be in (0, 0.1], got 0.5"),
+        (("--target-eps", "1", "--p", "0.1", "--sigma", "1", "--solve", "T", "--precision", "0.01"),
+         "--precision applies to --solve sigma and --solve p; T is an integer and is solved exactly"),
+        (("--target-eps", "1", "--p", "0.1", "--T", "10", "--sigma", "1"),
+         "--solve sigma and --sigma cannot be given together; sigma is what calibrate solves for"),
+        (("--target-eps", "1", "--p", "0.1", "--sigma", "1", "--solve", "T", "--T", "5"),
+         "--solve T and --T cannot be given together; T is what calibrate solves for"),
+        (("--target-eps", "1", "--p", "0.1", "--sigma", "1", "--solve", "T", "--epochs", "5"),
+         "--solve T and --epochs cannot be given together; use --solve epochs for whole epochs"),
+        (("--target-eps", "1", "--p", "0.1", "--sigma", "1", "--solve", "epochs", "--T", "5"),
+         "--solve epochs and --T cannot be given together; T is ceil(epochs * n / batch-size)"),
+        (("--target-eps", "1", "--n", "100", "--batch-size", "10", "--sigma", "1", "--T", "5", "--solve", "p"),
+         "--solve p and --n/--batch-size cannot be given together; use --solve batch-size for the training form"),
+        (("--target-eps", "1", "--p", "0.1", "--sigma", "1", "--T", "5", "--solve", "batch-size"),
+         "--solve batch-size and --p cannot be given together; p is batch-size / n"),
+        (("--target-eps", "1", "--sigma", "1", "--T", "5", "--solve", "batch-size"),
+         "--solve batch-size needs --n (p = batch-size / n)"),
+        (("--target-eps", "1", "--p", "0.1", "--solve", "T"), "--sigma is required (noise multiplier, > 0)"),
+        (("--target-eps", "1", "--T", "10"), "give the sampling probability: --p, or --n with --batch-size"),
+        (("--target-eps", "1", "--p", "0.1"), "give the number of steps: --T, or --epochs"),
+        (("--target-eps", "1", "--sigma", "1", "--solve", "p"), "give the number of steps: --T, or --epochs"),
+        (("--target-eps", "1", "--p", "0.1", "--n", "100", "--batch-size", "1", "--T", "1"),
+         "--p and --n/--batch-size cannot be given together; p is batch-size / n; give one form"),
+        (("--target-eps", "1", "--p", "0.1", "--T", "1", "--epochs", "1"),
+         "--T and --epochs cannot be given together; T is ceil(epochs * n / batch-size); give one form"),
+        (("--target-eps", "1", "--n", "10", "--batch-size", "20", "--T", "1"),
+         "--batch-size must be in [1, n] = [1, 10], got 20"),
+        (("--target-eps", "1", "--n", "10", "--T", "1"), "--n needs --batch-size (p = batch-size / n)"),
+        (("--target-eps", "1", "--p", "1.5", "--T", "1"), "--p must be in (0, 1], got 1.5"),
+        (("--target-eps", "1", "--p", "0.1", "--T", "0"), "--T must be an integer in [1, inf), got 0"),
+        (("--target-eps", "1", "--p", "0.1", "--epochs", "0"), "--epochs must be in (0, inf), got 0"),
+        (("--target-eps", "1", "--p", "0.1", "--sigma", "-1", "--solve", "T"), "--sigma must be in (0, inf), got -1"),
+        (("--target-eps", "1", "--p", "0.1", "--T", "10", "--max-eps", "-1"), "--max-eps must be in [0, inf), got -1"),
+        (("--target-eps", "1,abc", "--p", "0.1", "--T", "10"), "--target-eps must be a number in [0, inf), got 'abc'"),
+        (("--target-eps", "1:3", "--p", "0.1", "--T", "10"), "--target-eps: a range is start:stop:step, got '1:3'"),
+        (("--target-eps", "1", "--p", "0.1", "--T", "10:20:2.5"),
+         "--T takes integers: a range needs integer start, stop and step, got '10:20:2.5'"),
+        (("--target-eps", "1", "--p", "0.1", "--T", "10", "--chart"),
+         "--plot and --chart draw a sweep: give a list or range, e.g. --target-eps 1,2,4,8 or --epochs 10:60:10"),
+        (("--target-eps", "1,2", "--p", "0.1", "--T", "10", "--plot", "x.txt"), "--plot must name a .png or .svg file, got x.txt"),
+    ],
+)
+def test_errors(dpcalc, args, message):
+    run = dpcalc("calibrate", *args)
+    assert (run.code, run.stdout, run.stderr) == (2, "", f"Error: {message}\n")
+
+
+@pytest.mark.parametrize("option, value", [("--accountant", "zcdp"), ("--solve", "delta")])
+def test_choices_are_checked(dpcalc, option, value):
+    run = dpcalc(*CHEAP, option, value)
+    assert run.code == 2 and option in run.stderr and value in run.stderr and run.stderr.count("\n") == 1
+
+
+def test_a_bad_row_fails_before_any_work(dpcalc):
+    # the second row is invalid: nothing is computed or printed
+    run = dpcalc("calibrate", "--target-eps", "1", "--p", "0.1,1.5", "--T", "100")
+    assert (run.code, run.stdout, run.stderr) == (2, "", "Error: --p must be in (0, 1], got 1.5\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# Sweeps
+
+
+def test_target_sweep_rows_match_single_runs(dpcalc):
+    run = dpcalc(*DESIGN_CARD[:2], "1,2,4,8", *DESIGN_CARD[3:], "--accountant", "rdp", "--json")
+    assert (run.code, run.stderr) == (0, "")
+    document = run.json()
+    assert document["inputs"]["target_epsilon"] == [1.0, 2.0, 4.0, 8.0]
+    result = document["result"]
+    assert result["swept"] == ["target_epsilon"]
+    rows = result["rows"]
+    assert [row["target_epsilon"] for row in rows] == [1.0, 2.0, 4.0, 8.0]
+    assert all(set(row) == COMMON_RESULT_KEYS | {"sigma"} for row in rows)
+    assert all(row["epsilon"] <= row["target_epsilon"] for row in rows)
+    assert [row["sigma"] for row in rows] == sorted((row["sigma"] for row in rows), reverse=True)
+    # canonical answers: a sweep row equals the single run (the rdp design card is 1.10421)
+    assert rows[1]["sigma"] == 1.10421
+
+
+def test_epochs_sweep_with_pld(dpcalc):
+    run = dpcalc("calibrate", "--target-eps", "2", "--n", "1000", "--batch-size", "100", "--epochs", "1:5:2", "--json")
+    assert (run.code, run.stderr) == (0, "")
+    rows = run.json()["result"]["rows"]
+    assert [row["epochs"] for row in rows] == [1.0, 3.0, 5.0]
+    assert [row["run"]["T"] for row in rows] == [10, 30, 50]
+    assert all(0.995 * 2 <= row["epsilon"] <= 2 for row in rows)
+    assert rows[0]["sigma"] < rows[1]["sigma"] < rows[2]["sigma"]
+    table = dpcalc("calibrate", "--target-eps", "2", "--n", "1000", "--batch-size", "100", "--epochs", "1:5:2")
+    assert "Calibration sweep" in table.stdout and "evaluations" in table.stdout
+
+
+def test_sweep_of_two_options_in_command_line_order(dpcalc):
+    rows = dpcalc("calibrate", "--accountant", "gdp", "--T", "100,1000", "--target-eps", "1,2", "--p", "0.01",
+                  "--json").json()["result"]["rows"]
+    assert [(row["run"]["T"], row["target_epsilon"]) for row in rows] == [(100, 1.0), (100, 2.0), (1000, 1.0), (1000, 2.0)]
+
+
+def test_sweep_with_an_infeasible_row_exits_1(dpcalc):
+    run = dpcalc("calibrate", "--accountant", "gdp", "--solve", "T", "--p", "1", "--sigma", "1", "--target-eps",
+                 "0.1,10", "--json")
+    assert run.code == 1
+    rows = run.json()["result"]["rows"]
+    assert [row["feasible"] for row in rows] == [False, True]
+    assert rows[0]["closest"]["T"] == 1 and rows[1]["T"] > 1
+    assert run.stderr.startswith("No solution: even T = 1 step")
+
+
+def test_sweep_max_eps_checks_every_row(dpcalc):
+    run = dpcalc("calibrate", "--accountant", "gdp", "--p", "0.01", "--T", "100", "--target-eps", "1,2",
+                 "--max-eps", "1.5", "--json")
+    assert run.code == 1
+    assert [row["within_budget"] for row in run.json()["result"]["rows"]] == [True, False]
+
+
+def test_sweep_chart_and_plot(dpcalc, tmp_path):
+    run = dpcalc("calibrate", "--accountant", "gdp", "--p", "0.004", "--T", "10000", "--target-eps", "1:8:1", "--chart")
+    assert run.code == 0 and "sigma against target epsilon" in run.stdout
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "calibrate.png"
+    run = dpcalc("calibrate", "--accountant", "gdp", "--p", "0.004", "--T", "1000,10000", "--target-eps", "1:8:1",
+                 "--plot", str(target))
+    assert run.code == 0 and target.exists() and target.stat().st_size > 1000
+    assert f"Wrote {target}" in run.stderr
+
+
+def test_json_is_strict_even_when_infeasible(dpcalc):
+    document = dpcalc("calibrate", "--target-eps", "0", "--solve", "T", "--p", "0.5", "--sigma", "0.5",
+                      "--accountant", "gdp", "--json").json()
+    assert document["result"]["feasible"] is False
+    assert isinstance(document["result"]["closest"]["epsilon"], float)

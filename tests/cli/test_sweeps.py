@@ -1,0 +1,211 @@
+"""Sweeps: list and range syntax, the order of rows, and the gdp command's sweep output."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dpcalc.cli.options import InputError
+from dpcalc.cli.sweeps import MAX_ROWS, expand, parse_sweep
+
+GDP = ("gdp", "--p", "0.004", "--sigma", "1.1", "--no-tight")
+
+
+# ---------------------------------------------------------------------------------------------
+# expand: one option's texts
+
+
+@pytest.mark.parametrize(
+    "text, integer, values",
+    [
+        ("0.5", False, ["0.5"]),
+        ("1,2,4", False, ["1", "2", "4"]),
+        (" 1 , 2 ", False, ["1", "2"]),
+        ("1:5:1", True, ["1", "2", "3", "4", "5"]),
+        ("1:10:4", True, ["1", "5", "9"]),  # 10 is off the grid: not included
+        ("10:1:-3", True, ["10", "7", "4", "1"]),  # falling range, stop on the grid
+        ("0.1:0.5:0.1", False, ["0.1", "0.2", "0.3", "0.4", "0.5"]),  # exact decimals, stop included
+        ("0:1:0.3", False, ["0", "0.3", "0.6", "0.9"]),
+        ("1e-3:3e-3:1e-3", False, ["0.001", "0.002", "0.003"]),
+        ("1:3:1,10,20:30:10", True, ["1", "2", "3", "10", "20", "30"]),
+        ("5:5:1", True, ["5"]),
+        ("1e4:3e4:1e4", True, ["10000", "20000", "30000"]),
+        ("abc", False, ["abc"]),  # one value: left to the option's own parser
+    ],
+)
+def test_expand(text, integer, values):
+    assert expand("--x", text, integer=integer) == values
+
+
+def test_expand_none_stays_none():
+    assert expand("--x", None) is None
+
+
+@pytest.mark.parametrize(
+    "option, text, integer, message",
+    [
+        ("--epochs", "1:60", False, "--epochs: a range is start:stop:step, got '1:60'"),
+        ("--epochs", "1:60:1:2", False, "--epochs: a range is start:stop:step, got '1:60:1:2'"),
+        ("--epochs", "1::1", False, "--epochs: a range is start:stop:step, got '1::1'"),
+        ("--epochs", "a:5:1", False, "--epochs: the range start must be a number, got 'a' in 'a:5:1'"),
+        ("--epochs", "1:x:1", False, "--epochs: the range stop must be a number, got 'x' in '1:x:1'"),
+        ("--epochs", "1:5:inf", False, "--epochs: the range step must be finite, got 'inf' in '1:5:inf'"),
+        ("--epochs", "nan:5:1", False, "--epochs: the range start must be finite, got 'nan' in 'nan:5:1'"),
+        ("--epochs", "1:60:0", False, "--epochs: the range step must not be 0, got '1:60:0'"),
+        ("--epochs", "60:1:1", False,
+         "--epochs: the step 1 never reaches 1 from 60 in '60:1:1' (a rising step needs stop >= start)"),
+        ("--sigma", "0.5:1:-0.1", False,
+         "--sigma: the step -0.1 never reaches 1 from 0.5 in '0.5:1:-0.1' (a falling step needs stop <= start)"),
+        ("--T", "1:10:0.5", True, "--T takes integers: a range needs integer start, stop and step, got '1:10:0.5'"),
+        ("--T", "1.5:10:1", True, "--T takes integers: a range needs integer start, stop and step, got '1.5:10:1'"),
+        ("--epochs", "1,,2", False, "--epochs: empty item in the list '1,,2'; separate values with single commas"),
+        ("--epochs", "1,", False, "--epochs: empty item in the list '1,'; separate values with single commas"),
+        ("--epochs", "1:1e9:1", False,
+         f"--epochs: the range '1:1e9:1' has 1000000000 values; a sweep takes at most {MAX_ROWS} rows"),
+    ],
+)
+def test_expand_errors_name_the_option(option, text, integer, message):
+    with pytest.raises(InputError) as error:
+        expand(option, text, integer=integer)
+    assert str(error.value) == message
+
+
+def test_a_long_list_is_refused():
+    text = ",".join(["1"] * (MAX_ROWS + 1))
+    with pytest.raises(InputError, match=f"--p: .* has more than {MAX_ROWS} values"):
+        expand("--p", text)
+
+
+def test_product_size_is_limited():
+    with pytest.raises(InputError) as error:
+        parse_sweep({"--sigma": "1:200:1", "--T": "1:200:1"})
+    assert str(error.value) == (
+        f"the sweep has 40000 rows (--sigma 200 x --T 200); a sweep takes at most {MAX_ROWS} rows"
+    )
+
+
+def test_rows_product_last_option_fastest_outside_a_command():
+    sweep = parse_sweep({"--a": "1,2", "--b": "x", "--c": "3:4:1"})
+    assert sweep.swept == ["--a", "--c"] and len(sweep) == 4
+    assert [(row["--a"], row["--b"], row["--c"]) for row in sweep.rows()] == [
+        ("1", "x", "3"), ("1", "x", "4"), ("2", "x", "3"), ("2", "x", "4"),
+    ]
+
+
+def test_no_sweep_is_one_row_of_the_texts():
+    sweep = parse_sweep({"--a": "1", "--b": None})
+    assert not sweep.is_sweep and len(sweep) == 1
+    assert list(sweep.rows()) == [{"--a": "1", "--b": None}]
+
+
+# ---------------------------------------------------------------------------------------------
+# gdp sweeps on the command line
+
+
+def test_gdp_sweep_json_rows(dpcalc):
+    run = dpcalc(*GDP, "--T", "1000,10000", "--json")
+    assert (run.code, run.stderr) == (0, "")
+    document = run.json()
+    assert document["inputs"]["T"] == [1000, 10000] and document["inputs"]["p"] == 0.004
+    result = document["result"]
+    assert result["swept"] == ["T"]
+    assert [set(row) for row in result["rows"]] == [
+        {"T", "p", "sigma", "mu", "epsilon", "delta", "max_advantage", "tight_epsilon"}
+    ] * 2
+    single = dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight", "--json").json()["result"]
+    row = result["rows"][1]
+    assert (row["T"], row["mu"], row["epsilon"], row["max_advantage"]) == (
+        10000, single["mu"], single["epsilon"], single["max_advantage"]
+    )
+    # the warnings shared by the rows appear once
+    assert len(document["warnings"]) == 1 and "central-limit" in document["warnings"][0]
+
+
+def test_gdp_sweep_rows_follow_the_command_line_order(dpcalc):
+    first = dpcalc("gdp", "--p", "0.01", "--T", "10,20", "--sigma", "1,2", "--no-tight", "--json").json()
+    assert first["result"]["swept"] == ["T", "sigma"]
+    assert [(row["T"], row["sigma"]) for row in first["result"]["rows"]] == [(10, 1.0), (10, 2.0), (20, 1.0), (20, 2.0)]
+    second = dpcalc("gdp", "--p", "0.01", "--sigma", "1,2", "--T", "10,20", "--no-tight", "--json").json()
+    assert second["result"]["swept"] == ["sigma", "T"]
+    assert [(row["sigma"], row["T"]) for row in second["result"]["rows"]] == [(1.0, 10), (1.0, 20), (2.0, 10), (2.0, 20)]
+
+
+def test_gdp_epochs_sweep_shows_the_steps(dpcalc):
+    run = dpcalc("gdp", "--n", "60000", "--batch-size", "256", "--epochs", "10:60:10", "--sigma", "1.1", "--no-tight",
+                 "--json")
+    rows = run.json()["result"]["rows"]
+    # T = ceil(epochs * 60000 / 256), exactly
+    assert [row["T"] for row in rows] == [math.ceil(e * 60000 / 256) for e in (10, 20, 30, 40, 50, 60)]
+    assert [row["epochs"] for row in rows] == [10.0, 20.0, 30.0, 40.0, 50.0, 60.0]
+    assert all(a["epsilon"] < b["epsilon"] for a, b in zip(rows, rows[1:]))
+    table = dpcalc("gdp", "--n", "60000", "--batch-size", "256", "--epochs", "10:60:10", "--sigma", "1.1", "--no-tight")
+    assert table.code == 0 and "Gaussian DP sweep" in table.stdout and "14063" in table.stdout
+
+
+def test_gdp_sweep_carries_the_tight_epsilon_per_row(dpcalc):
+    document = dpcalc("gdp", "--p", "0.1", "--sigma", "2", "--T", "10,20", "--json").json()
+    rows = document["result"]["rows"]
+    assert all(row["tight_epsilon"] > row["epsilon"] > 0 for row in rows)  # CLT under-reports here
+    # the gap is per row in the table, so the rows share one CLT warning
+    assert sum("central-limit" in warning for warning in document["warnings"]) == 1
+    assert "Here:" not in document["warnings"][0]
+
+
+def test_gdp_sweep_max_eps_checks_every_row(dpcalc):
+    run = dpcalc(*GDP, "--T", "1000,10000", "--max-eps", "1.5", "--json")
+    assert run.code == 1
+    document = run.json()
+    assert [row["within_budget"] for row in document["result"]["rows"]] == [True, False]
+    assert document["budget"] == {"max_epsilon": 1.5, "within_budget": False}
+    assert "Budget exceeded: epsilon 1.787445 > --max-eps 1.5" in run.stderr
+    within = dpcalc(*GDP, "--T", "1000,2000", "--max-eps", "1.5", "--json")
+    assert within.code == 0 and within.json()["budget"]["within_budget"] is True
+    table = dpcalc(*GDP, "--T", "1000,10000", "--max-eps", "1.5")
+    assert table.code == 1 and "NO" in table.stdout and "EXCEEDED" in table.stdout
+
+
+def test_gdp_sweep_with_eps_solves_delta(dpcalc):
+    rows = dpcalc(*GDP, "--T", "10000", "--eps", "1,2", "--json").json()["result"]["rows"]
+    assert [row["eps"] for row in rows] == [1.0, 2.0]
+    assert rows[0]["delta"] > rows[1]["delta"] > 0
+
+
+def test_gdp_mu_sweep(dpcalc):
+    rows = dpcalc("gdp", "--mu", "0.1:0.5:0.2", "--json").json()["result"]["rows"]
+    assert [row["mu"] for row in rows] == [0.1, 0.3, 0.5]
+    assert set(rows[0]) == {"mu", "epsilon", "delta", "max_advantage", "tight_epsilon"}
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--T", "10,0"), "--T must be an integer in [1, inf), got 0"),  # the single-run message
+        (("--T", "10,abc"), "--T must be an integer in [1, inf), got 'abc'"),
+        (("--T", "1:10:0.5"), "--T takes integers: a range needs integer start, stop and step, got '1:10:0.5'"),
+        (("--T", "10", "--delta", "1e-5,2"), "--delta must be in (0, 1), got 2"),
+        (("--T", "10", "--p", "0.1,2"), None),  # --p given twice: the last one counts (click)
+    ],
+)
+def test_gdp_sweep_bad_values(dpcalc, args, message):
+    run = dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--no-tight", *args)
+    if message is None:
+        assert run.code == 2 and run.stderr == "Error: --p must be in (0, 1], got 2\n"
+        return
+    assert (run.code, run.stdout, run.stderr) == (2, "", f"Error: {message}\n")
+
+
+def test_gdp_sweep_chart_and_plot(dpcalc, tmp_path):
+    run = dpcalc(*GDP, "--T", "1000:10000:1000", "--chart")
+    assert run.code == 0 and "epsilon against T" in run.stdout
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "sweep.svg"
+    run = dpcalc(*GDP, "--T", "1000:10000:1000", "--sigma", "1.1,2", "--plot", str(target))
+    assert run.code == 0 and target.exists() and target.stat().st_size > 1000
+    assert "sigma = 1.1" in target.read_text()  # one series per sigma
+
+
+def test_gdp_single_run_is_unchanged_by_the_sweep_code(dpcalc):
+    document = dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight", "--json").json()
+    assert "rows" not in document["result"] and "swept" not in document["result"]
+    assert document["result"]["epsilon"] == pytest.approx(1.787445, abs=5e-7)
