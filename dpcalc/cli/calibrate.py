@@ -85,15 +85,18 @@ HELP = f"""Solve for the noise multiplier (or steps, epochs, sampling rate, batc
 
 Give --target-eps and every quantity of the run but the one solved for (--solve, default
 sigma): --p/--sigma/--T, or the training form --n/--batch-size/--epochs. The answer is
-conservative: sigma is rounded up and the others down, the accountant's epsilon at the
-returned value is at most the target (it is recomputed and checked), and the neighbouring
-value that exceeds the target is shown. sigma and p are found to a relative --precision
-[default: {DEFAULT_PRECISION:g}]; T, epochs and batch size exactly. --accountant pld
-(default) is the certified tight bound, rdp the Renyi bound, gdp the central-limit
-approximation (not a bound). Exit code 1 when no value meets the target.
+conservative: sigma is rounded up and the others down, and the accountant's epsilon at the
+returned value, recomputed and checked, is at most the target. sigma and p are found to a
+relative --precision [default: {DEFAULT_PRECISION:g}], T, epochs and batch size exactly; the
+neighbouring value that exceeds the target is shown (for pld, usually the interpolated value
+where epsilon meets the target instead). --accountant pld (default) is the
+certified tight bound: `dpcalc pld` at the answer gives the same epsilon; rdp is the Renyi
+bound, gdp the central-limit approximation (not a bound). Exit code 1 when no value meets the
+target (the closest achievable figure is shown).
 
-Sweeps: any numeric option may be a list (1,2,4) or a range start:stop:step (1:60:1); one
-row is printed per combination, in the order given.
+Sweeps: any numeric option may be a list (1,2,4) or a range start:stop:step (10:60:10); one
+row is printed per combination, in the order given; --plot/--chart draw the solved quantity
+against the last swept option.
 
 \b
 Examples:
@@ -101,7 +104,7 @@ Examples:
   dpcalc calibrate --target-eps 3 --n 60000 --batch-size 256 --epochs 60 --json
   dpcalc calibrate --target-eps 2 --solve epochs --n 60000 --batch-size 256 --sigma 1.1
   dpcalc calibrate --target-eps 8 --solve batch-size --n 60000 --epochs 10 --sigma 1 --accountant rdp
-  dpcalc calibrate --target-eps 1,2,4,8 --p 0.004 --T 10000 --accountant rdp
+  dpcalc calibrate --target-eps 1,2,4,8 --p 0.004 --T 10000 --accountant rdp --chart
 """
 
 TargetEpsilon = Annotated[
@@ -182,7 +185,7 @@ def calibrate(
                 inputs=inputs,
                 swept_keys=swept_keys,
                 columns=_sweep_columns(swept_keys, quantity),
-                title=f"Calibration sweep: {ROUNDING[quantity]} ({accountant.value})",
+                title=f"Calibration sweep: {TITLE[quantity]} with epsilon <= target ({accountant.value})",
                 max_epsilon=max_epsilon,
                 figures=lambda: _sweep_figure([row.values for row in rows], swept_keys, quantity),
             ),
