@@ -27,7 +27,6 @@ from dpcalc.cli.options import (
     parse_training_run,
 )
 from dpcalc.cli.output import Report, Table, emit, format_number
-from dpcalc.cli.sweeps import Column, Row, SweepOutput, parse_sweep, sweep_panels, sweep_report
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon
 
 
@@ -83,9 +82,12 @@ def gdp(
 ) -> None:
     texts = {"--p": p, "--sigma": sigma, "--T": T, "--n": n, "--batch-size": batch_size, "--epochs": epochs,
              "--mu": mu, "--delta": delta, "--eps": eps}
-    sweep = parse_sweep(texts, integer=("--T", "--n", "--batch-size"))
-    if sweep.is_sweep:
-        _gdp_sweep(sweep, sampling, no_tight, max_eps, json_output, plot, chart)
+    if any(text is not None and ("," in text or ":" in text) for text in texts.values()):
+        # a list or range: the sweep module is loaded only then (start-up time)
+        from dpcalc.cli.sweeps import parse_sweep
+
+        _gdp_sweep(parse_sweep(texts, integer=("--T", "--n", "--batch-size")), sampling, no_tight, max_eps,
+                   json_output, plot, chart)
     target_delta, target_epsilon = parse_delta_or_epsilon(delta, eps)
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
     plot_path = check_plot_path(plot)
@@ -175,6 +177,8 @@ def _gdp_sweep(sweep, sampling, no_tight: bool, max_eps, json_output: bool, plot
     A row holds the swept inputs, the run (p, sigma, T) when it comes from the training form,
     and the scalar result keys (the trade-off curve is left out: run the single command for it).
     """
+    from dpcalc.cli.sweeps import Column, Row, SweepOutput, sweep_panels, sweep_report
+
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
     plot_path = check_plot_path(plot)
     evaluated = []

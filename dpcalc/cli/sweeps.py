@@ -27,11 +27,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dpcalc.cli.options import InputError
 from dpcalc.cli.output import Report, Table, format_number
+
+if TYPE_CHECKING:
+    from decimal import Decimal
 
 # The largest number of rows (combinations) one sweep may have: beyond it the output is no
 # longer a table anyone reads, and a typo such as 1:1e9:1 should fail at once, not run for hours.
@@ -68,6 +70,8 @@ def expand(option: str, text: str | None, *, integer: bool = False) -> list[str]
 
 
 def _expand_range(option: str, item: str, integer: bool) -> list[str]:
+    from decimal import Decimal, InvalidOperation  # exact steps; imported only for ranges
+
     parts = item.split(":")
     if len(parts) != 3 or not all(part.strip() for part in parts):
         raise InputError(f"{option}: a range is start:stop:step, got {item!r}")
