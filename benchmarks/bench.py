@@ -40,6 +40,10 @@ DPCALC = _tool("dpcalc")
 FLOORS = {
     "typer+rich": [PYTHON, "-c", "import typer, rich"],
     "typer+rich+numpy+scipy.special": [PYTHON, "-c", "import typer, rich, numpy, scipy.special"],
+    # The peer: prv_accountant's command line for the design card (installed by the test extra).
+    "prv_accountant compute-dp-epsilon": [
+        _tool("compute-dp-epsilon"), "-p", "0.004", "-s", "1.1", "-i", "10000", "-d", "1e-5",
+    ],
 }
 
 
@@ -78,6 +82,17 @@ CASES = [
     Case("dpcalc rdp --no-tight (T = 1e9, --json)",
          dpcalc("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "1e9", "--no-tight", "--json"),
          "typer+rich+numpy+scipy.special", 1.2),
+    # Tight accounting: at most 0.4x the peer's command line for the same case.
+    Case("dpcalc pld (design card, --json)",
+         dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--json"),
+         "prv_accountant compute-dp-epsilon", 0.4, peak_mib=300),
+    Case("dpcalc pld (T = 1e6, --json)",
+         dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e6", "--json"), "typer+rich", None, peak_mib=300),
+    Case("dpcalc pld (T = 1e7, --json)",
+         dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e7", "--json"), "typer+rich", None, peak_mib=300),
+    Case("dpcalc calibrate sigma (design card, pld)",
+         dpcalc("calibrate", "--target-eps", "2", "--p", "0.004", "--T", "10000", "--json"), "typer+rich", None,
+         peak_mib=300),
     Case("dpcalc convert dp -> gaussian (table)",
          dpcalc("convert", "--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "gaussian"), "typer+rich", 1.5),
     Case("dpcalc convert dp -> gaussian (--json)",
