@@ -145,7 +145,7 @@ def _evaluate(p, sigma, T, n, batch_size, epochs, mu, target_delta, target_epsil
             from dpcalc.core.phases import Phase
 
             tight, tight_warnings = tight_epsilon([Phase("gaussian", probability, noise, None, steps)], target_delta)
-            if quote_gap:
+            if quote_gap and tight is not None:
                 warnings[0] += _gap_sentence(result.epsilon, tight)
             warnings += tight_warnings
         else:

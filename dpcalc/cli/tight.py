@@ -12,11 +12,23 @@ NoTight = Annotated[
 ]
 
 
-def tight_epsilon(phases, delta: float) -> tuple[float, list[str]]:
-    """(certified upper bound on epsilon at delta, warnings) from the PLD accountant."""
+def tight_epsilon(phases, delta: float) -> tuple[float | None, list[str]]:
+    """(certified upper bound on epsilon at delta, warnings) from the PLD accountant.
+
+    The tight figure is an addition to the command's own answer: when the accountant cannot
+    handle a run (extreme noise multipliers overflow its grid), the figure is left out
+    (None) with a warning rather than failing the whole command.
+    """
+    import warnings as python_warnings
+
     from dpcalc.core.pld import tight_epsilon as account
 
-    result = account(phases, delta)
+    try:
+        with python_warnings.catch_warnings():
+            python_warnings.simplefilter("ignore", RuntimeWarning)
+            result = account(phases, delta)
+    except (ArithmeticError, ValueError, MemoryError) as error:
+        return None, [f"no tight epsilon: the PLD accountant could not account this run ({type(error).__name__})."]
     return result.epsilon_upper, list(result.warnings)
 
 

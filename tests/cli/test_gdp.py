@@ -208,3 +208,12 @@ def test_json_is_strict_for_any_mu(dpcalc, mu):
         for value in document["result"].values():
             if isinstance(value, float):
                 assert math.isfinite(value)
+
+
+def test_tight_figure_left_out_when_the_accountant_cannot_handle_the_run(dpcalc):
+    # sigma = 1e-200 overflows the PLD grid: gdp still answers, without the tight figure.
+    run = dpcalc("gdp", "--p", "0.5", "--sigma", "1e-200", "--T", "10", "--json", "--tight")
+    assert run.code == 0
+    document = run.json()
+    assert document["result"]["tight_epsilon"] is None and document["result"]["epsilon"] == "inf"
+    assert any(warning.startswith("no tight epsilon") for warning in document["warnings"])
