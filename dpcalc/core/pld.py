@@ -27,53 +27,61 @@ for every s; then E_mu[g] >= E_nu[g] (Abel summation), and mu1 * mu2 >= nu1 * nu
 convolutions (the same argument applied twice). Total masses above 1 are allowed.
 
 S1  Connect the dots. Each loss cell [kh, (k+1)h) is split between its end points with the
-    weights that keep the cell's Q-mass (Doroshenko et al. 2022, Sec. 4). The split pair
-    dominates the original pair in the sense of Blackwell (merging the two halves again is a
-    post-processing), so for every composition the split pair's hockey-stick divergence is at
-    least the true one (Zhu, Dong, Wang 2022, Lemma 9: domination is preserved under
-    composition). Its privacy loss sits exactly on the grid.
+    weights that keep the cell's Q-mass (Doroshenko et al. 2022). The split pair dominates the
+    original pair in the sense of Blackwell (merging the two halves again is a
+    post-processing), and products of post-processings are post-processings, so for every
+    composition the split pairs' hockey-stick divergence is at least the true one (Zhu, Dong,
+    Wang 2022 use the same ordering of dominating pairs). Its privacy loss sits on the grid.
+    h is a power of two, so every grid point k h is exact in floating point.
 S2  Masses. Cell masses come from the closed forms of the mechanism's pair, evaluated with
     upper and lower bounds (`_pld_normal.NORMAL_RELATIVE_ERROR`, checked against mpmath, plus
     the sensitivity to the rounding of every interval end point). The split is computed from
     these bounds so that the mass put at each grid point, and above it, can only be too large.
-S3  Rounding up. Moving mass to a higher loss, or to +inf, gives a dominating measure. This
-    covers the upper tail beyond the grid (moved to +inf, where g = 1) and the coarsening of a
-    composed measure to a grid of twice the step (the connect-the-dots split again, which also
-    keeps the order of S1).
+S3  Rounding up and splitting again. Moving mass to a higher loss, or to +inf (where g = 1),
+    gives a dominating measure: this covers the upper tail beyond the grid. Coarsening a
+    composed measure to a grid of twice the step splits each odd atom by S1 again, which also
+    keeps the order ">=" above. A long, light upper tail may be kept on a coarser grid than the
+    bulk (`_pld_layers`): the measure is then the sum of two layers, each built by S1-S3.
 S4  (lower bound) Garbling. Cells centred on the grid points are merged outcomes of the pair
-    (a post-processing, which can only lower the hockey-stick divergence); each gets the grid
-    loss just below its likelihood ratio, after merging in a fraction of the next cell when its
-    ratio falls short (`_pld_grid._lower_masses`). Coarsening merges pairs of neighbouring
-    atoms in the proportion that lands the merged ratio on the coarser grid. Shares use bounds
-    on the true masses (represented mass plus a tracked deficiency), so the merged ratios are
-    at least the grid values. Rounding losses down and dropping mass only lowers E[g].
-S5  Floating point. Measures are stored tilted, t(s) ~ m(s) e^(lam s), lam the saddle point of
-    the Chernoff bound for the target (the Renyi order minus one), and normalised. Convolution
-    commutes with the tilt, and the part of t near eps is of order 1, so the FFT's round-off,
-    which is relative to the whole vector, is relative to what matters even for delta = 1e-300.
-    Every operation carries a bound on the L1 norm of (computed - exact) t: for an FFT
-    convolution sqrt(n) gamma (||a||_2 ||b||_1 + ||a||_1 ||b||_2), gamma = 3 log2(n) 16u + 8u
-    (Higham 2002, Thm 24.2, with margin); the errors of the inputs propagate by Young's
-    inequality. At the end
+    (a post-processing, which can only lower the hockey-stick divergence); a cell whose
+    likelihood ratio misses its grid point takes in a fraction of a neighbour so that the
+    merged ratio is at least the grid value, and is rounded down to it (`_pld_grid._lower_masses`).
+    Coarsening merges pairs of neighbouring odd atoms in the proportion that puts the merged
+    ratio on the coarser grid. Shares use bounds on the true masses (represented mass plus a
+    tracked deficiency), so the merged ratios are at least the grid values. Rounding losses
+    down and dropping mass only lower E[g].
+S5  Floating point. Measures are stored tilted, t(s) ~ m(s) e^(lam s), and normalised; lam is
+    the saddle point of the Chernoff bound (the Renyi order minus one) for the part of the loss
+    the grid keeps. Convolution commutes with the tilt, and the part of t near eps is of order
+    1, so the FFT's round-off, which is relative to the whole vector, is relative to what
+    matters even for delta = 1e-300 (tested against the exact GDP value). Every operation
+    carries a bound on the L1 norm of (computed - exact) t: for an FFT convolution
+    sqrt(n) gamma (||a||_2 ||b||_1 + ||a||_1 ||b||_2), gamma = 3 log2(n) 16u + 8u (Higham,
+    "Accuracy and Stability of Numerical Algorithms", 2002, Thm 24.2, with margin; measured
+    errors are a hundredth of it or less); input errors propagate by Young's inequality. Then
         |delta_computed(eps) - delta_exact(eps)| <= Z e^(-lam eps) kappa err_1,
         kappa = sup_y e^(-lam y)(1 - e^(-y)) = lam^lam/(lam + 1)^(lam + 1),
-    which is added to the upper bound and subtracted from the lower one.
+    for each layer, added to the upper bound and subtracted from the lower one, with the
+    error of log Z and the rounding of the final sums.
 S6  Lower tails. Mass below a floor f is dropped rather than moved up (moving it up would
     need its size, which FFT noise hides). Its contribution is bounded: for the dropped part nu
     of a component C composed with the rest R, E_{nu * R}[g] <= |nu| E_R[g(f + .)] <=
     |nu| (kappa e^(lam (f - eps)) MGF(R) + R(+inf)), and MGF(R) <= MGF(total)/MGF(C). |nu| is
-    certified by the Chernoff bound |nu| <= e^(theta f) E_C[e^(-theta S)], theta in [0, 1],
-    where E[e^(-theta S)] never grows under S1-S3 (for theta in [0, 1] the split is a
-    convex combination that keeps E[e^(-S)]), so the per-step values raised to the number of
-    steps bound it. The floor is placed where the sum of these terms is a negligible part of
-    delta, and the sum is added to the upper bound.
+    certified by min(total mass, min_theta e^(theta f) E_C[e^(-theta S)]) over a ladder of
+    theta in [0, 2^20]; E[e^(-theta S)] is tracked as an upper bound through every operation
+    (products multiply it, truncations lower it, and a split multiplies it by at most
+    (e^(theta h) + e^((1 - theta) h))/(1 + e^h), which exceeds 1 only for theta > 1). The floor
+    is placed where these terms are a negligible share of delta; their sum is added to the
+    upper bound.
 
 When the grid cannot certify the asked delta (+inf mass or the error terms exceed it), the
-accountant widens and refines and finally reports epsilon_upper = inf with a warning rather
-than a number it cannot certify. delta below about 1e-280 is out of reach of float64
-masses (their underflow is counted as mass at +inf).
+accountant refines and finally reports epsilon_upper = inf with a warning rather than a number
+it cannot certify; when it cannot reach the asked accuracy within its size limits it reports
+the wider interval it certified, with a warning.
 
-Speed: numpy only (no scipy): about 0.1 s for the design-card case on one core.
+The tests compare the bounds with exact values (mpmath for one step, the mu-GDP formula for
+the Gaussian mechanism without subsampling, in any number of steps and phases) and with
+dp_accounting and prv_accountant. numpy only: scipy is not imported.
 """
 
 from __future__ import annotations

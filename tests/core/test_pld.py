@@ -374,20 +374,39 @@ SWEEP = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize("p, sigma, steps, delta", SWEEP)
-def test_sweep_against_dp_accounting(p, sigma, steps, delta):
+def test_sweep(p, sigma, steps, delta):
+    """Exact values where they exist, RDP always, the peers where they are reliable.
+
+    dp_accounting's estimates are themselves off at small delta and long runs (its tail
+    truncation): with p = 1, where the exact value is the mu-GDP one, its pessimistic estimate
+    at sigma = 20, T = 1e5, delta = 1e-12 is 231.01 against the exact 235.398 (ours:
+    [235.3925, 235.4426]), and its optimistic one at sigma = 0.5, T = 1000, delta = 1e-2 is
+    2147.08 against the exact 2146.149 (ours: [2146.106, 2146.688]). So at delta = 1e-12 the
+    peers are not used, and elsewhere they are compared within 0.2%.
+    """
+    from dp_accounting import dp_event, rdp
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
     result = tight_epsilon([gaussian(p, sigma, steps)], delta)
-    assert result.epsilon_lower <= result.epsilon_upper
-    base = pld_lib.from_gaussian_mechanism(sigma, sampling_prob=p)
-    pessimistic = base.self_compose(steps).get_epsilon_for_delta(delta)
-    optimistic = pld_lib.from_gaussian_mechanism(
-        sigma, sampling_prob=p, pessimistic_estimate=False, use_connect_dots=False
-    ).self_compose(steps).get_epsilon_for_delta(delta)
-    assert result.epsilon_lower <= pessimistic * (1 + 1e-9) + 1e-12
-    assert result.epsilon_upper >= optimistic * (1 - 1e-9) - 1e-12
+    assert 0.0 <= result.epsilon_lower <= result.epsilon_upper
     if result.epsilon_upper - result.epsilon_lower > DEFAULT_ACCURACY * result.epsilon_upper:
         assert result.warnings  # never a silent wide interval
+    if p == 1.0:
+        exact = gdp.epsilon_for_delta(delta, math.sqrt(steps) / sigma)
+        assert result.epsilon_lower <= exact <= result.epsilon_upper
+    if steps == 1:
+        exact = _exact_one_step_epsilon(p, sigma, delta)
+        assert result.epsilon_lower <= exact <= result.epsilon_upper
+    accountant = rdp.RdpAccountant()
+    accountant.compose(dp_event.PoissonSampledDpEvent(p, dp_event.GaussianDpEvent(sigma)), steps)
+    assert result.epsilon_lower <= accountant.get_epsilon(delta) * (1 + 1e-9)  # RDP is an upper bound
+    if delta >= 1e-5:
+        pessimistic = pld_lib.from_gaussian_mechanism(sigma, sampling_prob=p).self_compose(steps)
+        optimistic = pld_lib.from_gaussian_mechanism(
+            sigma, sampling_prob=p, pessimistic_estimate=False, use_connect_dots=False
+        ).self_compose(steps)
+        assert result.epsilon_lower <= pessimistic.get_epsilon_for_delta(delta) * 1.002 + 1e-12
+        assert result.epsilon_upper >= optimistic.get_epsilon_for_delta(delta) * 0.998 - 2e-4
 
 
 @pytest.mark.slow
