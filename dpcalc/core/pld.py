@@ -86,6 +86,7 @@ dp_accounting and prv_accountant. numpy only: scipy is not imported.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -611,17 +612,32 @@ def _attempt(models, tilts, order, delta, epsilon, scale, inf_share, events, min
 
 
 def tight_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DEFAULT_ACCURACY) -> PLDResult:
-    """Certified [epsilon_lower, epsilon_upper] at `delta` for the composition of `phases`."""
+    """Certified [epsilon_lower, epsilon_upper] at `delta` for the composition of `phases`.
+
+    Cost: about 0.1 s for the design card (p = 0.004, sigma = 1.1, T = 10000) at the default
+    accuracy, 0.3 to 0.5 s for T = 1e6 to 1e7 (one core); a coarser `accuracy` (say 1e-2) is
+    several times cheaper, which suits searches that only need to steer. Results are memoised
+    (the last _CACHE_SIZE distinct calls), so asking again for the same run is free.
+    """
     OPEN_UNIT.check("delta", delta)
     ACCURACY.check("accuracy", accuracy)
-    return _account(_check_phases(phases), delta=delta, epsilon=None, accuracy=accuracy)
+    return _cached(_check_phases(phases), delta, None, float(accuracy))
 
 
 def tight_delta(phases: Sequence[Phase], epsilon: float, *, accuracy: float = DEFAULT_ACCURACY) -> PLDResult:
     """Certified [delta_lower, delta_upper] at `epsilon` for the composition of `phases`."""
     NON_NEGATIVE.check("epsilon", epsilon)
     ACCURACY.check("accuracy", accuracy)
-    return _account(_check_phases(phases), delta=None, epsilon=epsilon, accuracy=accuracy)
+    return _cached(_check_phases(phases), None, float(epsilon), float(accuracy))
+
+
+# Distinct calls remembered by tight_epsilon / tight_delta (results are immutable).
+_CACHE_SIZE = 256
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _cached(phases: tuple[Phase, ...], delta: float | None, epsilon: float | None, accuracy: float) -> PLDResult:
+    return _account(phases, delta=delta, epsilon=epsilon, accuracy=accuracy)
 
 
 def _check_phases(phases: Sequence[Phase]) -> tuple[Phase, ...]:

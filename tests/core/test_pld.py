@@ -363,6 +363,30 @@ def test_design_card_against_prv_accountant():
     assert (result.epsilon_upper - result.epsilon_lower) * 10 <= high - low
 
 
+def test_heterogeneous_phases_against_dp_accounting():
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    phases = [gaussian(0.01, 2.0, 500), gaussian(0.01, 0.9, 1800)]
+    result = tight_epsilon(phases, 1e-5)
+    first = pld_lib.from_gaussian_mechanism(2.0, sampling_prob=0.01).self_compose(500)
+    second = pld_lib.from_gaussian_mechanism(0.9, sampling_prob=0.01).self_compose(1800)
+    pessimistic = first.compose(second).get_epsilon_for_delta(1e-5)
+    assert result.epsilon_lower <= pessimistic
+    assert abs(result.epsilon_upper / pessimistic - 1) <= 2e-3
+    # composing a phase can only cost privacy
+    assert result.epsilon_lower > tight_epsilon(phases[1:], 1e-5).epsilon_upper
+
+
+def test_subsampled_laplace_against_dp_accounting():
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    result = tight_epsilon([Phase("laplace", sampling_probability=0.1, scale=2.0, steps=200)], 1e-6)
+    reference = pld_lib.from_laplace_mechanism(2.0, sampling_prob=0.1).self_compose(200)
+    pessimistic = reference.get_epsilon_for_delta(1e-6)
+    assert result.epsilon_lower <= pessimistic
+    assert result.epsilon_upper <= pessimistic * 1.002
+
+
 SWEEP = [
     (p, sigma, steps, delta)
     for p in (1e-5, 1e-3, 0.05, 0.5, 1.0)
