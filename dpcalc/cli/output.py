@@ -143,7 +143,9 @@ def _print_tables(tables: list[Table], budget: dict[str, Any] | None) -> None:
     from rich.console import Console
     from rich.table import Table as RichTable
 
-    console = Console(highlight=False)
+    # Cells are plain text: markup off, or a release named "model [v2]" would lose "[v2]" as a
+    # style tag (and ":smile:" would become an emoji); it also spares importing those parsers.
+    console = Console(highlight=False, markup=False, emoji=False)
     for index, spec in enumerate(tables):
         table = RichTable(title=spec.title, title_justify="left")
         justify = spec.justify or tuple(
