@@ -50,9 +50,10 @@ _dpcalc() {
                 --points) return ;;
                 --group) return ;;
                 --max-eps) return ;;
+                --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--from --to --eps --delta --mu --rho --order --rdp-eps --sigma --scale --sensitivity --orders --points --group --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--from --to --eps --delta --mu --rho --order --rdp-eps --sigma --scale --sensitivity --orders --points --group --max-eps --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         laplace-eps)
             case "$prev" in

@@ -46,6 +46,8 @@ complete -c dpcalc -n '__fish_seen_subcommand_from convert' -l points -x -d 'tra
 complete -c dpcalc -n '__fish_seen_subcommand_from convert' -l group -x -d 'Group privacy: protect groups of k individuals (integer >= 1) [default: 1]'
 complete -c dpcalc -n '__fish_seen_subcommand_from convert' -l max-eps -x -d 'Budget: exit 1 when epsilon exceeds this value'
 complete -c dpcalc -n '__fish_seen_subcommand_from convert' -l json -d 'Print one strict JSON object instead of a table'
+complete -c dpcalc -n '__fish_seen_subcommand_from convert' -l plot -r -F -d 'Write a figure to FILE (.png or .svg'
+complete -c dpcalc -n '__fish_seen_subcommand_from convert' -l chart -d 'Draw the curve in the terminal with Unicode characters'
 complete -c dpcalc -n '__fish_seen_subcommand_from convert' -s h -l help -d 'Show this message and exit'
 complete -c dpcalc -n '__fish_seen_subcommand_from laplace-eps' -l tolerance -x -d 'Largest acceptable noise per coordinate, > 0'
 complete -c dpcalc -n '__fish_seen_subcommand_from laplace-eps' -l probability -x -d 'Probability that all coordinates are within the tolerance, in (0, 1)'

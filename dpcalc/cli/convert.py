@@ -7,6 +7,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from dpcalc.cli.figures import Chart, PlotFile, check_plot_path
 from dpcalc.cli.options import (
     DEFAULT_DELTA,
     RANGES,
@@ -44,7 +45,8 @@ HELP = f"""Convert a privacy guarantee between notions, calibrate a mechanism, o
             target: the RDP curve at --orders [default {DEFAULT_ORDERS_TEXT}]
   gaussian  noise std --sigma (> 0), L2 --sensitivity [default 1]
   laplace   scale --scale (> 0), L1 --sensitivity [default 1]
-  tradeoff  (target only) the trade-off curve at --points evenly spaced alphas [default {DEFAULT_POINTS}]
+  tradeoff  (target only) the trade-off curve at --points evenly spaced alphas [default {DEFAULT_POINTS}];
+            --plot FILE (.png or .svg) and --chart draw it against the no-privacy diagonal
 
 --group k applies group privacy for k individuals to the source first. Every result names the
 theorem it used. A conversion that does not exist (e.g. approximate DP to zCDP) is refused with
@@ -58,6 +60,7 @@ Examples:
   dpcalc convert --from gaussian --sigma 4 --to rdp --orders 2,8,32
   dpcalc convert --from dp --eps 0.5 --delta 1e-6 --to dp --group 3
   dpcalc convert --from gdp --mu 1 --to tradeoff --points 5
+  dpcalc convert --from dp --eps 1 --delta 1e-5 --to tradeoff --chart
 """
 
 # The options that name each notion's parameters (source side), required then optional.
@@ -232,9 +235,16 @@ def convert(
     ] = None,
     max_eps: MaxEpsilon = None,
     json_output: Json = False,
+    plot: PlotFile = None,
+    chart: Chart = False,
 ) -> None:
     source_notion = _notion("--from", source, SOURCES)
     target_notion = _notion("--to", target, TARGETS)
+    for option, value in (("--plot", plot), ("--chart", chart or None)):
+        if value is not None and target_notion != "tradeoff":
+            raise InputError(
+                f"{option} draws a trade-off curve: it applies only with --to tradeoff, got --to {target_notion}"
+            )
     from dpcalc.core import conversions as core
 
     message = core.refusal(source_notion, target_notion)
@@ -246,6 +256,7 @@ def convert(
         "--points": points, "--group": group, "--max-eps": max_eps,
     }
     _check_options(source_notion, target_notion, given)
+    plot_path = check_plot_path(plot)
     takes_delta_or_epsilon = core.target_takes_delta_or_epsilon(source_notion, target_notion)
     if takes_delta_or_epsilon and delta is not None and eps is not None:
         raise conflict("--delta", "--eps", "give --delta to get epsilon, or --eps to get delta")
@@ -310,8 +321,9 @@ def convert(
         tables=_tables(result, inputs),
         warnings=list(result.warnings),
         epsilon=result.epsilon,
+        figures=(lambda: tradeoff_panels(result, inputs)) if target_notion == "tradeoff" else None,
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
 
 
 def _describe_source(inputs: dict[str, Any]) -> str:
@@ -371,3 +383,59 @@ def _tables(result, inputs: dict[str, Any]) -> list[Table]:
             rows=[(format_number(point["alpha"]), format_number(point["beta"])) for point in result.values["tradeoff"]],
         ))
     return tables
+
+
+# The figure's type-I errors: an even grid for the body of the curve and a geometric one towards
+# alpha = 0, where a strong guarantee's curve falls fastest (G_mu'(0) is infinite). Independent
+# of --points, which only sets the printed table.
+_PLOT_EVEN_POINTS = 400
+_PLOT_SMALL_ALPHAS = tuple(10.0 ** (exponent / 4) for exponent in range(-32, -9))  # 1e-8 .. 10^-2.5
+
+
+def _plot_alphas(kinks: tuple[float, ...] = ()) -> list[float]:
+    """Sorted type-I errors in [0, 1] for a figure, with `kinks` (corners of a curve) included exactly."""
+    grid = {i / _PLOT_EVEN_POINTS for i in range(_PLOT_EVEN_POINTS + 1)}
+    grid.update(_PLOT_SMALL_ALPHAS)
+    grid.update(alpha for alpha in kinks if 0.0 <= alpha <= 1.0)
+    return sorted(grid)
+
+
+def tradeoff_panels(result, inputs: dict[str, Any]):
+    """The converted guarantee's trade-off curve beside the no-privacy diagonal 1 - alpha.
+
+    GDP and the Gaussian mechanism draw G_mu (labelled with mu); (eps, delta)-DP draws f_eps,delta,
+    and pure eps-DP adds, dashed, the weaker mu-GDP curve it implies (pure_dp_to_mu).
+    Group privacy is already applied: `result.grouped` is the guarantee drawn.
+    """
+    import math
+
+    from dpcalc.cli.figures import Panel, Series
+    from dpcalc.core import gdp
+    from dpcalc.core.conversions import dp_tradeoff, pure_dp_to_mu
+
+    grouped = result.grouped
+    number = format_number
+    group = f", groups of {inputs['group']}" if inputs["group"] > 1 else ""
+    series = []
+    if grouped.notion == "dp":
+        epsilon, delta = grouped.epsilon, grouped.delta
+        remaining = 1.0 - delta
+        corner = remaining / (1.0 + math.exp(epsilon)) if epsilon < 700.0 else 0.0
+        alphas = _plot_alphas((corner, remaining))
+        name = f"({number(epsilon)}, {number(delta)})-DP"
+        title = f"Trade-off curve of {name}{group}"
+        series.append(Series(name, alphas, [dp_tradeoff(alpha, epsilon, delta) for alpha in alphas]))
+        if delta == 0.0 and 0.0 < epsilon < math.inf:
+            mu = pure_dp_to_mu(epsilon)
+            series.append(Series(f"implied {number(mu)}-GDP (weaker)", alphas,
+                                 [gdp.tradeoff(alpha, mu) for alpha in alphas], dashed=True))
+    else:
+        mu = grouped.mu if grouped.notion == "gdp" else grouped.sensitivity / grouped.sigma
+        alphas = _plot_alphas()
+        title = f"Trade-off curve, mu = {number(mu)}{group}"
+        label = f"{number(mu)}-GDP"
+        if grouped.notion == "gaussian":
+            label = f"Gaussian mechanism: {label} (mu = sensitivity/sigma)"
+        series.append(Series(label, alphas, [gdp.tradeoff(alpha, mu) for alpha in alphas]))
+    series.append(Series("no privacy lost (1 - alpha)", [0.0, 1.0], [1.0, 0.0], dashed=True))
+    return [Panel(title=title, xlabel="type I error alpha", ylabel="type II error beta", series=series, square=True)]
