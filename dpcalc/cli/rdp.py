@@ -61,6 +61,11 @@ Examples:
   dpcalc rdp --phase p=0.01,sigma=0.9,T=1800 --phase mechanism=laplace,scale=20,T=1
   dpcalc rdp --p 0.004 --sigma 1.1 --T 10000 --orders 8,9,10,11 --conversion classic
   dpcalc rdp --p 0.004 --sigma 1.1 --T 10000 --eps 2
+  dpcalc rdp --n 60000 --batch-size 256 --epochs 10:60:10 --sigma 0.8,1.1 --no-tight
+
+Sweeps: any numeric option may be a list (0.8,1.1) or a range start:stop:step (10:60:10);
+one row is printed per combination, in the order given, and --max-eps checks every row.
+Rows that differ only in T share one per-step RDP curve. Not with --phase.
 """
 
 
@@ -93,31 +98,23 @@ def rdp(
     no_tight: NoTight = False,
     json_output: Json = False,
 ) -> None:
+    texts = {"--p": p, "--sigma": sigma, "--T": T, "--n": n, "--batch-size": batch_size, "--epochs": epochs,
+             "--scale": scale, "--delta": delta, "--eps": eps}
+    if any(text is not None and ("," in text or ":" in text) for text in texts.values()):
+        # a list or range: the sweep module is loaded only then (start-up time)
+        from dpcalc.cli.sweeps import parse_sweep, refuse_phase_sweep
+
+        refuse_phase_sweep(phase, texts)
+        _rdp_sweep(parse_sweep(texts, integer=INTEGER_OPTIONS), mechanism, orders, conversion, max_eps, no_tight,
+                   json_output)
     target_delta, target_epsilon = parse_delta_or_epsilon(delta, eps)
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
-    phases = parse_phases(
+    phases = _parse_run(
         phase, p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, mechanism=mechanism, scale=scale
     )
-    for index, item in enumerate(phases, start=1):
-        if item.mechanism == "laplace" and item.sampling_probability != 1.0:
-            option = f"--phase {index}: p" if phase else "--p"
-            raise InputError(
-                f"{option} must be 1 for the laplace mechanism (RDP of the Poisson-subsampled Laplace "
-                f"mechanism is not implemented), got {format_number(item.sampling_probability)}"
-            )
     grid = parse_orders(orders)
-
-    from dpcalc.core.rdp import rdp_accountant
-
-    result = rdp_accountant(
-        phases, orders=grid, delta=target_delta, epsilon=target_epsilon, conversion=conversion.value
-    )
+    result, tight, warnings = _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight)
     curve = [{"order": order, "rdp": value} for order, value in zip(result.orders, result.rdp)]
-    warnings = list(result.warnings)
-    tight = None
-    if target_delta is not None and not no_tight:
-        tight, tight_warnings = tight_epsilon(phases, target_delta)
-        warnings += tight_warnings
     inputs = {
         "phases": [_phase_inputs(item) for item in phases],
         "orders": "default" if grid is None else list(result.orders),
@@ -143,6 +140,118 @@ def rdp(
         + [_curve_table(result)],
         warnings=warnings,
         epsilon=result.epsilon,
+    )
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
+
+
+def _parse_run(phase, **flags) -> list:
+    """The run's phases (dpcalc.cli.phases), with the laplace phases checked to be unsampled."""
+    phases = parse_phases(phase, **flags)
+    for index, item in enumerate(phases, start=1):
+        if item.mechanism == "laplace" and item.sampling_probability != 1.0:
+            option = f"--phase {index}: p" if phase else "--p"
+            raise InputError(
+                f"{option} must be 1 for the laplace mechanism (RDP of the Poisson-subsampled Laplace "
+                f"mechanism is not implemented), got {format_number(item.sampling_probability)}"
+            )
+    return phases
+
+
+def _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight: bool, per_step_cache=None):
+    """One run: (core RDPResult, tight epsilon or None, warnings).
+
+    `per_step_cache` (one dict for all rows of a sweep) keeps the per-step RDP curve of each
+    mechanism, so that rows differing only in T cost one curve between them.
+    """
+    from dpcalc.core.rdp import rdp_accountant
+
+    result = rdp_accountant(
+        phases, orders=grid, delta=target_delta, epsilon=target_epsilon, conversion=conversion.value,
+        per_step_cache=per_step_cache,
+    )
+    warnings = list(result.warnings)
+    tight = None
+    if target_delta is not None and not no_tight:
+        tight, tight_warnings = tight_epsilon(phases, target_delta)
+        warnings += tight_warnings
+    return result, tight, warnings
+
+
+# The sweepable options (integer ones take integer ranges) and their JSON names.
+INTEGER_OPTIONS = ("--T", "--n", "--batch-size")
+_INPUT_KEY = {"--p": "p", "--sigma": "sigma", "--scale": "scale", "--T": "T", "--n": "n",
+              "--batch-size": "batch_size", "--epochs": "epochs", "--delta": "delta", "--eps": "eps"}
+_ROW_RESULT_KEYS = ("epsilon", "delta", "order", "conversion", "tight_epsilon")
+_HEADERS = {"batch_size": "batch size", "tight_epsilon": "tight epsilon"}
+
+
+def _rdp_sweep(sweep, mechanism, orders, conversion, max_eps, no_tight: bool, json_output: bool) -> None:
+    """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
+
+    A row holds the swept inputs, the run (p, sigma or scale, T) and the scalar result keys
+    (epsilon, delta, order, conversion, tight_epsilon; the curve is left out). Every row is
+    parsed before any is computed, so that a bad value fails at once. The per-step RDP curve
+    of each distinct mechanism is computed once and scaled by T (RDP composes additively).
+    """
+    from dpcalc.cli.sweeps import (
+        Column, Row, SweepOutput, fixed_description, given_inputs, input_value, phase_run, sweep_report,
+    )
+
+    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
+    runs = []
+    for values in sweep.rows():
+        target_delta, target_epsilon = parse_delta_or_epsilon(values["--delta"], values["--eps"])
+        phases = _parse_run(
+            None, p=values["--p"], sigma=values["--sigma"], T=values["--T"], n=values["--n"],
+            batch_size=values["--batch-size"], epochs=values["--epochs"], mechanism=mechanism,
+            scale=values["--scale"],
+        )
+        runs.append((values, phases, target_delta, target_epsilon))
+    grid = parse_orders(orders)
+    per_step_cache: dict = {}
+    swept_keys = [_INPUT_KEY[option] for option in sweep.swept]
+    rows = []
+    for values, phases, target_delta, target_epsilon in runs:
+        result, tight, warnings = _evaluate(
+            phases, grid, target_delta, target_epsilon, conversion, no_tight, per_step_cache
+        )
+        row = {_INPUT_KEY[option]: input_value(option, values[option], integer=INTEGER_OPTIONS)
+               for option in sweep.swept}
+        for key, value in phase_run(phases[0]).items():
+            row.setdefault(key, value)
+        for key in _ROW_RESULT_KEYS:
+            row.setdefault(key, tight if key == "tight_epsilon" else getattr(result, key))
+        rows.append(Row(row, warnings, result.epsilon))
+    inputs = {"mechanism": runs[0][1][0].mechanism, **given_inputs(sweep, _INPUT_KEY, integer=INTEGER_OPTIONS)}
+    if inputs["delta"] is None and inputs["eps"] is None:
+        inputs["delta"] = runs[0][2]
+    inputs.update({
+        "orders": "default" if grid is None else list(grid),
+        "conversion": conversion.value,
+        "max_eps": max_epsilon,
+        "no_tight": no_tight,
+    })
+    # The table shows what varies: the swept inputs, the run quantities they change (T for
+    # --epochs), epsilon (or delta), the best order and the tight epsilon; --json has every key.
+    run_keys = [key for key in phase_run(runs[0][1][0]) if key not in swept_keys]
+    table_rows = [row.values for row in rows]
+    varying = [key for key in run_keys if len({row[key] for row in table_rows}) > 1]
+    y_key = "epsilon" if inputs["eps"] is None else "delta"
+    shown = [key for key in (y_key, "order") if key not in swept_keys]
+    if any(row["tight_epsilon"] is not None for row in table_rows):
+        shown.append("tight_epsilon")
+    fixed = fixed_description(table_rows, run_keys)
+    report = sweep_report(
+        SweepOutput(
+            command="rdp",
+            inputs=inputs,
+            swept_keys=swept_keys,
+            columns=[Column(key, _HEADERS.get(key, key)) for key in swept_keys + varying + shown],
+            title=f"Renyi DP sweep{': ' + fixed if fixed else ''}"
+            + (", classic conversion" if conversion is ConversionChoice.classic else ""),
+            max_epsilon=max_epsilon,
+        ),
+        rows,
     )
     raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
 

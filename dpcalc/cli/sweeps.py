@@ -20,6 +20,19 @@ their input names, then the command's run inputs a sweep may change (for example
 as a trade-off curve are left out: run the single command for them), and `within_budget` when
 --max-eps is given. `result.swept` lists the swept input names. --max-eps checks every row:
 the exit code is 1 when any row exceeds it.
+
+Per command (besides the swept inputs and `within_budget`):
+  gdp        p, sigma, T (training form), mu, epsilon, delta, max_advantage, tight_epsilon
+  rdp        p, sigma (scale for --mechanism laplace), T, epsilon, delta, order, conversion,
+             tight_epsilon (the RDP curve is left out)
+  pld        p, sigma (or scale), T, epsilon, epsilon_lower, epsilon_upper, delta, delta_lower,
+             delta_upper, accuracy, grid {step, size}, binding
+  calibrate  the result keys of a single run (the solved quantity, epsilon, target_epsilon, ...)
+The JSON `inputs` of an rdp or pld sweep echo the options as given, by input name (mechanism,
+p, sigma, scale, T, n, batch_size, epochs, ...): a list for a swept option, one value
+otherwise, None when not given; the run each row resolves (p from n and batch size, T from
+epochs) is in the row. rdp and pld sweep the single-phase flags only: --phase is refused
+beside a list or range, and --orders (a list of orders for one run) is never swept.
 """
 
 from __future__ import annotations
@@ -150,6 +163,58 @@ def parse_sweep(options: dict[str, str | None], *, integer: Iterable[str] = ()) 
         sizes = " x ".join(f"{option} {len(values[option] or ())}" for option in swept)
         raise InputError(f"the sweep has {len(sweep)} rows ({sizes}); a sweep takes at most {MAX_ROWS} rows")
     return sweep
+
+
+def input_value(option: str, text: str | None, *, integer: Iterable[str] = ()) -> Any:
+    """One value text of an option (already checked by the command's parser) as it appears in JSON."""
+    if text is None:
+        return None
+    from dpcalc.cli.options import parse_integer
+
+    return parse_integer(option, text) if option in set(integer) else float(text)
+
+
+def given_inputs(sweep: Sweep, keys: dict[str, str], *, integer: Iterable[str] = ()) -> dict[str, Any]:
+    """The options as given, by JSON name: a list of values for a swept option, one value otherwise."""
+    integer = tuple(integer)
+    inputs: dict[str, Any] = {}
+    for option, key in keys.items():
+        texts = sweep.values.get(option)
+        if texts is None:
+            inputs[key] = None
+        elif option in sweep.swept:
+            inputs[key] = [input_value(option, text, integer=integer) for text in texts]
+        else:
+            inputs[key] = input_value(option, texts[0], integer=integer)
+    return inputs
+
+
+def refuse_phase_sweep(phase_specs: list[str] | None, options: dict[str, str | None]) -> None:
+    """A sweep varies the single-phase flags: --phase is refused beside any list or range."""
+    if not phase_specs:
+        return
+    for option, text in options.items():
+        if is_sweep_text(text):
+            raise InputError(
+                f"--phase cannot be combined with a sweep ({option} {text}); sweeps vary the single-phase "
+                "flags (--p, --sigma, --T, ...): give the run with them, or run once per --phase value"
+            )
+
+
+def phase_run(phase) -> dict[str, Any]:
+    """The run quantities of a one-phase sweep row: p, sigma (or scale for Laplace) and T."""
+    noise = ("sigma", phase.noise_multiplier) if phase.mechanism == "gaussian" else ("scale", phase.scale)
+    return {"p": phase.sampling_probability, noise[0]: noise[1], "T": phase.steps}
+
+
+def fixed_description(rows: list[dict[str, Any]], keys: Sequence[str]) -> str:
+    """'p = 0.004, sigma = 1.1' for the keys whose value is the same in every row (for a title)."""
+    parts = []
+    for key in keys:
+        values = {repr(row.get(key)) for row in rows}
+        if len(values) == 1 and rows and rows[0].get(key) is not None:
+            parts.append(f"{key} = {format_number(rows[0][key])}")
+    return ", ".join(parts)
 
 
 def command_line_order(options: list[str]) -> list[str]:

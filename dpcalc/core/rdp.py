@@ -512,11 +512,15 @@ def phase_rdp(phase: Phase, orders: Sequence[float]) -> tuple[np.ndarray, tuple[
     raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got mechanism={phase.mechanism!r}")
 
 
-def composed_rdp(phases: Sequence[Phase], orders: Sequence[float]) -> tuple[np.ndarray, tuple[OrderBound, ...]]:
+def composed_rdp(
+    phases: Sequence[Phase], orders: Sequence[float], *, per_step_cache: dict | None = None
+) -> tuple[np.ndarray, tuple[OrderBound, ...]]:
     """RDP of the whole run at each order: per-step RDP times steps, added over phases (M17 Prop. 1).
 
     Phases that differ only in their number of steps are evaluated once; the cost does not
-    depend on the number of steps.
+    depend on the number of steps. `per_step_cache` (an empty dict, passed to several calls)
+    keeps the per-step curves across calls, so that a sweep over T evaluates each mechanism
+    once: the composed curve is steps times the per-step one.
     """
     if not phases:
         raise ValueError("give at least one phase")
@@ -528,10 +532,16 @@ def composed_rdp(phases: Sequence[Phase], orders: Sequence[float]) -> tuple[np.n
     total = np.zeros_like(order_array)
     bounded: dict[float, OrderBound] = {}
     for (mechanism, p, sigma, scale), steps in steps_by_mechanism.items():
-        per_step, phase_bounds = phase_rdp(
-            Phase(mechanism=mechanism, sampling_probability=p, noise_multiplier=sigma, scale=scale, steps=1),
-            order_array,
-        )
+        cache_key = (mechanism, p, sigma, scale, order_array.tobytes())
+        if per_step_cache is not None and cache_key in per_step_cache:
+            per_step, phase_bounds = per_step_cache[cache_key]
+        else:
+            per_step, phase_bounds = phase_rdp(
+                Phase(mechanism=mechanism, sampling_probability=p, noise_multiplier=sigma, scale=scale, steps=1),
+                order_array,
+            )
+            if per_step_cache is not None:
+                per_step_cache[cache_key] = (per_step, phase_bounds)
         with np.errstate(over="ignore", invalid="ignore"):
             total = total + float(steps) * per_step
         for bound in phase_bounds:
@@ -586,9 +596,12 @@ def rdp_accountant(
     delta: float | None = None,
     epsilon: float | None = None,
     conversion: Conversion = "improved",
+    per_step_cache: dict | None = None,
 ) -> RDPResult:
     """RDP accounting of a run of phases: the composed curve and epsilon at `delta` (or delta at
-    `epsilon`; exactly one is given), minimised over `orders` (default DEFAULT_ORDERS)."""
+    `epsilon`; exactly one is given), minimised over `orders` (default DEFAULT_ORDERS).
+
+    `per_step_cache`: see `composed_rdp` (a sweep passes one dict to all its runs)."""
     if (delta is None) == (epsilon is None):
         raise ValueError("give exactly one of delta and epsilon")
     if conversion not in ("improved", "classic"):
@@ -596,7 +609,7 @@ def rdp_accountant(
     grid = tuple(float(a) for a in (DEFAULT_ORDERS if orders is None else orders))
     if len(set(grid)) != len(grid):
         grid = tuple(sorted(set(grid)))
-    curve_array, bounded = composed_rdp(phases, grid)
+    curve_array, bounded = composed_rdp(phases, grid, per_step_cache=per_step_cache)
     curve = tuple(float(value) for value in curve_array)
     warnings: list[str] = []
     if delta is not None:
