@@ -86,8 +86,11 @@ dp_accounting and prv_accountant. numpy only: scipy is not imported.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
+import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -123,7 +126,14 @@ _STEP_BINS_PER_SD = 48.0
 _UPPER_COARSE_BINS_PER_SD = 48.0
 _LOWER_COARSE_BINS_PER_SD = 1536.0
 _MAX_BINS = 1 << 21
-_MAX_STEP_BINS = 1 << 19
+_MAX_STEP_BINS = 1 << 17
+# Hard limit on the bins of any composed measure (each layer's FFT works on twice as many
+# doubles): keeps the peak memory of a call near 150 MiB and the time near log2(T) times one
+# such convolution. Past it the measure is coarsened and the interval widens (with a warning).
+_MAX_POWER_BINS = 1 << 18
+# Wall-clock budget of the grid computation in seconds (a safety net: the bin limits bound the
+# work already). Past it the last completed attempt is reported, or the closed-form bounds.
+_TIME_BUDGET = 3.0
 
 # One step is split into a fine bulk and a coarse tail layer (`_pld_layers`) when its window
 # exceeds _SINGLE_LAYER_BINS bins; the tail layer gets about _TAIL_BINS bins. Moving tail
@@ -132,6 +142,8 @@ _SINGLE_LAYER_BINS = 4096
 _TAIL_BINS = 2048
 _TAIL_SHARE = 1e-5
 _MAX_ATTEMPTS = 4
+# A delta_upper at or below this is reported without refining for relative accuracy.
+_NEGLIGIBLE_DELTA = 1e-300
 
 DIRECTIONS = ("remove", "add")
 
@@ -353,18 +365,46 @@ def _power(model: _PhaseModel, base: layers.Layered, plan: _Plan, stats: dict) -
                 result = layers.align(result, power.bulk.h)
                 power = layers.align(power, result.bulk.h)
                 result = _cut(layers.convolve(result, power), plan, 1)
+            result = _limit(result, stats)
             stats["bins"] = max(stats["bins"], result.bins)
         remaining >>= 1
         if not remaining:
             break
         level += 1
+        _check_time()
         power = _cut(layers.convolve(power, power), plan, steps >> level)
         sd = model.sd * math.sqrt(2.0**level)
         while 2.0 * power.bulk.h <= sd / coarse:
             power = layers.coarsen_bulk(power)
+        power = _limit(power, stats)
         stats["bins"] = max(stats["bins"], power.bins)
     assert result is not None
     return result
+
+
+def _limit(m: layers.Layered, stats: dict) -> layers.Layered:
+    """Coarsen (S3/S4: a sound discretisation, only a coarser one) until m has at most
+    _MAX_POWER_BINS bins, so that memory and time stay bounded whatever T is; the interval
+    widens instead, and the accuracy check reports it."""
+    while m.bins > _MAX_POWER_BINS:
+        stats["capped"] = True
+        if m.tail is None or len(m.bulk.t) >= len(m.tail.t):
+            m = layers.coarsen_bulk(m)
+        else:
+            m = layers.Layered(m.bulk, grid.coarsen(m.tail))
+    return m
+
+
+class _OutOfTime(ArithmeticError):
+    """The grid computation exceeded _TIME_BUDGET seconds."""
+
+
+_deadline = [math.inf]
+
+
+def _check_time() -> None:
+    if time.monotonic() > _deadline[0]:
+        raise _OutOfTime("time budget exceeded")
 
 
 def _cut(m: layers.Layered, plan: _Plan, multiplicity: int) -> layers.Layered:
@@ -418,13 +458,15 @@ def _compose(models: list[_PhaseModel], plan: _Plan, want_lower: bool, stats: di
     """Upper (and lower) measures of the whole run in one direction."""
     parts: dict[str, list[layers.Layered]] = {"upper": [], "lower": []}
     for model in models:
+        _check_time()
         h = 2.0 ** math.floor(math.log2(max(model.sd / plan.step_bins, plan.min_step)))
-        k_lo, k_hi = _step_window(model, h, plan)
-        split = _tail_split(model, h, k_lo, k_hi, plan.lam)
-        while split is None and k_hi - k_lo > _MAX_STEP_BINS:
-            h *= 2.0
+        while True:
             k_lo, k_hi = _step_window(model, h, plan)
             split = _tail_split(model, h, k_lo, k_hi, plan.lam)
+            if (k_hi if split is None else split[0]) - k_lo <= _MAX_STEP_BINS:
+                break
+            _check_time()
+            h *= 2.0
         if split is None:
             upper_bulk, lower_bulk = grid.discretise_step(model.pair, h, k_lo, k_hi, plan.lam, model.phase.steps)
             upper, lower = layers.single(upper_bulk), layers.single(lower_bulk)
@@ -450,6 +492,7 @@ def _compose(models: list[_PhaseModel], plan: _Plan, want_lower: bool, stats: di
             continue
         total = measures[0]
         for other in measures[1:]:
+            _check_time()
             total = layers.align(total, other.bulk.h)
             other = layers.align(other, total.bulk.h)
             total = _cut(layers.convolve(total, other), plan, 1)
@@ -464,6 +507,34 @@ def _symmetric(phases: Sequence[Phase]) -> bool:
 
 def _account(phases: Sequence[Phase], *, delta: float | None, epsilon: float | None,
              accuracy: float) -> PLDResult:
+    """The grid accountant inside its numerical range; the closed-form bounds outside it.
+
+    Floating-point exceptions are raised, not warned about, inside the grid computation (every
+    place where an infinity or a zero is intended is wrapped locally in np.errstate): a run
+    that overflows anywhere falls back to `_fallback`, whose bounds are sound whatever the inputs.
+    """
+    reason = _out_of_range(phases)
+    if reason is None:
+        _deadline[0] = time.monotonic() + _TIME_BUDGET
+        try:
+            with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+                result = _account_grid(phases, delta=delta, epsilon=epsilon, accuracy=accuracy)
+            if not result.warnings:
+                return result
+            # the grid fell short of the accuracy: the closed forms may do better on either side
+            return _merge(result, _fallback(tuple(phases), delta=delta, epsilon=epsilon, accuracy=accuracy,
+                                            reason=""))
+        except _OutOfTime:
+            reason = f"the grid computation exceeded its time budget of {_TIME_BUDGET:g} s"
+        except (ArithmeticError, ValueError, MemoryError) as exc:
+            reason = f"the grid computation failed ({type(exc).__name__})"
+        finally:
+            _deadline[0] = math.inf
+    return _fallback(tuple(phases), delta=delta, epsilon=epsilon, accuracy=accuracy, reason=reason)
+
+
+def _account_grid(phases: Sequence[Phase], *, delta: float | None, epsilon: float | None,
+                  accuracy: float) -> PLDResult:
     warnings: list[str] = []
     directions = DIRECTIONS[:1] if _symmetric(phases) else DIRECTIONS
     models = {d: [_PhaseModel(phase, d) for phase in phases] for d in directions}
@@ -506,13 +577,23 @@ def _account(phases: Sequence[Phase], *, delta: float | None, epsilon: float | N
         attempts += 1
         this_scale = scale / 8.0 if (coarse_first and attempt == 0) else scale
         min_step = per_step_error(reference)
-        outcome = _attempt(models, tilts, order, delta, epsilon, this_scale, inf_share, events, min_step)
+        try:
+            fresh = _attempt(models, tilts, order, delta, epsilon, this_scale, inf_share, events, min_step)
+        except _OutOfTime:
+            if not outcome:
+                raise
+            break
+        outcome = fresh
         if outcome["unresolved"]:
+            if outcome["capped"]:
+                break  # a finer grid would exceed the bin limit
             inf_share *= 1e-3
             scale *= 2.0
             continue
         if delta is not None and outcome["upper"] == 0.0:
             break
+        if epsilon is not None and outcome["upper"] <= _NEGLIGIBLE_DELTA:
+            break  # relative accuracy below 1e-300 is not worth a finer grid
         if outcome["width"] <= accuracy * outcome["value"]:
             break
         if delta is not None:
@@ -521,7 +602,7 @@ def _account(phases: Sequence[Phase], *, delta: float | None, epsilon: float | N
             continue
         ratio = outcome["width"] / max(accuracy * outcome["value"], 1e-300)
         factor = 2.0 if ratio < 3.5 else 4.0
-        if outcome["bins"] * factor > _MAX_BINS:
+        if outcome["bins"] * factor > _MAX_BINS or outcome["capped"]:
             break
         scale *= factor
     if outcome["unresolved"]:
@@ -529,7 +610,8 @@ def _account(phases: Sequence[Phase], *, delta: float | None, epsilon: float | N
             "the grid cannot certify this target: the discretisation error exceeds it even on the "
             "finest grid tried, so the upper bound is reported as inf."
         )
-    elif outcome["width"] > accuracy * outcome["value"]:
+    elif outcome["width"] > accuracy * outcome["value"] and not (
+            epsilon is not None and outcome["upper"] <= _NEGLIGIBLE_DELTA):
         warnings.append(
             f"the certified interval is {outcome['width']:.3g} wide, more than the requested "
             f"accuracy {accuracy:g} x {outcome['value']:.6g}: the grid it needs exceeds the size limit."
@@ -608,7 +690,248 @@ def _attempt(models, tilts, order, delta, epsilon, scale, inf_share, events, min
         "binding": binding,
         "grid_step": grid_step,
         "bins": stats.get("bins", 0),
+        "capped": stats.get("capped", False),
     }
+
+
+# --------------------------------------------------------------------------------------------
+# Outside the grid's numerical range: closed-form bounds (sound for every input)
+# --------------------------------------------------------------------------------------------
+
+# Noise levels the grid handles. Below the lower ends one step's privacy loss reaches
+# 1/(2 sigma^2) (Gaussian) or 1/b (Laplace): grids of float64 losses and the tail searches
+# lose their resolution; above the upper ends the loss of one step is below 1e-12 and its
+# moments underflow. Measured by the extreme-input sweep (tests/core/test_pld_extremes.py).
+_SIGMA_RANGE = (0.05, 1e5)
+_SCALE_RANGE = (0.05, 1e5)
+# The grid doubles its step as T grows (cost ~ log T); beyond this many steps in all the
+# composed losses are so large or so concentrated that the closed forms are as good.
+_MAX_TOTAL_STEPS = 10**13
+# Relative margin put on closed forms computed in floating point (accurate to ~1e-9, SPEC §1).
+_CLOSED_FORM_MARGIN = 1e-6
+# Shares c of the loss given up in the one-step lower bound (see `_one_step_lower`).
+_LOWER_SHARES = (0.01, 0.1, 0.5, 1.0, 2.0, 5.0)
+
+
+def _out_of_range(phases: Sequence[Phase]) -> str | None:
+    """Why the grid accountant cannot be trusted to run for these phases (None: it can)."""
+    if sum(phase.steps for phase in phases) > _MAX_TOTAL_STEPS:
+        return f"more than {_MAX_TOTAL_STEPS:.0e} steps"
+    for phase in phases:
+        if phase.mechanism == "gaussian":
+            value, (low, high), name = phase.noise_multiplier, _SIGMA_RANGE, "noise multiplier"
+        else:
+            value, (low, high), name = phase.scale, _SCALE_RANGE, "Laplace scale"
+        if not low <= value <= high:
+            return f"a {name} of {value:g}, outside [{low:g}, {high:g}]"
+    return None
+
+
+def _log_gdp_mu(phases: Sequence[Phase]) -> float:
+    """log mu of sqrt(sum T_i / sigma_i^2) over the Gaussian phases (-inf if none)."""
+    terms = [math.log(phase.steps) - 2.0 * math.log(phase.noise_multiplier)
+             for phase in phases if phase.mechanism == "gaussian"]
+    if not terms:
+        return -math.inf
+    top = max(terms)
+    return 0.5 * (top + math.log(math.fsum(math.exp(term - top) for term in terms)))
+
+
+def _laplace_pure_epsilon(phases: Sequence[Phase]) -> float:
+    """Sum over the Laplace steps of the largest privacy loss of one step (pure DP, both
+    directions): log(1 + p (e^(1/b) - 1)) (remove) and -log(1 - p (1 - e^(-1/b))) (add),
+    rounded up; inf when it overflows."""
+    total = 0.0
+    for phase in phases:
+        if phase.mechanism != "laplace":
+            continue
+        p, inv_b = phase.sampling_probability, 1.0 / phase.scale
+        remove = inv_b + math.log(p) if inv_b > 700.0 else math.log1p(p * math.expm1(inv_b))
+        add = -math.log1p(-p * -math.expm1(-inv_b)) if p * -math.expm1(-inv_b) < 1.0 else math.inf
+        total += phase.steps * max(remove, add) * (1.0 + 1e-12) + 1e-300
+    return total
+
+
+def _gdp_upper(phases: Sequence[Phase], delta: float | None, epsilon: float | None) -> float:
+    """Upper bound from mu-GDP: the Gaussian phases are dominated by mu-GDP with
+    mu = sqrt(sum T_i / sigma_i^2) (Dong, Roth, Su 2022: subsampling gives C_p(f) >= f, Thm 4.2,
+    and composition is monotone in the trade-off functions, Sec. 3.2), and the Laplace phases are
+    (eps_L, 0)-DP; composing (eps_G, delta) with (eps_L, 0) gives (eps_G + eps_L, delta)."""
+    from dpcalc.core import gdp
+
+    log_mu = _log_gdp_mu(phases)
+    eps_laplace = _laplace_pure_epsilon(phases)
+    mu = math.exp(log_mu) if log_mu < 700.0 else math.inf
+    margin = _CLOSED_FORM_MARGIN
+    if delta is not None:
+        if not math.isfinite(eps_laplace):
+            return math.inf
+        eps_gauss = gdp.epsilon_for_delta(delta * (1.0 - margin), mu) * (1.0 + margin) if mu > 0.0 else 0.0
+        return eps_gauss + eps_laplace
+    if epsilon < eps_laplace:
+        return 1.0
+    if mu == 0.0:
+        return 0.0
+    log_value = gdp.log_delta_for_epsilon(max(epsilon - eps_laplace, 0.0) * (1.0 - margin), mu)
+    # the smallest positive float when delta underflows: an upper bound, never 0
+    return min(1.0, max(math.exp(log_value) * (1.0 + margin), math.ulp(0.0)))
+
+
+def _total_variation_upper(phases: Sequence[Phase]) -> float:
+    """delta(0) of the run is at most sum over steps of p TV(base pair): one subsampled step is
+    (0, p TV)-DP (the mixture's total variation distance to its base is p times the base's), and
+    total variation is subadditive under composition. TV = 2 Phi(1/(2 sigma)) - 1 for the
+    Gaussian, 1 - e^(-1/(2b)) for the Laplace mechanism. Rounded up."""
+    total = 0.0
+    for phase in phases:
+        if phase.mechanism == "gaussian":
+            tv = math.erf(0.5 / (phase.noise_multiplier * math.sqrt(2.0)))
+        else:
+            tv = -math.expm1(-0.5 / phase.scale)
+        total += phase.steps * phase.sampling_probability * tv * (1.0 + 1e-12)
+    return min(total + 1e-300, 1.0)
+
+
+def _rdp_upper(phases: Sequence[Phase], delta: float | None, epsilon: float | None) -> float:
+    """Upper bound from the RDP accountant (`dpcalc.core.rdp`); inf (or 1) if it fails."""
+    from dpcalc.core import rdp
+
+    fail = math.inf if delta is not None else 1.0
+    try:
+        with np.errstate(all="ignore"):
+            result = rdp.rdp_accountant(phases, delta=delta, epsilon=epsilon)
+    except (ArithmeticError, ValueError, MemoryError):
+        return fail
+    value = result.epsilon if delta is not None else result.delta
+    if math.isnan(value):
+        return fail
+    # (a delta that underflowed to 0 becomes the smallest positive float: never below the truth)
+    return min(max(value * (1.0 + 1e-9), 0.0 if delta is not None else math.ulp(0.0)), fail)
+
+
+def _one_step_lower(phase: Phase, delta: float | None, epsilon: float | None) -> float:
+    """A certified lower bound from one step of the phase (the composition dominates any
+    one of its steps: the other outputs can be discarded). delta(eps) = E_P[(1 - e^(eps - L))_+]
+    >= P(L >= l) (1 - e^(eps - l)) for any l > eps (remove direction, P the mixture):
+
+    Gaussian: L = log(1 - p + p e^((x - 1/2)/s^2)) >= log p + (x - 1/2)/s^2, and x >= 1 - z s has
+    P-mass >= p Phi(z), so P(L >= l(z)) >= p Phi(z) with l(z) = log p + 1/(2 s^2) - z/s.
+    Laplace: L takes its largest value a+ = log(1 + p (e^(1/b) - 1)) with P-mass
+    m = ((1 - p) e^(-1/b) + p)/2 (x >= 1); k steps together reach k a+ with P-mass m^k.
+    With eps = l - c the bound is P(L >= l) (1 - e^(-c)), for a few shares c.
+    Returns epsilon_lower (delta given) or delta_lower (epsilon given); 0 when nothing is shown.
+    """
+    from dpcalc.core.special import ndtr, ndtri
+
+    p = phase.sampling_probability
+    best = 0.0
+    if phase.mechanism == "gaussian":
+        s = phase.noise_multiplier
+        log_inv = -math.log(2.0) - 2.0 * math.log(s)  # log(1/(2 s^2))
+        inv = math.exp(log_inv) if log_inv < 700.0 else math.inf
+        for c in _LOWER_SHARES:
+            gain = -math.expm1(-c)
+            if delta is not None:
+                q = delta * (1.0 + 1e-9) / (gain * p)
+                if not q < 1.0 - 1e-9:
+                    continue
+                z = ndtri(q)
+                z += 1e-9 * (1.0 + abs(z))  # Phi(z) >= q despite the rounding of ndtri
+                value = math.log(p) + inv - z / s - c
+                if math.isinf(value):
+                    return sys.float_info.max
+                slack = 1e-12 * (abs(math.log(p)) + inv + abs(z / s) + c) + 1e-300
+                best = max(best, value - slack)
+            else:
+                z = s * (math.log(p) - epsilon - c) + (0.5 / s if s > 1e-300 else math.inf)
+                z -= 1e-9 * (1.0 + abs(z)) if math.isfinite(z) else 0.0
+                best = max(best, p * ndtr(z) * gain * (1.0 - 1e-9))
+        return best
+    inv_b = 1.0 / phase.scale
+    a_plus = inv_b + math.log(p) if inv_b > 700.0 else math.log1p(p * math.expm1(inv_b))
+    a_plus *= 1.0 - 1e-12
+    mass = (0.5 * ((1.0 - p) * math.exp(-inv_b) + p)) * (1.0 - 1e-12)
+    log_mass = math.log(mass)
+    for c in _LOWER_SHARES:
+        gain = -math.expm1(-c)
+        if delta is not None:
+            # the most steps k <= T with m^k (1 - e^(-c)) > delta
+            room = (math.log(gain) - math.log(delta) - 1e-9) / -log_mass if log_mass < 0.0 else math.inf
+            k = min(phase.steps, math.floor(room)) if room > 0.0 else 0
+            if k >= 1:
+                value = k * a_plus - c
+                if math.isinf(value):
+                    return sys.float_info.max
+                best = max(best, value)
+        else:
+            # the fewest steps k with k a+ >= eps + c
+            need = max(1, math.ceil((epsilon + c) / a_plus)) if a_plus > 0.0 else math.inf
+            if need <= phase.steps:
+                best = max(best, math.exp(need * log_mass) * gain * (1.0 - 1e-9))
+    return best
+
+
+def _merge(grid_result: PLDResult, closed: PLDResult) -> PLDResult:
+    """The tighter of two certified intervals on each side (both are sound)."""
+    warnings = list(grid_result.warnings)
+    if closed.epsilon_upper < grid_result.epsilon_upper or closed.delta_upper < grid_result.delta_upper:
+        warnings.append("the upper bound is the closed form (mu-GDP, RDP or total variation), tighter here than the grid's.")
+    if closed.epsilon_lower > grid_result.epsilon_lower or closed.delta_lower > grid_result.delta_lower:
+        warnings.append("the lower bound is the closed form (one step or exact mu-GDP), tighter here than the grid's.")
+    eps_hi = min(grid_result.epsilon_upper, closed.epsilon_upper)
+    d_hi = min(grid_result.delta_upper, closed.delta_upper)
+    eps_lo = min(max(grid_result.epsilon_lower, closed.epsilon_lower), eps_hi)
+    d_lo = min(max(grid_result.delta_lower, closed.delta_lower), d_hi)
+    return dataclasses.replace(
+        grid_result, epsilon=eps_hi, epsilon_upper=eps_hi, epsilon_lower=eps_lo,
+        delta=d_hi, delta_upper=d_hi, delta_lower=d_lo, warnings=tuple(warnings),
+    )
+
+
+def _fallback(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None, accuracy: float,
+              reason: str) -> PLDResult:
+    """Closed-form certified bounds for runs outside the grid's numerical range.
+
+    Upper: the smaller of the mu-GDP bound (`_gdp_upper`) and the RDP accountant's. Lower: the
+    largest of the one-step bounds (`_one_step_lower`) and, for runs of unsubsampled Gaussian
+    phases, the exact mu-GDP value (their composition is exactly mu-GDP; Dong, Roth, Su 2022,
+    Cor. 3.3), each with a margin for the rounding of the closed forms.
+    """
+    from dpcalc.core import gdp
+
+    upper = min(_gdp_upper(phases, delta, epsilon), _rdp_upper(phases, delta, epsilon))
+    tv = _total_variation_upper(phases)
+    if delta is not None and tv <= delta:
+        upper = 0.0
+    elif delta is None:
+        upper = min(upper, tv)
+    lower = max(_one_step_lower(phase, delta, epsilon) for phase in phases)
+    exact_gdp = all(phase.mechanism == "gaussian" and phase.sampling_probability == 1.0 for phase in phases)
+    if exact_gdp:
+        log_mu = _log_gdp_mu(phases)
+        mu = math.exp(log_mu) if log_mu < 700.0 else math.inf
+        margin = _CLOSED_FORM_MARGIN
+        if delta is not None:
+            value = gdp.epsilon_for_delta(delta * (1.0 + margin), mu) * (1.0 - margin) if delta * (1.0 + margin) < 1.0 else 0.0
+            lower = max(lower, value if math.isfinite(value) else 0.0)
+        else:
+            lower = max(lower, gdp.delta_for_epsilon(epsilon * (1.0 + margin), mu) * (1.0 - margin))
+    lower = min(lower, upper)
+    warnings = [f"outside the PLD grid's numerical range ({reason}): the bounds are closed forms "
+                "(mu-GDP or RDP above, one step or the exact mu-GDP below), wider than the grid's."]
+    if delta is not None:
+        if math.isinf(upper):
+            warnings.append("epsilon is astronomically large: no finite upper bound can be certified.")
+        eps_hi, eps_lo, d_hi, d_lo = upper, lower, delta, delta
+    else:
+        eps_hi = eps_lo = epsilon
+        d_hi, d_lo = upper, lower
+    return PLDResult(
+        epsilon=eps_hi, epsilon_lower=eps_lo, epsilon_upper=eps_hi,
+        delta=d_hi, delta_lower=d_lo, delta_upper=d_hi,
+        accuracy=accuracy, grid_step=0.0, grid_size=0,
+        binding="remove", attempts=0, phases=phases, warnings=tuple(warnings),
+    )
 
 
 def tight_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DEFAULT_ACCURACY) -> PLDResult:
