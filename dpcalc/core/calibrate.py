@@ -28,7 +28,10 @@ Guarantees
   - pld, whose evaluations cost 0.05-0.5 s: the answer is within `precision` (relative) of the
     boundary where the accountant's epsilon meets E, either shown by an evaluated `rejected`
     value that close, or, without it, by interpolating between the two nearest evaluations
-    (the `boundary`). The interpolation relies on the accountant's epsilon being smooth in
+    (the `boundary`), or, with one full evaluation, by extrapolating from it with the slope of
+    the two nearest steering evaluations (all within 2% of the boundary; the answer is at most
+    `precision` from the boundary, so a slope error of a few percent moves the boundary by
+    ~1e-6). Interpolation and extrapolation rely on the accountant's epsilon being smooth in
     sigma; its jitter is ~3e-5 relative in epsilon (measured), ~2e-5 in sigma.
   - T, epochs and batch size are integers: the answer is the exact largest one, and
     `rejected` = answer + 1 exceeds E.
@@ -49,10 +52,12 @@ accountant's log epsilon F differs from log m by a residual r = F - log m that v
 and smoothly, so each next point solves log m(x) + r(x) = log E, with r interpolated linearly
 between the two most recent evaluations (held constant after the first). The search starts at
 the model's own answer. For gdp (where r = 0) this is two evaluations; for rdp three to five.
-For pld, two to four steering evaluations at accuracy 3e-2 (a third of the cost each) first
-learn the slope of r near the answer; then a full evaluation measures its level, and the next
-lands within ~1e-5 of the boundary, placed 0.4 precision inside the passing side: two full
-evaluations in most runs. Safeguards: a prediction outside the current bracket, or a bracket
+For pld, two to four steering evaluations at accuracy 1.6e-2 (a quarter to a half of the cost
+each) first learn the slope of r near the answer; one more at accuracy 4e-3 at the last of
+them predicts the level of the full-accuracy epsilon there (Richardson extrapolation in the grid
+step, see _LEVEL_ACCURACY), so that the first full evaluation already lands within ~5e-5 of
+the boundary, placed 0.4 precision inside the passing side: one full evaluation in most runs
+(the answer's), two when the prediction misses. Safeguards: a prediction outside the current bracket, or a bracket
 that fails to halve in two steps, is replaced by the geometric midpoint; without a prediction
 (E = 0, or an epsilon of 0 or inf) the bracket is found by steps growing fourfold and then
 bisected. Nothing starts a solver on an interval that does not bracket (see special.find_root).
@@ -60,8 +65,8 @@ bisected. Nothing starts a solver on an interval that does not bracket (see spec
 Reuse: the RDP accountant computes the per-step RDP curve of each (p, sigma) once and scales
 it by T (Mironov 2017, Prop. 1), so calibrating T or epochs computes one curve. A previous
 result (`hint`, e.g. the previous row of a sweep) starts the search from its residual and
-skips the steering. The PLD accountant offers no reuse across evaluations: each is a full
-`tight_epsilon` call.
+skips the steering. The PLD accountant offers no reuse across evaluations: each is a
+`tight_epsilon` call (memoised per process, so the answer's evaluation is not repeated).
 """
 
 from __future__ import annotations
@@ -106,16 +111,44 @@ _MAX_EVALUATIONS = 200
 # negligible (measured: the PLD epsilon's log-log second differences are ~1e-5).
 _INTERPOLATION_REACH = 0.02
 
-# Steering evaluations of the PLD accountant: at accuracy 3e-2 one costs about a third of one
-# at the default 1e-3, and its slope d log epsilon / d log sigma matches the default's to
-# 0.1-2.5% (measured at four runs), far better than the model's 5-30%. At least two (a
-# slope), at most four; steering stops once the last one is within
-# _STEERING_CLOSE (in log epsilon) of the target, where the first full evaluation will land
-# within ~1e-3 of the answer. Measured on 12 runs (p 1e-3..0.1, T 1e2..1e4, target 0.5..8):
-# 2 to 4 full evaluations each.
-_STEERING_ACCURACY = 3e-2
+# With one accountant point, the stopping rule extrapolates from it with the slope of the two
+# nearest steering points, which may lie this far (in log x) from the boundary. The
+# extrapolation spans at most the precision, so a slope error s moves the estimated boundary
+# by s * precision; over 5% the steering slope differs from the accountant's local slope by
+# about 1% (measured: 0.4-0.6% for two points 0.3% apart, plus the residual's curvature).
+_STEERING_REACH = 0.05
+
+# ... and the accountant points it rests on must have an epsilon within this distance (in log
+# epsilon) of the target. A point within the precision of the boundary is far closer (|d log
+# epsilon / d log x| * precision); two neighbouring points far from the target (say epsilon
+# 1e-8 against a target 1, where the accountant's jitter dwarfs their difference) could
+# otherwise suggest any slope.
+_ESTIMATE_LOG_EPSILON_REACH = 0.1
+
+# With one side of the boundary known, a prediction made from a point whose epsilon is more
+# than a factor e^2 from the target moves the search at least as far as the expansion would
+# (fourfold steps): far from the target a poor model can predict a boundary next to the point.
+# A sweep row's first point (the previous row's answer, target 2x apart) is well within it.
+_FAR_LOG_EPSILON = 2.0
+
+# Steering evaluations of the PLD accountant: at accuracy 1.6e-2 (a grid four times coarser
+# than the default's) one costs a quarter to a half of one at the default 1e-3, and its slope
+# d log epsilon / d log sigma matches the default's to 0.4-0.6% (measured on the design card
+# and at p = 0.004, T = 1e4, target 1), far better than the model's 5-30%. At least two (a
+# slope), at most four; steering stops once the last one is within _STEERING_CLOSE (in log
+# epsilon) of the target: the slope then carries the level below over at most ~0.3% in sigma.
+_STEERING_ACCURACY = 1.6e-2
 _STEERING_MIN, _STEERING_MAX = 2, 4
-_STEERING_CLOSE = 0.02
+_STEERING_CLOSE = 0.005
+
+# The level of the default accuracy's upper bound, predicted before it is computed: at the
+# last steering point the accountant also runs at _LEVEL_ACCURACY (a grid twice as coarse as
+# the default's, half its cost or less). Both bounds err by O(h^2) in the grid step h (see
+# dpcalc.core.pld), so from upper bounds U(h) and U(2h) the one on the default grid h/2 is
+# about U(h) - (U(2h) - U(h)) / 4 (Richardson). Measured on 20 runs (p 1e-3..0.1, T 1e2..1e5,
+# target 0.3..8): within 1.1e-4 of the default's epsilon (relative), typically 3e-5, against
+# 2e-4..8e-4 for U(h) itself. It only steers: the answer is always evaluated at full accuracy.
+_LEVEL_ACCURACY = 4e-3
 
 # First step of the search for a bracket when no prediction is available (E = 0, or an
 # epsilon of 0 or inf), in log x; it grows fourfold per evaluation. The start is the model's
@@ -234,6 +267,7 @@ class _PLD:
         self.delta = delta
         self._pld = pld
         self._results: dict[_Run, object] = {}
+        self._steering_step: float | None = None
 
     def epsilon(self, run: _Run) -> float:
         from dpcalc.core.phases import Phase
@@ -244,13 +278,35 @@ class _PLD:
         self._results[run] = result
         return result.epsilon_upper
 
-    def steer(self, run: _Run) -> float:
-        """The upper bound at the coarser steering accuracy (a different, cheaper function)."""
+    def _coarse(self, run: _Run, accuracy: float):
         from dpcalc.core.phases import Phase
 
         phase = Phase("gaussian", sampling_probability=run.sampling_probability,
                       noise_multiplier=run.noise_multiplier, steps=run.steps)
-        return self._pld.tight_epsilon([phase], self.delta, accuracy=_STEERING_ACCURACY).epsilon_upper
+        return self._pld.tight_epsilon([phase], self.delta, accuracy=accuracy)
+
+    def steer(self, run: _Run) -> float:
+        """The upper bound at the coarser steering accuracy (a different, cheaper function)."""
+        result = self._coarse(run, _STEERING_ACCURACY)
+        self._steering_step = result.grid_step
+        return result.epsilon_upper
+
+    def level(self, run: _Run, steering_epsilon: float) -> float | None:
+        """A prediction of `epsilon(run)` (see _LEVEL_ACCURACY), or None; one call at _LEVEL_ACCURACY.
+
+        `steering_epsilon` is the steering function at `run`, interpolated by the search
+        between its steering points (close by: the last is within _STEERING_CLOSE of the
+        target), on the grid of the last steering evaluation. When that grid's step is not
+        twice the finer one, the extrapolation does not apply and the finer bound itself is
+        the prediction.
+        """
+        finer = self._coarse(run, _LEVEL_ACCURACY)
+        if not 0.0 < finer.epsilon_upper < math.inf:
+            return None
+        if not (0.0 < steering_epsilon < math.inf) or self._steering_step != 2.0 * finer.grid_step:
+            return finer.epsilon_upper
+        predicted = finer.epsilon_upper - 0.25 * (steering_epsilon - finer.epsilon_upper)
+        return predicted if predicted > 0.0 else finer.epsilon_upper
 
     def finish(self, run: _Run) -> tuple[float, float | None, tuple[str, ...]]:
         result = self._results.get(run)
@@ -439,15 +495,18 @@ class _Search:
     `steer`, when given, is a cheaper and coarser version of the accountant (the PLD accountant
     at a lower accuracy): the first `steering` evaluations use it to learn the shape of the
     residual near the answer; its points only steer and are never returned or used as
-    evidence. With `estimate`, the search may also stop at a passing point whose distance to
-    the boundary, interpolated between two evaluations of the accountant itself, is within the
+    evidence. `level`, when given, predicts the accountant's epsilon at the last steering
+    value; the steering residuals are then shifted to that level, so that the first accountant
+    evaluation lands next to the boundary. With `estimate`, the search may also stop at a
+    passing point whose distance to the boundary, interpolated between two evaluations of the
+    accountant itself (or extrapolated from one with the steering slope), is within the
     precision, without evaluating the failing neighbour.
     """
 
     def __init__(self, evaluate: Callable[[object], float], model: Callable[[float], float], grid,
                  target: float, sign: int, precision: float, start_x: float, prior_residual: float,
                  *, steer: Callable[[object], float] | None = None, steering: int = 0,
-                 estimate: bool = False) -> None:
+                 level: Callable[[object, float], float | None] | None = None, estimate: bool = False) -> None:
         self.evaluate = evaluate
         self.model = model  # log epsilon of the model at a real value x
         self.grid = grid
@@ -460,8 +519,16 @@ class _Search:
         # predicted boundary: 0.4 precision clears the accountant's jitter (~2e-5 relative in
         # sigma, measured for pld) and leaves the answer within the precision.
         self.margin = 0.4 * math.log1p(precision)
+        # The first evaluation after a level prediction aims into the window [boundary,
+        # boundary (1 + precision)] that lets the search stop at once. Measured on 20 runs (p
+        # 1e-3..0.15, T 1e2..2e4, target 0.3..8, precision 1e-4): aiming 0.45 precision inside
+        # landed 0.49 (median) inside, from -0.10 to 1.16, as the level prediction errs by up
+        # to ~1e-4 in epsilon and rounding to the grid moves up to precision / 10 inside; 0.3
+        # centres the landings in the window (18 of the 20 land in it).
+        self.first_margin = 0.3 * math.log1p(precision)
         self.steer = steer
         self.steering_left = steering if steer is not None else 0
+        self.level = level
         self.estimate = estimate and not grid.integer
         self.points: dict[object, _Point] = {}
         self.steering_points: list[_Point] = []
@@ -548,15 +615,15 @@ class _Search:
         steering = [p for p in reversed(self.steering_points) if p.residual is not None]
         if len(own) >= 2:
             anchors = own[:2]
-        elif accountant_only:
+        elif accountant_only and not (len(own) == 1 and len(steering) >= 2):
             return None, []
         elif len(own) == 1 and len(steering) >= 2:
             a, b = steering[0], steering[1]
             if a.key == b.key:
-                return _constant(own[0].residual), own
+                return (None, []) if accountant_only else (_constant(own[0].residual), own)
             slope = (b.residual - a.residual) / (b.key - a.key)
             level = own[0]
-            return (lambda key: level.residual + slope * (key - level.key)), own
+            return (lambda key: level.residual + slope * (key - level.key)), [level, a, b]
         elif own:
             return _constant(own[0].residual), own
         elif steering:
@@ -619,8 +686,14 @@ class _Search:
         if predicted is None:
             return None
         _, anchors = self._residual(best, fail, accountant_only=True)
-        if not anchors or any(abs(p.key - predicted) > _INTERPOLATION_REACH for p in anchors):
+        if not anchors:
             return None
+        for anchor in anchors:
+            own = any(anchor is point for point in self.order)
+            if abs(anchor.key - predicted) > (_INTERPOLATION_REACH if own else _STEERING_REACH):
+                return None
+            if own and abs(math.log(anchor.epsilon) - self.log_target) > _ESTIMATE_LOG_EPSILON_REACH:
+                return None
         return predicted
 
     # the next value -------------------------------------------------------------------------
@@ -643,16 +716,36 @@ class _Search:
             if candidate is None or not self._inside(candidate, best, fail):
                 candidate = self._midpoint(best, fail)
             return candidate
+        known = best if best is not None else fail
+        if known is not None and predicted is not None and self._far(known):
+            # Far from the target the prediction rests on a poor model (or on points whose
+            # difference is the accountant's jitter): move at least as far as the expansion
+            # would, and toward the missing side.
+            direction = 1.0 if best is not None else -1.0
+            expansion = _EXPANSION_STEP * 4.0 ** min(len(self.points) - 1, 40)
+            distance = max(direction * (predicted - known.key), expansion)
+            return self._one_sided(best, fail, known.key + direction * distance, predicted)
         if predicted is None:
             if best is None and fail is None:
                 return self._toward_pass(self._clamp(self.start_key))
-            known = best if best is not None else fail
             direction = 1.0 if best is not None else -1.0
             key = known.key + direction * _EXPANSION_STEP * 4.0 ** min(len(self.points) - 1, 40)
         elif self.estimate and (best is not None or self.points):
             key = predicted - self.margin
+        elif self.estimate and self.steering_points:
+            key = predicted - self.first_margin
         else:
             key = predicted
+        return self._one_sided(best, fail, key, predicted)
+
+    def _far(self, point: _Point) -> bool:
+        """Whether the point's epsilon is more than a factor e^_FAR_LOG_EPSILON from the target."""
+        if self.log_target is None or not 0.0 < point.epsilon < math.inf:
+            return True
+        return abs(math.log(point.epsilon) - self.log_target) > _FAR_LOG_EPSILON
+
+    def _one_sided(self, best: _Point | None, fail: _Point | None, key: float, predicted: float | None):
+        """The grid value at `key` when at most one side of the boundary is known (see _next)."""
         key = self._clamp(key)
         candidate = self._toward_pass(key) if best is None or self.estimate else self._toward_fail(key)
         # never repeat a point, and move toward the missing side
@@ -698,6 +791,7 @@ class _Search:
             if any(point.value == value for point in self.steering_points):
                 break
             self._add_steering(value)
+        self._shift_steering_to_level()
         for _ in range(_MAX_EVALUATIONS):
             best, fail = self._bracket()
             if best is not None and fail is not None and (
@@ -718,6 +812,35 @@ class _Search:
                 raise RuntimeError(f"calibration search revisited {candidate}: no progress")
             self._add(candidate)
         raise RuntimeError(f"calibration did not converge in {_MAX_EVALUATIONS} evaluations")
+
+    def _shift_steering_to_level(self) -> None:
+        """Move the steering residuals to the level `level` predicts at the steering answer.
+
+        The steering function and the accountant differ by a nearly constant offset in log
+        epsilon near the answer (the coarser grid's larger discretisation error); the shift
+        keeps the steering slope and replaces the offset by its prediction, made where the
+        steering function meets the target (next to the accountant's boundary, so that the
+        slope carries the level only a short way).
+        """
+        if self.level is None or len(self.steering_points) < _STEERING_MIN:
+            return
+        predicted_key = self._predict(None, None)
+        if predicted_key is None:
+            return
+        value = self._toward_pass(self._clamp(predicted_key))
+        residual, anchors = self._residual(None, None)
+        if not anchors:
+            return
+        key = self._key(value)
+        steering_log_epsilon = self._model_at(key) + residual(key)
+        self.calls += 1
+        predicted = self.level(value, math.exp(steering_log_epsilon))
+        if predicted is None or not 0.0 < predicted < math.inf:
+            return
+        shift = math.log(predicted) - steering_log_epsilon
+        for point in self.steering_points:
+            if point.residual is not None:
+                point.residual += shift
 
     def _boundary(self, best: _Point, fail: _Point) -> float | None:
         if self.grid.integer:
@@ -778,13 +901,16 @@ def calibrate(
         p, sigma, steps_real = problem.model_run(x)
         return _model_log_epsilon(min(p, 1.0), sigma, steps_real, delta)
 
-    steer = None
+    steer = level = None
     if isinstance(engine, _PLD):
         def steer(value) -> float:
             return engine.steer(problem.run(value))
 
+        def level(value, steering_epsilon: float) -> float | None:
+            return engine.level(problem.run(value), steering_epsilon)
+
     search = _Search(evaluate, model, grid, target_epsilon, sign, precision, start, prior,
-                     steer=steer, steering=_STEERING_MAX if hint is None else 0,
+                     steer=steer, steering=_STEERING_MAX if hint is None else 0, level=level,
                      estimate=isinstance(engine, _PLD))
     outcome = search.run()
     return _result(problem, engine, outcome, target_epsilon, delta, precision, grid)
