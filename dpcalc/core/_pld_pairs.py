@@ -23,6 +23,7 @@ the rounding of x is added to its error bound, so the bounds hold for the exact 
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -235,6 +236,12 @@ class GaussianPair(Pair):
         return mean, variance
 
 
+@functools.lru_cache(maxsize=1)
+def _gauss_legendre() -> tuple[np.ndarray, np.ndarray]:
+    """200-point Gauss-Legendre rule on [-1, 1] (an eigenvalue problem: computed once)."""
+    return np.polynomial.legendre.leggauss(200)
+
+
 class LaplacePair(Pair):
     """Poisson-subsampled Laplace mechanism (scale b, L1 sensitivity 1), one direction."""
 
@@ -323,7 +330,7 @@ class LaplacePair(Pair):
         """Nodes (x in (0, 1)) and log weights of Lap(0, b), plus the atoms, for E_Q[f(r)]."""
         if self._nodes is not None:
             return self._nodes
-        nodes, weights = np.polynomial.legendre.leggauss(200)
+        nodes, weights = _gauss_legendre()
         # split [0, 1] into 16 panels to follow integrands that grow like e^(c x) for large c
         panels = 16
         xs, logw = [], []

@@ -801,6 +801,10 @@ def _total_variation_upper(phases: Sequence[Phase]) -> float:
     return min(total + 1e-300, 1.0)
 
 
+# RDP deltas below this are not used (see `_rdp_upper`).
+_RDP_DELTA_FLOOR = 1e-280
+
+
 def _rdp_upper(phases: Sequence[Phase], delta: float | None, epsilon: float | None) -> float:
     """Upper bound from the RDP accountant (`dpcalc.core.rdp`); inf (or 1) if it fails."""
     from dpcalc.core import rdp
@@ -812,10 +816,12 @@ def _rdp_upper(phases: Sequence[Phase], delta: float | None, epsilon: float | No
     except (ArithmeticError, ValueError, MemoryError):
         return fail
     value = result.epsilon if delta is not None else result.delta
-    if math.isnan(value):
+    if math.isnan(value) or (delta is not None and value <= 0.0) or (delta is None and value < _RDP_DELTA_FLOOR):
+        # not taken on trust at the ends of float64: rdp_accountant returns epsilon 0 for
+        # sigma = 1e300, T = 1e15 at delta = 1e-300 (delta(0) = 1.3e-293 there) and delta 0 for
+        # sigma = 1e300, T = 1 at epsilon 0 (the exact delta is 4e-301)
         return fail
-    # (a delta that underflowed to 0 becomes the smallest positive float: never below the truth)
-    return min(max(value * (1.0 + 1e-9), 0.0 if delta is not None else math.ulp(0.0)), fail)
+    return min(value * (1.0 + 1e-9), fail)
 
 
 def _one_step_lower(phase: Phase, delta: float | None, epsilon: float | None) -> float:
