@@ -77,7 +77,19 @@ S6  Lower tails. Mass below a floor f is dropped rather than moved up (moving it
 When the grid cannot certify the asked delta (+inf mass or the error terms exceed it), the
 accountant refines and finally reports epsilon_upper = inf with a warning rather than a number
 it cannot certify; when it cannot reach the asked accuracy within its size limits it reports
-the wider interval it certified, with a warning.
+the wider interval it certified, with a warning. The size limits hold inside the powering too:
+a composed measure with more than _MAX_POWER_BINS bins is coarsened (S3/S4, sound), so memory
+and time stay bounded for any T, and the interval widens instead.
+
+S7  Closed forms. Outside the grid's numerical range (noise below or above _SIGMA_RANGE /
+    _SCALE_RANGE, more than _MAX_TOTAL_STEPS steps), when any floating-point exception is
+    raised in the grid computation (they are raised there, not warned about), or past the time
+    budget, the bounds come from closed forms (`_fallback`): above, the smallest of mu-GDP
+    with mu = sqrt(sum T/sigma^2) plus the Laplace phases' pure epsilon (subsampling and
+    composition keep the mu-GDP order, Dong, Roth, Su 2022), the RDP accountant, and the total
+    variation bound delta(0) <= sum p TV; below, one step of a phase (the run dominates each of
+    its steps) and, for unsubsampled Gaussian runs, the exact mu-GDP value; each with a margin
+    for its rounding. When the grid falls short of the accuracy they tighten either side.
 
 The tests compare the bounds with exact values (mpmath for one step, the mu-GDP formula for
 the Gaussian mechanism without subsampling, in any number of steps and phases) and with
