@@ -122,9 +122,10 @@ _dpcalc() {
                 --delta) return ;;
                 --eps) return ;;
                 --max-eps) return ;;
+                --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --accuracy --delta --eps --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --accuracy --delta --eps --max-eps --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         calibrate)
             case "$prev" in

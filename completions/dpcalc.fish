@@ -100,6 +100,8 @@ complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l delta -x -d 'Target d
 complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l eps -x -d 'Give epsilon (>= 0) instead of --delta to get delta'
 complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l max-eps -x -d 'Budget: exit 1 when epsilon exceeds this value'
 complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l json -d 'Print one strict JSON object instead of a table'
+complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l plot -r -F -d 'Write a figure to FILE (.png or .svg'
+complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l chart -d 'Draw the curve in the terminal with Unicode characters'
 complete -c dpcalc -n '__fish_seen_subcommand_from pld' -s h -l help -d 'Show this message and exit'
 complete -c dpcalc -n '__fish_seen_subcommand_from calibrate' -l target-eps -x -d 'The epsilon to meet (>= 0) at --delta'
 complete -c dpcalc -n '__fish_seen_subcommand_from calibrate' -l delta -x -d 'Target delta in (0, 1) giving epsilon [default: 1e-05]'

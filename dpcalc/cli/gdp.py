@@ -111,7 +111,8 @@ def gdp(
         tables=[_summary_table(result, mu is None, tight), _tradeoff_table(tradeoff)],
         warnings=warnings,
         epsilon=result.epsilon,
-        figures=lambda: gdp_panels(result.mu, result.delta),
+        figures=lambda: gdp_panels(result.mu, result.delta, approximate=mu is None,
+                                   tight_run=None if tight is None else _tight_run(result)),
     )
     raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
 
@@ -230,18 +231,30 @@ def _gdp_sweep(sweep, sampling, no_tight: bool, max_eps, json_output: bool, plot
     raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
 
 
-def gdp_panels(mu: float, delta: float):
-    """The trade-off curve of mu-GDP beside the no-privacy diagonal, and its privacy profile."""
-    from dpcalc.cli.figures import Panel, Series
+def gdp_panels(mu: float, delta: float, tight_run=None, approximate: bool = False):
+    """The trade-off curve of mu-GDP beside the no-privacy diagonal, and its privacy profile.
+
+    `approximate`: mu is the central-limit mu of a training run (so labelled in the legend).
+
+    With `tight_run` (the run's phases, when its tight epsilon was computed) both panels also
+    show the certified curves of the PLD accountant (dpcalc.cli.figures.tight_curves): the
+    certified privacy profile and the trade-off curve it implies, which the central-limit
+    mu-GDP curve may cross (at finite T it is an approximation, not a bound).
+    """
+    from dpcalc.cli.figures import Panel, Series, positive_points
     from dpcalc.core import gdp as core
 
+    curves = _tight_curves(tight_run, delta) if tight_run is not None else None
     alphas = [i / 200 for i in range(201)]
+    label = f"{format_number(mu)}-GDP" + (" (central-limit mu)" if approximate else "")
+    tight_series = [Series("tight (PLD, certified)", curves.alphas, curves.betas)] if curves is not None else []
     tradeoff = Panel(
         title=f"Trade-off curve, mu = {format_number(mu)}",
         xlabel="type I error alpha",
         ylabel="type II error beta",
         series=[
-            Series(f"{format_number(mu)}-GDP", alphas, [core.tradeoff(a, mu) for a in alphas]),
+            Series(label, alphas, [core.tradeoff(a, mu) for a in alphas]),
+            *tight_series,
             Series("no privacy lost (1 - alpha)", alphas, [1.0 - a for a in alphas], dashed=True),
         ],
         square=True,
@@ -250,14 +263,40 @@ def gdp_panels(mu: float, delta: float):
         return [tradeoff]
     top = core.epsilon_for_delta(min(delta, 1e-12), mu)
     epsilons = [top * i / 100 for i in range(101)]
+    profile_series = [Series(label, epsilons, [core.delta_for_epsilon(e, mu) for e in epsilons])]
+    if curves is not None:
+        profile_series.append(Series("tight delta (PLD, certified upper bound)",
+                                     *positive_points(curves.epsilons, curves.delta_upper)))
     profile = Panel(
         title="Privacy profile",
         xlabel="epsilon",
         ylabel="delta(epsilon)",
-        series=[Series(f"{format_number(mu)}-GDP", epsilons, [core.delta_for_epsilon(e, mu) for e in epsilons])],
+        series=profile_series,
         ylog=True,
     )
     return [tradeoff, profile]
+
+
+def _tight_run(result):
+    """The phases of the run whose tight epsilon was computed (one Poisson-subsampled Gaussian)."""
+    from dpcalc.core.phases import Phase
+
+    return [Phase("gaussian", result.sampling_probability, result.noise_multiplier, None, result.steps)]
+
+
+def _tight_curves(phases, delta: float):
+    """The certified curves of the run for the figure, or None when the accountant cannot draw them
+    (the tight figure is an addition: its absence must not fail the command)."""
+    import warnings as python_warnings
+
+    from dpcalc.cli.figures import SMALLEST_DELTA_DRAWN, tight_curves
+
+    try:
+        with python_warnings.catch_warnings():
+            python_warnings.simplefilter("ignore", RuntimeWarning)
+            return tight_curves(phases, smallest_delta=min(delta, SMALLEST_DELTA_DRAWN))
+    except (ArithmeticError, ValueError, MemoryError):
+        return None
 
 
 def _gap_sentence(clt_epsilon: float, tight: float) -> str:

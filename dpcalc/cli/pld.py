@@ -6,6 +6,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from dpcalc.cli.figures import Chart, PlotFile, check_plot_path
 from dpcalc.cli.options import (
     RANGES,
     BatchSize,
@@ -52,6 +53,12 @@ Examples:
   dpcalc pld --p 0.004 --sigma 1.1 --T 10000 --eps 2
   dpcalc pld --p 0.004 --sigma 1.1 --T 10000 --accuracy 1e-4 --max-eps 2
   dpcalc pld --n 60000 --batch-size 256 --epochs 10:60:10 --sigma 0.8,1.1
+  dpcalc pld --p 0.004 --sigma 1.1 --T 10000 --plot pld.png
+
+--plot FILE (.png or .svg, needs dpcalc[plot]) and --chart draw the certified trade-off curve
+(type II against type I error, implied by the certified delta(eps): Dong, Roth, Su 2022,
+Prop. 2.12) with the mu-GDP curve of Gaussian runs and the no-privacy diagonal, and the
+privacy profile delta(eps) on a log scale; for a sweep, epsilon against the swept quantity.
 
 Sweeps: any numeric option may be a list (0.8,1.1) or a range start:stop:step (10:60:10);
 one row is printed per combination, in the order given, and --max-eps checks every row.
@@ -82,6 +89,8 @@ def pld(
     eps: Epsilon = None,
     max_eps: MaxEpsilon = None,
     json_output: Json = False,
+    plot: PlotFile = None,
+    chart: Chart = False,
 ) -> None:
     import gc
 
@@ -93,14 +102,21 @@ def pld(
         from dpcalc.cli.sweeps import parse_sweep, refuse_phase_sweep
 
         refuse_phase_sweep(phase, texts)
-        _pld_sweep(parse_sweep(texts, integer=INTEGER_OPTIONS), mechanism, max_eps, json_output)
+        _pld_sweep(parse_sweep(texts, integer=INTEGER_OPTIONS), mechanism, max_eps, json_output, plot, chart)
     target_delta, target_epsilon = parse_delta_or_epsilon(delta, eps)
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
     width = _parse_accuracy(accuracy)
+    plot_path = check_plot_path(plot)
     phases = parse_phases(
         phase, p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, mechanism=mechanism, scale=scale
     )
     result = account(phases, target_delta, target_epsilon, width)
+    warnings = list(result.warnings)
+    panels = None
+    if plot_path is not None or chart:
+        # drawn before the report: the profile's own warnings belong beside the result's
+        panels, figure_warnings = pld_panels(phases, target_delta, target_epsilon)
+        warnings += [warning for warning in figure_warnings if warning not in warnings]
     inputs = {
         "phases": [_phase_inputs(item) for item in phases],
         "delta": target_delta,
@@ -114,10 +130,83 @@ def pld(
         result=_result_keys(result),
         tables=[_summary_table(result, target_delta is not None)]
         + ([_phases_table(phases)] if len(phases) > 1 else []),
-        warnings=list(result.warnings),
+        warnings=warnings,
         epsilon=result.epsilon,
+        figures=None if panels is None else (lambda: panels),
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
+
+
+def pld_panels(phases, target_delta: float | None, target_epsilon: float | None):
+    """(panels, warnings): the certified trade-off curve and privacy profile of the run.
+
+    Both come from the accountant's certified upper bounds on delta(eps) over a grid of eps
+    (dpcalc.core.pld.tight_profile); the trade-off curve is the one they imply (Dong, Roth,
+    Su 2022, Prop. 2.12; dpcalc.core.tradeoff), a valid lower bound on the true curve. For
+    Gaussian runs the mu-GDP curve is drawn beside it: the central-limit mu (Bu et al. 2020)
+    for subsampled phases, labelled as the approximation it is, the exact sqrt(T)/sigma
+    for unsampled ones; mu composes as the root of the sum of squares.
+    """
+    from dpcalc.cli.figures import SMALLEST_DELTA_DRAWN, Panel, Series, positive_points, tight_curves
+    from dpcalc.core import gdp
+
+    smallest = SMALLEST_DELTA_DRAWN if target_delta is None else min(target_delta, SMALLEST_DELTA_DRAWN)
+    curves = tight_curves(phases, smallest_delta=smallest,
+                          extra_epsilons=() if target_epsilon is None else (target_epsilon,))
+    mu, approximate = gdp_mu(phases)
+    gdp_label = None
+    if mu is not None:
+        gdp_label = f"{format_number(mu)}-GDP" + (", central-limit approximation" if approximate else " (exact)")
+    alphas = curves.alphas
+    series = [Series("tight (PLD, certified)", alphas, curves.betas)]
+    if gdp_label is not None:
+        series.append(Series(gdp_label, alphas, [gdp.tradeoff(alpha, mu) for alpha in alphas]))
+    series.append(Series("no privacy lost (1 - alpha)", alphas, [1.0 - alpha for alpha in alphas], dashed=True))
+    tradeoff = Panel(
+        title="Trade-off curve (tight, certified)",
+        xlabel="type I error alpha",
+        ylabel="type II error beta",
+        series=series,
+        square=True,
+    )
+    epsilons, deltas = positive_points(curves.epsilons, curves.delta_upper)
+    profile_series = [Series("tight delta (PLD, certified upper bound)", epsilons, deltas)]
+    if gdp_label is not None:
+        x, y = positive_points(curves.epsilons, [gdp.delta_for_epsilon(e, mu) for e in curves.epsilons])
+        profile_series.append(Series(gdp_label, x, y))
+    profile = Panel(
+        title="Privacy profile",
+        xlabel="epsilon",
+        ylabel="delta(epsilon)",
+        series=profile_series,
+        ylog=True,
+    )
+    return [tradeoff, profile], curves.warnings
+
+
+def gdp_mu(phases) -> tuple[float | None, bool]:
+    """(mu, approximate) of a Gaussian run, None for a run with a Laplace phase or an infinite mu.
+
+    Unsampled phases are exactly sqrt(T)/sigma-GDP (Dong, Roth, Su 2022, Thm 2.7 and Cor. 3.3);
+    subsampled ones get the central-limit mu (Bu, Dong, Long, Su 2020, Thm 4), which is an
+    approximation (`approximate` is then True). mu_i-GDP phases compose to sqrt(sum mu_i^2)-GDP.
+    """
+    import math
+
+    from dpcalc.core import gdp
+
+    if any(item.mechanism != "gaussian" for item in phases):
+        return None, False
+    total, approximate = 0.0, False
+    for item in phases:
+        if item.sampling_probability == 1.0:
+            mu = math.sqrt(item.steps) / item.noise_multiplier
+        else:
+            mu = gdp.clt_mu(item.sampling_probability, item.noise_multiplier, item.steps)
+            approximate = True
+        total += mu * mu
+    mu = math.sqrt(total)
+    return (mu, approximate) if math.isfinite(mu) and mu > 0.0 else (None, approximate)
 
 
 def _parse_accuracy(text: str | None) -> float:
@@ -159,7 +248,7 @@ _INPUT_KEY = {"--p": "p", "--sigma": "sigma", "--scale": "scale", "--T": "T", "-
 _HEADERS = {"batch_size": "batch size", "epsilon_lower": "epsilon lower", "delta_lower": "delta lower"}
 
 
-def _pld_sweep(sweep, mechanism, max_eps, json_output: bool) -> None:
+def _pld_sweep(sweep, mechanism, max_eps, json_output: bool, plot, chart: bool) -> None:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
     A row holds the swept inputs, the run (p, sigma or scale, T) and the result keys of a
@@ -171,6 +260,7 @@ def _pld_sweep(sweep, mechanism, max_eps, json_output: bool) -> None:
     )
 
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
+    plot_path = check_plot_path(plot)
     runs = []
     for values in sweep.rows():
         target_delta, target_epsilon = parse_delta_or_epsilon(values["--delta"], values["--eps"])
@@ -205,6 +295,7 @@ def _pld_sweep(sweep, mechanism, max_eps, json_output: bool) -> None:
     shown = [key for key in (y_key, f"{y_key}_lower") if key not in swept_keys]
     fixed = fixed_description(table_rows, run_keys)
     headers = {**_HEADERS, y_key: f"{y_key} (certified)"}
+    x_key = swept_keys[-1]
     report = sweep_report(
         SweepOutput(
             command="pld",
@@ -213,10 +304,27 @@ def _pld_sweep(sweep, mechanism, max_eps, json_output: bool) -> None:
             columns=[Column(key, headers.get(key, key)) for key in swept_keys + varying + shown],
             title=f"Tight accounting (PLD) sweep{': ' + fixed if fixed else ''}",
             max_epsilon=max_epsilon,
+            figures=lambda: _sweep_figure(table_rows, x_key, y_key, swept_keys[:-1]),
         ),
         rows,
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
+
+
+def _sweep_figure(rows, x_key: str, y_key: str, series_keys: list[str]):
+    """The certified epsilon (or delta, on a log axis) against the last swept input."""
+    from dpcalc.cli.sweeps import sweep_panels
+
+    names = {"batch_size": "batch size"}
+    panels = sweep_panels(
+        rows, x_key=x_key, y_key=y_key, series_keys=series_keys,
+        title=f"certified {y_key} against {names.get(x_key, x_key)} (PLD)",
+        xlabel=names.get(x_key, x_key), ylabel=f"{y_key} (certified upper bound)",
+    )
+    if y_key == "delta":
+        for panel in panels:
+            panel.ylog = True
+    return panels
 
 
 def _phase_inputs(item) -> dict:
