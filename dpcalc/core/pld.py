@@ -103,7 +103,7 @@ import functools
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -466,35 +466,41 @@ def _tail_split(model: _PhaseModel, h: float, k_lo: int, k_hi: int, lam: float) 
     return k_cut, H, j_hi
 
 
+def _step_measures(model: _PhaseModel, plan: _Plan) -> tuple[layers.Layered, layers.Layered]:
+    """One step of a phase discretised on the plan's grid (S1-S4, S6): (upper, lower)."""
+    _check_time()
+    h = 2.0 ** math.floor(math.log2(max(model.sd / plan.step_bins, plan.min_step)))
+    while True:
+        k_lo, k_hi = _step_window(model, h, plan)
+        split = _tail_split(model, h, k_lo, k_hi, plan.lam)
+        if (k_hi if split is None else split[0]) - k_lo <= _MAX_STEP_BINS:
+            break
+        _check_time()
+        h *= 2.0
+    if split is None:
+        upper_bulk, lower_bulk = grid.discretise_step(model.pair, h, k_lo, k_hi, plan.lam, model.phase.steps)
+        upper, lower = layers.single(upper_bulk), layers.single(lower_bulk)
+    else:
+        k_cut, tail_step, j_hi = split
+        ub, ut, lb, lt = grid.discretise_step_layers(
+            model.pair, h, k_lo, k_cut, tail_step, j_hi, plan.lam, model.phase.steps
+        )
+        upper, lower = layers.Layered(ub, ut), layers.Layered(lb, lt)
+    for measure in (upper, lower):
+        measure.bulk.steps = 1
+        if measure.tail is not None:
+            measure.tail.steps = 1
+    # the upper bound's connect-the-dots error is far below the lower bound's: one step
+    # twice as coarse (the same as discretising there directly) suffices.
+    upper = layers.coarsen_bulk(upper)
+    return upper, lower
+
+
 def _compose(models: list[_PhaseModel], plan: _Plan, want_lower: bool, stats: dict) -> dict[str, layers.Layered]:
     """Upper (and lower) measures of the whole run in one direction."""
     parts: dict[str, list[layers.Layered]] = {"upper": [], "lower": []}
     for model in models:
-        _check_time()
-        h = 2.0 ** math.floor(math.log2(max(model.sd / plan.step_bins, plan.min_step)))
-        while True:
-            k_lo, k_hi = _step_window(model, h, plan)
-            split = _tail_split(model, h, k_lo, k_hi, plan.lam)
-            if (k_hi if split is None else split[0]) - k_lo <= _MAX_STEP_BINS:
-                break
-            _check_time()
-            h *= 2.0
-        if split is None:
-            upper_bulk, lower_bulk = grid.discretise_step(model.pair, h, k_lo, k_hi, plan.lam, model.phase.steps)
-            upper, lower = layers.single(upper_bulk), layers.single(lower_bulk)
-        else:
-            k_cut, tail_step, j_hi = split
-            ub, ut, lb, lt = grid.discretise_step_layers(
-                model.pair, h, k_lo, k_cut, tail_step, j_hi, plan.lam, model.phase.steps
-            )
-            upper, lower = layers.Layered(ub, ut), layers.Layered(lb, lt)
-        for measure in (upper, lower):
-            measure.bulk.steps = 1
-            if measure.tail is not None:
-                measure.tail.steps = 1
-        # the upper bound's connect-the-dots error is far below the lower bound's: one step
-        # twice as coarse (the same as discretising there directly) suffices.
-        upper = layers.coarsen_bulk(upper)
+        upper, lower = _step_measures(model, plan)
         parts["upper"].append(_power(model, upper, plan, stats))
         if want_lower:
             parts["lower"].append(_power(model, lower, plan, stats))
@@ -545,11 +551,21 @@ def _account(phases: Sequence[Phase], *, delta: float | None, epsilon: float | N
     return _fallback(tuple(phases), delta=delta, epsilon=epsilon, accuracy=accuracy, reason=reason)
 
 
-def _account_grid(phases: Sequence[Phase], *, delta: float | None, epsilon: float | None,
-                  accuracy: float, sink: dict | None = None) -> PLDResult:
-    """The grid accountant. With `sink`, every direction is composed in full and the measures
-    of the reported attempt are left in sink["measures"] (direction -> {"upper", "lower"})."""
-    warnings: list[str] = []
+@dataclass
+class _Setup:
+    """What every attempt of one accounting shares: the models, tilts and grid scale."""
+
+    models: dict[str, list[_PhaseModel]]
+    tilts: dict[str, tuple[float, float]]
+    order: list[str]  # directions, the likely binding one first
+    events: int
+    scale: float
+    reference: float
+    per_step_error: Callable[[float], float]
+    coarse_first: bool
+
+
+def _prepare(phases: Sequence[Phase], delta: float | None, epsilon: float | None, accuracy: float) -> _Setup:
     directions = DIRECTIONS[:1] if _symmetric(phases) else DIRECTIONS
     models = {d: [_PhaseModel(phase, d) for phase in phases] for d in directions}
     tilts = {d: _chernoff(models[d], delta, epsilon) for d in directions}
@@ -572,8 +588,6 @@ def _account_grid(phases: Sequence[Phase], *, delta: float | None, epsilon: floa
         # a relative width a in delta is a width of about a / (lam + 1) in epsilon: that many
         # times finer than the same relative width in epsilon
         scale *= math.sqrt(max(1.0, (tilts[order[0]][0] + 1.0) * epsilon))
-    inf_share = _INF_SHARE
-    attempts = 0
     # The error of either bound is at most about (number of steps) * h in epsilon, so a step of
     # accuracy * epsilon / (4 steps) always suffices; the variance rule is finer for long runs.
     if delta is not None:
@@ -586,6 +600,20 @@ def _account_grid(phases: Sequence[Phase], *, delta: float | None, epsilon: floa
     # A run whose Chernoff bound already gives epsilon = 0 first tries a coarse grid, which
     # certifies epsilon_upper = 0 cheaply when that is the answer.
     coarse_first = delta is not None and tilts[order[0]][1] <= 0.0
+    return _Setup(models, tilts, order, events, scale, reference, per_step_error, coarse_first)
+
+
+def _account_grid(phases: Sequence[Phase], *, delta: float | None, epsilon: float | None,
+                  accuracy: float, sink: dict | None = None) -> PLDResult:
+    """The grid accountant. With `sink`, every direction is composed in full and the measures
+    of the reported attempt are left in sink["measures"] (direction -> {"upper", "lower"})."""
+    warnings: list[str] = []
+    setup = _prepare(phases, delta, epsilon, accuracy)
+    models, tilts, order, events = setup.models, setup.tilts, setup.order, setup.events
+    scale, reference, per_step_error, coarse_first = (
+        setup.scale, setup.reference, setup.per_step_error, setup.coarse_first)
+    inf_share = _INF_SHARE
+    attempts = 0
     outcome: dict = {}
     for attempt in range(_MAX_ATTEMPTS):
         attempts += 1
