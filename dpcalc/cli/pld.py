@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Annotated, Optional
 
 import typer
@@ -216,14 +218,35 @@ def _parse_accuracy(text: str | None) -> float:
 def account(phases, target_delta: float | None, target_epsilon: float | None, accuracy: float):
     """One run through the PLD accountant (core.pld.PLDResult): epsilon at delta, or delta at epsilon.
 
-    Sweeps call this once per row; it is the one place to change should the core offer reuse
-    across runs that differ only in T.
+    Sweeps call this for the rows that cannot share a composition (see `_account_rows`).
     """
     from dpcalc.core import pld as core
 
     if target_delta is not None:
         return core.tight_epsilon(phases, target_delta, accuracy=accuracy)
     return core.tight_delta(phases, target_epsilon, accuracy=accuracy)
+
+
+def _account_rows(runs) -> list:
+    """The results of a sweep's runs, in order. Single-phase runs at a target delta that differ
+    only in T share one composition (`core.tight_epsilons_over_steps`); the others are
+    accounted one by one."""
+    from dpcalc.core import pld as core
+
+    results: list = [None] * len(runs)
+    groups: dict[tuple, list[int]] = {}
+    for index, (_, phases, target_delta, _, width) in enumerate(runs):
+        if len(phases) == 1 and target_delta is not None:
+            key = (dataclasses.replace(phases[0], steps=1), target_delta, width)
+            groups.setdefault(key, []).append(index)
+    for (phase, target_delta, width), members in groups.items():
+        steps = [runs[index][1][0].steps for index in members]
+        for index, result in zip(members, core.tight_epsilons_over_steps(phase, target_delta, steps, accuracy=width)):
+            results[index] = result
+    for index, (_, phases, target_delta, target_epsilon, width) in enumerate(runs):
+        if results[index] is None:
+            results[index] = account(phases, target_delta, target_epsilon, width)
+    return results
 
 
 def _result_keys(result) -> dict:
@@ -273,8 +296,7 @@ def _pld_sweep(sweep, mechanism, max_eps, json_output: bool, plot, chart: bool) 
         runs.append((values, phases, target_delta, target_epsilon, width))
     swept_keys = [_INPUT_KEY[option] for option in sweep.swept]
     rows = []
-    for values, phases, target_delta, target_epsilon, width in runs:
-        result = account(phases, target_delta, target_epsilon, width)
+    for (values, phases, target_delta, target_epsilon, width), result in zip(runs, _account_rows(runs)):
         row = {_INPUT_KEY[option]: input_value(option, values[option], integer=INTEGER_OPTIONS)
                for option in sweep.swept}
         for key, value in {**phase_run(phases[0]), **_result_keys(result)}.items():

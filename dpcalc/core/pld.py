@@ -112,7 +112,7 @@ from dpcalc.core import _pld_grid as grid
 from dpcalc.core import _pld_layers as layers
 from dpcalc.core._pld_pairs import GaussianPair, LaplacePair, Pair
 from dpcalc.core.phases import Phase
-from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE_INTEGER, Interval
 
 # The default relative width of the certified interval: (upper - lower) <= 0.001 * upper.
 DEFAULT_ACCURACY = 1e-3
@@ -1007,6 +1007,140 @@ def tight_delta(phases: Sequence[Phase], epsilon: float, *, accuracy: float = DE
     NON_NEGATIVE.check("epsilon", epsilon)
     ACCURACY.check("accuracy", accuracy)
     return _cached(_check_phases(phases), None, float(epsilon), float(accuracy))
+
+
+def tight_epsilons_over_steps(phase: Phase, delta: float, steps: Sequence[int], *,
+                              accuracy: float = DEFAULT_ACCURACY) -> tuple[PLDResult, ...]:
+    """Certified epsilon intervals of one phase run for every number of steps in `steps`.
+
+    The same numbers `tight_epsilon` gives for each T (the same bounds S1-S7, each row checked
+    against the accuracy), at a fraction of the cost of one call per T: the step is discretised
+    once, its binary powers P^(2^k) are computed once, and the sorted T_1 < T_2 < ... are
+    reached by running products P^(T_(i+1)) = P^(T_i) * P^(T_(i+1) - T_i), one convolution
+    per row when the T are evenly spaced (an epochs sweep). The tilt and windows are those of
+    the largest T; every product of discretised dominating pairs is a dominating pair (S1), so
+    the order of the convolutions changes only the width of the interval, never its
+    soundness. A row whose interval is wider than `accuracy` asks, or that the shared grid
+    cannot certify, is recomputed on its own by `tight_epsilon`. Results are in input order.
+    """
+    OPEN_UNIT.check("delta", delta)
+    ACCURACY.check("accuracy", accuracy)
+    if not isinstance(phase, Phase):
+        raise TypeError(f"phase must be a Phase, got {type(phase).__name__}")
+    counts = tuple(steps)
+    for count in counts:
+        POSITIVE_INTEGER.check("steps", count)
+    distinct = sorted(set(counts))
+    shared: dict[int, PLDResult] = {}
+    if len(distinct) >= _SHARED_MIN_ROWS:
+        shared = _shared_steps(phase, float(delta), distinct, float(accuracy))
+    return tuple(
+        shared.get(count) or tight_epsilon([dataclasses.replace(phase, steps=count)], delta, accuracy=accuracy)
+        for count in counts
+    )
+
+
+# Below this many distinct step counts one call per count costs no more than sharing.
+_SHARED_MIN_ROWS = 3
+
+
+def _shared_steps(phase: Phase, delta: float, distinct: list[int], accuracy: float) -> dict[int, PLDResult]:
+    """The rows of `tight_epsilons_over_steps` that one shared composition certifies."""
+    top = dataclasses.replace(phase, steps=distinct[-1])
+    if _out_of_range((top,)) is not None:
+        return {}
+    rows = {count: {"upper": 0.0, "lower": 0.0, "binding": DIRECTIONS[0], "grid_step": 0.0} for count in distinct}
+    stats: dict = {}
+    _deadline[0] = time.monotonic() + _TIME_BUDGET
+    try:
+        with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+            setup = _prepare((top,), delta, None, accuracy)
+            for position, direction in enumerate(setup.order):
+                model = setup.models[direction][0]
+                plan = _plan(*setup.tilts[direction], delta, setup.scale, _INF_SHARE, setup.events,
+                             setup.per_step_error(setup.reference))
+                upper, lower = _step_measures(model, plan)
+                for kind, base in (("upper", upper), ("lower", lower)):
+                    if kind == "lower" and position > 0 and all(row["binding"] != direction for row in rows.values()):
+                        # the first direction's lower bound is a lower bound of the maximum (as in `_attempt`)
+                        continue
+                    for count, measure in _running_powers(model, base, plan, distinct, stats):
+                        value = layers.epsilon_bound(measure, delta)
+                        row = rows[count]
+                        if kind == "upper" and value > row["upper"]:
+                            row.update(upper=value, binding=direction, grid_step=measure.bulk.h)
+                        elif kind == "lower":
+                            row["lower"] = max(row["lower"], value)
+    except (ArithmeticError, ValueError, MemoryError):
+        return {}  # _OutOfTime included: every row is then accounted on its own
+    finally:
+        _deadline[0] = math.inf
+    out = {}
+    for count, row in rows.items():
+        upper, lower = row["upper"], min(row["lower"], row["upper"])
+        if not math.isfinite(upper) or (upper > 0.0 and upper - lower > accuracy * upper):
+            continue
+        out[count] = PLDResult(
+            epsilon=upper, epsilon_lower=lower, epsilon_upper=upper,
+            delta=delta, delta_lower=delta, delta_upper=delta,
+            accuracy=accuracy, grid_step=row["grid_step"], grid_size=stats.get("bins", 0),
+            binding=row["binding"], attempts=1, phases=(dataclasses.replace(phase, steps=count),),
+        )
+    return out
+
+
+def _running_powers(model: _PhaseModel, base: layers.Layered, plan: _Plan, counts: list[int], stats: dict):
+    """Yield (T, P^T) for the sorted `counts`: binary powers of the step, shared, and running products."""
+    coarse = plan.upper_coarse_bins if base.kind == "upper" else plan.lower_coarse_bins
+    largest = counts[-1]
+    chain = [base]
+    stats["bins"] = max(stats.get("bins", 0), base.bins)
+
+    def grown(m: layers.Layered, count: int) -> layers.Layered:
+        # the grid an n-fold composition needs (as in `_power`), and the bin limit
+        sd = model.sd * math.sqrt(count)
+        while 2.0 * m.bulk.h <= sd / coarse:
+            m = layers.coarsen_bulk(m)
+        m = _limit(m, stats)
+        stats["bins"] = max(stats["bins"], m.bins)
+        return m
+
+    def product(a: layers.Layered, b: layers.Layered) -> layers.Layered:
+        _check_time()
+        a = layers.align(a, b.bulk.h)
+        b = layers.align(b, a.bulk.h)
+        return _cut(layers.convolve(a, b), plan, 1)
+
+    def power_of_two(level: int) -> layers.Layered:
+        while len(chain) <= level:
+            _check_time()
+            square = _cut(layers.convolve(chain[-1], chain[-1]), plan, max(1, largest >> len(chain)))
+            chain.append(grown(square, 1 << len(chain)))
+        return chain[level]
+
+    # n-fold compositions computed so far; n is split into two halves of comparable size, so
+    # both factors are resolved on the common grid and every measure is at most about log2 n
+    # convolutions deep (a running product P^(T_i) * P^(T_(i+1) - T_i) would coarsen the narrow
+    # increment once per row, and the errors would add up along the sweep).
+    powers: dict[int, layers.Layered] = {1: base}
+
+    def power(count: int) -> layers.Layered:
+        if count not in powers:
+            if count & (count - 1) == 0:
+                powers[count] = power_of_two(count.bit_length() - 1)
+            else:
+                # best: two known compositions, neither below a quarter (one convolution)
+                pairs = [known for known in powers if 4 * known >= count and 2 * known <= count
+                         and count - known in powers]
+                half = max(pairs) if pairs else max(known for known in powers if known <= count // 2)
+                if 2 * half < count // 2:  # nothing close below the half: split at a power of two
+                    half = 1 << ((count // 2).bit_length() - 1)
+                    power(half)
+                powers[count] = grown(product(power(half), power(count - half)), count)
+        return powers[count]
+
+    for count in counts:
+        yield count, power(count)
 
 
 @dataclass(frozen=True)

@@ -89,14 +89,24 @@ def test_laplace_scale_sweep(dpcalc):
     assert rows[1]["epsilon"] <= 5 * 0.1  # below basic composition of 5 releases at 0.1-DP
 
 
-def test_per_row_accountant_is_one_function(dpcalc, monkeypatch):
+def test_a_sweep_over_T_shares_one_composition(dpcalc, monkeypatch):
     from dpcalc.cli import pld as cli
+    from dpcalc.core import pld as core
 
-    seen = []
-    real = cli.account
-    monkeypatch.setattr(cli, "account", lambda *args: seen.append(args[0][0].steps) or real(*args))
-    assert dpcalc(*PLD, "--T", "10,20,30", "--json").code == 0
-    assert seen == [10, 20, 30]
+    shared, single = [], []
+    real_shared, real_single = core.tight_epsilons_over_steps, cli.account
+    monkeypatch.setattr(core, "tight_epsilons_over_steps",
+                        lambda phase, delta, steps, **kw: shared.append(list(steps)) or real_shared(phase, delta, steps, **kw))
+    monkeypatch.setattr(cli, "account", lambda *args: single.append(args[0][0].steps) or real_single(*args))
+    document = dpcalc(*PLD, "--T", "30,10,20,10", "--json").json()
+    assert shared == [[30, 10, 20, 10]] and single == []
+    assert [row["T"] for row in document["result"]["rows"]] == [30, 10, 20, 10]
+    # rows that differ in more than T (here sigma) form one group each; --eps rows go one by one
+    shared.clear()
+    dpcalc("pld", "--p", "0.01", "--sigma", "1,2", "--T", "10,20", "--json")
+    assert shared == [[10, 20], [10, 20]]
+    assert dpcalc(*PLD, "--T", "10,20", "--eps", "1", "--json").code == 0
+    assert single == [10, 20]
 
 
 def test_max_eps_checks_every_row(dpcalc):
