@@ -27,7 +27,7 @@ from dpcalc.cli.options import (
     parse_training_run,
 )
 from dpcalc.cli.output import Report, Table, emit, format_number
-from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon
+from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
 
 
 class SamplingScheme(str, Enum):
@@ -118,7 +118,7 @@ def gdp(
 
 
 def _evaluate(p, sigma, T, n, batch_size, epochs, mu, target_delta, target_epsilon, sampling, no_tight,
-              quote_gap: bool = True):
+              quote_gap: bool = True, tight_given=None):
     """One run: (core result, tight epsilon or None, warnings, echoed inputs without max_eps/no_tight).
 
     `quote_gap` adds the CLT-to-tight gap of this run to the CLT warning (a sweep shows it per
@@ -145,7 +145,8 @@ def _evaluate(p, sigma, T, n, batch_size, epochs, mu, target_delta, target_epsil
         if sampling is SamplingScheme.poisson:
             from dpcalc.core.phases import Phase
 
-            tight, tight_warnings = tight_epsilon([Phase("gaussian", probability, noise, None, steps)], target_delta)
+            tight, tight_warnings = tight_given or tight_epsilon(
+                [Phase("gaussian", probability, noise, None, steps)], target_delta)
             if quote_gap and tight is not None:
                 warnings[0] += _gap_sentence(result.epsilon, tight)
             warnings += tight_warnings
@@ -182,12 +183,28 @@ def _gdp_sweep(sweep, sampling, no_tight: bool, max_eps, json_output: bool, plot
 
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
     plot_path = check_plot_path(plot)
+    targets = [parse_delta_or_epsilon(values["--delta"], values["--eps"]) for values in sweep.rows()]
+    tights = [None] * len(targets)
+    if not no_tight and sampling is SamplingScheme.poisson:
+        # the tight figures of rows that differ only in T share one PLD composition
+        from dpcalc.core.phases import Phase
+
+        runs, positions = [], []
+        for position, (values, (target_delta, _)) in enumerate(zip(sweep.rows(), targets)):
+            if values["--mu"] is None and target_delta is not None:
+                probability, noise, steps = parse_training_run(
+                    values["--p"], values["--sigma"], values["--T"], values["--n"], values["--batch-size"],
+                    values["--epochs"])
+                runs.append(([Phase("gaussian", probability, noise, None, steps)], target_delta))
+                positions.append(position)
+        for position, answer in zip(positions, tight_epsilons(runs)):
+            tights[position] = answer
     evaluated = []
-    for values in sweep.rows():
-        target_delta, target_epsilon = parse_delta_or_epsilon(values["--delta"], values["--eps"])
+    for values, (target_delta, target_epsilon), tight_given in zip(sweep.rows(), targets, tights):
         evaluated.append(_evaluate(
             values["--p"], values["--sigma"], values["--T"], values["--n"], values["--batch-size"],
             values["--epochs"], values["--mu"], target_delta, target_epsilon, sampling, no_tight, quote_gap=False,
+            tight_given=tight_given,
         ))
     swept_keys = [_INPUT_KEY[option] for option in sweep.swept]
     first_inputs = evaluated[0][3]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from typing import Annotated, Optional
 
 import typer
@@ -228,25 +226,15 @@ def account(phases, target_delta: float | None, target_epsilon: float | None, ac
 
 
 def _account_rows(runs) -> list:
-    """The results of a sweep's runs, in order. Single-phase runs at a target delta that differ
-    only in T share one composition (`core.tight_epsilons_over_steps`); the others are
-    accounted one by one."""
-    from dpcalc.core import pld as core
+    """The results of a sweep's runs, in order: runs that differ only in T share one
+    composition (`cli.tight.shared_over_steps`); the others are accounted one by one."""
+    from dpcalc.cli.tight import shared_over_steps
 
-    results: list = [None] * len(runs)
-    groups: dict[tuple, list[int]] = {}
-    for index, (_, phases, target_delta, _, width) in enumerate(runs):
-        if len(phases) == 1 and target_delta is not None:
-            key = (dataclasses.replace(phases[0], steps=1), target_delta, width)
-            groups.setdefault(key, []).append(index)
-    for (phase, target_delta, width), members in groups.items():
-        steps = [runs[index][1][0].steps for index in members]
-        for index, result in zip(members, core.tight_epsilons_over_steps(phase, target_delta, steps, accuracy=width)):
-            results[index] = result
-    for index, (_, phases, target_delta, target_epsilon, width) in enumerate(runs):
-        if results[index] is None:
-            results[index] = account(phases, target_delta, target_epsilon, width)
-    return results
+    shared = shared_over_steps([(phases, target_delta, width) for _, phases, target_delta, _, width in runs])
+    return [
+        shared[index] if index in shared else account(phases, target_delta, target_epsilon, width)
+        for index, (_, phases, target_delta, target_epsilon, width) in enumerate(runs)
+    ]
 
 
 def _result_keys(result) -> dict:

@@ -25,7 +25,7 @@ from dpcalc.cli.options import (
 )
 from dpcalc.cli.output import Report, Table, emit, format_number
 from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases
-from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon
+from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
 
 
 class ConversionChoice(str, Enum):
@@ -157,7 +157,8 @@ def _parse_run(phase, **flags) -> list:
     return phases
 
 
-def _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight: bool, per_step_cache=None):
+def _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight: bool, per_step_cache=None,
+              tight_given=None):
     """One run: (core RDPResult, tight epsilon or None, warnings).
 
     `per_step_cache` (one dict for all rows of a sweep) keeps the per-step RDP curve of each
@@ -172,7 +173,7 @@ def _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight: 
     warnings = list(result.warnings)
     tight = None
     if target_delta is not None and not no_tight:
-        tight, tight_warnings = tight_epsilon(phases, target_delta)
+        tight, tight_warnings = tight_given or tight_epsilon(phases, target_delta)
         warnings += tight_warnings
     return result, tight, warnings
 
@@ -211,9 +212,12 @@ def _rdp_sweep(sweep, mechanism, orders, conversion, max_eps, no_tight: bool, js
     per_step_cache: dict = {}
     swept_keys = [_INPUT_KEY[option] for option in sweep.swept]
     rows = []
-    for values, phases, target_delta, target_epsilon in runs:
+    # the tight figures of rows that differ only in T share one PLD composition
+    tights = [None] * len(runs) if no_tight else tight_epsilons(
+        [(phases, target_delta) for _, phases, target_delta, _ in runs])
+    for (values, phases, target_delta, target_epsilon), tight_given in zip(runs, tights):
         result, tight, warnings = _evaluate(
-            phases, grid, target_delta, target_epsilon, conversion, no_tight, per_step_cache
+            phases, grid, target_delta, target_epsilon, conversion, no_tight, per_step_cache, tight_given
         )
         row = {_INPUT_KEY[option]: input_value(option, values[option], integer=INTEGER_OPTIONS)
                for option in sweep.swept}

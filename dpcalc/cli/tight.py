@@ -12,6 +12,48 @@ NoTight = Annotated[
 ]
 
 
+def shared_over_steps(runs) -> dict[int, object]:
+    """The PLD results (core.pld.PLDResult) of a sweep's runs that can share one composition.
+
+    `runs` is a list of (phases, target delta or None, accuracy). Single-phase runs at a
+    target delta that differ only in T are accounted together by
+    `core.pld.tight_epsilons_over_steps`; the answer maps their positions in `runs` to their
+    results, and leaves out the others (to be accounted one by one).
+    """
+    import dataclasses
+
+    groups: dict[tuple, list[int]] = {}
+    for index, (phases, delta, accuracy) in enumerate(runs):
+        if len(phases) == 1 and delta is not None:
+            groups.setdefault((dataclasses.replace(phases[0], steps=1), delta, accuracy), []).append(index)
+    shared: dict[int, object] = {}
+    if not any(len({runs[i][0][0].steps for i in members}) > 1 for members in groups.values()):
+        return shared
+    from dpcalc.core.pld import tight_epsilons_over_steps
+
+    for (phase, delta, accuracy), members in groups.items():
+        steps = [runs[index][0][0].steps for index in members]
+        shared.update(zip(members, tight_epsilons_over_steps(phase, delta, steps, accuracy=accuracy)))
+    return shared
+
+
+def tight_epsilons(runs) -> list[tuple[float | None, list[str]]]:
+    """`tight_epsilon` for every (phases, delta) of a sweep, sharing the work across T
+    ((None, []) where delta is None)."""
+    from dpcalc.core.pld import DEFAULT_ACCURACY
+
+    shared = shared_over_steps([(phases, delta, DEFAULT_ACCURACY) for phases, delta in runs])
+    answers = []
+    for index, (phases, delta) in enumerate(runs):
+        if delta is None:
+            answers.append((None, []))
+        elif index in shared:
+            answers.append((shared[index].epsilon_upper, list(shared[index].warnings)))
+        else:
+            answers.append(tight_epsilon(phases, delta))
+    return answers
+
+
 def tight_epsilon(phases, delta: float) -> tuple[float | None, list[str]]:
     """(certified upper bound on epsilon at delta, warnings) from the PLD accountant.
 
