@@ -40,6 +40,12 @@ DPCALC = _tool("dpcalc")
 FLOORS = {
     "typer+rich": [PYTHON, "-c", "import typer, rich"],
     "typer+rich+numpy+scipy.special": [PYTHON, "-c", "import typer, rich, numpy, scipy.special"],
+    # One tight accounting of the design card: what calibrate and sweeps are measured against.
+    "dpcalc pld (design card)": [DPCALC, "pld", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--json"],
+    # One RDP accounting of the design card, for the RDP sweep.
+    "dpcalc rdp --no-tight (design card)": [
+        DPCALC, "rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight", "--json",
+    ],
     # The peer: prv_accountant's command line for the design card (installed by the test extra).
     "prv_accountant compute-dp-epsilon": [
         _tool("compute-dp-epsilon"), "-p", "0.004", "-s", "1.1", "-i", "10000", "-d", "1e-5",
@@ -90,9 +96,27 @@ CASES = [
          dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e6", "--json"), "typer+rich", None, peak_mib=300),
     Case("dpcalc pld (T = 1e7, --json)",
          dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e7", "--json"), "typer+rich", None, peak_mib=300),
+    Case("dpcalc pld (T = 1e9, --json)",
+         dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e9", "--json"), "typer+rich", None, peak_mib=300),
+    Case("dpcalc pld (T = 1e11, --json)",
+         dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e11", "--json"), "typer+rich", None, peak_mib=300),
+    # Issue 7: calibrating sigma under 2x one pld call; a 60-point epochs sweep under 3x one call.
     Case("dpcalc calibrate sigma (design card, pld)",
-         dpcalc("calibrate", "--target-eps", "2", "--p", "0.004", "--T", "10000", "--json"), "typer+rich", None,
-         peak_mib=300),
+         dpcalc("calibrate", "--target-eps", "2", "--p", "0.004", "--T", "10000", "--json"), "dpcalc pld (design card)",
+         2.0, peak_mib=300),
+    Case("dpcalc calibrate T (design card, pld)",
+         dpcalc("calibrate", "--target-eps", "2", "--p", "0.004", "--sigma", "1.1", "--solve", "T", "--json"),
+         "dpcalc pld (design card)", None, peak_mib=300),
+    Case("dpcalc pld sweep, epochs 1:60:1 (--json)",
+         dpcalc("pld", "--n", "60000", "--batch-size", "256", "--epochs", "1:60:1", "--sigma", "1.1", "--json"),
+         "dpcalc pld (design card)", 3.0, peak_mib=300),
+    Case("dpcalc rdp --no-tight sweep, epochs 1:60:1 (--json)",
+         dpcalc("rdp", "--n", "60000", "--batch-size", "256", "--epochs", "1:60:1", "--sigma", "1.1", "--no-tight",
+                "--json"),
+         "dpcalc rdp --no-tight (design card)", None),
+    Case("dpcalc check examples/privacy-budget.toml (--json)",
+         dpcalc("check", str(Path(__file__).resolve().parent.parent / "examples" / "privacy-budget.toml"), "--json"),
+         "dpcalc pld (design card)", None, peak_mib=300),
     Case("dpcalc convert dp -> gaussian (table)",
          dpcalc("convert", "--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "gaussian"), "typer+rich", 1.5),
     Case("dpcalc convert dp -> gaussian (--json)",
