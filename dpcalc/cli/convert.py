@@ -409,7 +409,7 @@ def tradeoff_panels(result, inputs: dict[str, Any]):
     """
     import math
 
-    from dpcalc.cli.figures import Panel, Series
+    from dpcalc.cli.figures import Series, tradeoff_panel
     from dpcalc.core import gdp
     from dpcalc.core.conversions import dp_tradeoff, pure_dp_to_mu
 
@@ -438,4 +438,4 @@ def tradeoff_panels(result, inputs: dict[str, Any]):
             label = f"Gaussian mechanism: {label} (mu = sensitivity/sigma)"
         series.append(Series(label, alphas, [gdp.tradeoff(alpha, mu) for alpha in alphas]))
     series.append(Series("no privacy lost (1 - alpha)", [0.0, 1.0], [1.0, 0.0], dashed=True))
-    return [Panel(title=title, xlabel="type I error alpha", ylabel="type II error beta", series=series, square=True)]
+    return [tradeoff_panel(title, series)]

@@ -53,6 +53,16 @@ class Panel:
     square: bool = False  # equal axes on [0, 1] x [0, 1] (trade-off curves)
 
 
+def tradeoff_panel(title: str, series: list[Series]) -> Panel:
+    """Trade-off curves: type II against type I error on the unit square."""
+    return Panel(title=title, xlabel="type I error alpha", ylabel="type II error beta", series=series, square=True)
+
+
+def profile_panel(series: list[Series]) -> Panel:
+    """Privacy profiles delta(epsilon), delta on a log scale."""
+    return Panel(title="Privacy profile", xlabel="epsilon", ylabel="delta(epsilon)", series=series, ylog=True)
+
+
 def check_plot_path(path: str | None) -> Path | None:
     """Validate --plot before any work is done: suffix, folder, and matplotlib installed."""
     if path is None:

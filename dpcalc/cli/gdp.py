@@ -258,24 +258,18 @@ def gdp_panels(mu: float, delta: float, tight_run=None, approximate: bool = Fals
     certified privacy profile and the trade-off curve it implies, which the central-limit
     mu-GDP curve may cross (at finite T it is an approximation, not a bound).
     """
-    from dpcalc.cli.figures import Panel, Series, positive_points
+    from dpcalc.cli.figures import Series, positive_points, profile_panel, tradeoff_panel
     from dpcalc.core import gdp as core
 
     curves = _tight_curves(tight_run, delta) if tight_run is not None else None
     alphas = [i / 200 for i in range(201)]
     label = f"{format_number(mu)}-GDP" + (" (central-limit mu)" if approximate else "")
     tight_series = [Series("tight (PLD, certified)", curves.alphas, curves.betas)] if curves is not None else []
-    tradeoff = Panel(
-        title=f"Trade-off curve, mu = {format_number(mu)}",
-        xlabel="type I error alpha",
-        ylabel="type II error beta",
-        series=[
-            Series(label, alphas, [core.tradeoff(a, mu) for a in alphas]),
-            *tight_series,
-            Series("no privacy lost (1 - alpha)", alphas, [1.0 - a for a in alphas], dashed=True),
-        ],
-        square=True,
-    )
+    tradeoff = tradeoff_panel(f"Trade-off curve, mu = {format_number(mu)}", [
+        Series(label, alphas, [core.tradeoff(a, mu) for a in alphas]),
+        *tight_series,
+        Series("no privacy lost (1 - alpha)", alphas, [1.0 - a for a in alphas], dashed=True),
+    ])
     if not math.isfinite(mu) or mu == 0.0:
         return [tradeoff]
     top = core.epsilon_for_delta(min(delta, 1e-12), mu)
@@ -284,13 +278,7 @@ def gdp_panels(mu: float, delta: float, tight_run=None, approximate: bool = Fals
     if curves is not None:
         profile_series.append(Series("tight delta (PLD, certified upper bound)",
                                      *positive_points(curves.epsilons, curves.delta_upper)))
-    profile = Panel(
-        title="Privacy profile",
-        xlabel="epsilon",
-        ylabel="delta(epsilon)",
-        series=profile_series,
-        ylog=True,
-    )
+    profile = profile_panel(profile_series)
     return [tradeoff, profile]
 
 

@@ -67,6 +67,17 @@ Scale = Annotated[
 PHASE_KEYS = ("mechanism", "p", "sigma", "scale", "T", "n", "batch_size", "epochs")
 
 
+def phase_inputs(item: Phase) -> dict:
+    """How a resolved phase is echoed in JSON `inputs.phases`."""
+    return {
+        "mechanism": item.mechanism,
+        "p": item.sampling_probability,
+        "sigma": item.noise_multiplier,
+        "scale": item.scale,
+        "T": item.steps,
+    }
+
+
 def parse_phases(
     phase_specs: list[str] | None,
     *,

@@ -23,7 +23,7 @@ from dpcalc.cli.options import (
     parse_real,
 )
 from dpcalc.cli.output import Report, Table, emit, format_number
-from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases
+from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases, phase_inputs
 from dpcalc.core.validation import Interval
 
 # Kept in step with dpcalc.core.pld.DEFAULT_ACCURACY (not imported here: it loads numpy).
@@ -118,7 +118,7 @@ def pld(
         panels, figure_warnings = pld_panels(phases, target_delta, target_epsilon)
         warnings += [warning for warning in figure_warnings if warning not in warnings]
     inputs = {
-        "phases": [_phase_inputs(item) for item in phases],
+        "phases": [phase_inputs(item) for item in phases],
         "delta": target_delta,
         "eps": target_epsilon,
         "accuracy": width,
@@ -147,7 +147,9 @@ def pld_panels(phases, target_delta: float | None, target_epsilon: float | None)
     for subsampled phases, labelled as the approximation it is, the exact sqrt(T)/sigma
     for unsampled ones; mu composes as the root of the sum of squares.
     """
-    from dpcalc.cli.figures import SMALLEST_DELTA_DRAWN, Panel, Series, positive_points, tight_curves
+    from dpcalc.cli.figures import (
+        SMALLEST_DELTA_DRAWN, Series, positive_points, profile_panel, tight_curves, tradeoff_panel,
+    )
     from dpcalc.core import gdp
 
     smallest = SMALLEST_DELTA_DRAWN if target_delta is None else min(target_delta, SMALLEST_DELTA_DRAWN)
@@ -162,25 +164,13 @@ def pld_panels(phases, target_delta: float | None, target_epsilon: float | None)
     if gdp_label is not None:
         series.append(Series(gdp_label, alphas, [gdp.tradeoff(alpha, mu) for alpha in alphas]))
     series.append(Series("no privacy lost (1 - alpha)", alphas, [1.0 - alpha for alpha in alphas], dashed=True))
-    tradeoff = Panel(
-        title="Trade-off curve (tight, certified)",
-        xlabel="type I error alpha",
-        ylabel="type II error beta",
-        series=series,
-        square=True,
-    )
+    tradeoff = tradeoff_panel("Trade-off curve (tight, certified)", series)
     epsilons, deltas = positive_points(curves.epsilons, curves.delta_upper)
     profile_series = [Series("tight delta (PLD, certified upper bound)", epsilons, deltas)]
     if gdp_label is not None:
         x, y = positive_points(curves.epsilons, [gdp.delta_for_epsilon(e, mu) for e in curves.epsilons])
         profile_series.append(Series(gdp_label, x, y))
-    profile = Panel(
-        title="Privacy profile",
-        xlabel="epsilon",
-        ylabel="delta(epsilon)",
-        series=profile_series,
-        ylog=True,
-    )
+    profile = profile_panel(profile_series)
     return [tradeoff, profile], curves.warnings
 
 
@@ -335,16 +325,6 @@ def _sweep_figure(rows, x_key: str, y_key: str, series_keys: list[str]):
         for panel in panels:
             panel.ylog = True
     return panels
-
-
-def _phase_inputs(item) -> dict:
-    return {
-        "mechanism": item.mechanism,
-        "p": item.sampling_probability,
-        "sigma": item.noise_multiplier,
-        "scale": item.scale,
-        "T": item.steps,
-    }
 
 
 def _summary_table(result, epsilon_solved: bool) -> Table:

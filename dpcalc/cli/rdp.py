@@ -24,7 +24,7 @@ from dpcalc.cli.options import (
     parse_real,
 )
 from dpcalc.cli.output import Report, Table, emit, format_number
-from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases
+from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases, phase_inputs
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
 
 
@@ -116,7 +116,7 @@ def rdp(
     result, tight, warnings = _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight)
     curve = [{"order": order, "rdp": value} for order, value in zip(result.orders, result.rdp)]
     inputs = {
-        "phases": [_phase_inputs(item) for item in phases],
+        "phases": [phase_inputs(item) for item in phases],
         "orders": "default" if grid is None else list(result.orders),
         "conversion": conversion.value,
         "delta": target_delta,
@@ -280,16 +280,6 @@ def parse_orders(text: str | None) -> list[float] | None:
             raise InputError(f"--orders must be {requirement}, got {item}")
         values.append(value)
     return sorted(set(values))
-
-
-def _phase_inputs(item) -> dict:
-    return {
-        "mechanism": item.mechanism,
-        "p": item.sampling_probability,
-        "sigma": item.noise_multiplier,
-        "scale": item.scale,
-        "T": item.steps,
-    }
 
 
 def _summary_table(result, epsilon_solved: bool, tight: float | None) -> Table:
