@@ -154,6 +154,9 @@ def parse_training_run(
     if sigma is None:
         raise InputError("--sigma is required (noise multiplier, > 0)")
     noise = parse_real("--sigma", sigma, RANGES["--sigma"])
+    if p is not None and epochs is None:
+        # T does not come from epochs / p: p needs no exact form (and `fractions` is not imported)
+        return parse_real("--p", p, RANGES["--p"]), noise, parse_steps(T, None, None)
     probability, exact_probability = parse_sampling_probability(p, n, batch_size)
     steps = parse_steps(T, epochs, exact_probability)
     return probability, noise, steps
@@ -188,13 +191,13 @@ def parse_sampling_probability(p: str | None, n: str | None, batch_size: str | N
     raise InputError("give the sampling probability: --p, or --n with --batch-size")
 
 
-def parse_steps(T: str | None, epochs: str | None, exact_probability: Fraction) -> int:
-    """T from --T, or ceil(epochs / p) from --epochs."""
-    from fractions import Fraction
-
+def parse_steps(T: str | None, epochs: str | None, exact_probability: Fraction | None) -> int:
+    """T from --T, or ceil(epochs / p) from --epochs (which needs `exact_probability`)."""
     if T is not None:
         return parse_integer("--T", T)
     if epochs is not None:
+        from fractions import Fraction
+
         parse_real("--epochs", epochs, RANGES["--epochs"])
         # Exact rational arithmetic: a float quotient such as 60 * 60000 / 256 is rounded up
         # (never down, which would under-count steps) only when it is not already whole.
