@@ -167,10 +167,10 @@ class _LayerProfile:
     the sums are accumulated in log space.
     """
 
-    def __init__(self, layer: grid.Tilted) -> None:
+    def __init__(self, layer: grid.Tilted, floor: float = 0.0) -> None:
         self.layer = layer
-        # only bins above x contribute at x, and x >= 0 (`Profile.at`): bins at losses <= 0 are left out
-        keep = int(np.searchsorted(layer.losses, 0.0, side="right"))
+        # only bins above x contribute at x, and x >= floor (`Profile.at`): bins at losses <= floor are left out
+        keep = int(np.searchsorted(layer.losses, floor, side="right"))
         s = layer.losses[keep:]
         t = layer.t[keep:]
         with np.errstate(divide="ignore"):
@@ -189,17 +189,19 @@ class _LayerProfile:
 
 
 class Profile:
-    """Certified bounds of delta(eps) for a layered measure (upper or lower by kind)."""
+    """Certified bounds of delta(eps) for a layered measure (upper or lower by kind), at
+    eps >= floor (the bins at or below the floor take no part)."""
 
-    def __init__(self, m: Layered) -> None:
+    def __init__(self, m: Layered, floor: float = 0.0) -> None:
         self.kind = m.kind
-        self.parts = [_LayerProfile(layer) for layer in m.layers()]
+        self.floor = max(0.0, floor)
+        self.parts = [_LayerProfile(layer, self.floor) for layer in m.layers()]
         self.points = np.concatenate([part.s for part in self.parts])
 
     def at(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)
-        if len(x) and not float(x.min()) >= 0.0:
-            raise ValueError("the profile is evaluated at eps >= 0 only")
+        if len(x) and not float(x.min()) >= self.floor:
+            raise ValueError(f"this profile is evaluated at eps >= {self.floor} only")
         total = np.zeros(len(x))
         error = np.zeros(len(x))
         for position, part in enumerate(self.parts):
@@ -237,7 +239,7 @@ def delta_bound(m: Layered, eps: float) -> float:
     return Profile(m).one(eps)
 
 
-def epsilon_bound(m: Layered, delta: float) -> float:
+def epsilon_bound(m: Layered, delta: float, window: tuple[float, float] | None = None) -> float:
     """A certified bound on the smallest eps >= 0 with delta(eps) <= delta.
 
     upper: the smallest eps >= 0 where the upper bound of delta is at most delta (inf if
@@ -246,10 +248,23 @@ def epsilon_bound(m: Layered, delta: float) -> float:
     (The lower bound need not be monotone: its error term grows like e^(-lam eps) away from the
     tilt.) The bound is evaluated at every grid point of every layer, which brackets the
     answer in an interval free of grid points, where it is smooth; a vectorised bisection refines it.
+
+    `window` = (low, high), lower kind only: search [low, high] alone (0 when the lower bound
+    exceeds delta nowhere there). When high is the certified upper bound of epsilon the lower
+    bound cannot exceed delta above it, so only answers below low are missed; a caller that
+    needs the interval no wider than high - low loses nothing, and the profile is built from
+    the bins above low only (much cheaper for a long measure).
     """
-    profile = Profile(m)
-    points = np.concatenate((np.array([0.0]), profile.points))
-    points = np.sort(points[points >= 0.0])
+    floor, ceiling = 0.0, math.inf
+    if window is not None:
+        if m.kind != "lower":
+            raise ValueError("a search window is for lower bounds")
+        floor, ceiling = max(0.0, window[0]), window[1]
+    profile = Profile(m, floor)
+    points = np.concatenate((np.array([floor]), profile.points))
+    if math.isfinite(ceiling):
+        points = np.append(points[points <= ceiling], max(ceiling, floor))
+    points = np.sort(points[points >= floor])
     points = points[np.concatenate(([True], np.diff(points) > 0.0))]
     values = profile.at(points)
     above = values > delta

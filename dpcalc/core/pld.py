@@ -1065,8 +1065,15 @@ def _shared_steps(phase: Phase, delta: float, distinct: list[int], accuracy: flo
                         # the first direction's lower bound is a lower bound of the maximum (as in `_attempt`)
                         continue
                     for count, measure in _running_powers(model, base, plan, distinct, stats):
-                        value = layers.epsilon_bound(measure, delta)
                         row = rows[count]
+                        if kind == "upper":
+                            value = layers.epsilon_bound(measure, delta)
+                        else:
+                            # a row is kept only if its interval is at most accuracy * upper wide,
+                            # and the upper bounds are known: search that window alone
+                            top = row["upper"]
+                            window = (top * (1.0 - accuracy), top) if math.isfinite(top) else None
+                            value = layers.epsilon_bound(measure, delta, window)
                         if kind == "upper" and value > row["upper"]:
                             row.update(upper=value, binding=direction, grid_step=measure.bulk.h)
                         elif kind == "lower":
