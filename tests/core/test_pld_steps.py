@@ -103,3 +103,27 @@ def test_bad_input():
 def test_a_single_shared_row_matches_its_own_phase():
     row = pld.tight_epsilons_over_steps(dataclasses.replace(DESIGN, steps=7), 1e-5, [5, 6, 8])[0]
     assert row.phases == (dataclasses.replace(DESIGN, steps=5),)
+
+
+def test_lower_bound_search_window():
+    from dpcalc.core import _pld_layers as layers
+
+    top = Phase("gaussian", 0.01, 1.0, None, 64)
+    setup = pld._prepare((top,), 1e-5, None, 1e-3)
+    direction = setup.order[0]
+    model = setup.models[direction][0]
+    plan = pld._plan(*setup.tilts[direction], 1e-5, setup.scale, pld._INF_SHARE, setup.events,
+                     setup.per_step_error(setup.reference))
+    upper, lower = pld._step_measures(model, plan)
+    uppers = dict(pld._running_powers(model, upper, plan, [64], {}))
+    lowers = dict(pld._running_powers(model, lower, plan, [64], {}))
+    high = layers.epsilon_bound(uppers[64], 1e-5)
+    full = layers.epsilon_bound(lowers[64], 1e-5)
+    assert 0.0 < full <= high
+    # the window holding the answer finds the same answer; a window above it finds nothing (0)
+    assert layers.epsilon_bound(lowers[64], 1e-5, (0.99 * full, high)) == pytest.approx(full, rel=1e-12)
+    assert layers.epsilon_bound(lowers[64], 1e-5, (1.0001 * high, 2.0 * high)) == 0.0
+    with pytest.raises(ValueError):
+        layers.epsilon_bound(uppers[64], 1e-5, (0.0, high))
+    with pytest.raises(ValueError):
+        layers.Profile(lowers[64], floor=0.5 * full).at([0.25 * full])
