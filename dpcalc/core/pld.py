@@ -1042,6 +1042,9 @@ def tight_epsilons_over_steps(phase: Phase, delta: float, steps: Sequence[int], 
 
 # Below this many distinct step counts one call per count costs no more than sharing.
 _SHARED_MIN_ROWS = 3
+# The shared composition's time budget grows with the rows it serves (it costs about 4-10 ms
+# a row on one core; a row accounted on its own about 0.1 s).
+_SHARED_SECONDS_PER_ROW = 0.05
 
 
 def _shared_steps(phase: Phase, delta: float, distinct: list[int], accuracy: float) -> dict[int, PLDResult]:
@@ -1051,7 +1054,7 @@ def _shared_steps(phase: Phase, delta: float, distinct: list[int], accuracy: flo
         return {}
     rows = {count: {"upper": 0.0, "lower": 0.0, "binding": DIRECTIONS[0], "grid_step": 0.0} for count in distinct}
     stats: dict = {}
-    _deadline[0] = time.monotonic() + _TIME_BUDGET
+    _deadline[0] = time.monotonic() + _TIME_BUDGET + _SHARED_SECONDS_PER_ROW * len(distinct)
     try:
         with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
             setup = _prepare((top,), delta, None, accuracy)
