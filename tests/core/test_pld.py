@@ -424,7 +424,10 @@ def test_sweep(p, sigma, steps, delta):
     accountant = rdp.RdpAccountant()
     accountant.compose(dp_event.PoissonSampledDpEvent(p, dp_event.GaussianDpEvent(sigma)), steps)
     assert result.epsilon_lower <= accountant.get_epsilon(delta) * (1 + 1e-9)  # RDP is an upper bound
-    if delta >= 1e-5:
+    # dp_accounting's PLD needs several GiB (FFTs of 1e8 points and more) for p >= 0.5 at
+    # T = 1e5: measured 14 GiB peak on this machine. Those cases are compared with RDP and, at
+    # p = 1, with the exact value above.
+    if delta >= 1e-5 and not (p >= 0.5 and steps >= 10**5):
         pessimistic = pld_lib.from_gaussian_mechanism(sigma, sampling_prob=p).self_compose(steps)
         optimistic = pld_lib.from_gaussian_mechanism(
             sigma, sampling_prob=p, pessimistic_estimate=False, use_connect_dots=False
