@@ -1264,3 +1264,339 @@ def _check_phases(phases: Sequence[Phase]) -> tuple[Phase, ...]:
         if not isinstance(phase, Phase):
             raise TypeError(f"phases must be Phase objects, got {type(phase).__name__}")
     return phases
+
+
+# --------------------------------------------------------------------------------------------
+# The largest number of steps within a budget: one shared composition (calibrate --solve T)
+# --------------------------------------------------------------------------------------------
+
+# The plan (tilt, windows, grid) of `largest_steps` is made for this many times the estimated
+# answer, so that the answer and its neighbour lie within it even when the estimate (a
+# central-limit model's, 5-10% off for the Gaussian and Laplace cases tried) is low; the
+# results hardly depend on it (1.05 to 2 change epsilon by ~1e-7 relative on the design card,
+# by ~1e-5 at p = 1e-4, T = 3e6). When the answer turns out larger, the plan is made again
+# for _LARGEST_REPLAN times what is needed, at most _LARGEST_PLANS times in all.
+_LARGEST_HEADROOM = 1.5
+_LARGEST_REPLAN = 2.0
+_LARGEST_PLANS = 3
+# After the descent, counts one above the answer are tried one by one (the bounds of the
+# shared composition are monotone in T only up to their jitter, ~1e-8 relative); more than
+# this many is a contradiction, and the shared answer is given up.
+_LARGEST_CREEP = 16
+
+
+def largest_steps(phase: Phase, delta: float, target_epsilon: float, *, accuracy: float = DEFAULT_ACCURACY,
+                  limit: int = 10**9, estimate: float | None = None,
+                  neighbours: Callable[[int], tuple[int, int | None]] | None = None,
+                  fallback: bool = True) -> tuple[int, PLDResult | None, PLDResult | None] | None:
+    """The largest number of steps T <= `limit` of one phase whose certified epsilon_upper at
+    `delta` is at most `target_epsilon`, with the certified results at T and at T + 1.
+
+    Returns (T, result at T, result at T + 1): T = 0 (result None) when even one step exceeds
+    the target, and the result at T + 1 is None when T = `limit`. The result at T has
+    epsilon_upper <= target_epsilon (a certified upper bound at the full `accuracy`: sound, S1-S7)
+    and the one at T + 1 exceeds it, both with intervals no wider than `accuracy` asks. These
+    are the bounds of one composition shared by all candidate T, not of `tight_epsilon` at T,
+    which composes on a grid of its own: the two certified intervals overlap, and their upper
+    bounds may differ by up to the width of either (~1e-4 relative at the default accuracy).
+
+    `neighbours`, when given, restricts the answer to admissible step counts (e.g. whole
+    epochs): neighbours(t) = (a, b) with a the largest admissible count <= t (0 if none) and b
+    the smallest admissible count > t (None if none is <= limit); the answer is then a, and the
+    witness b. `estimate` (of the answer, e.g. a central-limit model's) chooses the plan; by
+    default the normal approximation of the privacy loss gives it.
+
+    The search (greedy binary descent on one composition): the step is discretised once (the
+    plan of `_prepare` for about twice the estimate), its powers P^(2^k) are squared until the
+    upper bound exceeds the target (or 2^k passes the limit), and then for k from high to low
+    the running product current * P^(2^k) is kept when its upper bound meets the target:
+    about 2 log2(T) convolutions of the upper measures, whose grids are far coarser than the
+    lower ones'. The lower measures, and the other direction (a rough upper bound first, as in
+    `tight_epsilon`), are composed for the answer and its witness alone. Every product of
+    discretised dominating pairs is a dominating pair (S1), so the order of the convolutions
+    changes the width of an interval, never its soundness.
+
+    When the shared composition cannot finish (out of the grid's range, a floating-point
+    exception, its time budget) or certify (an interval wider than `accuracy`, or bounds that
+    contradict the descent), the answer comes from a bisection over `tight_epsilon` calls
+    (which relies on its epsilon growing with T), or, with fallback=False, None is returned.
+    """
+    OPEN_UNIT.check("delta", delta)
+    ACCURACY.check("accuracy", accuracy)
+    NON_NEGATIVE.check("target_epsilon", target_epsilon)
+    POSITIVE_INTEGER.check("limit", limit)
+    if not isinstance(phase, Phase):
+        raise TypeError(f"phase must be a Phase, got {type(phase).__name__}")
+    if neighbours is None:
+        neighbours = _next_count(limit)
+    found = _largest_shared(phase, float(delta), float(target_epsilon), float(accuracy), int(limit),
+                            estimate, neighbours)
+    if found is not None or not fallback:
+        return found
+    return _largest_by_bisection(phase, float(delta), float(target_epsilon), float(accuracy), int(limit),
+                                 neighbours)
+
+
+def _next_count(limit: int) -> Callable[[int], tuple[int, int | None]]:
+    return lambda count: (count, count + 1 if count < limit else None)
+
+
+def _gaussian_estimate(model: _PhaseModel, delta: float, target: float) -> float:
+    """T where mu-GDP with mu^2 = T Var(L) (the normal approximation of the loss) meets target."""
+    from dpcalc.core import gdp
+    from dpcalc.core.special import find_root
+
+    if target <= 0.0 or model.variance <= 0.0:
+        return 1.0
+
+    def excess(log_mu: float) -> float:
+        return gdp.epsilon_for_delta(delta, math.exp(log_mu)) - target
+
+    low, high = -20.0, 5.0
+    if excess(low) >= 0.0:
+        return 1.0
+    if excess(high) <= 0.0:
+        return math.inf
+    mu = math.exp(find_root(excess, low, high, rtol=1e-6))
+    return mu * mu / model.variance
+
+
+def _largest_shared(phase: Phase, delta: float, target: float, accuracy: float, limit: int,
+                    estimate: float | None, neighbours) -> tuple[int, PLDResult | None, PLDResult | None] | None:
+    """`largest_steps` by one shared composition; None when it cannot finish or certify."""
+    one = dataclasses.replace(phase, steps=1)
+    if _out_of_range((one,)) is not None:
+        return None
+    _deadline[0] = time.monotonic() + _TIME_BUDGET
+    try:
+        with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+            if estimate is None or not estimate > 0.0:
+                estimate = _gaussian_estimate(_PhaseModel(one, DIRECTIONS[0]), delta, target)
+            top = min(float(limit) + 1.0, max(2.0, _LARGEST_HEADROOM * estimate))
+            plans = refinements = 0
+            setup = None
+            while True:
+                if setup is None:
+                    plans += 1
+                    top_steps = int(max(2, math.ceil(top)))
+                    if plans > _LARGEST_PLANS or _out_of_range((dataclasses.replace(phase, steps=top_steps),)):
+                        return None
+                    setup = _prepare((dataclasses.replace(phase, steps=top_steps),), delta, None, accuracy)
+                    scale, reference = setup.scale, setup.reference
+                outcome = _descend(setup, phase, delta, target, accuracy, limit, top_steps, neighbours,
+                                   scale, setup.per_step_error(reference))
+                if outcome is None or outcome[0] == "done":
+                    return outcome and outcome[1]
+                if outcome[0] == "plan":  # the plan was made for too few steps
+                    top, setup = _LARGEST_REPLAN * outcome[1], None
+                    continue
+                # "refine": an interval wider than the accuracy; a finer grid, as `_account_grid` does
+                _, ratio, reference, bins, capped = outcome
+                refinements += 1
+                factor = 2.0 if ratio < 3.5 else 4.0
+                if refinements >= _MAX_ATTEMPTS or capped or bins * factor > _MAX_BINS:
+                    return None
+                scale *= factor
+    except (ArithmeticError, ValueError, MemoryError):
+        return None  # _OutOfTime included
+    finally:
+        _deadline[0] = math.inf
+
+
+def _descend(setup: _Setup, phase: Phase, delta: float, target: float, accuracy: float, limit: int, top: int,
+             neighbours, scale: float, min_step: float):
+    """One composition of `_largest_shared` with the plan made for `top` steps, on the grid of
+    `scale`: ("done", result tuple); ("plan", count) when the plan is too small for `count`
+    steps; ("refine", ratio of the width to the accuracy, upper bound, bins, capped) when an
+    interval is too wide; None when the bounds contradict the descent."""
+    first = setup.order[0]
+    model = setup.models[first][0]
+    plan = _plan(*setup.tilts[first], delta, scale, _INF_SHARE, setup.events, min_step)
+    upper_base, lower_base = _step_measures(model, plan)
+    stats: dict = {}
+    powers = _PowerChain(model, upper_base, plan, top, stats)
+
+    def epsilon(m: layers.Layered) -> float:
+        return layers.epsilon_bound(m, delta)
+
+    bound = min(limit, top)
+    uppers: dict[int, tuple[layers.Layered, float]] = {}  # count -> (P^count, its epsilon_upper)
+
+    def upper(count: int) -> float:
+        if count not in uppers:
+            m = powers.compose(count)
+            uppers[count] = (m, epsilon(m))
+        return uppers[count][1]
+
+    count = 0
+    if upper(1) <= target:
+        level = 0
+        while (2 << level) <= bound and upper(2 << level) <= target:
+            level += 1
+        count = 1 << level
+        for j in range(level - 1, -1, -1):
+            if count + (1 << j) <= bound and upper(count + (1 << j)) <= target:
+                count += 1 << j
+        # the bounds need not be exactly monotone in T: the next counts are checked one by one
+        for _ in range(_LARGEST_CREEP):
+            if count >= bound or upper(count + 1) > target:
+                break
+            count += 1
+        else:
+            return None
+        if count == bound and bound < limit:
+            return "plan", 2 * top  # the answer may lie beyond the plan
+    answer, witness = neighbours(count)
+    if witness is not None and witness > limit:
+        witness = None
+    if (witness is not None and witness > top) or answer > top:
+        return "plan", max(answer, witness or 0)
+    counts = [c for c in (answer, witness) if c is not None and c > 0]
+    if not counts:
+        return None
+    rows = {c: {"upper": upper(c), "lower": 0.0, "binding": first, "grid_step": uppers[c][0].bulk.h}
+            for c in counts}
+    # lower bounds of the binding direction, searched within the window the accuracy allows
+    lowers = _PowerChain(model, lower_base, plan, top, stats)
+    for c, m in lowers.at(counts):
+        top_eps = rows[c]["upper"]
+        window = (top_eps * (1.0 - accuracy), top_eps) if math.isfinite(top_eps) else None
+        rows[c]["lower"] = layers.epsilon_bound(m, delta, window)
+    # the other direction: a rough upper bound first; composed in full only when it may bind
+    for other in setup.order[1:]:
+        other_model = setup.models[other][0]
+        rough_plan = _plan(*setup.tilts[other], delta, scale * 0.5, _INF_SHARE, setup.events, min_step)
+        rough_upper, _ = _step_measures(other_model, rough_plan)
+        rough = _PowerChain(other_model, rough_upper, rough_plan, top, stats)
+        if all(epsilon(m) <= rows[c]["upper"] for c, m in rough.at(counts)):
+            continue
+        full_plan = _plan(*setup.tilts[other], delta, scale, _INF_SHARE, setup.events, min_step)
+        other_upper, other_lower = _step_measures(other_model, full_plan)
+        for c, m in _PowerChain(other_model, other_upper, full_plan, top, stats).at(counts):
+            value = epsilon(m)
+            if value > rows[c]["upper"]:
+                rows[c].update(upper=value, binding=other, grid_step=m.bulk.h)
+        for c, m in _PowerChain(other_model, other_lower, full_plan, top, stats).at(counts):
+            top_eps = rows[c]["upper"]
+            window = (top_eps * (1.0 - accuracy), top_eps) if math.isfinite(top_eps) else None
+            rows[c]["lower"] = max(rows[c]["lower"], layers.epsilon_bound(m, delta, window))
+    widest = max((row["upper"] - min(row["lower"], row["upper"])) / (accuracy * row["upper"])
+                 if row["upper"] > 0.0 else 0.0 for row in rows.values())
+    if not all(math.isfinite(row["upper"]) for row in rows.values()):
+        return None
+    if widest > 1.0:
+        return "refine", widest, rows[counts[0]]["upper"], stats.get("bins", 0), stats.get("capped", False)
+    results: dict[int, PLDResult] = {}
+    for c, row in rows.items():
+        upper, lower = row["upper"], min(row["lower"], row["upper"])
+        results[c] = PLDResult(
+            epsilon=upper, epsilon_lower=lower, epsilon_upper=upper,
+            delta=delta, delta_lower=delta, delta_upper=delta,
+            accuracy=accuracy, grid_step=row["grid_step"], grid_size=stats.get("bins", 0),
+            binding=row["binding"], attempts=1, phases=(dataclasses.replace(phase, steps=c),),
+        )
+    at_answer = results.get(answer) if answer > 0 else None
+    at_witness = results.get(witness) if witness is not None else None
+    # the descent's claims, checked on the final bounds: the answer meets the target, its
+    # neighbour does not (otherwise the composition contradicts itself: let the caller decide)
+    if at_answer is not None and not at_answer.epsilon_upper <= target:
+        return None
+    if at_witness is not None and not at_witness.epsilon_upper > target:
+        return None
+    return "done", (answer, at_answer, at_witness)
+
+
+class _PowerChain:
+    """Upper measures P^(2^k) of one step, squared once each, and their products (`largest_steps`).
+
+    The squares are cut and coarsened as `_running_powers` does for a run of `top` steps; a
+    product is cut once (multiplicity 1) and coarsened to the grid its step count needs.
+    """
+
+    def __init__(self, model: _PhaseModel, base: layers.Layered, plan: _Plan, top: int, stats: dict) -> None:
+        self.model, self.plan, self.top, self.stats = model, plan, top, stats
+        self.coarse = plan.upper_coarse_bins if base.kind == "upper" else plan.lower_coarse_bins
+        self.chain = [base]
+        stats["bins"] = max(stats.get("bins", 0), base.bins)
+
+    def _grown(self, m: layers.Layered, count: int) -> layers.Layered:
+        sd = self.model.sd * math.sqrt(count)
+        while 2.0 * m.bulk.h <= sd / self.coarse:
+            m = layers.coarsen_bulk(m)
+        m = _limit(m, self.stats)
+        self.stats["bins"] = max(self.stats["bins"], m.bins)
+        return m
+
+    def power_of_two(self, level: int) -> layers.Layered:
+        while len(self.chain) <= level:
+            _check_time()
+            last = self.chain[-1]
+            square = _cut(layers.convolve(last, last), self.plan, max(1, self.top >> len(self.chain)))
+            self.chain.append(self._grown(square, 1 << len(self.chain)))
+        return self.chain[level]
+
+    def product(self, a: layers.Layered, b: layers.Layered, count: int) -> layers.Layered:
+        _check_time()
+        a = layers.align(a, b.bulk.h)
+        b = layers.align(b, a.bulk.h)
+        # left on the grid of its finer factor's coarsening, as `_power` leaves its products
+        m = _limit(_cut(layers.convolve(a, b), self.plan, 1), self.stats)
+        self.stats["bins"] = max(self.stats["bins"], m.bins)
+        return m
+
+    def compose(self, count: int) -> layers.Layered:
+        """P^count from the binary powers, the lowest first (as `_power` composes: each
+        partial product is coarsened once per level it climbs, which keeps the bounds as
+        tight as `tight_epsilon`'s; the highest first coarsens every small factor to the
+        top grid on its own and loses ~1e-4 relative in epsilon at T ~ 1e4)."""
+        result = None
+        for level in range(count.bit_length()):
+            if count >> level & 1:
+                power = self.power_of_two(level)
+                result = power if result is None else self.product(result, power, count)
+        assert result is not None
+        return result
+
+    def extend(self, known: layers.Layered | None, count: int, target: int) -> layers.Layered:
+        """P^target from P^count (`known`; None when count = 0) times P^(target - count)."""
+        if known is None:
+            return self.compose(target)
+        return self.product(known, self.compose(target - count), target)
+
+    def at(self, counts: list[int]):
+        """Yield (c, P^c) for the sorted counts, each from the one before."""
+        previous, count = None, 0
+        for c in counts:
+            previous, count = self.extend(previous, count, c), c
+            yield c, previous
+
+
+def _largest_by_bisection(phase: Phase, delta: float, target: float, accuracy: float, limit: int,
+                          neighbours) -> tuple[int, PLDResult | None, PLDResult | None]:
+    """`largest_steps` by `tight_epsilon` calls: doubling, then bisection (epsilon grows with T)."""
+
+    def at(count: int) -> PLDResult:
+        return tight_epsilon([dataclasses.replace(phase, steps=count)], delta, accuracy=accuracy)
+
+    if at(1).epsilon_upper > target:
+        good = 0
+    else:
+        good, bad = 1, None
+        while bad is None:
+            trial = min(2 * good, limit)
+            if trial == good:
+                break
+            if at(trial).epsilon_upper <= target:
+                good = trial
+            else:
+                bad = trial
+        while bad is not None and bad - good > 1:
+            middle = (good + bad) // 2
+            if at(middle).epsilon_upper <= target:
+                good = middle
+            else:
+                bad = middle
+    answer, witness = neighbours(good)
+    if witness is not None and witness > limit:
+        witness = None
+    return answer, (at(answer) if answer > 0 else None), (at(witness) if witness is not None else None)
