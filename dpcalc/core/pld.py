@@ -1307,14 +1307,18 @@ def largest_steps(phase: Phase, delta: float, target_epsilon: float, *, accuracy
     default the normal approximation of the privacy loss gives it.
 
     The search (greedy binary descent on one composition): the step is discretised once (the
-    plan of `_prepare` for about twice the estimate), its powers P^(2^k) are squared until the
+    plan of `_prepare` for 1.5 times the estimate), its powers P^(2^k) are squared until the
     upper bound exceeds the target (or 2^k passes the limit), and then for k from high to low
-    the running product current * P^(2^k) is kept when its upper bound meets the target:
-    about 2 log2(T) convolutions of the upper measures, whose grids are far coarser than the
-    lower ones'. The lower measures, and the other direction (a rough upper bound first, as in
-    `tight_epsilon`), are composed for the answer and its witness alone. Every product of
-    discretised dominating pairs is a dominating pair (S1), so the order of the convolutions
-    changes the width of an interval, never its soundness.
+    the count + 2^k is kept when its upper bound meets the target. Each candidate is composed
+    from the shared powers the lowest first, as `_power` does (a running product
+    current * P^(2^k) would coarsen every small factor to the top grid on its own and lose
+    ~1e-4 relative in epsilon); the upper measures are small (~600 bins on the design card),
+    so these ~log2(T)^2 / 2 products cost a few ms. The lower measures (32 times finer), and
+    the other direction (a rough upper bound first, as in `tight_epsilon`), are composed for
+    the answer and its witness alone. A grid that falls short of the accuracy is refined as
+    `tight_epsilon` refines it. Every product of discretised dominating pairs is a dominating
+    pair (S1), so the order of the convolutions changes the width of an interval, never its
+    soundness. Cost: 1.0-1.3 `tight_epsilon` calls (design card: 0.10 s against 0.09 s).
 
     When the shared composition cannot finish (out of the grid's range, a floating-point
     exception, its time budget) or certify (an interval wider than `accuracy`, or bounds that
@@ -1510,7 +1514,7 @@ class _PowerChain:
     """Upper measures P^(2^k) of one step, squared once each, and their products (`largest_steps`).
 
     The squares are cut and coarsened as `_running_powers` does for a run of `top` steps; a
-    product is cut once (multiplicity 1) and coarsened to the grid its step count needs.
+    product is cut once (multiplicity 1) and left on the grid of its factors, as in `_power`.
     """
 
     def __init__(self, model: _PhaseModel, base: layers.Layered, plan: _Plan, top: int, stats: dict) -> None:
@@ -1539,7 +1543,7 @@ class _PowerChain:
         _check_time()
         a = layers.align(a, b.bulk.h)
         b = layers.align(b, a.bulk.h)
-        # left on the grid of its finer factor's coarsening, as `_power` leaves its products
+        # left on the grid of its coarser factor, as `_power` leaves its products
         m = _limit(_cut(layers.convolve(a, b), self.plan, 1), self.stats)
         self.stats["bins"] = max(self.stats["bins"], m.bins)
         return m
