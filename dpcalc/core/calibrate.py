@@ -34,8 +34,8 @@ Guarantees
     ~1e-6). Interpolation and extrapolation rely on the accountant's epsilon being smooth in
     sigma; its jitter is ~3e-5 relative in epsilon (measured), ~2e-5 in sigma.
   - T, epochs and batch size are integers: the answer is the exact largest one, and
-    `rejected` = answer + 1 exceeds E (for pld T and epochs: according to the shared
-    composition that certified both, see below).
+    `rejected` = answer + 1 exceeds E (for pld T and epochs the answer's epsilon is
+    `tight_epsilon`'s and the neighbour's the shared composition's, see below).
   These statements rely on the accountant's epsilon being monotone in the quantity, which holds
   for the mathematics (epsilon falls with sigma and grows with T, p and the batch size; with
   epochs fixed, a larger batch loses more privacy per epoch); soundness never needs it.
@@ -71,11 +71,14 @@ point by point (memoised per process, so the answer's evaluation is not repeated
 for T or epochs it composes once for all T (`pld.largest_steps`: the step discretised once,
 its binary powers shared, a greedy binary descent over T; the answer and its neighbour are
 certified at the full accuracy, about one `tight_epsilon` call in all), and that composition
-counts as one evaluation. Its bounds are the shared composition's: `dpcalc pld` at the answer
-composes on a grid of its own, and the two certified upper bounds differ by far less than
-either interval's width (~1e-7 relative on the design card). When the shared composition
-cannot certify (an interval wider than the accuracy, a floating-point exception, its time
-budget), the search above runs instead.
+counts as one evaluation. The answer is then evaluated by `tight_epsilon` (the second
+evaluation), so its epsilon is the number `dpcalc pld` prints there: `dpcalc pld` composes on
+a grid of its own, and its certified upper bound differs from the shared composition's by far
+less than either interval's width (~1e-7 relative on the design card), but not by nothing.
+The neighbour's epsilon is the shared composition's, unless it lies within _GRID_AGREEMENT of
+E, where `tight_epsilon` checks it too. When the shared composition cannot certify (an
+interval wider than the accuracy, a floating-point exception, its time budget), or the two
+accountings disagree about the target, the search above runs instead.
 """
 
 from __future__ import annotations
@@ -147,6 +150,11 @@ _FAR_LOG_EPSILON = 2.0
 # slope), at most four; steering stops once the last one is within _STEERING_CLOSE (in log
 # epsilon) of the target: the slope then carries the level below over at most ~0.3% in sigma.
 _STEERING_ACCURACY = 1.6e-2
+
+# How far apart two certified upper bounds of one run on different compositions may be taken
+# to lie (relative): the shared composition of pld.largest_steps and tight_epsilon's agree to
+# ~1e-7 on the design card. A neighbour closer than this to the target is checked by both.
+_GRID_AGREEMENT = 1e-5
 _STEERING_MIN, _STEERING_MAX = 2, 4
 _STEERING_CLOSE = 0.005
 
@@ -320,18 +328,14 @@ class _PLD:
     def largest_steps(self, target: float, sampling_probability: float, noise_multiplier: float, limit: int,
                       estimate: float, neighbours) -> tuple | None:
         """The largest admissible T <= limit with epsilon <= target by one shared composition
-        (`pld.largest_steps`), or None; its results become those `finish` reports."""
+        (`pld.largest_steps`), or None. Its bounds are the shared composition's; `finish` still
+        reports `tight_epsilon`'s, the number `dpcalc pld` prints at the answer."""
         from dpcalc.core.phases import Phase
 
         phase = Phase("gaussian", sampling_probability=sampling_probability, noise_multiplier=noise_multiplier,
                       steps=1)
-        found = self._pld.largest_steps(phase, self.delta, target, limit=limit, estimate=estimate,
-                                        neighbours=neighbours, fallback=False)
-        if found is not None:
-            for result in found[1:]:
-                if result is not None:
-                    self._results[_Run(sampling_probability, noise_multiplier, result.phases[0].steps)] = result
-        return found
+        return self._pld.largest_steps(phase, self.delta, target, limit=limit, estimate=estimate,
+                                       neighbours=neighbours, fallback=False)
 
     def finish(self, run: _Run) -> tuple[float, float | None, tuple[str, ...]]:
         result = self._results.get(run)
@@ -953,7 +957,7 @@ def _largest_steps(problem: _Problem, engine: _PLD, grid: _IntegerGrid, start: f
     epochs: T(e) = ceil(e / p) grows with e, and T(e) <= t exactly when e <= t p, so the
     largest whole number of epochs within t steps is floor(t p) (exact fractions); the shared
     composition answers for the admissible counts T(e) only, with T(e + 1) as the witness.
-    The result is the same object `finish` returns, so the check in `_result` sees one number.
+    The answer's epsilon is `tight_epsilon`'s (what `finish` reports and `dpcalc pld` prints).
     """
     exact_p = problem.exact_probability
     if problem.quantity == "T":
@@ -976,9 +980,8 @@ def _largest_steps(problem: _Problem, engine: _PLD, grid: _IntegerGrid, start: f
     def value_of(steps: int) -> int:
         return steps if problem.quantity == "T" else math.floor(steps * exact_p)
 
-    def point(steps: int, result) -> _Point:
+    def point(steps: int, epsilon: float) -> _Point:
         value = value_of(steps)
-        epsilon = result.epsilon_upper
         residual = None
         if 0.0 < epsilon < math.inf:
             p, sigma, steps_real = problem.model_run(float(value))
@@ -986,10 +989,25 @@ def _largest_steps(problem: _Problem, engine: _PLD, grid: _IntegerGrid, start: f
         return _Point(value, math.log(value), epsilon, epsilon <= target, residual)
 
     if at_answer is None:  # even the most private value (T = 1, one epoch) exceeds the target
-        return _Outcome(None, None, point(at_witness.phases[0].steps, at_witness), False, 1)
-    best = point(answer, at_answer)
-    rejected = None if at_witness is None else point(at_witness.phases[0].steps, at_witness)
-    return _Outcome(best, rejected, None, rejected is None, 1)
+        return _Outcome(None, None, point(at_witness.phases[0].steps, at_witness.epsilon_upper), False, 1)
+    # The answer is checked by the accountant `dpcalc pld` runs (a grid of its own; the two
+    # certified upper bounds differ by ~1e-7 relative), so the reported epsilon is the one a
+    # user sees when running pld at the answer. Where the two disagree about the target, the
+    # point-by-point search decides instead.
+    value = value_of(answer)
+    epsilon = engine.epsilon(problem.run(value))
+    if not epsilon <= target:
+        return None
+    best = point(answer, epsilon)
+    rejected = None
+    if at_witness is not None:
+        witness = at_witness.epsilon_upper
+        if witness <= target * (1.0 + _GRID_AGREEMENT):
+            witness = engine.epsilon(problem.run(value_of(at_witness.phases[0].steps)))
+            if witness <= target:
+                return None
+        rejected = point(at_witness.phases[0].steps, witness)
+    return _Outcome(best, rejected, None, rejected is None, 2)
 
 
 def _problem(quantity, sampling_probability, noise_multiplier, steps, epochs, dataset_size, batch_size) -> _Problem:

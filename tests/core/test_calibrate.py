@@ -23,7 +23,7 @@ from dpcalc.core.calibrate import (
     steps_for_epochs,
 )
 from dpcalc.core.phases import Phase
-from dpcalc.core.pld import tight_epsilon
+from dpcalc.core.pld import largest_steps, tight_epsilon
 from dpcalc.core.rdp import rdp_accountant
 
 
@@ -266,16 +266,28 @@ def test_pld_round_trip_on_random_targets_wide(p, steps, target, delta):
 
 def test_pld_steps_are_the_exact_largest():
     result = calibrate("T", 1.0, 1e-5, sampling_probability=Fraction("0.1"), noise_multiplier=2.0)
-    assert result.rejected == result.value + 1 and result.evaluations == 1
-    # The answer's epsilon is the certified upper bound of one shared composition (pld.largest_steps),
-    # not tight_epsilon's at T, which composes on a grid of its own: both intervals hold the true
-    # epsilon, so they overlap, and here the answer is the one bisection over tight_epsilon finds
-    # (16; the uppers agree to 1e-7 relative, far inside the 1e-3 width).
+    # one shared composition (pld.largest_steps) finds the answer, tight_epsilon checks it
+    assert result.rejected == result.value + 1 and result.evaluations == 2
+    # the answer's bounds are those `dpcalc pld` prints at T; the neighbour's are the shared
+    # composition's, which agree with tight_epsilon's to ~1e-7 relative (the width is 1e-3)
     single = tight_epsilon([Phase("gaussian", 0.1, 2.0, None, result.value)], 1e-5)
-    assert result.epsilon <= 1.0 and result.epsilon_lower <= single.epsilon_upper
-    assert single.epsilon_lower <= result.epsilon == pytest.approx(single.epsilon_upper, rel=1e-6)
+    assert result.epsilon == single.epsilon_upper <= 1.0 and result.epsilon_lower == single.epsilon_lower
     assert pld_epsilon(0.1, 2.0, result.value) <= 1.0 < pld_epsilon(0.1, 2.0, result.value + 1)
     assert result.rejected_epsilon == pytest.approx(pld_epsilon(0.1, 2.0, result.value + 1), rel=1e-6)
+
+
+def test_pld_steps_where_the_two_compositions_disagree_the_search_decides():
+    """Design card: the shared composition puts T = 11648 at 1.99998977, tight_epsilon at
+    1.99998995 (measured). A target between the two must not return 11648: `dpcalc pld` there
+    would print an epsilon above the target."""
+    p, sigma = Fraction("0.004"), 1.1
+    shared_count, at, _ = largest_steps(Phase("gaussian", 0.004, 1.1, None, 1), 1e-5, 2.0, fallback=False)
+    single = pld_epsilon(0.004, sigma, shared_count)
+    assert shared_count == 11648 and at.epsilon_upper < single  # the premise of this test
+    target = (at.epsilon_upper + single) / 2
+    result = calibrate("T", target, 1e-5, sampling_probability=p, noise_multiplier=sigma)
+    assert result.value == 11647 and result.rejected == 11648 and result.rejected_epsilon == single
+    assert result.epsilon == pld_epsilon(0.004, sigma, 11647) <= target
 
 
 def test_pld_sigma_is_below_prv_accountant():
