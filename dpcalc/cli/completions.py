@@ -45,9 +45,15 @@ class CommandSpec:
 
 
 def _first_sentence(text: str | None) -> str:
+    """Up to the first '.' or ';' followed by a space, outside parentheses."""
     text = " ".join((text or "").split())
-    sentence = re.split(r"(?<=[.;])\s", text, maxsplit=1)[0]
-    return sentence.rstrip(".;")
+    depth = 0
+    for index, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth <= 0 and char in ".;" and text[index + 1:index + 2] == " ":
+            text = text[:index]
+            break
+    return text.rstrip(".;")
 
 
 def _option_spec(param: click.Option) -> OptionSpec:

@@ -76,3 +76,11 @@ def test_fish_completes_choices():
 
 def test_install_completion_option_is_still_offered(dpcalc):
     assert "--install-completion" in dpcalc("--help").stdout
+
+
+def test_descriptions_end_at_the_first_sentence_outside_parentheses():
+    assert completions._first_sentence("Write a figure to FILE (.png or .svg; needs x). More.") == (
+        "Write a figure to FILE (.png or .svg; needs x)"
+    )
+    assert completions._first_sentence("Sampling rate; in (0, 1]. Details") == "Sampling rate"
+    assert completions._first_sentence(None) == ""
