@@ -150,13 +150,13 @@ _FAR_LOG_EPSILON = 2.0
 # slope), at most four; steering stops once the last one is within _STEERING_CLOSE (in log
 # epsilon) of the target: the slope then carries the level below over at most ~0.3% in sigma.
 _STEERING_ACCURACY = 1.6e-2
+_STEERING_MIN, _STEERING_MAX = 2, 4
+_STEERING_CLOSE = 0.005
 
 # How far apart two certified upper bounds of one run on different compositions may be taken
 # to lie (relative): the shared composition of pld.largest_steps and tight_epsilon's agree to
 # ~1e-7 on the design card. A neighbour closer than this to the target is checked by both.
 _GRID_AGREEMENT = 1e-5
-_STEERING_MIN, _STEERING_MAX = 2, 4
-_STEERING_CLOSE = 0.005
 
 # The level of the default accuracy's upper bound, predicted before it is computed: at the
 # last steering point the accountant also runs at _LEVEL_ACCURACY (a grid twice as coarse as
