@@ -216,9 +216,13 @@ def _gdp_sweep(sweep, sampling, no_tight: bool, max_eps, json_output: bool, plot
         values = {key: inputs[key] for key in swept_keys + run_keys}
         values.update({key: tight if key == "tight_epsilon" else getattr(result, key) for key in result_keys})
         rows.append(Row(values, warnings, result.epsilon))
+    # inputs echo each row's value, as a list, for the swept inputs and for those they change
+    # (T for --epochs): the single command echoes the resolved T too
     given = dict(first_inputs)
-    for key in swept_keys:
-        given[key] = [inputs[key] for *_, inputs in evaluated]
+    for key in first_inputs:
+        per_row = [inputs[key] for *_, inputs in evaluated]
+        if key in swept_keys or any(value != per_row[0] for value in per_row):
+            given[key] = per_row
     given["max_eps"] = max_epsilon
     given["no_tight"] = no_tight
     y_key = "epsilon" if first_inputs["eps"] is None else "delta"

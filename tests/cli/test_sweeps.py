@@ -209,3 +209,11 @@ def test_gdp_single_run_is_unchanged_by_the_sweep_code(dpcalc):
     document = dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight", "--json").json()
     assert "rows" not in document["result"] and "swept" not in document["result"]
     assert document["result"]["epsilon"] == pytest.approx(1.787445, abs=5e-7)
+
+
+def test_gdp_epochs_sweep_echoes_the_steps_of_each_row(dpcalc):
+    """Like the single command, the inputs echo the resolved T: one per row when --epochs is swept."""
+    document = dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--epochs", "1:3:1", "--no-tight", "--json").json()
+    assert document["inputs"]["epochs"] == [1.0, 2.0, 3.0] and document["inputs"]["T"] == [250, 500, 750]
+    assert [row["T"] for row in document["result"]["rows"]] == [250, 500, 750]
+    assert document["inputs"]["p"] == 0.004 and document["inputs"]["sigma"] == 1.1
