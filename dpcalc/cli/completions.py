@@ -256,10 +256,18 @@ def scripts() -> dict[str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    check = "--check" in args
-    paths = [arg for arg in args if arg != "--check"]
-    directory = Path(paths[0]) if paths else Path(__file__).resolve().parents[2] / "completions"
+    """`python -m dpcalc.cli.completions [--check] [DIRECTORY]` (default: the repository's completions/)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="python -m dpcalc.cli.completions",
+        description="Write the bash, zsh and fish completion scripts generated from the dpcalc app.",
+    )
+    parser.add_argument("--check", action="store_true", help="only report scripts that are out of date (exit 1)")
+    parser.add_argument("directory", nargs="?", type=Path, default=Path(__file__).resolve().parents[2] / "completions",
+                        help="where the scripts are (default: completions/ of this checkout)")
+    options = parser.parse_args(argv)
+    check, directory = options.check, options.directory
     stale = []
     for name, text in scripts().items():
         path = directory / name

@@ -84,3 +84,13 @@ def test_descriptions_end_at_the_first_sentence_outside_parentheses():
     )
     assert completions._first_sentence("Sampling rate; in (0, 1]. Details") == "Sampling rate"
     assert completions._first_sentence(None) == ""
+
+
+def test_help_and_unknown_options_write_nothing(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for args, code in ((["--help"], 0), (["--bogus"], 2)):
+        with pytest.raises(SystemExit) as exit_info:
+            completions.main(args)
+        assert exit_info.value.code == code
+    assert list(tmp_path.iterdir()) == []
+    assert "--check" in capsys.readouterr().out
