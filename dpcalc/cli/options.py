@@ -42,6 +42,11 @@ def parse_real(option: str, text: str | None, interval: Interval) -> float | Non
     return value
 
 
+# Integers are read exactly; beyond this many digits a number is certainly a typo (and an int
+# of 10^(10^9) would take the process's memory).
+_MAX_INTEGER_DIGITS = 299
+
+
 def parse_integer(option: str, text: str | None, interval: Interval = POSITIVE_INTEGER) -> int | None:
     """Parse `text` as an integer in `interval` ("10000", "1e4" and "1_000" are accepted)."""
     if text is None:
@@ -50,12 +55,17 @@ def parse_integer(option: str, text: str | None, interval: Interval = POSITIVE_I
     try:
         value = int(cleaned)
     except ValueError:
+        # scientific notation ("1e4", "2.5e20") is read exactly, not through a float
+        from decimal import Decimal, InvalidOperation
+
         try:
-            number = float(cleaned)
-        except ValueError:
+            number = Decimal(cleaned)
+        except InvalidOperation:
             raise InputError(f"{option} must be {interval.requirement}, got {text!r}") from None
-        if not (math.isfinite(number) and number == int(number) and abs(number) < 2.0**53):
-            raise InputError(f"{option} must be {interval.requirement}, got {text}") from None
+        if not number.is_finite() or number != number.to_integral_value():
+            raise InputError(f"{option} must be {interval.requirement}, got {text}")
+        if number.adjusted() > _MAX_INTEGER_DIGITS:
+            raise InputError(f"{option} must be {interval.requirement} and below 1e{_MAX_INTEGER_DIGITS + 1}, got {text}")
         value = int(number)
     if not interval.contains(value):
         raise InputError(f"{option} must be {interval.requirement}, got {text}")

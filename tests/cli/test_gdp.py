@@ -149,6 +149,9 @@ def test_max_eps_exceeded_exits_1(dpcalc):
         (("--T", "0"), "--T must be an integer in [1, inf), got 0"),
         (("--T", "2.5"), "--T must be an integer in [1, inf), got 2.5"),
         (("--T", "abc"), "--T must be an integer in [1, inf), got 'abc'"),
+        (("--T", "1e-3"), "--T must be an integer in [1, inf), got 1e-3"),
+        (("--T", "inf"), "--T must be an integer in [1, inf), got inf"),
+        (("--T", "1e999999999"), "--T must be an integer in [1, inf) and below 1e300, got 1e999999999"),
         (("--delta", "1"), "--delta must be in (0, 1), got 1"),
         (("--delta", "0"), "--delta must be in (0, 1), got 0"),
         (("--delta", "1.5"), "--delta must be in (0, 1), got 1.5"),
@@ -218,3 +221,11 @@ def test_tight_figure_left_out_when_the_accountant_cannot_handle_the_run(dpcalc)
     document = run.json()
     assert document["result"]["tight_epsilon"] == "inf" and document["result"]["epsilon"] == "inf"
     assert any("astronomically large" in warning for warning in document["warnings"])
+
+
+@pytest.mark.parametrize("text, steps", [("1e4", 10000), ("2.5e3", 2500), ("1_000", 1000), ("1e20", 10**20),
+                                         ("9007199254740993", 2**53 + 1)])
+def test_steps_are_read_exactly(dpcalc, text, steps):
+    """Scientific notation is read as an exact integer, also beyond float64's 2^53."""
+    run = dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", text, "--no-tight", "--json")
+    assert run.code == 0 and run.json()["inputs"]["T"] == steps
