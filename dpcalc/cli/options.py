@@ -47,6 +47,11 @@ def parse_real(option: str, text: str | None, interval: Interval) -> float | Non
 _MAX_INTEGER_DIGITS = 299
 
 
+def _too_large(option: str, interval: Interval, text: str) -> InputError:
+    shown = text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
+    return InputError(f"{option} must be {interval.requirement} and below 1e{_MAX_INTEGER_DIGITS + 1}, got {shown}")
+
+
 def parse_integer(option: str, text: str | None, interval: Interval = POSITIVE_INTEGER) -> int | None:
     """Parse `text` as an integer in `interval` ("10000", "1e4" and "1_000" are accepted)."""
     if text is None:
@@ -65,8 +70,10 @@ def parse_integer(option: str, text: str | None, interval: Interval = POSITIVE_I
         if not number.is_finite() or number != number.to_integral_value():
             raise InputError(f"{option} must be {interval.requirement}, got {text}")
         if number.adjusted() > _MAX_INTEGER_DIGITS:
-            raise InputError(f"{option} must be {interval.requirement} and below 1e{_MAX_INTEGER_DIGITS + 1}, got {text}")
+            raise _too_large(option, interval, text)
         value = int(number)
+    if abs(value) >= 10 ** (_MAX_INTEGER_DIGITS + 1):
+        raise _too_large(option, interval, text)
     if not interval.contains(value):
         raise InputError(f"{option} must be {interval.requirement}, got {text}")
     return value
@@ -211,5 +218,11 @@ def parse_steps(T: str | None, epochs: str | None, exact_probability: Fraction |
         parse_real("--epochs", epochs, RANGES["--epochs"])
         # Exact rational arithmetic: a float quotient such as 60 * 60000 / 256 is rounded up
         # (never down, which would under-count steps) only when it is not already whole.
-        return max(1, math.ceil(Fraction(epochs.strip()) / exact_probability))
+        steps = max(1, math.ceil(Fraction(epochs.strip()) / exact_probability))
+        if steps >= 10 ** (_MAX_INTEGER_DIGITS + 1):
+            raise InputError(
+                f"--epochs {epochs.strip()} gives T = ceil(epochs / p) above 1e{_MAX_INTEGER_DIGITS + 1} steps, "
+                f"which is more than dpcalc accounts; lower --epochs or raise p"
+            )
+        return steps
     raise InputError("give the number of steps: --T, or --epochs")

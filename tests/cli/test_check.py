@@ -143,6 +143,12 @@ def test_own_deltas_exceeding_the_budget_give_inf(dpcalc, tmp_path):
         ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nname = 'a'\nmechanism = 'gdp'\nmu = 1\ncount = 0\n",
          ":4: release 'a': count must be an integer in [1, inf), got 0"),
         ("[budgets]\nepsilon = 1\n", ":1: unknown top-level key 'budgets' (did you mean 'budget'?)"),
+        ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nname = 'a'\nmechanism = 'gaussian'\nsigma = 1\n"
+         "count = 1" + "0" * 320 + "\n",
+         ":4: release 'a': count must be an integer in [1, inf) and below 1e+300, got an integer of 321 digits"),
+        ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nname = 't'\nmechanism = 'subsampled-gaussian'\n"
+         "n = 100\nbatch_size = 1\nsigma = 1\nepochs = 1e299\n",
+         ":4: release 't': epochs = 1e+299 gives T = ceil(epochs / p) above 1e+300 steps; lower epochs or raise p"),
     ],
 )
 def test_malformed_files_name_the_file_line_and_problem(dpcalc, tmp_path, text, message):

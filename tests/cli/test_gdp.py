@@ -229,3 +229,14 @@ def test_steps_are_read_exactly(dpcalc, text, steps):
     """Scientific notation is read as an exact integer, also beyond float64's 2^53."""
     run = dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", text, "--no-tight", "--json")
     assert run.code == 0 and run.json()["inputs"]["T"] == steps
+
+
+def test_epochs_giving_more_steps_than_dpcalc_accounts_are_refused(dpcalc):
+    run = dpcalc("gdp", "--n", "100", "--batch-size", "1", "--epochs", "1e298", "--sigma", "1")
+    assert run.code == 2 and run.stdout == ""
+    assert run.stderr == ("Error: --epochs 1e298 gives T = ceil(epochs / p) above 1e300 steps, which is more "
+                          "than dpcalc accounts; lower --epochs or raise p\n")
+    big = "1" + "0" * 400
+    run = dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", big)
+    assert run.code == 2 and run.stderr.startswith("Error: --T must be an integer in [1, inf) and below 1e300, got 1")
+    assert "(401 characters)" in run.stderr
