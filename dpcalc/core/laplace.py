@@ -80,7 +80,19 @@ def failure_probability(scaled_tolerance: float, dims: int = 1, one_sided: bool 
     if u < 1e-300:
         # q = dims * u * (1 + O(dims * u)): exact to float64 here, and safe from underflow in log space.
         return math.exp(math.log(dims) + log_u)
-    return -math.expm1(dims * math.log1p(-u))
+    return -math.expm1(_log_all_within(log_u, dims))
+
+
+def _log_all_within(log_u: float, dims: int) -> float:
+    """log P(all `dims` coordinates within the tolerance) = dims * log(1 - u), u = e^log_u.
+
+    log1p(-u) for u <= 1/2; for u near 1 (a tolerance far below the scale) 1 - u = -expm1(log_u)
+    keeps its precision, and it is 0 (log P = -inf) only at a tolerance of 0.
+    """
+    if log_u <= -_LOG2:
+        return dims * math.log1p(-math.exp(log_u))
+    one_minus_u = -math.expm1(log_u)
+    return dims * math.log(one_minus_u) if one_minus_u > 0.0 else -math.inf
 
 
 def scaled_tolerance_for(
@@ -172,9 +184,9 @@ def laplace_accuracy(
     else:
         x = tolerance * epsilon / sensitivity
         q = failure_probability(x, dims, one_sided)
-        # P from log P = dims * log1p(-u): keeps its relative precision when P is small.
+        # P from log P = dims * log(1 - u): keeps its relative precision when P is small.
         log_u = -x - (_LOG2 if one_sided else 0.0)
-        probability = 1.0 - q if q < 0.5 else math.exp(dims * math.log1p(-math.exp(log_u)))
+        probability = 1.0 - q if q < 0.5 else math.exp(_log_all_within(log_u, dims))
 
     scale = sensitivity / epsilon if epsilon > 0.0 else math.inf
     return LaplaceAccuracy(

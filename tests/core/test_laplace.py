@@ -222,3 +222,12 @@ def test_probability_round_trip(epsilon, tolerance, dims, one_sided):
     back = laplace_accuracy(epsilon=epsilon, probability=forward.probability, dims=dims, one_sided=one_sided,
                             failure_probability_exact=forward.failure_probability)
     assert back.tolerance == pytest.approx(tolerance, rel=1e-6)
+
+
+@pytest.mark.parametrize("x", [3e-300, 1e-20, 1e-8, 0.5, 0.69, 0.7, 1.0, 50.0])
+@pytest.mark.parametrize("dims", [1, 7, 10**6])
+def test_failure_probability_against_mpmath_down_to_tiny_tolerances(x, dims):
+    """A tolerance far below the scale (u = e^-x rounds to 1) used to fail in log1p(-u)."""
+    with mp.workdps(50):
+        exact = -mp.expm1(dims * mp.log(1 - mp.exp(-mp.mpf(x))))
+    assert failure_probability(x, dims) == pytest.approx(float(exact), rel=1e-12)
