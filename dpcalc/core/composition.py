@@ -859,7 +859,7 @@ def max_compositions(
     root = 2.0 * target_epsilon / (b + math.sqrt(b * b + 4.0 * a * target_epsilon))  # sqrt(k), stable form
     basic_k = _largest_k(basic_value, target_epsilon, _guess(target_epsilon / epsilon), basic_cap)
     advanced_k = _largest_k(advanced_value, target_epsilon, _guess(root * root), cap)
-    simplified_k = _largest_k(simplified_value, target_epsilon, _guess((target_epsilon / (2.0 * b)) ** 2), cap)
+    simplified_k = _largest_k(simplified_value, target_epsilon, _guess(_squared(target_epsilon / (2.0 * b))), cap)
     # The optimum is never above the basic or advanced epsilon: their answers are lower bounds.
     optimal_k = _largest_k(optimal_value, target_epsilon, max(min(basic_k, cap), advanced_k), cap)
     for name, value in (("basic", basic_k), ("advanced", advanced_k), ("simplified", simplified_k), ("optimal", optimal_k)):
@@ -1048,6 +1048,11 @@ def _largest_k(value, target: float, guess: int, limit: int) -> int:
     return low
 
 
+def _squared(x: float) -> float:
+    """x * x, inf where it overflows (the ** operator raises OverflowError instead)."""
+    return x * x
+
+
 def _guess(value: float) -> int:
     if not math.isfinite(value) or value > MAX_K_SEARCHED:
         return MAX_K_SEARCHED
@@ -1058,7 +1063,10 @@ def _delta_cap(delta: float, delta_prime: float) -> int:
     """The largest k with k delta + delta' < 1 (MAX_K_SEARCHED when delta = 0)."""
     if delta == 0.0:
         return MAX_K_SEARCHED
-    k = int((1.0 - delta_prime) / delta)
+    quotient = (1.0 - delta_prime) / delta
+    if not quotient < MAX_K_SEARCHED:  # also inf, for a subnormal delta
+        return MAX_K_SEARCHED
+    k = int(quotient)
     while k > 0 and k * delta + delta_prime >= 1.0:
         k -= 1
     return min(k, MAX_K_SEARCHED)

@@ -211,3 +211,11 @@ def test_json_is_strict_at_extremes(dpcalc, args):
     for name in ("basic", "advanced", "simplified", "optimal"):
         value = result[name]["epsilon"]
         assert value == "inf" or math.isfinite(value)
+
+
+@pytest.mark.parametrize("extra", [["--eps", "0.5"], ["--eps", "0.999999", "--delta", "5e-324"], ["--k", "10"]])
+def test_inverse_at_a_huge_target_is_an_answer_not_an_internal_error(dpcalc, extra):
+    """A target of 1e300 overflowed (target / 2b)^2 and (1 - delta') / delta for a subnormal delta."""
+    run = dpcalc("advanced-composition", "--target-eps", "1e300", *extra, "--json")
+    assert run.code == 0 and "internal error" not in run.stderr
+    assert run.json()["result"]["target_epsilon"] == 1e300
