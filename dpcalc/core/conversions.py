@@ -108,8 +108,12 @@ def analytic_gaussian_mu(epsilon: float, delta: float) -> float:
     z = -ndtri(delta)
     root = math.sqrt(z * z + 2.0 * epsilon)
     low = 2.0 * epsilon / (z + root) if z > 0.0 else root - z
-    while excess(low) > 0.0:  # only if rounding put mu_low a hair too high
+    while low > 0.0 and excess(low) > 0.0:  # only if rounding put mu_low a hair too high
         low *= 0.5
+    if not low > 0.0:
+        # eps so small (subnormal) that mu_low underflows to 0: the eps = 0 answer mu_0 is a
+        # lower end too, since delta(eps; mu_0) <= delta(0; mu_0) = delta
+        low = _mu_with_max_advantage(delta, math.log1p(-delta) - math.log(2.0))
     high = 2.0 * low
     while excess(high) < 0.0:
         low, high = high, 2.0 * high

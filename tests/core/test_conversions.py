@@ -429,3 +429,11 @@ def test_randomized_response_rdp_grows_with_epsilon(order, first, second):
 def test_pure_dp_mu_grows_with_epsilon(first, second):
     low, high = sorted((first, second))
     assert pure_dp_to_mu(low) <= pure_dp_to_mu(high)
+
+
+@pytest.mark.parametrize("epsilon", [5e-324, 1e-320, 1e-300])
+def test_analytic_mu_at_a_subnormal_epsilon_is_the_epsilon_zero_answer(epsilon):
+    """The bracket's lower end 2 eps / (z + sqrt(z^2 + 2 eps)) underflowed to 0 for eps = 5e-324,
+    and doubling 0 never ended (the command hung)."""
+    zero = conv.analytic_gaussian_mu(0.0, 1e-12)
+    assert conv.analytic_gaussian_mu(epsilon, 1e-12) == pytest.approx(zero, rel=1e-12)
