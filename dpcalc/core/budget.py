@@ -384,11 +384,19 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
 
     # Each group's epsilon as a function of its share of delta.
     groups: dict[str, Any] = {}
+    # the accountant's own warnings (e.g. the PLD grid's closed-form fallback) per (group, delta)
+    notes: dict[tuple[str, float], tuple[str, ...]] = {}
+
+    def pld_group(group_delta: float) -> float:
+        epsilon, group_notes = _mechanism_epsilon(phases, group_delta, "pld")
+        notes[("pld", group_delta)] = group_notes
+        return epsilon
+
     if budget.accountant == "rdp" and (phases or zcdp_releases):
         groups["rdp"] = lambda d: _rdp_with_zcdp_epsilon(phases, rho, d)
     else:
         if phases:
-            groups["pld"] = lambda d: _mechanism_epsilon(phases, d, "pld")[0]
+            groups["pld"] = pld_group
         if zcdp_releases:
             groups["zcdp"] = lambda d: _zcdp_epsilon(rho, d)
     if dp_releases:
@@ -416,6 +424,10 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
             best_total, best_split = total, split
 
     own = [_release_epsilon(r, budget) for r in budget.releases]
+    for name, share in zip(names, best_split):
+        for note in notes.get((name, share * delta), ()):
+            if f"total: {note}" not in warnings:
+                warnings.append(f"total: {note}")
     if len(names) > 1:
         warnings.append(
             "releases of different kinds were joined by basic composition with the best of a few "

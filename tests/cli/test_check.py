@@ -169,3 +169,13 @@ def test_missing_file(dpcalc, tmp_path):
 def test_missing_argument(dpcalc):
     run = dpcalc("check")
     assert run.code == 2 and "BUDGET" in run.stderr
+
+
+def test_the_accountants_warnings_reach_the_output(dpcalc, tmp_path):
+    """A release beyond the PLD grid's range (1e14 steps) is bounded by closed forms; the
+    accountant says so, and check passes that on instead of dropping it."""
+    text = ("[budget]\nepsilon = 4\ndelta = 1e-5\n[[release]]\nname = 'long'\nmechanism = 'subsampled-gaussian'\n"
+            "p = 1e-6\nsigma = 5\nT = 100000000000000\n")
+    run = dpcalc("check", write(tmp_path, text), "--json")
+    warnings = run.json()["warnings"]
+    assert any(w.startswith("total: ") and "closed forms" in w for w in warnings), warnings
