@@ -240,6 +240,7 @@ def _theta_table(measure: Tilted) -> np.ndarray:
     weight, divided by the largest, is below e^-750 and is exactly 0 in float64 anyway. For
     large theta this is a few points instead of the whole grid (the same sum, ~4x cheaper).
     """
+    s = measure.losses
     t = np.where(measure.t > 0.0, measure.t, 0.0)
     count = len(t)
     values = np.empty(len(THETAS))
@@ -249,7 +250,7 @@ def _theta_table(measure: Tilted) -> np.ndarray:
             hi = min(count, math.ceil(_EXP_UNDERFLOW / (rate * measure.h)) + 1)
         elif rate * measure.h < 0.0:  # at the high end
             lo = max(0, count - 1 - math.ceil(_EXP_UNDERFLOW / (-rate * measure.h)))
-        exponent = measure.log_z - rate * ((measure.k0 + np.arange(lo, hi)) * measure.h)
+        exponent = measure.log_z - rate * s[lo:hi]
         top = exponent.max()
         with np.errstate(divide="ignore"):
             values[index] = np.log(np.exp(exponent - top) @ t[lo:hi] + measure.err) + top
