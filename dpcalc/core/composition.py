@@ -859,7 +859,8 @@ def max_compositions(
     root = 2.0 * target_epsilon / (b + math.sqrt(b * b + 4.0 * a * target_epsilon))  # sqrt(k), stable form
     basic_k = _largest_k(basic_value, target_epsilon, _guess(target_epsilon / epsilon), basic_cap)
     advanced_k = _largest_k(advanced_value, target_epsilon, _guess(root * root), cap)
-    simplified_k = _largest_k(simplified_value, target_epsilon, _guess(_squared(target_epsilon / (2.0 * b))), cap)
+    half = target_epsilon / (2.0 * b)
+    simplified_k = _largest_k(simplified_value, target_epsilon, _guess(half * half), cap)  # not **: it raises on overflow
     # The optimum is never above the basic or advanced epsilon: their answers are lower bounds.
     optimal_k = _largest_k(optimal_value, target_epsilon, max(min(basic_k, cap), advanced_k), cap)
     for name, value in (("basic", basic_k), ("advanced", advanced_k), ("simplified", simplified_k), ("optimal", optimal_k)):
@@ -1046,11 +1047,6 @@ def _largest_k(value, target: float, guess: int, limit: int) -> int:
         else:
             high = middle
     return low
-
-
-def _squared(x: float) -> float:
-    """x * x, inf where it overflows (the ** operator raises OverflowError instead)."""
-    return x * x
 
 
 def _guess(value: float) -> int:
