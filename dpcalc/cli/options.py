@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Optional
 import typer
 
 from dpcalc.core.validation import (
+    MAX_COUNT,
+    MAX_COUNT_DIGITS,
     NON_NEGATIVE,
     OPEN_UNIT,
     POSITIVE,
@@ -42,14 +44,9 @@ def parse_real(option: str, text: str | None, interval: Interval) -> float | Non
     return value
 
 
-# Integers are read exactly; beyond this many digits a number is certainly a typo (and an int
-# of 10^(10^9) would take the process's memory).
-_MAX_INTEGER_DIGITS = 299
-
-
 def _too_large(option: str, interval: Interval, text: str) -> InputError:
     shown = text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
-    return InputError(f"{option} must be {interval.requirement} and below 1e{_MAX_INTEGER_DIGITS + 1}, got {shown}")
+    return InputError(f"{option} must be {interval.requirement} and below 1e{MAX_COUNT_DIGITS}, got {shown}")
 
 
 def parse_integer(option: str, text: str | None, interval: Interval = POSITIVE_INTEGER) -> int | None:
@@ -69,10 +66,10 @@ def parse_integer(option: str, text: str | None, interval: Interval = POSITIVE_I
             raise InputError(f"{option} must be {interval.requirement}, got {text!r}") from None
         if not number.is_finite() or number != number.to_integral_value():
             raise InputError(f"{option} must be {interval.requirement}, got {text}")
-        if number.adjusted() > _MAX_INTEGER_DIGITS:
+        if number.adjusted() >= MAX_COUNT_DIGITS:  # before int(): 1e999999999 would not fit in memory
             raise _too_large(option, interval, text)
         value = int(number)
-    if abs(value) >= 10 ** (_MAX_INTEGER_DIGITS + 1):
+    if abs(value) >= MAX_COUNT:
         raise _too_large(option, interval, text)
     if not interval.contains(value):
         raise InputError(f"{option} must be {interval.requirement}, got {text}")
@@ -219,9 +216,9 @@ def parse_steps(T: str | None, epochs: str | None, exact_probability: Fraction |
         # Exact rational arithmetic: a float quotient such as 60 * 60000 / 256 is rounded up
         # (never down, which would under-count steps) only when it is not already whole.
         steps = max(1, math.ceil(Fraction(epochs.strip()) / exact_probability))
-        if steps >= 10 ** (_MAX_INTEGER_DIGITS + 1):
+        if steps >= MAX_COUNT:
             raise InputError(
-                f"--epochs {epochs.strip()} gives T = ceil(epochs / p) above 1e{_MAX_INTEGER_DIGITS + 1} steps, "
+                f"--epochs {epochs.strip()} gives T = ceil(epochs / p) above 1e{MAX_COUNT_DIGITS} steps, "
                 f"which is more than dpcalc accounts; lower --epochs or raise p"
             )
         return steps

@@ -22,6 +22,8 @@ else:  # pragma: no cover - Python 3.10 reads TOML with tomli, tomllib's origin
     import tomli as tomllib
 
 from dpcalc.core.validation import (
+    MAX_COUNT,
+    MAX_COUNT_DIGITS,
     NON_NEGATIVE,
     OPEN_UNIT,
     POSITIVE,
@@ -167,9 +169,9 @@ def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]
         one_of("T", "epochs")
         if "epochs" in parameters:
             p = parameters["p"] if "p" in parameters else parameters["batch_size"] / parameters["n"]
-            if parameters["epochs"] / p >= _LARGEST:
+            if parameters["epochs"] / p >= MAX_COUNT:
                 raise BudgetFileError(f"{where}: epochs = {parameters['epochs']:g} gives T = ceil(epochs / p) "
-                                      f"above {_LARGEST:g} steps; lower epochs or raise p")
+                                      f"above 1e+{MAX_COUNT_DIGITS} steps; lower epochs or raise p")
     elif mechanism == "gaussian":
         need("sigma")
     elif mechanism == "laplace":
@@ -182,18 +184,15 @@ def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]
         need("rho")
 
 
-# Numbers at or above this are refused: no release has that many steps, and floats overflow past it.
-_LARGEST = 1e300
-
-
 def _number(where: str, key: str, value: Any, interval: Interval) -> float:
     if value is None:
         raise BudgetFileError(f"{where}: missing '{key}' ({interval.requirement})")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise BudgetFileError(f"{where}: {key} must be a number {interval.requirement}, got {value!r}")
-    if abs(value) >= _LARGEST:  # also keeps float(value) from overflowing for a huge integer
+    if abs(value) >= MAX_COUNT:  # also keeps float(value) from overflowing for a huge integer
         shown = f"an integer of {len(str(abs(value)))} digits" if isinstance(value, int) else f"{value:g}"
-        raise BudgetFileError(f"{where}: {key} must be {interval.requirement} and below {_LARGEST:g}, got {shown}")
+        raise BudgetFileError(f"{where}: {key} must be {interval.requirement} and below 1e+{MAX_COUNT_DIGITS}, "
+                              f"got {shown}")
     if not interval.contains(float(value)):
         raise BudgetFileError(f"{where}: {key} must be {interval.requirement}, got {value}")
     return int(value) if interval.integer else float(value)

@@ -68,3 +68,8 @@ OPEN_UNIT = Interval(0.0, 1.0)  # delta, a probability strictly between 0 and 1
 POSITIVE = Interval(0.0, math.inf)  # sigma, mu > 0
 NON_NEGATIVE = Interval(0.0, math.inf, low_closed=True)  # epsilon >= 0
 POSITIVE_INTEGER = Interval(1.0, math.inf, low_closed=True, integer=True)  # steps T
+
+# Counts (steps, releases) at or above this are refused where they are read: no run has that
+# many, floats overflow not far past it, and an exact integer of 10^(10^9) would take the memory.
+MAX_COUNT_DIGITS = 300
+MAX_COUNT = 10**MAX_COUNT_DIGITS
