@@ -295,18 +295,18 @@ class _PLD:
         self._results[run] = result
         return result.epsilon_upper
 
-    def _coarse(self, run: _Run, accuracy: float):
+    def _coarse(self, run: _Run, accuracy: float) -> tuple[float, float]:
+        """The upper bound alone (`pld.upper_epsilon`) at a coarser accuracy, and its grid step."""
         from dpcalc.core.phases import Phase
 
         phase = Phase("gaussian", sampling_probability=run.sampling_probability,
                       noise_multiplier=run.noise_multiplier, steps=run.steps)
-        return self._pld.tight_epsilon([phase], self.delta, accuracy=accuracy)
+        return self._pld.upper_epsilon([phase], self.delta, accuracy=accuracy)
 
     def steer(self, run: _Run) -> float:
         """The upper bound at the coarser steering accuracy (a different, cheaper function)."""
-        result = self._coarse(run, _STEERING_ACCURACY)
-        self._steering_step = result.grid_step
-        return result.epsilon_upper
+        upper, self._steering_step = self._coarse(run, _STEERING_ACCURACY)
+        return upper
 
     def level(self, run: _Run, steering_epsilon: float) -> float | None:
         """A prediction of `epsilon(run)` (see _LEVEL_ACCURACY), or None; one call at _LEVEL_ACCURACY.
@@ -317,13 +317,13 @@ class _PLD:
         twice the finer one, the extrapolation does not apply and the finer bound itself is
         the prediction.
         """
-        finer = self._coarse(run, _LEVEL_ACCURACY)
-        if not 0.0 < finer.epsilon_upper < math.inf:
+        finer, finer_step = self._coarse(run, _LEVEL_ACCURACY)
+        if not 0.0 < finer < math.inf:
             return None
-        if not (0.0 < steering_epsilon < math.inf) or self._steering_step != 2.0 * finer.grid_step:
-            return finer.epsilon_upper
-        predicted = finer.epsilon_upper - 0.25 * (steering_epsilon - finer.epsilon_upper)
-        return predicted if predicted > 0.0 else finer.epsilon_upper
+        if not (0.0 < steering_epsilon < math.inf) or self._steering_step != 2.0 * finer_step:
+            return finer
+        predicted = finer - 0.25 * (steering_epsilon - finer)
+        return predicted if predicted > 0.0 else finer
 
     def largest_steps(self, target: float, sampling_probability: float, noise_multiplier: float, limit: int,
                       estimate: float, neighbours) -> tuple | None:

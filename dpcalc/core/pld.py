@@ -679,6 +679,35 @@ def _account_grid(phases: Sequence[Phase], *, delta: float | None, epsilon: floa
     )
 
 
+def upper_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DEFAULT_ACCURACY) -> tuple[float, float]:
+    """A certified upper bound on epsilon at `delta`, and the grid step it was computed on.
+
+    The upper bound of the first grid `tight_epsilon` tries at `accuracy` (the same number when
+    that grid meets the accuracy, as it does for most runs), without the lower bound and without
+    checking the interval's width: about 40% cheaper, for searches that steer by it. Outside the
+    grid's range, or when the grid fails, it is `tight_epsilon`'s upper bound (grid step 0 for
+    the closed forms).
+    """
+    OPEN_UNIT.check("delta", delta)
+    ACCURACY.check("accuracy", accuracy)
+    checked = _check_phases(phases)
+    if _out_of_range(checked) is None:
+        _deadline[0] = time.monotonic() + _TIME_BUDGET
+        try:
+            with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+                setup = _prepare(checked, delta, None, accuracy)
+                outcome = _attempt(setup.models, setup.tilts, setup.order, delta, None, setup.scale, _INF_SHARE,
+                                   setup.events, setup.per_step_error(setup.reference), want_lower=False)
+            if math.isfinite(outcome["upper"]):
+                return outcome["upper"], outcome["grid_step"]
+        except (_OutOfTime, ArithmeticError, ValueError, MemoryError):
+            pass  # the full accountant below falls back to the closed forms
+        finally:
+            _deadline[0] = math.inf
+    result = tight_epsilon(checked, delta, accuracy=accuracy)
+    return result.epsilon_upper, result.grid_step
+
+
 def _plan(lam: float, estimate: float, delta: float | None, scale: float, inf_share: float, events: int,
           min_step: float) -> _Plan:
     delta_scale = delta if delta is not None else math.exp(min(estimate, 0.0))
@@ -705,11 +734,14 @@ def _bounds_of(measures: dict[str, layers.Layered], delta, epsilon) -> tuple[flo
     return upper, lower
 
 
-def _attempt(models, tilts, order, delta, epsilon, scale, inf_share, events, min_step, full: bool = False) -> dict:
+def _attempt(models, tilts, order, delta, epsilon, scale, inf_share, events, min_step, full: bool = False,
+             want_lower: bool = True) -> dict:
+    """One grid of `_account_grid`: the bounds at `scale` (without `want_lower`, the upper bound
+    only, "lower" and "width" then None)."""
     stats: dict = {}
     first = order[0]
     plan = _plan(*tilts[first], delta, scale, inf_share, events, min_step)
-    measures = _compose(models[first], plan, True, stats)
+    measures = _compose(models[first], plan, want_lower, stats)
     kept = {first: measures}
     upper, lower = _bounds_of(measures, delta, epsilon)
     binding = first
@@ -725,19 +757,20 @@ def _attempt(models, tilts, order, delta, epsilon, scale, inf_share, events, min
             if rough_upper <= upper:
                 continue
         plan_other = _plan(*tilts[other], delta, scale, inf_share, events, min_step)
-        composed = _compose(models[other], plan_other, True, stats)
+        composed = _compose(models[other], plan_other, want_lower, stats)
         kept[other] = composed
         other_upper, other_lower = _bounds_of(composed, delta, epsilon)
         if other_upper > upper:
             binding = other
             grid_step = composed["upper"].bulk.h
         upper = max(upper, other_upper)
-        lower = max(lower, other_lower)
+        if want_lower:
+            lower = max(lower, other_lower)
     return {
         "upper": upper,
         "lower": lower,
         "value": upper if math.isfinite(upper) else 0.0,
-        "width": upper - lower,
+        "width": upper - lower if want_lower else None,
         "unresolved": math.isinf(upper) and delta is not None,
         "binding": binding,
         "grid_step": grid_step,

@@ -26,7 +26,7 @@ from dpcalc.core import _pld_normal as normal
 from dpcalc.core import gdp
 from dpcalc.core._pld_pairs import GaussianPair, LaplacePair
 from dpcalc.core.phases import Phase
-from dpcalc.core.pld import DEFAULT_ACCURACY, tight_delta, tight_epsilon
+from dpcalc.core.pld import DEFAULT_ACCURACY, tight_delta, tight_epsilon, upper_epsilon
 from dpcalc.core.validation import ParameterError
 
 U = 2.0**-53
@@ -267,6 +267,36 @@ def test_accuracy_option_narrows_the_interval():
     assert coarse.epsilon_upper - coarse.epsilon_lower <= 1e-2 * coarse.epsilon_upper
     # intervals from different grids overlap: both contain the true epsilon
     assert coarse.epsilon_lower <= fine.epsilon_upper and fine.epsilon_lower <= coarse.epsilon_upper
+
+
+@pytest.mark.parametrize("p, sigma, steps, accuracy", [
+    (0.004, 1.1, 10_000, 1.6e-2), (0.004, 1.1, 10_000, 4e-3), (0.004, 1.1, 10_000, 1e-3),
+    (0.01, 0.8, 1_000, 1.6e-2), (0.1, 2.0, 100, 4e-3), (1.0, 3.0, 50, 1.6e-2),
+])
+def test_upper_epsilon_is_the_first_grids_upper_bound(p, sigma, steps, accuracy):
+    """Where the first grid meets the accuracy, upper_epsilon is tight_epsilon's upper bound,
+    bit for bit, and its grid step; either way it is a certified upper bound."""
+    phases = [gaussian(p, sigma, steps)]
+    upper, step = upper_epsilon(phases, 1e-5, accuracy=accuracy)
+    full = tight_epsilon(phases, 1e-5, accuracy=accuracy)
+    assert upper >= tight_epsilon(phases, 1e-5, accuracy=1e-4).epsilon_lower
+    if full.attempts == 1:
+        assert (upper, step) == (full.epsilon_upper, full.grid_step)
+
+
+def test_upper_epsilon_is_sound_where_the_first_grid_is_too_coarse():
+    """p = 0.004, sigma = 0.75: tight_epsilon refines at 1.6e-2; the first grid's bound is
+    looser but still above the true epsilon."""
+    phases = [gaussian(0.004, 0.75, 10_000)]
+    assert tight_epsilon(phases, 1e-5, accuracy=1.6e-2).attempts > 1
+    upper, _ = upper_epsilon(phases, 1e-5, accuracy=1.6e-2)
+    assert upper >= tight_epsilon(phases, 1e-5).epsilon_lower
+
+
+def test_upper_epsilon_outside_the_grid_is_the_closed_form():
+    phases = [gaussian(0.004, 0.01, 100)]
+    upper, step = upper_epsilon(phases, 1e-5)
+    assert (upper, step) == (tight_epsilon(phases, 1e-5).epsilon_upper, 0.0)
 
 
 # ---------------------------------------------------------------------------------------------
