@@ -53,8 +53,9 @@ accountant's log epsilon F differs from log m by a residual r = F - log m that v
 and smoothly, so each next point solves log m(x) + r(x) = log E, with r interpolated linearly
 between the two most recent evaluations (held constant after the first). The search starts at
 the model's own answer. For gdp (where r = 0) this is two evaluations; for rdp three to five.
-For pld, two to four steering evaluations at accuracy 1.6e-2 (a quarter to a half of the cost
-each) first learn the slope of r near the answer; one more at accuracy 4e-3 at the last of
+For pld, two to four steering evaluations at accuracy 1.6e-2 (the upper bound alone,
+`pld.upper_epsilon`: a fifth to a third of the cost of a full evaluation each) first learn the
+slope of r near the answer; one more at accuracy 4e-3 (upper bound alone) at the last of
 them predicts the level of the full-accuracy epsilon there (Richardson extrapolation in the grid
 step, see _LEVEL_ACCURACY), so that the first full evaluation already lands within ~5e-5 of
 the boundary, placed 0.4 precision inside the passing side: one full evaluation in most runs
@@ -143,8 +144,9 @@ _ESTIMATE_LOG_EPSILON_REACH = 0.1
 # A sweep row's first point (the previous row's answer, target 2x apart) is well within it.
 _FAR_LOG_EPSILON = 2.0
 
-# Steering evaluations of the PLD accountant: at accuracy 1.6e-2 (a grid four times coarser
-# than the default's) one costs a quarter to a half of one at the default 1e-3, and its slope
+# Steering evaluations of the PLD accountant: the upper bound alone at accuracy 1.6e-2 (a grid
+# four times coarser than the default's) costs a fifth to a third of a full evaluation at the
+# default 1e-3 (design card: 38 ms against 125 ms), and its slope
 # d log epsilon / d log sigma matches the default's to 0.4-0.6% (measured on the design card
 # and at p = 0.004, T = 1e4, target 1), far better than the model's 5-30%. At least two (a
 # slope), at most four; steering stops once the last one is within _STEERING_CLOSE (in log
@@ -160,7 +162,7 @@ _GRID_AGREEMENT = 1e-5
 
 # The level of the default accuracy's upper bound, predicted before it is computed: at the
 # last steering point the accountant also runs at _LEVEL_ACCURACY (a grid twice as coarse as
-# the default's, half its cost or less). Both bounds err by O(h^2) in the grid step h (see
+# the default's; the upper bound alone, a third of the cost). Both bounds err by O(h^2) in the grid step h (see
 # dpcalc.core.pld), so from upper bounds U(h) and U(2h) the one on the default grid h/2 is
 # about U(h) - (U(2h) - U(h)) / 4 (Richardson). Measured on 20 runs (p 1e-3..0.1, T 1e2..1e5,
 # target 0.3..8): within 1.1e-4 of the default's epsilon (relative), typically 3e-5, against
