@@ -466,7 +466,14 @@ def _release_epsilon(release: Release, budget: BudgetFile) -> ReleaseEpsilon:
         method = "RDP"
     else:
         phase = release_phase(release)
-        epsilon = _mechanism_epsilon([phase], delta, "pld")[0]
-        exact = phase.mechanism == "gaussian" and phase.sampling_probability == 1.0
-        method = "exact (Gaussian DP)" if exact else "PLD (certified)"
+        if phase.mechanism == "gaussian" and phase.sampling_probability == 1.0:
+            epsilon = _mechanism_epsilon([phase], delta, "pld")[0]
+            method = "exact (Gaussian DP)"
+        else:
+            from dpcalc.core.pld import tight_epsilon
+
+            result = tight_epsilon([phase], delta)
+            epsilon = result.epsilon_upper
+            # grid step 0: outside the grid's range the accountant certifies by closed forms
+            method = "PLD (certified)" if result.grid_step > 0.0 else "closed forms (certified)"
     return ReleaseEpsilon(release.name, release.mechanism, epsilon, delta, method)

@@ -179,3 +179,5 @@ def test_the_accountants_warnings_reach_the_output(dpcalc, tmp_path):
     run = dpcalc("check", write(tmp_path, text), "--json")
     warnings = run.json()["warnings"]
     assert any(w.startswith("total: ") and "closed forms" in w for w in warnings), warnings
+    # and the release's own row names the method that bounded it
+    assert run.json()["result"]["releases"][0]["method"] == "closed forms (certified)"
