@@ -146,8 +146,11 @@ def truncate(m: Layered, *, log_inf_budget: float, log_rho_budget: float, multip
                           multiplicity=multiplicity), None)
     bulk = grid.truncate(m.bulk, log_inf_budget=log_inf_budget, log_rho_budget=log_rho_budget,
                          multiplicity=multiplicity, cap=False)
+    # The lower end of a lower bound's tail is cut like its bulk's (dropping mass only lowers a
+    # lower bound; the cross products with the bulk otherwise extend it downwards by the bulk's
+    # width at every product). An upper bound's dropped tails are accounted on its bulk (S6).
     tail = grid.truncate(m.tail, log_inf_budget=log_inf_budget, log_rho_budget=log_rho_budget,
-                         multiplicity=multiplicity, floor=False)
+                         multiplicity=multiplicity, floor=m.kind == "lower")
     if tail.inf_mass:
         bulk = replace(bulk, inf_mass=bulk.inf_mass + tail.inf_mass)
         tail = replace(tail, inf_mass=0.0)
