@@ -17,7 +17,7 @@ E[e^(-theta S)]) live on the bulk layer; the tail layer and the cross products c
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -30,6 +30,16 @@ U = grid.U
 class Layered:
     bulk: grid.Tilted
     tail: grid.Tilted | None = None
+    # the bulk coarsened to the tail's step, as the cross products of `convolve` use it (a
+    # power of one step enters several products: it is coarsened once); never copied
+    _coarse_bulks: dict[float, grid.Tilted] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def coarse_bulk(self, h: float) -> grid.Tilted:
+        """The bulk alone (`grid.bare`) on the step h."""
+        coarse = self._coarse_bulks.get(h)
+        if coarse is None:
+            coarse = self._coarse_bulks[h] = grid.bare(grid.coarsen_to(self.bulk, h))
+        return coarse
 
     @property
     def kind(self) -> str:
@@ -58,8 +68,8 @@ def convolve(a: Layered, b: Layered) -> Layered:
         return Layered(fine, None)
     coarse_h = max(m.h for m in (a.tail, b.tail) if m is not None)
     terms = []
-    a_bulk = grid.bare(grid.coarsen_to(a.bulk, coarse_h))
-    b_bulk = a_bulk if b is a else grid.bare(grid.coarsen_to(b.bulk, coarse_h))
+    a_bulk = a.coarse_bulk(coarse_h)
+    b_bulk = b.coarse_bulk(coarse_h)
     a_tail = grid.coarsen_to(a.tail, coarse_h) if a.tail is not None else None
     b_tail = a_tail if b is a else (grid.coarsen_to(b.tail, coarse_h) if b.tail is not None else None)
     if b is a:
