@@ -1030,7 +1030,7 @@ def tight_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DE
     """Certified [epsilon_lower, epsilon_upper] at `delta` for the composition of `phases`.
 
     Cost: about 0.1 s for the design card (p = 0.004, sigma = 1.1, T = 10000) at the default
-    accuracy, 0.3 to 0.5 s for T = 1e6 to 1e7 (one core); a coarser `accuracy` (say 1e-2) is
+    accuracy, 0.2 to 0.25 s for T = 1e6 to 1e7 (one core); a coarser `accuracy` (say 1e-2) is
     several times cheaper, which suits searches that only need to steer. Results are memoised
     (the last _CACHE_SIZE distinct calls), so asking again for the same run is free.
     """
