@@ -91,3 +91,18 @@ def test_python_dash_m_runs_the_cli():
     )
     assert result.returncode == 0, result.stderr
     assert '"command": "gdp"' in result.stdout
+
+
+@pytest.mark.parametrize("given, expected", [(None, "1"), ("3", "3")])
+def test_blas_threads_default_to_one_unless_set(given, expected):
+    """The CLI asks OpenBLAS for one thread before numpy loads (its workers only burn a second
+    core at these sizes); a value the user set is kept."""
+    import os
+
+    env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    code = "import os, dpcalc.cli.app, numpy; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == expected
