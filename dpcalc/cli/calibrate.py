@@ -29,7 +29,7 @@ from dpcalc.cli.options import (
     parse_steps,
 )
 from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, emit, format_number
-from dpcalc.cli.sweeps import Column, Row, SweepOutput, parse_sweep, sweep_panels, sweep_report
+from dpcalc.cli.sweeps import Column, Row, SweepOutput, echo_rows, parse_sweep, sweep_panels, sweep_report
 from dpcalc.core.validation import NON_NEGATIVE, Interval
 
 
@@ -179,6 +179,7 @@ def calibrate(
             rows.append(Row({**row_inputs, **_result_keys(result)}, result.warnings,
                             result.epsilon if result.feasible else None))
         inputs = _inputs(texts, sweep, accountant.value, solve.value, max_epsilon)
+        echo_rows(inputs, rows, swept_keys, swept_keys)
         report = sweep_report(
             SweepOutput(
                 command="calibrate",

@@ -257,7 +257,8 @@ def _pld_sweep(sweep, mechanism, max_eps, json_output: bool, plot, chart: bool) 
     accuracy, grid, binding). Every row is parsed before any is computed.
     """
     from dpcalc.cli.sweeps import (
-        Column, Row, SweepOutput, fixed_description, given_inputs, input_value, phase_run, sweep_report,
+        RUN_KEYS, Column, Row, SweepOutput, echo_rows, fixed_description, given_inputs, input_value, phase_run,
+        sweep_report,
     )
 
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
@@ -281,6 +282,8 @@ def _pld_sweep(sweep, mechanism, max_eps, json_output: bool, plot, chart: bool) 
             row.setdefault(key, value)
         rows.append(Row(row, result.warnings, result.epsilon))
     inputs = {"mechanism": runs[0][1][0].mechanism, **given_inputs(sweep, _INPUT_KEY, integer=INTEGER_OPTIONS)}
+    # the run as resolved per row, as the single command echoes its resolved phases
+    echo_rows(inputs, rows, [*swept_keys, *RUN_KEYS], swept_keys)
     if inputs["delta"] is None and inputs["eps"] is None:
         inputs["delta"] = runs[0][2]
     if inputs["accuracy"] is None:

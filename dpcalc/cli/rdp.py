@@ -195,7 +195,8 @@ def _rdp_sweep(sweep, mechanism, orders, conversion, max_eps, no_tight: bool, js
     of each distinct mechanism is computed once and scaled by T (RDP composes additively).
     """
     from dpcalc.cli.sweeps import (
-        Column, Row, SweepOutput, fixed_description, given_inputs, input_value, phase_run, sweep_report,
+        RUN_KEYS, Column, Row, SweepOutput, echo_rows, fixed_description, given_inputs, input_value, phase_run,
+        sweep_report,
     )
 
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
@@ -227,6 +228,8 @@ def _rdp_sweep(sweep, mechanism, orders, conversion, max_eps, no_tight: bool, js
             row.setdefault(key, tight if key == "tight_epsilon" else getattr(result, key))
         rows.append(Row(row, warnings, result.epsilon))
     inputs = {"mechanism": runs[0][1][0].mechanism, **given_inputs(sweep, _INPUT_KEY, integer=INTEGER_OPTIONS)}
+    # the run as resolved per row, as the single command echoes its resolved phases
+    echo_rows(inputs, rows, [*swept_keys, *RUN_KEYS], swept_keys)
     if inputs["delta"] is None and inputs["eps"] is None:
         inputs["delta"] = runs[0][2]
     inputs.update({

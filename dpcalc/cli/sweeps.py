@@ -189,6 +189,20 @@ def given_inputs(sweep: Sweep, keys: dict[str, str], *, integer: Iterable[str] =
     return inputs
 
 
+RUN_KEYS = ("p", "sigma", "scale", "T")
+
+
+def echo_rows(inputs: dict[str, Any], rows: list[Row], keys: Iterable[str], swept_keys: list[str]) -> None:
+    """Replace each of `keys` in a sweep's `inputs` by its per-row values, as `inputs` promises
+    (README): a list when the input is swept or differs between rows (T for --epochs, p for
+    --batch-size), else its one value. Keys that the rows do not hold are left as they are."""
+    for key in keys:
+        if key not in inputs or key not in rows[0].values:
+            continue
+        per_row = [row.values[key] for row in rows]
+        inputs[key] = per_row if key in swept_keys or any(value != per_row[0] for value in per_row) else per_row[0]
+
+
 def refuse_phase_sweep(phase_specs: list[str] | None, options: dict[str, str | None]) -> None:
     """A sweep varies the single-phase flags: --phase is refused beside any list or range."""
     if not phase_specs:

@@ -247,6 +247,14 @@ def test_sweep_of_two_options_in_command_line_order(dpcalc):
     assert [(row["run"]["T"], row["target_epsilon"]) for row in rows] == [(100, 1.0), (100, 2.0), (1000, 1.0), (1000, 2.0)]
 
 
+def test_sweep_inputs_hold_per_row_values(dpcalc):
+    """README: in a sweep, an input that differs between rows is the list of its per-row values."""
+    inputs = dpcalc("calibrate", "--accountant", "gdp", "--T", "100,1000", "--target-eps", "1,2", "--p", "0.01",
+                    "--json").json()["inputs"]
+    assert inputs["T"] == [100, 100, 1000, 1000] and inputs["target_epsilon"] == [1.0, 2.0, 1.0, 2.0]
+    assert inputs["p"] == 0.01 and inputs["sigma"] is None
+
+
 def test_sweep_with_an_infeasible_row_exits_1(dpcalc):
     run = dpcalc("calibrate", "--accountant", "gdp", "--solve", "T", "--p", "1", "--sigma", "1", "--target-eps",
                  "0.1,10", "--json")

@@ -154,3 +154,14 @@ def test_sweep_with_phase_is_refused(dpcalc):
 def test_single_run_is_unchanged_by_the_sweep_code(dpcalc):
     document = dpcalc(*PLD, "--T", "10", "--json").json()
     assert set(document["result"]) == RESULT_KEYS and "phases" in document["inputs"]
+
+
+def test_sweep_inputs_hold_per_row_values_and_the_resolved_run(dpcalc):
+    """README: in a sweep, an input that differs between rows is the list of its per-row values;
+    the run is echoed as resolved (T for --epochs), as the single command echoes its phases."""
+    inputs = dpcalc(*PLD, "--epochs", "0.1,0.2", "--json").json()["inputs"]
+    assert inputs["epochs"] == [0.1, 0.2] and inputs["T"] == [1, 2]
+    assert inputs["p"] == 0.1 and inputs["sigma"] == 2.0
+    laplace = dpcalc("pld", "--mechanism", "laplace", "--p", "0.01", "--scale", "2,3", "--T", "100", "--json").json()
+    assert laplace["inputs"]["scale"] == [2.0, 3.0] and laplace["inputs"]["T"] == 100
+

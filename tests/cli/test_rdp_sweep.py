@@ -195,3 +195,16 @@ def test_help_shows_a_sweep_example(dpcalc):
     run = dpcalc("rdp", "--help")
     assert "dpcalc rdp --n 60000 --batch-size 256 --epochs 10:60:10 --sigma 0.8,1.1 --no-tight" in run.stdout
     assert "Sweeps:" in run.stdout
+
+
+def test_sweep_inputs_hold_per_row_values_and_the_resolved_run(dpcalc):
+    """README: in a sweep, an input that differs between rows is the list of its per-row values;
+    the run is echoed as resolved (T for --epochs, p for --batch-size), as the single command
+    echoes its resolved phases."""
+    run = dpcalc("rdp", "--n", "60000", "--batch-size", "256,512", "--sigma", "1.1", "--epochs", "1,2", "--no-tight",
+                 "--json")
+    inputs = run.json()["inputs"]
+    assert inputs["batch_size"] == [256, 256, 512, 512] and inputs["epochs"] == [1.0, 2.0, 1.0, 2.0]
+    assert inputs["T"] == [235, 469, 118, 235] and inputs["p"] == [256 / 60000] * 2 + [512 / 60000] * 2
+    assert inputs["sigma"] == 1.1 and inputs["n"] == 60000
+
