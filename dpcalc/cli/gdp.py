@@ -179,7 +179,7 @@ def _gdp_sweep(sweep, sampling, no_tight: bool, max_eps, json_output: bool, plot
     A row holds the swept inputs, the run (p, sigma, T) when it comes from the training form,
     and the scalar result keys (the trade-off curve is left out: run the single command for it).
     """
-    from dpcalc.cli.sweeps import Column, Row, SweepOutput, sweep_panels, sweep_report
+    from dpcalc.cli.sweeps import RUN_KEYS, Column, Row, SweepOutput, echo_rows, sweep_panels, sweep_report
 
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
     plot_path = check_plot_path(plot)
@@ -219,10 +219,7 @@ def _gdp_sweep(sweep, sampling, no_tight: bool, max_eps, json_output: bool, plot
     # inputs echo each row's value, as a list, for the swept inputs and for those they change
     # (T for --epochs): the single command echoes the resolved T too
     given = dict(first_inputs)
-    for key in first_inputs:
-        per_row = [inputs[key] for *_, inputs in evaluated]
-        if key in swept_keys or any(value != per_row[0] for value in per_row):
-            given[key] = per_row
+    echo_rows(given, rows, [*swept_keys, *RUN_KEYS], swept_keys)
     given["max_eps"] = max_epsilon
     given["no_tight"] = no_tight
     y_key = "epsilon" if first_inputs["eps"] is None else "delta"
