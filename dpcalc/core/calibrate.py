@@ -164,11 +164,12 @@ _GRID_AGREEMENT = 1e-5
 
 # The level of the default accuracy's upper bound, predicted before it is computed: at the
 # last steering point the accountant also runs at _LEVEL_ACCURACY (a grid twice as coarse as
-# the default's; the upper bound alone, a third of the cost). Both bounds err by O(h^2) in the grid step h (see
-# dpcalc.core.pld), so from upper bounds U(h) and U(2h) the one on the default grid h/2 is
-# about U(h) - (U(2h) - U(h)) / 4 (Richardson). Measured on 20 runs (p 1e-3..0.1, T 1e2..1e5,
-# target 0.3..8): within 1.1e-4 of the default's epsilon (relative), typically 3e-5, against
-# 2e-4..8e-4 for U(h) itself. It only steers: the answer is always evaluated at full accuracy.
+# the default's; the upper bound alone, a third of the cost). Both bounds err by O(h^2) in the
+# grid step h (see dpcalc.core.pld), so from upper bounds U(h) and U(2h) the one on the default
+# grid h/2 is about U(h) - (U(2h) - U(h)) / 4 (Richardson). Measured on 20 runs (p 1e-3..0.1,
+# T 1e2..1e5, target 0.3..8): within 1.1e-4 of the default's epsilon (relative), typically
+# 3e-5, against 2e-4..8e-4 for U(h) itself. It only steers: the answer is always evaluated at
+# full accuracy.
 _LEVEL_ACCURACY = 4e-3
 
 # First step of the search for a bracket when no prediction is available (E = 0, or an

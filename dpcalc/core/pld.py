@@ -684,14 +684,15 @@ def upper_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DE
 
     The upper bound of the first grid `tight_epsilon` tries at `accuracy` (the same number when
     that grid meets the accuracy, as it does for most runs), without the lower bound and without
-    checking the interval's width: about 40% cheaper, for searches that steer by it. Outside the
-    grid's range, or when the grid fails, it is `tight_epsilon`'s upper bound (grid step 0 for
-    the closed forms).
+    checking the interval's width: about 40% cheaper, for searches that steer by it. Where the
+    first grid cannot certify the target (inf), it is `tight_epsilon`'s upper bound; outside the
+    grid's range, or when the grid fails, the closed forms' (grid step 0), as in `_account`.
     """
     OPEN_UNIT.check("delta", delta)
     ACCURACY.check("accuracy", accuracy)
     checked = _check_phases(phases)
-    if _out_of_range(checked) is None:
+    reason = _out_of_range(checked)
+    if reason is None:
         _deadline[0] = time.monotonic() + _TIME_BUDGET
         try:
             with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
@@ -700,11 +701,15 @@ def upper_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DE
                                    setup.events, setup.per_step_error(setup.reference), want_lower=False)
             if math.isfinite(outcome["upper"]):
                 return outcome["upper"], outcome["grid_step"]
-        except (_OutOfTime, ArithmeticError, ValueError, MemoryError):
-            pass  # the full accountant below falls back to the closed forms
+            result = tight_epsilon(checked, delta, accuracy=accuracy)  # finer grids may certify it
+            return result.epsilon_upper, result.grid_step
+        except _OutOfTime:
+            reason = f"the grid computation exceeded its time budget of {_TIME_BUDGET:g} s"
+        except (ArithmeticError, ValueError, MemoryError) as exc:
+            reason = f"the grid computation failed ({type(exc).__name__})"
         finally:
             _deadline[0] = math.inf
-    result = tight_epsilon(checked, delta, accuracy=accuracy)
+    result = _fallback(checked, delta=delta, epsilon=None, accuracy=accuracy, reason=reason)
     return result.epsilon_upper, result.grid_step
 
 
