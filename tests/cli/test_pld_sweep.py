@@ -164,4 +164,3 @@ def test_sweep_inputs_hold_per_row_values_and_the_resolved_run(dpcalc):
     assert inputs["p"] == 0.1 and inputs["sigma"] == 2.0
     laplace = dpcalc("pld", "--mechanism", "laplace", "--p", "0.01", "--scale", "2,3", "--T", "100", "--json").json()
     assert laplace["inputs"]["scale"] == [2.0, 3.0] and laplace["inputs"]["T"] == 100
-

@@ -207,4 +207,3 @@ def test_sweep_inputs_hold_per_row_values_and_the_resolved_run(dpcalc):
     assert inputs["batch_size"] == [256, 256, 512, 512] and inputs["epochs"] == [1.0, 2.0, 1.0, 2.0]
     assert inputs["T"] == [235, 469, 118, 235] and inputs["p"] == [256 / 60000] * 2 + [512 / 60000] * 2
     assert inputs["sigma"] == 1.1 and inputs["n"] == 60000
-
