@@ -529,30 +529,37 @@ def _symmetric(phases: Sequence[Phase]) -> bool:
 
 def _account(phases: Sequence[Phase], *, delta: float | None, epsilon: float | None,
              accuracy: float) -> PLDResult:
-    """The grid accountant inside its numerical range; the closed-form bounds outside it.
-
-    Floating-point exceptions are raised, not warned about, inside the grid computation (every
-    place where an infinity or a zero is intended is wrapped locally in np.errstate): a run
-    that overflows anywhere falls back to `_fallback`, whose bounds are sound whatever the inputs.
-    """
+    """The grid accountant inside its numerical range; the closed-form bounds outside it."""
     reason = _out_of_range(phases)
     if reason is None:
-        _deadline[0] = time.monotonic() + _TIME_BUDGET
-        try:
-            with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
-                result = _account_grid(phases, delta=delta, epsilon=epsilon, accuracy=accuracy)
+        result, reason = _in_grid(lambda: _account_grid(phases, delta=delta, epsilon=epsilon, accuracy=accuracy))
+        if result is not None:
             if not result.warnings:
                 return result
             # the grid fell short of the accuracy: the closed forms may do better on either side
             return _merge(result, _fallback(tuple(phases), delta=delta, epsilon=epsilon, accuracy=accuracy,
                                             reason=""))
-        except _OutOfTime:
-            reason = f"the grid computation exceeded its time budget of {_TIME_BUDGET:g} s"
-        except (ArithmeticError, ValueError, MemoryError) as exc:
-            reason = f"the grid computation failed ({type(exc).__name__})"
-        finally:
-            _deadline[0] = math.inf
     return _fallback(tuple(phases), delta=delta, epsilon=epsilon, accuracy=accuracy, reason=reason)
+
+
+def _in_grid(compute: Callable[[], object]) -> tuple[object, str | None]:
+    """(compute(), None) run under the grid's guards, or (None, why it failed).
+
+    Floating-point exceptions are raised, not warned about, inside the grid computation (every
+    place where an infinity or a zero is intended is wrapped locally in np.errstate), and the
+    computation stops after _TIME_BUDGET seconds: a run that overflows anywhere or runs out of
+    time is left to `_fallback`, whose bounds are sound whatever the inputs.
+    """
+    _deadline[0] = time.monotonic() + _TIME_BUDGET
+    try:
+        with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+            return compute(), None
+    except _OutOfTime:
+        return None, f"the grid computation exceeded its time budget of {_TIME_BUDGET:g} s"
+    except (ArithmeticError, ValueError, MemoryError) as exc:
+        return None, f"the grid computation failed ({type(exc).__name__})"
+    finally:
+        _deadline[0] = math.inf
 
 
 @dataclass
@@ -693,22 +700,17 @@ def upper_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DE
     checked = _check_phases(phases)
     reason = _out_of_range(checked)
     if reason is None:
-        _deadline[0] = time.monotonic() + _TIME_BUDGET
-        try:
-            with np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
-                setup = _prepare(checked, delta, None, accuracy)
-                outcome = _attempt(setup.models, setup.tilts, setup.order, delta, None, setup.scale, _INF_SHARE,
-                                   setup.events, setup.per_step_error(setup.reference), want_lower=False)
+        def first_grid() -> dict:
+            setup = _prepare(checked, delta, None, accuracy)
+            return _attempt(setup.models, setup.tilts, setup.order, delta, None, setup.scale, _INF_SHARE,
+                            setup.events, setup.per_step_error(setup.reference), want_lower=False)
+
+        outcome, reason = _in_grid(first_grid)
+        if outcome is not None:
             if math.isfinite(outcome["upper"]):
                 return outcome["upper"], outcome["grid_step"]
             result = tight_epsilon(checked, delta, accuracy=accuracy)  # finer grids may certify it
             return result.epsilon_upper, result.grid_step
-        except _OutOfTime:
-            reason = f"the grid computation exceeded its time budget of {_TIME_BUDGET:g} s"
-        except (ArithmeticError, ValueError, MemoryError) as exc:
-            reason = f"the grid computation failed ({type(exc).__name__})"
-        finally:
-            _deadline[0] = math.inf
     result = _fallback(checked, delta=delta, epsilon=None, accuracy=accuracy, reason=reason)
     return result.epsilon_upper, result.grid_step
 
