@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from dpcalc.core import _pld_work as work
 from dpcalc.core._pld_normal import UNIT_ROUNDOFF
 from dpcalc.core._pld_pairs import Pair
 
@@ -130,6 +131,7 @@ def discretise_step(pair: Pair, h: float, k_lo: int, k_hi: int, lam: float,
     lower: see `_lower_masses`.
     """
     count = k_hi - k_lo + 1
+    work.charge(work.DISCRETISE_COST * count)
     # half-grid edges e_j = (2 k_lo - 1 + j) h/2, j = 0 .. 2 count; cells: tail, halves, tail
     half_edges = (2 * k_lo - 1 + np.arange(2 * count + 1)) * (0.5 * h)
     edges = np.concatenate(([-math.inf], half_edges, [math.inf]))
@@ -163,6 +165,7 @@ def discretise_step_layers(pair: Pair, h: float, k_lo: int, k_cut: int, tail_ste
     j0 = k_cut // ratio
     count = k_cut - k_lo + 1
     tail_count = j_hi - j0
+    work.charge(work.DISCRETISE_COST * (count + tail_count))
     half_edges = (2 * k_lo - 1 + np.arange(2 * count + 1)) * (0.5 * h)
     coarse_halves = (2 * j0 + 1 + np.arange(2 * tail_count + 1)) * (0.5 * H)
     edges = np.concatenate(([-math.inf], half_edges, coarse_halves, [math.inf]))
@@ -504,12 +507,14 @@ def convolve(a: Tilted, b: Tilted) -> Tilted:
         raise ValueError("convolve needs measures of the same kind, tilt and grid step")
     n = len(a.t) + len(b.t) - 1
     if len(a.t) * len(b.t) < _DIRECT_CONVOLUTION_BELOW:
+        work.charge(len(a.t) * len(b.t))
         c = np.convolve(a.t, b.t)
         # each output is a sum of at most min(len) products: gamma_n sum |a_i| |b_j|
         m = min(len(a.t), len(b.t))
         fresh = 1.01 * m * U * float(np.abs(a.t).sum()) * float(np.abs(b.t).sum())
     else:
         n_fft = _fast_length(n)
+        work.charge(work.fft_cost(n_fft))
         fa = np.fft.rfft(a.t, n_fft)
         fb = fa if b is a else np.fft.rfft(b.t, n_fft)
         c = np.fft.irfft(fa * fb, n_fft)[:n]

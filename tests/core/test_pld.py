@@ -299,10 +299,10 @@ def test_upper_epsilon_outside_the_grid_is_the_closed_form():
     assert (upper, step) == (tight_epsilon(phases, 1e-5).epsilon_upper, 0.0)
 
 
-def test_upper_epsilon_past_the_time_budget_is_the_closed_form(monkeypatch):
+def test_upper_epsilon_past_the_work_limit_is_the_closed_form(monkeypatch):
     from dpcalc.core import pld
 
-    monkeypatch.setattr(pld, "_TIME_BUDGET", -1.0)
+    monkeypatch.setattr(pld, "_WORK_LIMIT", 0.0)
     phases = [gaussian(0.004, 1.3, 1000)]
     upper, step = upper_epsilon(phases, 1e-5)
     closed = pld._fallback(tuple(phases), delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY, reason="")
