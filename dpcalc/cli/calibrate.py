@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from enum import Enum
 from typing import Annotated, Any, Optional
 
@@ -28,7 +29,7 @@ from dpcalc.cli.options import (
     parse_sampling_probability,
     parse_steps,
 )
-from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, emit, format_number
+from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, emit, format_lower, format_number, format_upper
 from dpcalc.cli.sweeps import Column, Row, SweepOutput, echo_rows, parse_sweep, sweep_panels, sweep_report
 from dpcalc.core.validation import NON_NEGATIVE, Interval
 
@@ -161,23 +162,21 @@ def calibrate(
 
     from dpcalc.core import calibrate as core
 
-    if accountant == AccountantChoice.pld:
-        import gc
+    from dpcalc.cli.tight import paused_gc
 
-        gc.disable()  # the PLD accountant allocates large arrays and no cycles: collection only costs time
     results = []
     previous = None
-    for problem in problems:
-        result = core.calibrate(quantity, accountant=accountant.value, hint=previous, **problem)
-        results.append(result)
-        previous = result if result.feasible else previous
+    with paused_gc():
+        for problem in problems:
+            result = _certified(core.calibrate(quantity, accountant=accountant.value, hint=previous, **problem))
+            results.append(result)
+            previous = result if result.feasible else previous
     if sweep.is_sweep:
         swept_keys = [INPUT_KEY[option] for option in sweep.swept]
         rows = []
         for values, result in zip(sweep.rows(), results):
             row_inputs = {INPUT_KEY[option]: _input_value(option, values[option]) for option in sweep.swept}
-            rows.append(Row({**row_inputs, **_result_keys(result)}, result.warnings,
-                            result.epsilon if result.feasible else None))
+            rows.append(Row({**row_inputs, **_result_keys(result)}, result.warnings, *_gate(result)))
         inputs = _inputs(texts, sweep, accountant.value, solve.value, max_epsilon)
         echo_rows(inputs, rows, swept_keys, swept_keys)
         report = sweep_report(
@@ -200,7 +199,7 @@ def calibrate(
             result=_result_keys(result),
             tables=[_summary_table(result)],
             warnings=list(result.warnings),
-            epsilon=result.epsilon if result.feasible else None,
+            **dict(zip(("epsilon", "basis", "no_gate"), _gate(result))),
         )
     code = emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart)
     infeasible = [result for result in results if not result.feasible]
@@ -209,6 +208,47 @@ def calibrate(
 
         sys.stderr.write(f"No solution: {result.message}\n")
     raise typer.Exit(EXIT_OVER_BUDGET if infeasible else code)
+
+
+def _certified(result):
+    """The result with `certified_epsilon`: a sound upper bound on epsilon at the answer.
+
+    pld's and rdp's epsilon already is one. The gdp accountant's is the central-limit
+    approximation, which can under-report epsilon: its answer is checked by the PLD accountant,
+    and a warning gives the gap when the certified epsilon exceeds the target.
+    """
+    import dataclasses
+
+    if not result.feasible:
+        return result
+    if result.accountant != "gdp":
+        return dataclasses.replace(result, certified_epsilon=result.epsilon)
+    from dpcalc.cli.tight import tight_epsilon
+    from dpcalc.core.phases import Phase
+
+    run = [Phase("gaussian", result.sampling_probability, result.noise_multiplier, None, result.steps)]
+    certified, warnings = tight_epsilon(run, result.delta)
+    if certified is not None and certified > result.target_epsilon:
+        gap = 100.0 * (certified - result.target_epsilon) / result.target_epsilon if result.target_epsilon > 0 else math.inf
+        warnings.insert(0, (
+            f"the answer meets the target only in the central-limit approximation: its certified epsilon "
+            f"(PLD upper bound) is {format_upper(certified)}, {gap:.1f}% above the target "
+            f"{format_number(result.target_epsilon)}. Use --accountant pld for an answer certified to meet it."
+        ))
+    return dataclasses.replace(result, certified_epsilon=certified,
+                               warnings=tuple(result.warnings) + tuple(w for w in warnings if w not in result.warnings))
+
+
+def _gate(result) -> tuple[float | None, str | None, str | None]:
+    """(epsilon, basis, no_gate) for --max-eps: the certified epsilon at the answer."""
+    if not result.feasible:
+        return None, None, "no value meets the target, so there is no answer to check against --max-eps"
+    if result.certified_epsilon is None:
+        return None, None, ("the PLD accountant could not certify the gdp answer's epsilon; "
+                            "use --accountant pld or rdp")
+    basis = {"pld": "PLD certified upper bound", "rdp": "RDP upper bound (improved conversion)",
+             "gdp": "PLD certified upper bound at the gdp answer"}[result.accountant]
+    return result.certified_epsilon, basis, None
 
 
 def _parse_problem(values: dict[str, str | None], solve: str) -> dict[str, Any]:
@@ -301,6 +341,7 @@ def _result_keys(result) -> dict[str, Any]:
     return {
         key: result.value,
         "epsilon": result.epsilon if result.feasible else None,
+        "certified_epsilon": result.certified_epsilon if result.feasible else None,
         "target_epsilon": result.target_epsilon,
         "accountant": result.accountant,
         "evaluations": result.evaluations,
@@ -329,10 +370,18 @@ def _summary_table(result) -> Table:
     name = {"batch_size": "batch size"}.get(q, q)
     rows = []
     if result.feasible:
-        rows.append((name, _value_text(result.value), ROUNDING[q]))
-        rows.append(("epsilon", format_number(result.epsilon), ACCOUNTANT_NOTE[result.accountant]))
+        note = ROUNDING[q]
+        if result.accountant == "gdp":
+            note = note.replace("with epsilon", "with central-limit epsilon")
+        rows.append((name, _value_text(result.value), note))
+        if result.accountant == "gdp":
+            rows.append(("epsilon", format_number(result.epsilon), ACCOUNTANT_NOTE[result.accountant]))
+            rows.append(("certified epsilon", format_upper(result.certified_epsilon),
+                         "PLD accountant at this value, certified upper bound"))
+        else:
+            rows.append(("epsilon", format_upper(result.epsilon), ACCOUNTANT_NOTE[result.accountant]))
         if result.epsilon_lower is not None:
-            rows.append(("epsilon lower bound", format_number(result.epsilon_lower), "the true epsilon is at least this"))
+            rows.append(("epsilon lower bound", format_lower(result.epsilon_lower), "the true epsilon is at least this"))
         if result.rejected is not None:
             rows.append((f"next {name}", _value_text(result.rejected),
                          f"epsilon {format_number(result.rejected_epsilon)} > target"))
@@ -352,7 +401,8 @@ def _summary_table(result) -> Table:
     return Table(
         columns=("quantity", "value", "note"),
         rows=rows,
-        title=f"Calibration: {TITLE[q]} for epsilon <= {format_number(result.target_epsilon)} ({result.accountant})",
+        title=(f"Calibration: {TITLE[q]} for {'central-limit ' if result.accountant == 'gdp' else ''}epsilon <= "
+               f"{format_number(result.target_epsilon)} ({result.accountant})"),
         justify=("left", "right", "left"),
     )
 
@@ -366,7 +416,7 @@ def _sweep_columns(swept_keys: list[str], quantity: str) -> list[Column]:
         columns.append(Column("run.T", "T"))
     if quantity == "batch_size":
         columns.append(Column("run.p", "p"))
-    columns += [Column("epsilon", "epsilon"), Column("evaluations", "evaluations")]
+    columns += [Column("epsilon", "epsilon", upward=True), Column("evaluations", "evaluations")]
     return columns
 
 

@@ -18,7 +18,7 @@ from dpcalc.cli.options import (
     parse_integer,
     parse_real,
 )
-from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.cli.output import Report, Table, emit, format_number, format_bound
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
@@ -96,6 +96,10 @@ _TARGET_TITLES = {
     "laplace": "Laplace noise",
     "tradeoff": "trade-off curve",
 }
+
+# Computed values that are upper bounds (privacy spent, or noise to add): printed rounded up.
+_UPWARD = frozenset({"epsilon", "delta", "epsilon_bs16", "delta_bs16", "epsilon_classic", "delta_classic",
+                     "sigma", "sigma_classic", "scale", "rho", "mu"})
 
 _NOTES = {
     "epsilon_bs16": "Bun-Steinke bound (simpler, looser)",
@@ -321,6 +325,8 @@ def convert(
         tables=_tables(result, inputs),
         warnings=list(result.warnings),
         epsilon=result.epsilon,
+        basis=f"{source_notion} -> dp conversion (a sound bound; see theorem)",
+        no_gate=f"--max-eps applies with --to dp: --to {target_notion} yields no epsilon to compare",
         figures=(lambda: tradeoff_panels(result, inputs)) if target_notion == "tradeoff" else None,
     )
     raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
@@ -364,23 +370,26 @@ def _tables(result, inputs: dict[str, Any]) -> list[Table]:
         elif key == "epsilon" and target.notion == "dp" and target.epsilon is not None:
             note = "given"
         elif key in ("epsilon", "delta") and ("epsilon_bs16" in result.values or "delta_bs16" in result.values):
-            note = "tight: the best Renyi order"
+            note = "optimal over the Renyi order for the RDP-to-DP conversion of Canonne, Kamath, Steinke 2020"
         elif key in ("epsilon", "delta") and ("epsilon_classic" in result.values or "delta_classic" in result.values):
             note = "improved conversion"
         elif key == "sigma" and "sigma_classic" in result.values:
             note = "analytic: the smallest noise std that meets (eps, delta)"
-        rows.append((key, format_number(value), note))
+        rows.append((key, format_number(value) if note == "given" or not isinstance(value, float)
+                     or key not in _UPWARD else format_bound(value, True), note))
     rows.append(("theorem", "", result.theorem))
     tables = [Table(columns=("quantity", "value", "note"), rows=rows, title=title, justify=("left", "right", "left"))]
     if "curve" in result.values:
         tables.append(Table(
             columns=("order", "RDP epsilon"),
-            rows=[(format_number(point["order"]), format_number(point["rdp"])) for point in result.values["curve"]],
+            rows=[(format_number(point["order"]), format_bound(point["rdp"], True)) for point in result.values["curve"]],
         ))
     if "tradeoff" in result.values:
         tables.append(Table(
             columns=("alpha (type I)", "beta (type II)"),
-            rows=[(format_number(point["alpha"]), format_number(point["beta"])) for point in result.values["tradeoff"]],
+            # beta is a lower bound on the type II error of any test: rounded down
+            rows=[(format_number(point["alpha"]), format_bound(point["beta"], False))
+                  for point in result.values["tradeoff"]],
         ))
     return tables
 

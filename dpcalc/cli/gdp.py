@@ -26,7 +26,7 @@ from dpcalc.cli.options import (
     parse_real,
     parse_training_run,
 )
-from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
 
 
@@ -110,11 +110,36 @@ def gdp(
         },
         tables=[_summary_table(result, mu is None, tight), _tradeoff_table(tradeoff)],
         warnings=warnings,
-        epsilon=result.epsilon,
+        **_gate(result, tight, given_mu=mu is not None, sampling=sampling, no_tight=no_tight),
         figures=lambda: gdp_panels(result.mu, result.delta, approximate=mu is None,
                                    tight_run=None if tight is None else _tight_run(result)),
     )
     raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
+
+
+def _gate(result, tight: float | None, *, given_mu: bool, sampling, no_tight: bool) -> dict:
+    """What --max-eps compares (Report's epsilon, basis, no_gate): a sound figure or nothing.
+
+    The central-limit epsilon is an approximation and never passes a gate: a training run is
+    checked by the PLD accountant's certified upper bound (tight epsilon). A given mu converts
+    exactly.
+    """
+    if given_mu:
+        basis = "exact for the given mu (Dong, Roth, Su 2022, Cor. 2.13)"
+        return {"epsilon": result.epsilon, "basis": basis, "no_gate": None}
+    if tight is not None:
+        return {"epsilon": tight, "basis": "PLD certified upper bound", "no_gate": None}
+    if sampling is SamplingScheme.uniform:
+        why = ("uniform sampling has no certified epsilon in gdp (the central-limit mu is an approximation "
+               "that can under-report epsilon); drop --max-eps, or check a Poisson-sampled run with dpcalc pld")
+    elif no_tight:
+        why = ("--no-tight leaves only the central-limit epsilon, an approximation that can under-report "
+               "epsilon and never passes a budget check; drop --no-tight so that the certified PLD upper bound "
+               "is compared")
+    else:
+        why = ("with --eps gdp computes delta from the central-limit mu, an approximation that can under-report "
+               "it; give --delta instead, or use dpcalc pld --eps for a certified delta")
+    return {"epsilon": None, "basis": None, "no_gate": why}
 
 
 def _evaluate(p, sigma, T, n, batch_size, epochs, mu, target_delta, target_epsilon, sampling, no_tight,
@@ -215,7 +240,8 @@ def _gdp_sweep(sweep, sampling, no_tight: bool, max_eps, json_output: bool, plot
     for result, tight, warnings, inputs in evaluated:
         values = {key: inputs[key] for key in swept_keys + run_keys}
         values.update({key: tight if key == "tight_epsilon" else getattr(result, key) for key in result_keys})
-        rows.append(Row(values, warnings, result.epsilon))
+        gate = _gate(result, tight, given_mu=inputs["mu"] is not None, sampling=sampling, no_tight=no_tight)
+        rows.append(Row(values, warnings, gate["epsilon"], gate["basis"], gate["no_gate"]))
     # inputs echo each row's value, as a list, for the swept inputs and for those they change
     # (T for --epochs): the single command echoes the resolved T too
     given = dict(first_inputs)
@@ -229,7 +255,8 @@ def _gdp_sweep(sweep, sampling, no_tight: bool, max_eps, json_output: bool, plot
     varying = [key for key in run_keys if len({row.values[key] for row in rows}) > 1]
     shown = [key for key in ("mu", y_key, "tight_epsilon") if key in result_keys
              and not (key == "tight_epsilon" and all(row.values[key] is None for row in rows))]
-    columns = [Column(key, headers.get(key, key)) for key in swept_keys + varying + shown]
+    columns = [Column(key, headers.get(key, key), upward=True if key == "tight_epsilon" else None)
+               for key in swept_keys + varying + shown]
     x_key = swept_keys[-1]
     report = sweep_report(
         SweepOutput(
@@ -332,7 +359,7 @@ def _summary_table(result, from_training_run: bool, tight: float | None) -> Tabl
             ("mu", format_number(result.mu), mu_note),
             ("epsilon", format_number(result.epsilon), "exact for this mu (Dong, Roth, Su, Cor. 2.13)"),
             *(
-                [("tight epsilon", format_number(tight), "PLD accountant, certified upper bound")]
+                [("tight epsilon", format_upper(tight), "PLD accountant, certified upper bound")]
                 if tight is not None else []
             ),
             ("delta", format_number(result.delta), ""),

@@ -101,6 +101,7 @@ def laplace_eps(
         tables=[_table(result)],
         warnings=list(result.warnings),
         epsilon=result.epsilon,
+        basis="the Laplace mechanism's pure epsilon at this scale (exact)",
     )
     raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
 

@@ -20,6 +20,7 @@ EXIT_OK = 0
 EXIT_OVER_BUDGET = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
+EXIT_BROKEN_PIPE = 141  # the reader closed the pipe (128 + SIGPIPE, the shell convention)
 
 
 @dataclass
@@ -43,7 +44,12 @@ class Report:
     result: dict[str, Any]
     tables: list[Table]
     warnings: list[str] = field(default_factory=list)
-    epsilon: float | None = None  # compared against --max-eps
+    # What --max-eps compares: a sound upper bound on epsilon (never an approximation), and
+    # what it is ("PLD certified upper bound"). None when the command has no sound figure;
+    # `no_gate` then says why and what to change, and --max-eps is refused.
+    epsilon: float | None = None
+    basis: str | None = None
+    no_gate: str | None = None
     # Builds the figure's panels (dpcalc.cli.figures.Panel) for --plot and --chart; called only then.
     figures: Callable[[], list[Any]] | None = None
 
@@ -68,6 +74,35 @@ def format_number(value: Any) -> str:
             return text
         return f"{value:.6g}"
     return str(value)
+
+
+def format_bound(value: Any, upward: bool) -> str:
+    """A certified bound for people: `format_number`'s digits, rounded outward.
+
+    An upper bound is never printed below its value, nor a lower bound above it: where rounding
+    to nearest went the wrong way, the last printed digit moves one unit outward.
+    """
+    text = format_number(value)
+    if not isinstance(value, float) or not math.isfinite(value) or value == 0.0:
+        return text
+    for _ in range(3):
+        shown = float(text)
+        if (shown >= value) if upward else (shown <= value):
+            return text
+        fixed = 1e-3 <= abs(shown) < 1e7 and "e" not in text
+        quantum = 1e-6 if fixed else 10.0 ** (math.floor(math.log10(abs(shown))) - 5)
+        text = format_number(shown + quantum if upward else shown - quantum)
+    return text
+
+
+def format_upper(value: Any) -> str:
+    """An upper bound (epsilon, delta, noise to add) rounded up for display."""
+    return format_bound(value, True)
+
+
+def format_lower(value: Any) -> str:
+    """A lower bound rounded down for display."""
+    return format_bound(value, False)
 
 
 def json_safe(value: Any) -> Any:
@@ -99,9 +134,14 @@ def emit(
     as text after the tables, or on stderr in JSON mode so that stdout stays one JSON object.
     """
     budget = None
-    if max_epsilon is not None and report.epsilon is not None:
+    if max_epsilon is not None:
+        if report.epsilon is None:
+            from dpcalc.cli.options import InputError
+
+            raise InputError(f"--max-eps: {report.no_gate or 'this result has no certified epsilon to compare'}")
         within = report.epsilon <= max_epsilon
-        budget = {"max_epsilon": max_epsilon, "within_budget": within}
+        budget = {"max_epsilon": max_epsilon, "epsilon": report.epsilon, "basis": report.basis,
+                  "within_budget": within}
     if json_mode:
         import json
 
@@ -133,7 +173,8 @@ def emit(
                 sys.stderr.write(f"Wrote {plot}\n")
     if budget is not None and not budget["within_budget"]:
         sys.stderr.write(
-            f"Budget exceeded: epsilon {format_number(report.epsilon)} > --max-eps {format_number(max_epsilon)}\n"
+            f"Budget exceeded: epsilon {format_upper(report.epsilon)} ({report.basis}) > --max-eps "
+            f"{format_number(max_epsilon)}\n"
         )
         return EXIT_OVER_BUDGET
     return EXIT_OK
@@ -145,7 +186,7 @@ def _print_tables(tables: list[Table], budget: dict[str, Any] | None) -> None:
 
     # Cells are plain text: markup off, or a release named "model [v2]" would lose "[v2]" as a
     # style tag (and ":smile:" would become an emoji); it also spares importing those parsers.
-    console = Console(highlight=False, markup=False, emoji=False)
+    console = _console()
     for index, spec in enumerate(tables):
         table = RichTable(title=spec.title, title_justify="left")
         justify = spec.justify or tuple(
@@ -154,10 +195,29 @@ def _print_tables(tables: list[Table], budget: dict[str, Any] | None) -> None:
         for column, side in zip(spec.columns, justify):
             table.add_column(column, justify=side)
         rows = list(spec.rows)
-        if index == 0 and budget is not None:
-            verdict = "within" if budget["within_budget"] else "EXCEEDED"
-            rows.append(("budget", f"{verdict} (max epsilon {format_number(budget['max_epsilon'])})")
-                        + ("",) * (len(spec.columns) - 2))
         for row in rows:
             table.add_row(*row)
+        if index == 0 and budget is not None:
+            verdict = "within budget" if budget["within_budget"] else "budget EXCEEDED"
+            relation = "<=" if budget["within_budget"] else ">"
+            table.caption = (f"{verdict}: epsilon {format_upper(budget['epsilon'])} ({budget['basis']}) "
+                             f"{relation} --max-eps {format_number(budget['max_epsilon'])}")
+            table.caption_justify = "left"
         console.print(table)
+
+
+def _console():
+    """The table console: Rich with markup, highlighting and emoji off, whose closed pipe
+    raises BrokenPipeError (`dpcalc ... | head` exits 141 through app.main) instead of Rich's
+    default SystemExit(1), which would read as a failed budget check. Rich loads only here."""
+    import errno
+    import os
+
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+    return PipeConsole(highlight=False, markup=False, emoji=False)

@@ -22,8 +22,9 @@ from dpcalc.cli.options import (
     parse_delta_or_epsilon,
     parse_real,
 )
-from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.cli.output import Report, Table, emit, format_lower, format_number, format_upper
 from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases, phase_inputs
+from dpcalc.cli.tight import paused_gc
 from dpcalc.core.validation import Interval
 
 # Kept in step with dpcalc.core.pld.DEFAULT_ACCURACY (not imported here: it loads numpy).
@@ -92,9 +93,6 @@ def pld(
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
-    import gc
-
-    gc.disable()  # the run allocates large arrays and no cycles: collection only costs time
     texts = {"--p": p, "--sigma": sigma, "--T": T, "--n": n, "--batch-size": batch_size, "--epochs": epochs,
              "--scale": scale, "--accuracy": accuracy, "--delta": delta, "--eps": eps}
     if any(text is not None and ("," in text or ":" in text) for text in texts.values()):
@@ -102,7 +100,8 @@ def pld(
         from dpcalc.cli.sweeps import parse_sweep, refuse_phase_sweep
 
         refuse_phase_sweep(phase, texts)
-        _pld_sweep(parse_sweep(texts, integer=INTEGER_OPTIONS), mechanism, max_eps, json_output, plot, chart)
+        with paused_gc():
+            _pld_sweep(parse_sweep(texts, integer=INTEGER_OPTIONS), mechanism, max_eps, json_output, plot, chart)
     target_delta, target_epsilon = parse_delta_or_epsilon(delta, eps)
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
     width = _parse_accuracy(accuracy)
@@ -110,7 +109,8 @@ def pld(
     phases = parse_phases(
         phase, p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, mechanism=mechanism, scale=scale
     )
-    result = account(phases, target_delta, target_epsilon, width)
+    with paused_gc():
+        result = account(phases, target_delta, target_epsilon, width)
     warnings = list(result.warnings)
     panels = None
     if plot_path is not None or chart:
@@ -132,6 +132,7 @@ def pld(
         + ([_phases_table(phases)] if len(phases) > 1 else []),
         warnings=warnings,
         epsilon=result.epsilon,
+        basis=gate_basis(result, target_delta is not None),
         figures=None if panels is None else (lambda: panels),
     )
     raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
@@ -197,6 +198,15 @@ def gdp_mu(phases) -> tuple[float | None, bool]:
         total += mu * mu
     mu = math.sqrt(total)
     return (mu, approximate) if math.isfinite(mu) and mu > 0.0 else (None, approximate)
+
+
+def gate_basis(result, epsilon_solved: bool) -> str:
+    """What --max-eps compares for a PLD result (`result.epsilon`)."""
+    if not epsilon_solved:
+        return "the given epsilon, at the certified upper bound on delta"
+    if result.grid_size == 0:
+        return "certified upper bound (closed forms)"
+    return "PLD certified upper bound"
 
 
 def _parse_accuracy(text: str | None) -> float:
@@ -280,7 +290,7 @@ def _pld_sweep(sweep, mechanism, max_eps, json_output: bool, plot, chart: bool) 
                for option in sweep.swept}
         for key, value in {**phase_run(phases[0]), **_result_keys(result)}.items():
             row.setdefault(key, value)
-        rows.append(Row(row, result.warnings, result.epsilon))
+        rows.append(Row(row, result.warnings, result.epsilon, gate_basis(result, target_delta is not None)))
     inputs = {"mechanism": runs[0][1][0].mechanism, **given_inputs(sweep, _INPUT_KEY, integer=INTEGER_OPTIONS)}
     # the run as resolved per row, as the single command echoes its resolved phases
     echo_rows(inputs, rows, [*swept_keys, *RUN_KEYS], swept_keys)
@@ -298,13 +308,15 @@ def _pld_sweep(sweep, mechanism, max_eps, json_output: bool, plot, chart: bool) 
     shown = [key for key in (y_key, f"{y_key}_lower") if key not in swept_keys]
     fixed = fixed_description(table_rows, run_keys)
     headers = {**_HEADERS, y_key: f"{y_key} (certified)"}
+    bound_side = {y_key: True, f"{y_key}_lower": False}
     x_key = swept_keys[-1]
     report = sweep_report(
         SweepOutput(
             command="pld",
             inputs=inputs,
             swept_keys=swept_keys,
-            columns=[Column(key, headers.get(key, key)) for key in swept_keys + varying + shown],
+            columns=[Column(key, headers.get(key, key), upward=bound_side.get(key))
+                     for key in swept_keys + varying + shown],
             title=f"Tight accounting (PLD) sweep{': ' + fixed if fixed else ''}",
             max_epsilon=max_epsilon,
             figures=lambda: _sweep_figure(table_rows, x_key, y_key, swept_keys[:-1]),
@@ -333,20 +345,25 @@ def _sweep_figure(rows, x_key: str, y_key: str, series_keys: list[str]):
 def _summary_table(result, epsilon_solved: bool) -> Table:
     if epsilon_solved:
         rows = [
-            ("epsilon", format_number(result.epsilon_upper), "certified upper bound (quote this)"),
-            ("epsilon lower bound", format_number(result.epsilon_lower), "the true epsilon is at least this"),
+            ("epsilon", format_upper(result.epsilon_upper), "certified upper bound (quote this)"),
+            ("epsilon lower bound", format_lower(result.epsilon_lower), "the true epsilon is at least this"),
             ("delta", format_number(result.delta), "given"),
         ]
     else:
         rows = [
-            ("delta", format_number(result.delta_upper), "certified upper bound (quote this)"),
-            ("delta lower bound", format_number(result.delta_lower), "the true delta is at least this"),
+            ("delta", format_upper(result.delta_upper), "certified upper bound (quote this)"),
+            ("delta lower bound", format_lower(result.delta_lower), "the true delta is at least this"),
             ("epsilon", format_number(result.epsilon), "given"),
         ]
-    rows += [
-        ("binding direction", result.binding, "remove or add adjacency"),
-        ("final grid step", format_number(result.grid_step), f"largest grid {result.grid_size} bins"),
-    ]
+    if result.grid_size == 0:
+        # outside the grid's range (or where it failed) the bounds are closed forms: no grid
+        # and no binding direction to report
+        rows.append(("method", "closed forms", "certified closed-form bounds; no grid (see the warning)"))
+    else:
+        rows += [
+            ("binding direction", result.binding, "remove or add adjacency"),
+            ("final grid step", format_number(result.grid_step), f"largest grid {result.grid_size} bins"),
+        ]
     return Table(columns=("quantity", "value", "note"), rows=rows, title=_title(result.phases))
 
 

@@ -23,7 +23,7 @@ from dpcalc.cli.options import (
     parse_delta_or_epsilon,
     parse_real,
 )
-from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
 from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases, phase_inputs
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
 
@@ -139,9 +139,20 @@ def rdp(
         + ([_phases_table(phases)] if len(phases) > 1 else [])
         + [_curve_table(result)],
         warnings=warnings,
-        epsilon=result.epsilon,
+        **_gate(result, tight, target_delta is not None),
     )
     raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
+
+
+def _gate(result, tight: float | None, epsilon_solved: bool) -> dict:
+    """What --max-eps compares: the larger of the two sound upper bounds the command has (the
+    RDP epsilon and the PLD certified one), so that the check never rests on the lower one."""
+    conversion = f"RDP upper bound ({result.conversion} conversion)"
+    if not epsilon_solved:
+        return {"epsilon": result.epsilon, "basis": f"the given epsilon, at the {conversion} on delta"}
+    if tight is not None and tight > result.epsilon:
+        return {"epsilon": tight, "basis": "PLD certified upper bound"}
+    return {"epsilon": result.epsilon, "basis": conversion}
 
 
 def _parse_run(phase, **flags) -> list:
@@ -226,7 +237,8 @@ def _rdp_sweep(sweep, mechanism, orders, conversion, max_eps, no_tight: bool, js
             row.setdefault(key, value)
         for key in _ROW_RESULT_KEYS:
             row.setdefault(key, tight if key == "tight_epsilon" else getattr(result, key))
-        rows.append(Row(row, warnings, result.epsilon))
+        gate = _gate(result, tight, target_delta is not None)
+        rows.append(Row(row, warnings, gate["epsilon"], gate["basis"]))
     inputs = {"mechanism": runs[0][1][0].mechanism, **given_inputs(sweep, _INPUT_KEY, integer=INTEGER_OPTIONS)}
     # the run as resolved per row, as the single command echoes its resolved phases
     echo_rows(inputs, rows, [*swept_keys, *RUN_KEYS], swept_keys)
@@ -253,7 +265,8 @@ def _rdp_sweep(sweep, mechanism, orders, conversion, max_eps, no_tight: bool, js
             command="rdp",
             inputs=inputs,
             swept_keys=swept_keys,
-            columns=[Column(key, _HEADERS.get(key, key)) for key in swept_keys + varying + shown],
+            columns=[Column(key, _HEADERS.get(key, key), upward=True if key in (y_key, "tight_epsilon") else None)
+                     for key in swept_keys + varying + shown],
             title=f"Renyi DP sweep{': ' + fixed if fixed else ''}"
             + (", classic conversion" if conversion is ConversionChoice.classic else ""),
             max_epsilon=max_epsilon,
@@ -293,15 +306,17 @@ def _summary_table(result, epsilon_solved: bool, tight: float | None) -> Table:
     if tight is not None:
         extra.append((
             "tight epsilon",
-            format_number(tight),
+            format_upper(tight),
             f"PLD, certified upper bound; RDP is {gap_percent(result.epsilon, tight):.1f}% above",
         ))
     return Table(
         columns=("quantity", "value", "note"),
-        rows=[("epsilon", format_number(result.epsilon), "minimised over the orders" if epsilon_solved else "given")]
+        rows=[("epsilon", format_upper(result.epsilon) if epsilon_solved else format_number(result.epsilon),
+               "minimised over the orders" if epsilon_solved else "given")]
         + extra
         + [
-            ("delta", format_number(result.delta), "given" if epsilon_solved else "minimised over the orders"),
+            ("delta", format_number(result.delta) if epsilon_solved else format_upper(result.delta),
+             "given" if epsilon_solved else "minimised over the orders"),
             ("order", format_number(result.order), "the order achieving the optimum"),
             ("conversion", result.conversion, conversion_note),
             ("orders in grid", str(len(result.orders)), f"{format_number(min(result.orders))} to {format_number(max(result.orders))}"),

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dpcalc.cli.options import InputError
-from dpcalc.cli.output import Report, Table, format_number
+from dpcalc.cli.output import Report, Table, format_bound, format_number
 
 if TYPE_CHECKING:
     from decimal import Decimal
@@ -254,15 +254,22 @@ class Column:
     key: str
     header: str
     note: str = ""  # shown in the header, e.g. units
+    # True for a column of certified upper bounds (printed rounded up), False for lower bounds
+    # (rounded down), None for the rest (rounded to nearest).
+    upward: bool | None = None
 
 
 @dataclass
 class Row:
-    """One combination: its values by JSON key, the warnings of its run and the epsilon for --max-eps."""
+    """One combination: its values by JSON key, the warnings of its run, and what --max-eps
+    compares (a sound epsilon and its basis; None, with the reason in `no_gate`, when the row
+    has no sound figure)."""
 
     values: dict[str, Any]
     warnings: Sequence[str] = ()
     epsilon: float | None = None
+    basis: str | None = None
+    no_gate: str | None = None
 
 
 @dataclass
@@ -295,14 +302,17 @@ def sweep_report(output: SweepOutput, rows: list[Row]) -> Report:
     columns = list(output.columns)
     if output.max_epsilon is not None:
         columns.append(Column("within_budget", "within budget"))
-    table_rows = [tuple(_cell(_lookup(values, column.key)) for column in columns) for values in json_rows]
+    table_rows = [tuple(_cell(_lookup(values, column.key), column.upward) for column in columns)
+                  for values in json_rows]
     warnings: list[str] = []
     for row in rows:
         for warning in row.warnings:
             if warning not in warnings:
                 warnings.append(warning)
-    epsilons = [row.epsilon for row in rows if row.epsilon is not None]
-    worst = max(epsilons, key=lambda value: (math.isnan(value), value)) if epsilons else None
+    # the gate: the largest sound epsilon of the rows; none at all when any row lacks one
+    ungated = [row for row in rows if row.epsilon is None]
+    worst = None if ungated else max((row.epsilon for row in rows), key=lambda value: (math.isnan(value), value))
+    bases = list(dict.fromkeys(row.basis for row in rows if row.basis))
     return Report(
         command=output.command,
         inputs=output.inputs,
@@ -317,6 +327,8 @@ def sweep_report(output: SweepOutput, rows: list[Row]) -> Report:
         ],
         warnings=warnings,
         epsilon=worst,
+        basis="; ".join(bases) or None,
+        no_gate=ungated[0].no_gate if ungated else None,
         figures=output.figures,
     )
 
@@ -330,10 +342,10 @@ def _lookup(values: dict[str, Any], key: str) -> Any:
     return values
 
 
-def _cell(value: Any) -> str:
+def _cell(value: Any, upward: bool | None = None) -> str:
     if isinstance(value, bool):
         return "yes" if value else "NO"
-    return format_number(value)
+    return format_number(value) if upward is None else format_bound(value, upward)
 
 
 def sweep_panels(

@@ -209,6 +209,9 @@ class CalibrationResult:
     rejected_epsilon: float | None = None
     closest: float | int | None = None
     epsilon_lower: float | None = None  # pld: the certified lower bound at the answer
+    # a sound upper bound on epsilon at the answer: epsilon itself for pld and rdp; for gdp (an
+    # approximation) the caller's check by a certified accountant, None until it is made
+    certified_epsilon: float | None = None
     boundary: float | None = None  # sigma, p: the value where the accountant's epsilon meets the target, interpolated
     message: str | None = None  # why no value meets the target
     residual: float | None = None  # log(accountant epsilon / model epsilon) at the answer, for hints

@@ -7,7 +7,7 @@ import pytest
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
 INPUT_KEYS = {"target_epsilon", "delta", "p", "sigma", "T", "n", "batch_size", "epochs", "precision", "accountant",
               "solve", "max_eps"}
-COMMON_RESULT_KEYS = {"epsilon", "target_epsilon", "accountant", "evaluations", "delta", "feasible", "epsilon_lower",
+COMMON_RESULT_KEYS = {"epsilon", "certified_epsilon", "target_epsilon", "accountant", "evaluations", "delta", "feasible", "epsilon_lower",
                       "precision", "boundary", "run", "rejected", "closest", "message"}
 DESIGN_CARD = ("calibrate", "--target-eps", "2", "--p", "0.004", "--T", "10000")
 # A cheap run for the PLD accountant (a few hundredths of a second per evaluation).
@@ -122,11 +122,40 @@ def test_infeasible_target_exits_1_with_the_closest_figure(dpcalc):
 
 
 def test_max_eps(dpcalc):
-    within = dpcalc(*CHEAP, "--accountant", "gdp", "--max-eps", "1", "--json")
-    assert within.code == 0 and within.json()["budget"] == {"max_epsilon": 1.0, "within_budget": True}
-    over = dpcalc(*CHEAP, "--accountant", "gdp", "--max-eps", "0.5", "--json")
+    within = dpcalc(*CHEAP, "--max-eps", "1", "--json")
+    document = within.json()
+    assert within.code == 0 and document["budget"] == {
+        "max_epsilon": 1.0, "epsilon": document["result"]["epsilon"], "basis": "PLD certified upper bound",
+        "within_budget": True}
+    over = dpcalc(*CHEAP, "--max-eps", "0.5", "--json")
     assert over.code == 1 and over.json()["budget"]["within_budget"] is False
     assert "Budget exceeded" in over.stderr
+
+
+def test_max_eps_with_the_gdp_accountant_compares_the_certified_epsilon(dpcalc):
+    # At p = 0.1, T = 100 the central-limit sigma for epsilon 1 has a certified epsilon of about
+    # 1.046: the approximation meets 1.02, yet the answer must not pass a budget of 1.02.
+    run = dpcalc(*CHEAP, "--accountant", "gdp", "--max-eps", "1.02", "--json")
+    document = run.json()
+    result = document["result"]
+    assert result["epsilon"] <= 1.0 < 1.02 < result["certified_epsilon"]
+    assert run.code == 1 and document["budget"]["epsilon"] == result["certified_epsilon"]
+    assert document["budget"]["basis"] == "PLD certified upper bound at the gdp answer"
+    assert any("only in the central-limit approximation" in warning for warning in document["warnings"])
+    within = dpcalc(*CHEAP, "--accountant", "gdp", "--max-eps", "1.1")
+    assert within.code == 0 and "within budget" in within.stdout
+
+
+def test_gdp_calibration_names_its_approximation(dpcalc):
+    # issue: n 60000, batch 256, 60 epochs, target 3: the gdp sigma's certified epsilon is about 3.107
+    run = dpcalc("calibrate", "--target-eps", "3", "--n", "60000", "--batch-size", "256", "--epochs", "60",
+                 "--accountant", "gdp")
+    assert run.code == 0
+    assert "smallest with central-limit epsilon <=" in run.stdout
+    assert "for central-limit epsilon <= 3 (gdp)" in run.stdout
+    certified = next(line for line in run.stdout.splitlines() if "certified epsilon" in line)
+    assert "3.10" in certified
+    assert "3.6% above the target 3" in run.stderr
 
 
 def test_precision_option(dpcalc):
@@ -266,8 +295,9 @@ def test_sweep_with_an_infeasible_row_exits_1(dpcalc):
 
 
 def test_sweep_max_eps_checks_every_row(dpcalc):
+    # the gdp rows are checked by their certified epsilon (about 2.48 and 4.83 here)
     run = dpcalc("calibrate", "--accountant", "gdp", "--p", "0.01", "--T", "100", "--target-eps", "1,2",
-                 "--max-eps", "1.5", "--json")
+                 "--max-eps", "3", "--json")
     assert run.code == 1
     assert [row["within_budget"] for row in run.json()["result"]["rows"]] == [True, False]
 

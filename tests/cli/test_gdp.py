@@ -121,18 +121,48 @@ def test_infinite_epsilon_is_the_string_inf(dpcalc):
 
 
 def test_max_eps_within_budget(dpcalc):
-    run = dpcalc(*DESIGN_CARD, "--max-eps", "2", "--json")
+    run = dpcalc(*DESIGN_CARD, "--tight", "--max-eps", "2", "--json")
     assert run.code == 0
-    assert run.json()["budget"] == {"max_epsilon": 2.0, "within_budget": True}
+    document = run.json()
+    assert document["budget"] == {"max_epsilon": 2.0, "epsilon": document["result"]["tight_epsilon"],
+                                  "basis": "PLD certified upper bound", "within_budget": True}
 
 
 def test_max_eps_exceeded_exits_1(dpcalc):
-    run = dpcalc(*DESIGN_CARD, "--max-eps", "1.5", "--json")
+    run = dpcalc(*DESIGN_CARD, "--tight", "--max-eps", "1.5", "--json")
     assert run.code == 1
-    assert run.json()["budget"] == {"max_epsilon": 1.5, "within_budget": False}
-    assert "Budget exceeded: epsilon 1.787445 > --max-eps 1.5" in run.stderr
-    table = dpcalc(*DESIGN_CARD, "--max-eps", "1.5")
+    assert run.json()["budget"]["within_budget"] is False
+    assert "Budget exceeded: epsilon 1.841375 (PLD certified upper bound) > --max-eps 1.5" in run.stderr
+    table = dpcalc(*DESIGN_CARD, "--tight", "--max-eps", "1.5")
     assert table.code == 1 and "EXCEEDED" in table.stdout
+
+
+def test_max_eps_compares_the_certified_epsilon_not_the_central_limit_one(dpcalc):
+    # issue 15: the central-limit epsilon 1.787 is below 1.8, the certified tight epsilon 1.841 is not
+    run = dpcalc(*DESIGN_CARD, "--tight", "--max-eps", "1.8", "--json")
+    document = run.json()
+    assert document["result"]["epsilon"] < 1.8 < document["result"]["tight_epsilon"]
+    assert run.code == 1 and document["budget"]["epsilon"] == document["result"]["tight_epsilon"]
+    table = dpcalc(*DESIGN_CARD, "--tight", "--max-eps", "1.8")
+    assert table.code == 1
+    assert "budget EXCEEDED: epsilon 1.841375 (PLD certified upper bound) > --max-eps 1.8" in " ".join(
+        table.stdout.split())
+
+
+@pytest.mark.parametrize("extra, reason", [
+    (("--no-tight",), "drop --no-tight"),
+    (("--sampling", "uniform"), "uniform sampling has no certified epsilon"),
+    (("--eps", "1"), "give --delta instead"),
+])
+def test_max_eps_without_a_certified_figure_is_refused(dpcalc, extra, reason):
+    run = dpcalc(*DESIGN_CARD, "--tight", *extra, "--max-eps", "5")
+    assert run.code == 2 and run.stdout == ""
+    assert run.stderr.startswith("Error: --max-eps: ") and reason in run.stderr and run.stderr.count("\n") == 1
+
+
+def test_max_eps_with_a_given_mu_is_exact(dpcalc):
+    run = dpcalc("gdp", "--mu", "0.5", "--max-eps", "2", "--json")
+    assert run.code == 0 and run.json()["budget"]["basis"].startswith("exact for the given mu")
 
 
 @pytest.mark.parametrize(

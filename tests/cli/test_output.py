@@ -21,6 +21,7 @@ def _report(**overrides) -> Report:
                       title="release [v2]")],
         warnings=["careful [bold]"],
         epsilon=math.inf,
+        basis="a test bound",
     )
     fields.update(overrides)
     return Report(**fields)
@@ -49,8 +50,9 @@ def test_budget_exceeded_adds_the_budget_object_and_exit_code_1(capsys):
     code = emit(_report(epsilon=2.5), json_mode=True, max_epsilon=2.0)
     out, err = capsys.readouterr()
     assert code == EXIT_OVER_BUDGET
-    assert json.loads(out, parse_constant=_reject)["budget"] == {"max_epsilon": 2.0, "within_budget": False}
-    assert err == "Budget exceeded: epsilon 2.5 > --max-eps 2\n"
+    assert json.loads(out, parse_constant=_reject)["budget"] == {
+        "max_epsilon": 2.0, "epsilon": 2.5, "basis": "a test bound", "within_budget": False}
+    assert err == "Budget exceeded: epsilon 2.5 (a test bound) > --max-eps 2\n"
 
 
 def test_json_safe_keeps_finite_values():

@@ -98,10 +98,12 @@ def test_laplace(dpcalc):
 def test_budget(dpcalc):
     over = dpcalc(*DESIGN_CARD, "--max-eps", "1")
     assert over.code == 1
-    assert over.stderr == "Budget exceeded: epsilon 1.841375 > --max-eps 1\n"
+    assert over.stderr == "Budget exceeded: epsilon 1.841375 (PLD certified upper bound) > --max-eps 1\n"
     within = dpcalc(*DESIGN_CARD, "--max-eps", "2", "--json")
     assert within.code == 0
-    assert within.json()["budget"] == {"max_epsilon": 2.0, "within_budget": True}
+    document = within.json()
+    assert document["budget"] == {"max_epsilon": 2.0, "epsilon": document["result"]["epsilon_upper"],
+                                  "basis": "PLD certified upper bound", "within_budget": True}
 
 
 @pytest.mark.parametrize(

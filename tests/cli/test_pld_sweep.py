@@ -115,7 +115,8 @@ def test_max_eps_checks_every_row(dpcalc):
     document = run.json()
     rows = document["result"]["rows"]
     assert [row["within_budget"] for row in rows] == [True, False]
-    assert document["budget"] == {"max_epsilon": 1.0, "within_budget": False}
+    assert document["budget"] == {"max_epsilon": 1.0, "epsilon": rows[1]["epsilon_upper"],
+                                  "basis": "PLD certified upper bound", "within_budget": False}
     within = dpcalc(*PLD, "--T", "10,20", "--max-eps", "5", "--json")
     assert within.code == 0 and within.json()["budget"]["within_budget"] is True
     table = dpcalc(*PLD, "--T", "10,40", "--max-eps", "1")

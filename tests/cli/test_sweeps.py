@@ -153,16 +153,34 @@ def test_gdp_sweep_carries_the_tight_epsilon_per_row(dpcalc):
 
 
 def test_gdp_sweep_max_eps_checks_every_row(dpcalc):
-    run = dpcalc(*GDP, "--T", "1000,10000", "--max-eps", "1.5", "--json")
+    tight = ("gdp", "--p", "0.004", "--sigma", "1.1")
+    run = dpcalc(*tight, "--T", "1000,10000", "--max-eps", "1.8", "--json")
     assert run.code == 1
     document = run.json()
-    assert [row["within_budget"] for row in document["result"]["rows"]] == [True, False]
-    assert document["budget"] == {"max_epsilon": 1.5, "within_budget": False}
-    assert "Budget exceeded: epsilon 1.787445 > --max-eps 1.5" in run.stderr
-    within = dpcalc(*GDP, "--T", "1000,2000", "--max-eps", "1.5", "--json")
+    rows = document["result"]["rows"]
+    # the rows are checked by their certified tight epsilon (1.841 at T = 10000), not the
+    # central-limit one (1.787 there)
+    assert [row["within_budget"] for row in rows] == [True, False]
+    assert rows[1]["epsilon"] < 1.8 < rows[1]["tight_epsilon"]
+    assert document["budget"]["epsilon"] == rows[1]["tight_epsilon"] and document["budget"]["within_budget"] is False
+    assert "Budget exceeded: epsilon 1.841375 (PLD certified upper bound) > --max-eps 1.8" in run.stderr
+    within = dpcalc(*tight, "--T", "1000,2000", "--max-eps", "1.5", "--json")
     assert within.code == 0 and within.json()["budget"]["within_budget"] is True
-    table = dpcalc(*GDP, "--T", "1000,10000", "--max-eps", "1.5")
+    table = dpcalc(*tight, "--T", "1000,10000", "--max-eps", "1.8")
     assert table.code == 1 and "NO" in table.stdout and "EXCEEDED" in table.stdout
+
+
+def test_gdp_sweep_epochs_max_eps_uses_the_tight_figure(dpcalc):
+    # issue 15: 60 epochs has a tight epsilon of 2.382, above 2.35; its central-limit one is below
+    run = dpcalc("gdp", "--n", "60000", "--batch-size", "256", "--sigma", "1.1", "--epochs", "55:60:5",
+                 "--max-eps", "2.35", "--json")
+    rows = run.json()["result"]["rows"]
+    assert run.code == 1 and rows[-1]["within_budget"] is False and rows[-1]["tight_epsilon"] > 2.35
+
+
+def test_gdp_sweep_max_eps_without_tight_is_refused(dpcalc):
+    run = dpcalc(*GDP, "--T", "1000,10000", "--max-eps", "1.5")
+    assert run.code == 2 and run.stdout == "" and "drop --no-tight" in run.stderr
 
 
 def test_gdp_sweep_with_eps_solves_delta(dpcalc):
