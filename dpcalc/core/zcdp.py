@@ -106,7 +106,8 @@ def zcdp_epsilon(rho: float, delta: float) -> tuple[float, float]:
         # h(e^v) with rho e^(2v) written as exp(log rho + 2v): it never exceeds 4L on the bracket.
         return math.exp(log_rho + 2.0 * v) + math.log1p(math.exp(v)) - log_inverse_delta
 
-    low = math.log(min(1.0, log_inverse_delta / (2.0 * (rho + 1.0))))
+    # log(min(1, L / (2 (rho + 1)))), in log space: the quotient underflows for rho near 1e308
+    low = min(0.0, log_level - math.log(2.0) - math.log1p(rho))
     high = math.log(2.0) + 0.5 * (log_level - log_rho)
     v = find_root(slope, low, high)
     u = math.exp(v)
