@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Re-run the README's console examples and rewrite their output in README.md.
+
+    python tools/update_readme_examples.py           # rewrite the outputs that differ
+    python tools/update_readme_examples.py --check   # only list them; exit 1 if any differ
+
+The examples are the ones tests/test_readme_examples.py checks (the same selection: one
+`$ dpcalc ...` command per ```console block, no shell syntax, no --plot), run in-process as
+the test runs them: `dpcalc.cli.app.main(args)` from the repository's root, at COLUMNS=90,
+stdout followed by stderr, trailing spaces dropped. A block "differs" when its text would
+change; --check also says whether the test accepts the difference (PLD figures may move in
+their last digit between machines, see the test's docstring).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import io
+import os
+import shlex
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from tests.test_readme_examples import README, WIDTH, example_blocks, mismatches, output_lines  # noqa: E402
+
+
+def run(command: str) -> str:
+    """`command` ("dpcalc ...") run in-process: its stdout and then its stderr, as the test sees them."""
+    from dpcalc.cli.app import main
+
+    saved_columns, saved_cwd = os.environ.get("COLUMNS"), os.getcwd()
+    stdout, stderr = io.StringIO(), io.StringIO()
+    # Rich reads COLUMNS when dpcalc creates its console, inside main
+    os.environ["COLUMNS"] = WIDTH
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
+            main(shlex.split(command)[1:])
+    finally:
+        os.chdir(saved_cwd)
+        if saved_columns is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = saved_columns
+    return stdout.getvalue() + stderr.getvalue()
+
+
+def block_text(output: str) -> str:
+    """An output as it stands in a README block: trailing spaces dropped, one final newline."""
+    lines = output_lines(output)
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true",
+                        help="only report the blocks whose output differs (exit 1 if any); README.md is not written")
+    args = parser.parse_args(argv)
+
+    text = README.read_text()
+    blocks = example_blocks(text)
+    changed = []  # (start, end, new output)
+    for command, old, start, end in blocks:
+        new = block_text(run(command))
+        if output_lines(old) == output_lines(new):
+            continue
+        changed.append((start, end, new))
+        problems = mismatches(command, old, new)
+        verdict = ("beyond the test's tolerance (the test fails)" if problems
+                   else "within the test's tolerance (the test passes)")
+        print(f"differs, {verdict}: $ {command}")
+        if args.check:
+            diff = difflib.unified_diff(output_lines(old), output_lines(new), "README.md", "real output",
+                                        lineterm="", n=0)
+            print("\n".join(f"    {line}" for line in diff))
+    print(f"{len(blocks)} examples, {len(changed)} differ" + ("" if args.check or not changed else "; rewriting README.md"))
+    if args.check or not changed:
+        return 1 if changed else 0
+    if README.read_text() != text:
+        print("README.md changed while the examples ran; nothing written, run again", file=sys.stderr)
+        return 1
+    for start, end, new in reversed(changed):
+        text = text[:start] + new + text[end:]
+    README.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
