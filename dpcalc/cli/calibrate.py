@@ -162,13 +162,18 @@ def calibrate(
 
     from dpcalc.core import calibrate as core
 
+    import dataclasses
+
+    from dpcalc.cli.options import large_delta_warnings
     from dpcalc.cli.tight import paused_gc
 
     results = []
     previous = None
     with paused_gc():
-        for problem in problems:
+        for problem, values in zip(problems, sweep.rows()):
             result = _certified(core.calibrate(quantity, accountant=accountant.value, hint=previous, **problem))
+            extra = [w for w in large_delta_warnings(values["--n"], problem["delta"]) if w not in result.warnings]
+            result = dataclasses.replace(result, warnings=(*result.warnings, *extra))
             results.append(result)
             previous = result if result.feasible else previous
     if sweep.is_sweep:

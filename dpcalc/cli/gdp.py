@@ -22,6 +22,7 @@ from dpcalc.cli.options import (
     SamplingProbability,
     Steps,
     conflict,
+    large_delta_warnings,
     parse_delta_or_epsilon,
     parse_real,
     parse_training_run,
@@ -164,7 +165,7 @@ def _evaluate(p, sigma, T, n, batch_size, epochs, mu, target_delta, target_epsil
         result = core.noisy_sgd_gdp(
             probability, noise, steps, sampling=sampling.value, delta=target_delta, epsilon=target_epsilon
         )
-    warnings = list(result.warnings)
+    warnings = list(result.warnings) + large_delta_warnings(n, target_delta)
     tight = None
     if mu is None and target_delta is not None and not no_tight:
         if sampling is SamplingScheme.poisson:

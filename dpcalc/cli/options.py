@@ -176,6 +176,24 @@ def parse_training_run(
     return probability, noise, steps
 
 
+def large_delta_warnings(n: str | int | None, delta: float | None) -> list[str]:
+    """A warning when delta >= 1/n for a dataset of n records (n users for user-level runs).
+
+    A mechanism that publishes each record with probability delta is (0, delta)-DP, so such a
+    delta allows leaking a record in expectation (Dwork, Roth 2014, Sec. 2.3).
+    """
+    if n is None or delta is None:
+        return []
+    size = int(float(n)) if isinstance(n, str) else int(n)
+    if size < 1 or delta * size < 1.0:
+        return []
+    return [
+        f"delta = {delta:g} is at least 1/n = 1/{size}: publishing each record with probability delta is "
+        f"(0, delta)-DP, so this delta allows leaking about {delta * size:.3g} records in expectation "
+        "(Dwork, Roth 2014, Sec. 2.3); choose delta much smaller than 1/n."
+    ]
+
+
 def check_training_form(
     p: str | None, T: str | None, n: str | None, batch_size: str | None, epochs: str | None
 ) -> None:

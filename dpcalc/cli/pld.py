@@ -19,6 +19,7 @@ from dpcalc.cli.options import (
     NoiseMultiplier,
     SamplingProbability,
     Steps,
+    large_delta_warnings,
     parse_delta_or_epsilon,
     parse_real,
 )
@@ -111,7 +112,7 @@ def pld(
     )
     with paused_gc():
         result = account(phases, target_delta, target_epsilon, width)
-    warnings = list(result.warnings)
+    warnings = list(result.warnings) + large_delta_warnings(n, target_delta)
     panels = None
     if plot_path is not None or chart:
         # drawn before the report: the profile's own warnings belong beside the result's
@@ -290,7 +291,8 @@ def _pld_sweep(sweep, mechanism, max_eps, json_output: bool, plot, chart: bool) 
                for option in sweep.swept}
         for key, value in {**phase_run(phases[0]), **_result_keys(result)}.items():
             row.setdefault(key, value)
-        rows.append(Row(row, result.warnings, result.epsilon, gate_basis(result, target_delta is not None)))
+        rows.append(Row(row, [*result.warnings, *large_delta_warnings(values["--n"], target_delta)], result.epsilon,
+                        gate_basis(result, target_delta is not None)))
     inputs = {"mechanism": runs[0][1][0].mechanism, **given_inputs(sweep, _INPUT_KEY, integer=INTEGER_OPTIONS)}
     # the run as resolved per row, as the single command echoes its resolved phases
     echo_rows(inputs, rows, [*swept_keys, *RUN_KEYS], swept_keys)

@@ -20,6 +20,7 @@ from dpcalc.cli.options import (
     NoiseMultiplier,
     SamplingProbability,
     Steps,
+    large_delta_warnings,
     parse_delta_or_epsilon,
     parse_real,
 )
@@ -114,6 +115,7 @@ def rdp(
     )
     grid = parse_orders(orders)
     result, tight, warnings = _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight)
+    warnings += large_delta_warnings(n, target_delta)
     curve = [{"order": order, "rdp": value} for order, value in zip(result.orders, result.rdp)]
     inputs = {
         "phases": [phase_inputs(item) for item in phases],
@@ -238,6 +240,7 @@ def _rdp_sweep(sweep, mechanism, orders, conversion, max_eps, no_tight: bool, js
         for key in _ROW_RESULT_KEYS:
             row.setdefault(key, tight if key == "tight_epsilon" else getattr(result, key))
         gate = _gate(result, tight, target_delta is not None)
+        warnings += large_delta_warnings(values["--n"], target_delta)
         rows.append(Row(row, warnings, gate["epsilon"], gate["basis"]))
     inputs = {"mechanism": runs[0][1][0].mechanism, **given_inputs(sweep, _INPUT_KEY, integer=INTEGER_OPTIONS)}
     # the run as resolved per row, as the single command echoes its resolved phases

@@ -144,3 +144,24 @@ def test_single_phase_flag_errors(given, message):
     with pytest.raises(InputError) as error:
         parse_phases(None, **flags(**given))
     assert str(error.value) == message
+
+
+# ---------------------------------------------------------------------------------------------
+# delta >= 1/n: a delta that allows leaking a record in expectation is warned about
+# ---------------------------------------------------------------------------------------------
+
+LARGE_DELTA = ("--n", "1000", "--batch-size", "10", "--epochs", "1", "--sigma", "1", "--delta", "0.001")
+
+
+@pytest.mark.parametrize("command", [("gdp", "--no-tight"), ("rdp", "--no-tight"), ("pld",),
+                                     ("calibrate", "--accountant", "rdp", "--target-eps", "5", "--solve", "T")])
+def test_a_delta_of_at_least_one_over_n_is_warned_about(dpcalc, command):
+    args = list(LARGE_DELTA)
+    if command[0] == "calibrate":
+        del args[4:6]  # --solve T: no --epochs
+    run = dpcalc(*command, *args, "--json")
+    assert run.code == 0, run.stderr
+    assert any(w.startswith("delta = 0.001 is at least 1/n = 1/1000") and "Dwork, Roth 2014, Sec. 2.3" in w
+               for w in run.json()["warnings"])
+    quiet = dpcalc(*command, *args[:-1], "0.0009", "--json")
+    assert not any("1/n" in w for w in quiet.json()["warnings"])
