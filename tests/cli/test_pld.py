@@ -147,3 +147,40 @@ def test_help_has_examples(dpcalc):
     assert run.code == 0
     assert "dpcalc pld --p 0.004 --sigma 1.1 --T 10000" in run.stdout
     assert "--accuracy" in run.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# What is displayed is as sound as what is computed (issue 15, point 3)
+# ---------------------------------------------------------------------------------------------
+
+
+def _row(stdout: str, label: str) -> str:
+    line = next(line for line in stdout.splitlines() if line.startswith(f"│ {label} "))
+    return line.split("│")[2].strip()
+
+
+@pytest.mark.parametrize("run", [("--p", "0.05", "--sigma", "1.5", "--T", "500"),
+                                 ("--p", "0.02", "--sigma", "1.3", "--T", "3000")])
+def test_printed_bounds_are_rounded_outward(dpcalc, run):
+    document = dpcalc("pld", *run, "--json").json()["result"]
+    table = dpcalc("pld", *run).stdout
+    upper, lower = _row(table, "epsilon"), _row(table, "epsilon lower bound")
+    assert float(upper) >= document["epsilon_upper"] and float(lower) <= document["epsilon_lower"]
+    # within one unit of the sixth decimal of the bound
+    assert float(upper) - document["epsilon_upper"] < 1e-6 and document["epsilon_lower"] - float(lower) < 1e-6
+
+
+def test_delta_bounds_are_rounded_outward(dpcalc):
+    document = dpcalc(*DESIGN_CARD, "--eps", "2", "--json").json()["result"]
+    table = dpcalc(*DESIGN_CARD, "--eps", "2").stdout
+    assert float(_row(table, "delta")) >= document["delta_upper"]
+    assert float(_row(table, "delta lower bound")) <= document["delta_lower"]
+
+
+def test_closed_form_fallback_says_so_instead_of_a_zero_grid(dpcalc):
+    run = dpcalc("pld", "--p", "0.004", "--sigma", "0.01", "--T", "100")
+    assert run.code == 0
+    assert "final grid step" not in run.stdout and "largest grid 0 bins" not in run.stdout
+    assert _row(run.stdout, "method") == "closed forms" and "no grid" in run.stdout
+    document = dpcalc("pld", "--p", "0.004", "--sigma", "0.01", "--T", "100", "--max-eps", "1e9", "--json").json()
+    assert document["budget"]["basis"] == "certified upper bound (closed forms)"

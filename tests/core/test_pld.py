@@ -552,3 +552,51 @@ def test_heavy_tails_say_when_the_interval_is_wider_than_asked(p, sigma, steps):
     assert (width > DEFAULT_ACCURACY * result.epsilon_upper) == bool(result.warnings)
     if result.warnings:
         assert "wider" in result.warnings[0] or "more than the requested accuracy" in result.warnings[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reproducibility: a count of work, never the clock (issue: the same input, the same answer)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_the_accountant_never_reads_the_clock(monkeypatch):
+    import time
+
+    from dpcalc.core import pld
+
+    def no_clock():
+        raise AssertionError("the PLD accountant read the clock")
+
+    for name in ("time", "monotonic", "perf_counter", "process_time"):
+        monkeypatch.setattr(time, name, no_clock)
+    pld._cached.cache_clear()
+    result = tight_epsilon([gaussian(0.004, 1.1, 10_000)], 1e-5)
+    assert 1.8404 < result.epsilon_lower <= result.epsilon_upper < 1.8416
+
+
+def test_the_work_limit_is_a_count_and_its_warning_names_it(monkeypatch):
+    from dpcalc.core import _pld_work as work
+    from dpcalc.core import pld
+
+    phases = [gaussian(0.004, 1.1, 10_000)]
+    pld._cached.cache_clear()
+    with work.limited(math.inf) as meter:
+        free = tight_epsilon(phases, 1e-5)
+    # the design card's work, in bin operations: a property of the input, not of the machine
+    assert 1e6 < meter.used < 1e8 and meter.used < pld._WORK_LIMIT
+    monkeypatch.setattr(pld, "_WORK_LIMIT", meter.used / 2)
+    pld._cached.cache_clear()
+    limited = tight_epsilon(phases, 1e-5)
+    assert any("work limit of" in warning for warning in limited.warnings)
+    assert limited.epsilon_lower <= free.epsilon_lower <= free.epsilon_upper <= limited.epsilon_upper
+    pld._cached.cache_clear()
+    assert tight_epsilon(phases, 1e-5) == limited  # bit for bit, whatever the load
+
+
+@pytest.mark.parametrize("accuracy", [5e-6, pytest.param(1e-9, marks=pytest.mark.slow)])
+def test_a_finer_accuracy_is_never_looser_than_the_default(accuracy):
+    phases = [gaussian(0.004, 1.1, 10_000)]
+    default = tight_epsilon(phases, 1e-5)
+    finer = tight_epsilon(phases, 1e-5, accuracy=accuracy)
+    assert default.epsilon_lower <= finer.epsilon_lower <= finer.epsilon_upper <= default.epsilon_upper
+    assert finer.epsilon_upper - finer.epsilon_lower < 1e-4  # far tighter than the default's 5e-4
