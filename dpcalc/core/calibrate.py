@@ -80,7 +80,7 @@ a grid of its own, and its certified upper bound differs from the shared composi
 less than either interval's width (~1e-7 relative on the design card), but not by nothing.
 The neighbour's epsilon is the shared composition's, unless it lies within _GRID_AGREEMENT of
 E, where `tight_epsilon` checks it too. When the shared composition cannot certify (an
-interval wider than the accuracy, a floating-point exception, its time budget), or the two
+interval wider than the accuracy, a floating-point exception, its work limit), or the two
 accountings disagree about the target, the search above runs instead.
 """
 

@@ -83,8 +83,8 @@ and time stay bounded for any T, and the interval widens instead.
 
 S7  Closed forms. Outside the grid's numerical range (noise below or above _SIGMA_RANGE /
     _SCALE_RANGE, more than _MAX_TOTAL_STEPS steps), when any floating-point exception is
-    raised in the grid computation (they are raised there, not warned about), or past the time
-    budget, the bounds come from closed forms (`_fallback`): above, the smallest of mu-GDP
+    raised in the grid computation (they are raised there, not warned about), or past the work
+    limit (`_pld_work`: a count of bin operations, never the clock), the bounds come from closed forms (`_fallback`): above, the smallest of mu-GDP
     with mu = sqrt(sum T/sigma^2) plus the Laplace phases' pure epsilon (subsampling and
     composition keep the mu-GDP order, Dong, Roth, Su 2022), the RDP accountant, and the total
     variation bound delta(0) <= sum p TV; below, one step of a phase (the run dominates each of
@@ -1372,7 +1372,7 @@ def largest_steps(phase: Phase, delta: float, target_epsilon: float, *, accuracy
     soundness. Cost: 1.0-1.3 `tight_epsilon` calls (design card: 0.10 s against 0.09 s).
 
     When the shared composition cannot finish (out of the grid's range, a floating-point
-    exception, its time budget) or certify (an interval wider than `accuracy`, or bounds that
+    exception, its work limit) or certify (an interval wider than `accuracy`, or bounds that
     contradict the descent), the answer comes from a bisection over `tight_epsilon` calls
     (which relies on its epsilon growing with T), or, with fallback=False, None is returned.
     """
