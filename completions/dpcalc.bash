@@ -73,11 +73,12 @@ _dpcalc() {
                 --delta) return ;;
                 --k) return ;;
                 --delta-prime) return ;;
+                --total-delta) return ;;
                 --target-eps) return ;;
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--eps --delta --k --delta-prime --target-eps --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--eps --delta --k --delta-prime --total-delta --target-eps --max-eps --json -h --help" -- "$cur"))
             fi ;;
         rdp)
             case "$prev" in

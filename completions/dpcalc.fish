@@ -62,6 +62,7 @@ complete -c dpcalc -n '__fish_seen_subcommand_from advanced-composition' -l eps 
 complete -c dpcalc -n '__fish_seen_subcommand_from advanced-composition' -l delta -x -d 'Delta of each mechanism, in [0, 1), or a comma list [default: 0]'
 complete -c dpcalc -n '__fish_seen_subcommand_from advanced-composition' -l k -x -d 'Number of mechanisms, an integer in [1, 1e10] (the list length with lists)'
 complete -c dpcalc -n '__fish_seen_subcommand_from advanced-composition' -l delta-prime -x -d 'The slack delta in (0, 1) of the advanced theorems [default: 1e-05]'
+complete -c dpcalc -n '__fish_seen_subcommand_from advanced-composition' -l total-delta -x -d 'One total delta in (0, 1) at which every theorem is stated (advanced: delta = total-delta - k delta)'
 complete -c dpcalc -n '__fish_seen_subcommand_from advanced-composition' -l target-eps -x -d 'Inverse question: the total epsilon to stay within (with --eps: max k; with --k: max eps per mechanism)'
 complete -c dpcalc -n '__fish_seen_subcommand_from advanced-composition' -l max-eps -x -d 'Budget: exit 1 when epsilon exceeds this value'
 complete -c dpcalc -n '__fish_seen_subcommand_from advanced-composition' -l json -d 'Print one strict JSON object instead of a table'

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Annotated, Optional
 
 import typer
 
 from dpcalc.cli.options import RANGES, InputError, Json, MaxEpsilon, conflict, parse_integer, parse_real
-from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.cli.output import Report, Table, emit, format_bound, format_lower, format_number, format_upper
 from dpcalc.core.composition import COMPOSITIONS, PER_MECHANISM_DELTA
-from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval, ParameterError
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
 
@@ -19,15 +20,21 @@ basic: (k eps, k delta). advanced: Dwork-Rothblum-Vadhan, at total delta k delta
 simplified: 2 eps sqrt(2k ln(1/delta')), valid only below 1. optimal: exact
 (Kairouz-Oh-Viswanath Thm 3.3), the smallest epsilon at total delta k delta + delta'.
 --eps and --delta may be comma lists, one value per mechanism (k is the list length).
+--total-delta D states all four at the one total delta D instead (basic when k delta <= D,
+advanced and simplified with delta' = D - k delta, optimal exactly); a theorem that cannot
+reach D is reported as not applicable (epsilon inf).
 With --target-eps: the largest k (given --eps) or the largest per-mechanism epsilon
-(given --k) that stays within the target, under each theorem.
+(given --k) that stays within the target, under each theorem; with --delta > 0 it needs
+--total-delta.
 
 \b
 Examples:
   dpcalc advanced-composition --eps 0.1 --k 100
   dpcalc advanced-composition --eps 0.01 --delta 1e-8 --k 1000000 --json
   dpcalc advanced-composition --eps 0.5,0.5,1,2 --delta 0,0,1e-6,1e-6
+  dpcalc advanced-composition --eps 0.1 --delta 1e-6 --k 50 --total-delta 1e-4
   dpcalc advanced-composition --eps 0.1 --target-eps 5
+  dpcalc advanced-composition --eps 0.1 --delta 1e-6 --target-eps 5 --total-delta 1e-4
   dpcalc advanced-composition --k 1000 --target-eps 1 --delta-prime 1e-6
 """
 
@@ -59,6 +66,15 @@ def advanced_composition(
         Optional[str],
         typer.Option("--delta-prime", metavar="FLOAT", help=f"The slack delta' in (0, 1) of the advanced theorems [default: {DEFAULT_DELTA_PRIME:g}]."),
     ] = None,
+    total_delta: Annotated[
+        Optional[str],
+        typer.Option(
+            "--total-delta",
+            metavar="FLOAT",
+            help="One total delta in (0, 1) at which every theorem is stated (advanced: delta' = total-delta - k delta); "
+            "instead of --delta-prime, and needed with --target-eps when --delta > 0.",
+        ),
+    ] = None,
     target_eps: Annotated[
         Optional[str],
         typer.Option("--target-eps", metavar="FLOAT", help="Inverse question: the total epsilon to stay within (with --eps: max k; with --k: max eps per mechanism)."),
@@ -68,7 +84,12 @@ def advanced_composition(
 ) -> None:
     from dpcalc.core import composition as core
 
-    slack = DEFAULT_DELTA_PRIME if delta_prime is None else parse_real("--delta-prime", delta_prime, OPEN_UNIT)
+    if total_delta is not None and delta_prime is not None:
+        raise conflict("--total-delta", "--delta-prime", "with --total-delta the advanced theorems' delta' is total-delta - k * delta")
+    fixed_total = parse_real("--total-delta", total_delta, OPEN_UNIT)
+    slack = None
+    if fixed_total is None:
+        slack = DEFAULT_DELTA_PRIME if delta_prime is None else parse_real("--delta-prime", delta_prime, OPEN_UNIT)
     epsilons = _parse_list("--eps", eps, NON_NEGATIVE)
     deltas = _parse_list("--delta", delta, PER_MECHANISM_DELTA) if delta is not None else [0.0]
     count = parse_integer("--k", k, COMPOSITIONS)
@@ -76,8 +97,8 @@ def advanced_composition(
         if max_eps is not None:
             raise conflict("--max-eps", "--target-eps", "--target-eps already is the budget")
         target = parse_real("--target-eps", target_eps, NON_NEGATIVE)
-        result = _inverse(core, epsilons, deltas, count, target, slack, eps, delta)
-        report = _inverse_report(result, epsilons, deltas, count, slack)
+        result = _inverse(core, epsilons, deltas, count, target, slack, fixed_total, eps, total_delta)
+        report = _inverse_report(result, epsilons, deltas, count, slack, fixed_total)
         raise typer.Exit(emit(report, json_mode=json_output))
 
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
@@ -85,14 +106,18 @@ def advanced_composition(
         raise InputError("--eps is required (the epsilon of each mechanism, >= 0, or a comma list)")
     if len(epsilons) > 1 or len(deltas) > 1:
         mechanisms = _mechanism_lists(epsilons, deltas, count)
-        _check_total_delta(sum(mechanisms[1]), slack, len(mechanisms[0]), delta, per_mechanism=False)
-        result = core.compose_heterogeneous(*mechanisms, slack)
+        if fixed_total is None:
+            _check_total_delta(sum(mechanisms[1]), slack, len(mechanisms[0]), delta, per_mechanism=False)
+        with _total_delta_errors(total_delta):
+            result = core.compose_heterogeneous(*mechanisms, slack, fixed_total)
     else:
         if count is None:
             raise InputError("--k is required with a single --eps (or give --eps as a comma list, one value per mechanism)")
-        _check_total_delta(count * deltas[0], slack, count, delta, per_mechanism=True)
-        result = core.compose(epsilons[0], deltas[0], count, slack)
-    report = _forward_report(result, max_epsilon)
+        if fixed_total is None:
+            _check_total_delta(count * deltas[0], slack, count, delta, per_mechanism=True)
+        with _total_delta_errors(total_delta):
+            result = core.compose(epsilons[0], deltas[0], count, slack, fixed_total)
+    report = _forward_report(result, max_epsilon, fixed_total)
     raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
 
 
@@ -138,7 +163,18 @@ def _check_total_delta(sum_deltas: float, slack: float, count: int, delta_text: 
     )
 
 
-def _inverse(core, epsilons, deltas, count, target, slack, eps_text, delta_text):
+@contextmanager
+def _total_delta_errors(text: str | None):
+    """The core's refusal of a total delta below the mechanisms' own, as an --total-delta error."""
+    try:
+        yield
+    except ParameterError as error:
+        if error.name != "total_delta":
+            raise
+        raise InputError(f"--total-delta must be {error.requirement}, got {text}") from None
+
+
+def _inverse(core, epsilons, deltas, count, target, slack, fixed_total, eps_text, total_text):
     if (epsilons is None) == (count is None):
         raise InputError(
             "--target-eps needs exactly one of --eps (to get the largest k) and --k "
@@ -146,19 +182,43 @@ def _inverse(core, epsilons, deltas, count, target, slack, eps_text, delta_text)
         )
     if len(deltas) > 1 or (epsilons is not None and len(epsilons) > 1):
         raise InputError("--target-eps takes a single --eps and --delta, not comma lists")
-    if epsilons is not None:
-        if epsilons[0] == 0.0:
-            raise InputError(
-                f"--eps must be in (0, inf) with --target-eps (with --eps 0 every k stays within any target), got {eps_text}"
+    if epsilons is not None and epsilons[0] == 0.0:
+        raise InputError(
+            f"--eps must be in (0, inf) with --target-eps (with --eps 0 every k stays within any target), got {eps_text}"
+        )
+    if deltas[0] > 0.0 and fixed_total is None:
+        if epsilons is not None:
+            reason = (
+                "each theorem's largest k would bring its own total delta k * delta (+ delta'), so no "
+                "default total delta compares them"
             )
-        if deltas[0] + slack >= 1.0:
-            _check_total_delta(deltas[0], slack, 1, delta_text, per_mechanism=True)
+        else:
+            reason = (
+                "basic composition's total delta k * delta and the others' k * delta + delta' differ, so "
+                "the theorems need one total delta to be compared at"
+            )
+        raise InputError(
+            f"--total-delta is required with --target-eps when --delta > 0: {reason}; "
+            "add --total-delta D, the one total delta in (0, 1) to state every theorem at"
+        )
+    if epsilons is not None:
+        if fixed_total is not None:
+            with _total_delta_errors(total_text):
+                return core.max_compositions(epsilons[0], deltas[0], target, total_delta=fixed_total)
         return core.max_compositions(epsilons[0], deltas[0], target, slack)
-    _check_total_delta(count * deltas[0], slack, count, delta_text, per_mechanism=True)
+    if fixed_total is not None:
+        with _total_delta_errors(total_text):
+            return core.max_epsilon_per_mechanism(count, deltas[0], target, total_delta=fixed_total)
     return core.max_epsilon_per_mechanism(count, deltas[0], target, slack)
 
 
-def _forward_report(result, max_epsilon: float | None) -> Report:
+def _note(name: str, applicable: bool = True, valid: bool = True) -> str:
+    if not applicable:
+        return f"{_NOTES[name]}: NOT APPLICABLE at this delta"
+    return _NOTES[name] + ("" if valid else ": NOT VALID (needs < 1)")
+
+
+def _forward_report(result, max_epsilon: float | None, fixed_total: float | None) -> Report:
     heterogeneous = len(result.epsilons) > 1 or len(result.deltas) > 1
     optimal = result.optimal
     entries = {
@@ -180,36 +240,44 @@ def _forward_report(result, max_epsilon: float | None) -> Report:
         "delta_prime": result.delta_prime,
         "target_eps": None,
         "max_eps": max_epsilon,
+        "total_delta": fixed_total,
     }
-    notes = dict(_NOTES)
-    if heterogeneous:
+    notes = {name: _note(name, name not in result.not_applicable) for name in entries}
+    if heterogeneous and "advanced" not in result.not_applicable:
         notes["advanced"] = "Dwork-Rothblum-Vadhan, heterogeneous"
-        if optimal.method == "lattice":
-            notes["optimal"] = f"upper bound; the exact optimum is >= {format_number(optimal.epsilon_lower)}"
-    notes["simplified"] += "" if result.simplified_valid else ": NOT VALID (needs < 1)"
+    if heterogeneous and optimal.method == "lattice":
+        notes["optimal"] = f"upper bound; the exact optimum is >= {format_lower(optimal.epsilon_lower)}"
+    if "simplified" not in result.not_applicable:
+        notes["simplified"] = _note("simplified", valid=result.simplified_valid)
     rows = [
-        (name, format_number(entry["epsilon"]), format_number(entry["delta"]), notes[name])
+        (name, format_upper(entry["epsilon"]), format_number(entry["delta"]), notes[name])
         for name, entry in entries.items()
     ]
-    rows.append(("best", format_number(entries[result.best]["epsilon"]), "", result.best))
+    # Every theorem that holds, holds at this one total delta (basic's smaller one included):
+    # "best" compares them there.
+    rows.append(("best", format_upper(entries[result.best]["epsilon"]), format_number(result.total_delta),
+                 f"{result.best}: smallest epsilon at this delta"))
+    at = (f"total delta = {format_number(fixed_total)}" if fixed_total is not None
+          else f"delta' = {format_number(result.delta_prime)}")
     if heterogeneous:
-        title = f"Composition of {result.k} mechanisms with their own (epsilon, delta), delta' = {format_number(result.delta_prime)}"
+        title = f"Composition of {result.k} mechanisms with their own (epsilon, delta), {at}"
     else:
         title = (
             f"Composition of k = {result.k} mechanisms, each ({format_number(result.epsilons[0])}, "
-            f"{format_number(result.deltas[0])})-DP, delta' = {format_number(result.delta_prime)}"
+            f"{format_number(result.deltas[0])})-DP, {at}"
         )
     return Report(
         command="advanced-composition",
         inputs=inputs,
-        result={**entries, "best": result.best},
+        result={**entries, "best": result.best, "total_delta": result.total_delta},
         tables=[Table(columns=("theorem", "epsilon", "delta", "note"), rows=rows, title=title)],
         warnings=list(result.warnings),
         epsilon=entries[result.best]["epsilon"],
+        basis=f"{result.best} composition (the smallest sound epsilon of the four theorems)",
     )
 
 
-def _inverse_report(result, epsilons, deltas, count, slack) -> Report:
+def _inverse_report(result, epsilons, deltas, count, slack, fixed_total) -> Report:
     key = result.question
     entries = {}
     rows = []
@@ -218,19 +286,27 @@ def _inverse_report(result, epsilons, deltas, count, slack) -> Report:
         entries[name] = {key: entry.value, "epsilon": entry.epsilon, "delta": entry.delta}
         if name == "simplified":
             entries[name]["valid"] = entry.valid
-        note = _NOTES[name] + ("" if entry.valid else ": NOT VALID (needs < 1)")
-        rows.append((name, format_number(entry.value), format_number(entry.epsilon), format_number(entry.delta), note))
-    rows.append(("best", format_number(entries[result.best][key]), "", "", result.best))
+        note = _note(name, entry.applicable, entry.valid)
+        # a largest per-mechanism epsilon is printed rounded down (a larger one may exceed the target)
+        value = format_bound(entry.value, False) if key != "max_k" else format_number(entry.value)
+        rows.append((name, value, format_upper(entry.epsilon), format_number(entry.delta), note))
+    largest = "largest k" if key == "max_k" else "largest eps"
+    best_value = entries[result.best][key]
+    rows.append(("best", format_number(best_value) if key == "max_k" else format_bound(best_value, False), "",
+                 format_number(result.total_delta),
+                 f"{result.best}: {largest} at this delta"))
+    at = (f"total delta = {format_number(fixed_total)}" if fixed_total is not None
+          else f"delta' = {format_number(slack)}")
     if key == "max_k":
         title = (
             f"Largest k within total epsilon {format_number(result.target_epsilon)}: each mechanism "
-            f"({format_number(result.epsilon)}, {format_number(result.delta)})-DP, delta' = {format_number(slack)}"
+            f"({format_number(result.epsilon)}, {format_number(result.delta)})-DP, {at}"
         )
         columns = ("theorem", "max k", "total epsilon", "total delta", "note")
     else:
         title = (
             f"Largest epsilon per mechanism within total epsilon {format_number(result.target_epsilon)}: "
-            f"k = {result.k}, delta = {format_number(result.delta)}, delta' = {format_number(slack)}"
+            f"k = {result.k}, delta = {format_number(result.delta)}, {at}"
         )
         columns = ("theorem", "max eps each", "total epsilon", "total delta", "note")
     inputs = {
@@ -240,11 +316,13 @@ def _inverse_report(result, epsilons, deltas, count, slack) -> Report:
         "delta_prime": slack,
         "target_eps": result.target_epsilon,
         "max_eps": None,
+        "total_delta": fixed_total,
     }
     return Report(
         command="advanced-composition",
         inputs=inputs,
-        result={"target_epsilon": result.target_epsilon, **entries, "best": result.best},
+        result={"target_epsilon": result.target_epsilon, **entries, "best": result.best,
+                "total_delta": result.total_delta},
         tables=[Table(columns=columns, rows=rows, title=title)],
         warnings=list(result.warnings),
     )

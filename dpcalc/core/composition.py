@@ -17,6 +17,14 @@ Sources:
   (eps_g, 1 - prod(1 - delta_i) (1 - delta_RR(eps_g)))-DP, delta_RR the privacy profile of the
   composed randomized responses.
 
+At a fixed total delta D (`total_delta`, instead of a slack delta'), every theorem is stated at
+that one D: basic when sum delta_i <= D, advanced and simplified with delta' = D - sum delta_i
+(> 0), and optimal with delta_RR = 1 - (1 - D) / prod(1 - delta_i) (>= 0). A theorem that cannot
+reach D is not applicable (epsilon inf). These conditions are decided in exact arithmetic on the
+decimal values of the inputs (`_slack`), so no rounding puts a theorem on the wrong side: with
+delta = 0.01, 50 mechanisms reach D = 0.5 under basic composition, and with delta = 1e-6, 100
+mechanisms leave the advanced theorem no delta' > 0 at D = 1e-4.
+
 The optimal epsilon is computed from the privacy-loss distribution of the composed randomized
 responses (Koskela, Jalko, Honkela, AISTATS 2020; Gopi, Lee, Wutschitz, NeurIPS 2021): with
 atoms of loss L_j and probability P_j under the first distribution,
@@ -49,9 +57,13 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dpcalc.core.special import find_root, log_add, log_sub
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval, ParameterError
+
+if TYPE_CHECKING:
+    from fractions import Fraction
 
 PER_MECHANISM_DELTA = Interval(0.0, 1.0, low_closed=True)  # delta of one mechanism, [0, 1)
 # k: one optimal epsilon at k = 1e10 takes ~0.1 s (the window grows like sqrt(k)); an inverse
@@ -121,13 +133,17 @@ class CompositionResult:
 
     `epsilons` and `deltas` are the per-mechanism parameters (one entry each when all k are
     identical). `best` names the theorem with the smallest epsilon among those that hold
-    (the simplified form only when `simplified_valid`).
+    (the simplified form only when `simplified_valid`), all compared at `total_delta`: the
+    given total delta, or sum delta_i + delta' (basic's own sum delta_i is smaller, and a
+    guarantee at a smaller delta also holds at a larger one). `delta_prime` is None when the
+    total delta was given; `not_applicable` names the theorems that cannot reach it (their
+    epsilon is inf).
     """
 
     k: int
     epsilons: tuple[float, ...]
     deltas: tuple[float, ...]
-    delta_prime: float
+    delta_prime: float | None
     basic: Bound
     advanced: Bound
     simplified: Bound
@@ -135,6 +151,8 @@ class CompositionResult:
     optimal: OptimalBound
     best: str
     warnings: tuple[str, ...] = ()
+    total_delta: float | None = None
+    not_applicable: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -142,13 +160,15 @@ class InverseEntry:
     """The answer of one theorem to an inverse question.
 
     `value` is max_k (an int) or max_eps_per_mechanism (a float); `epsilon` and `delta` are the
-    total guarantee at that value (None when max_k is 0).
+    total guarantee at that value (None when max_k is 0). A theorem that cannot reach the given
+    total delta is not `applicable`: max_k 0 (or max_eps_per_mechanism None), epsilon inf.
     """
 
-    value: float
+    value: float | None
     epsilon: float | None
     delta: float | None
     valid: bool = True
+    applicable: bool = True
 
 
 @dataclass(frozen=True)
@@ -160,13 +180,16 @@ class InverseResult:
     epsilon: float | None  # the per-mechanism epsilon given (max_k)
     k: int | None  # the number of mechanisms given (max_eps_per_mechanism)
     delta: float
-    delta_prime: float
+    delta_prime: float | None  # None when the total delta was given
     basic: InverseEntry
     advanced: InverseEntry
     simplified: InverseEntry
     optimal: InverseEntry
     best: str
     warnings: tuple[str, ...] = ()
+    # The one total delta every answer holds at (None for max_k with delta > 0 and a slack
+    # delta': each theorem's k then gives its own k delta).
+    total_delta: float | None = None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -354,13 +377,76 @@ def _log_allowed_rr_delta(deltas: Iterable[tuple[float, int]], delta_prime: floa
     r(d) = -log1p(-d) - d, it is f = (e^S - 1 - S) - R, both parts by series.
     `deltas` holds (delta, count) pairs.
     """
+    log_survival, excess = _survival(deltas)
+    return math.log(excess + delta_prime) - log_survival
+
+
+def _survival(deltas: Iterable[tuple[float, int]]) -> tuple[float, float]:
+    """(S, f): S = log prod(1 - delta_i) (log1p), f = prod(1 - delta_i) - 1 + sum delta_i >= 0 by series.
+
+    `deltas` holds (delta, count) pairs; see `_log_allowed_rr_delta`.
+    """
     log_survival = 0.0
     residual = 0.0
     for delta, count in deltas:
         log_survival += count * math.log1p(-delta)
         residual += count * _log1p_residual(delta)
     excess = max(_expm1_residual(log_survival) - residual, 0.0)  # rounding could make it -0
-    return math.log(excess + delta_prime) - log_survival
+    return log_survival, excess
+
+
+def _slack(deltas: Iterable[tuple[float, int]], total_delta: float) -> Fraction:
+    """D - sum delta_i, exactly, each value read as the shortest decimal that gives its float.
+
+    Basic composition reaches the total delta D when it is >= 0; the advanced theorems when it
+    is > 0, and it is then their delta'. The decimals are what was typed (--delta 1e-6 is
+    10^-6, not the binary float next to it), so a total met exactly in decimal (100 x 1e-6 =
+    1e-4) is met here too, where float arithmetic would be off by an ulp either way.
+    `deltas` holds (delta, count) pairs.
+    """
+    from fractions import Fraction  # only here: not imported at start-up
+
+    def exact(value: float) -> Fraction:
+        return Fraction(repr(value))
+
+    return exact(total_delta) - sum((count * exact(delta) for delta, count in deltas), Fraction(0))
+
+
+def _log_allowed_at_total(deltas: Iterable[tuple[float, int]], total_delta: float) -> float | None:
+    """log of the delta_RR that KOV Thm 3.5 allows at the total delta D: 1 - (1 - D) / prod(1 - delta_i).
+
+    None when it is negative (D is below 1 - prod(1 - delta_i), the mechanisms' own deltas
+    composed: no epsilon reaches D); -inf when it is 0 (only eps_g = sum eps_i reaches D, where
+    delta_RR is 0). The numerator prod(1 - delta_i) - (1 - D) = (D - sum delta_i) + f is formed
+    from the exact `_slack` and the series f of `_survival` (log1p), rounded once, so a delta
+    of 1e-12 next to a D of 1e-9 keeps its digits (1 - (1 - D) / (1 - delta)^k in floats
+    would not).
+    """
+    from fractions import Fraction
+
+    deltas = list(deltas)
+    log_survival, excess = _survival(deltas)
+    numerator = _slack(deltas, total_delta) + Fraction(excess)
+    if numerator < 0:
+        return None
+    value = float(numerator)
+    return -math.inf if value == 0.0 else math.log(value) - log_survival
+
+
+def _require_reachable(deltas: Iterable[tuple[float, int]], total_delta: float, floor_text: str) -> float:
+    """`_log_allowed_at_total`, or a ParameterError when not even the optimal theorem reaches D."""
+    OPEN_UNIT.check("total_delta", total_delta)
+    deltas = list(deltas)
+    log_allowed = _log_allowed_at_total(deltas, total_delta)
+    if log_allowed is None:
+        floor = -math.expm1(_survival(deltas)[0])
+        raise ParameterError(
+            "total_delta",
+            f"at least {floor_text} = {floor:.6g}, the delta of the mechanisms themselves "
+            "(no composition theorem reaches a smaller total)",
+            total_delta,
+        )
+    return log_allowed
 
 
 def _log1p_residual(delta: float) -> float:
@@ -431,6 +517,13 @@ def optimal_epsilon(epsilon: float, k: int, delta: float = 0.0, delta_prime: flo
     return _optimal_homogeneous(epsilon, k, _log_allowed_rr_delta([(delta, k)], delta_prime))
 
 
+def _optimal_at(epsilon: float, k: int, log_allowed: float) -> float:
+    """`_optimal_homogeneous`, also at an allowance of 0 (log -inf): then only eps_g = k eps holds."""
+    if log_allowed == -math.inf:
+        return k * epsilon
+    return _optimal_homogeneous(epsilon, k, log_allowed)
+
+
 def _optimal_homogeneous(epsilon: float, k: int, log_allowed: float) -> float:
     """The optimal epsilon of k-fold eps-randomized response at delta_RR = e^log_allowed.
 
@@ -443,7 +536,10 @@ def _optimal_homogeneous(epsilon: float, k: int, log_allowed: float) -> float:
     if math.isinf(largest_loss):
         return math.inf  # the largest loss overflows float64, and the optimum is within e^-eps of it
     # Pinsker: delta_RR(0), the total variation, is at most sqrt(KL / 2), KL = k eps tanh(eps / 2).
-    if 0.5 * (math.log(0.5 * largest_loss) + math.log(math.tanh(0.5 * epsilon))) <= log_allowed:
+    # For a subnormal eps, eps / 2 underflows: log tanh(eps / 2) <= log(eps / 2) bounds it there.
+    half = 0.5 * epsilon
+    log_tanh = math.log(math.tanh(half)) if half > 1e-300 else math.log(epsilon) - math.log(2.0)
+    if 0.5 * (math.log(largest_loss) - math.log(2.0) + log_tanh) <= log_allowed:
         return 0.0
     first, last, log_tail = _homogeneous_window(epsilon, k, log_allowed)
     log_p, log_q = _randomized_response_logs(epsilon)
@@ -578,15 +674,46 @@ def compose(
     epsilon: float,
     delta: float,
     k: int,
-    delta_prime: float,
+    delta_prime: float | None = None,
+    total_delta: float | None = None,
 ) -> CompositionResult:
     """Basic, advanced (DRV), simplified (DR Cor. 3.21) and optimal (KOV) composition of k (eps, delta)-DP mechanisms.
 
-    The advanced, simplified and optimal guarantees are stated at the same total delta
-    k delta + delta'; basic at k delta.
+    Give exactly one of `delta_prime` and `total_delta`. With `delta_prime`, the advanced,
+    simplified and optimal guarantees are stated at the same total delta k delta + delta';
+    basic at k delta (which also holds at the larger total). With `total_delta` D, all four at D
+    (`_theorems_at_total`); a ParameterError when D is below 1 - (1 - delta)^k.
     """
     _check_mechanism(epsilon, delta)
     COMPOSITIONS.check("k", k)
+    _check_one_of(delta_prime, total_delta)
+    if total_delta is not None:
+        pairs = [(delta, k)]
+        log_allowed = _require_reachable(pairs, total_delta, "1 - (1 - delta)^k")
+        basic, advanced, simplified, valid, missing, warnings = _theorems_at_total(
+            pairs,
+            total_delta,
+            k * epsilon,
+            lambda slack: _advanced_epsilon(epsilon, k, slack),
+            lambda slack: 2.0 * epsilon * math.sqrt(2.0 * k * -math.log(slack)),
+            "k * delta",
+        )
+        optimal = _exact_bound(min(_optimal_at(epsilon, k, log_allowed), k * epsilon), total_delta)
+        return CompositionResult(
+            k=k,
+            epsilons=(epsilon,),
+            deltas=(delta,),
+            delta_prime=None,
+            basic=basic,
+            advanced=advanced,
+            simplified=simplified,
+            simplified_valid=valid,
+            optimal=optimal,
+            best=_best(basic, advanced, simplified, valid, optimal, missing),
+            warnings=warnings,
+            total_delta=total_delta,
+            not_applicable=missing,
+        )
     OPEN_UNIT.check("delta_prime", delta_prime)
     total_delta = k * delta + delta_prime
     _check_total_delta(total_delta, "k * delta + delta_prime")
@@ -608,13 +735,15 @@ def compose(
         optimal=optimal,
         best=_best(basic, advanced, simplified, valid, optimal),
         warnings=_simplified_warning(simplified.epsilon, valid),
+        total_delta=total_delta,
     )
 
 
 def compose_heterogeneous(
     epsilons: Sequence[float],
     deltas: Sequence[float],
-    delta_prime: float,
+    delta_prime: float | None = None,
+    total_delta: float | None = None,
 ) -> CompositionResult:
     """The four theorems for mechanisms with their own (eps_i, delta_i).
 
@@ -622,42 +751,62 @@ def compose_heterogeneous(
     sqrt(2 ln(1/delta') sum eps_i^2) + sum eps_i (e^eps_i - 1). Simplified: twice the square
     root term, valid under the same rule as the homogeneous form. Optimal: the composed
     randomized-response privacy-loss distribution (KOV Thm 3.5), exact when it has at most
-    EXACT_ATOM_LIMIT atoms, else on a lattice with a certified upper bound.
+    EXACT_ATOM_LIMIT atoms, else on a lattice with a certified upper bound. Give exactly one
+    of `delta_prime` and `total_delta`, as for `compose`.
     """
     if len(epsilons) != len(deltas) or not epsilons:
         raise ValueError(f"epsilons and deltas need the same positive length, got {len(epsilons)} and {len(deltas)}")
     for index, (epsilon, delta) in enumerate(zip(epsilons, deltas)):
         _check_mechanism(epsilon, delta, suffix=f"[{index}]")
-    OPEN_UNIT.check("delta_prime", delta_prime)
+    _check_one_of(delta_prime, total_delta)
     k = len(epsilons)
-    total_delta = math.fsum(deltas) + delta_prime
-    _check_total_delta(total_delta, "sum(delta) + delta_prime")
-    log_factor = -math.log(delta_prime)
     sum_squares = _fsum(e * e for e in epsilons)
-    basic = Bound(_fsum(epsilons), math.fsum(deltas))
-    advanced_value = math.sqrt(2.0 * log_factor * sum_squares) + _fsum(e * _expm1(e) for e in epsilons)
-    advanced = Bound(advanced_value, total_delta)
-    simplified = Bound(2.0 * math.sqrt(2.0 * log_factor * sum_squares), total_delta)
-    valid = simplified.epsilon < 1.0 and simplified.epsilon >= advanced_value
-    warnings = list(_simplified_warning(simplified.epsilon, valid))
+    drift = _fsum(e * _expm1(e) for e in epsilons)
+    basic_epsilon = _fsum(epsilons)
+    delta_counts = list(Counter(deltas).items())
+
+    def advanced_value(slack: float) -> float:
+        return math.sqrt(2.0 * -math.log(slack) * sum_squares) + drift
+
+    def simplified_value(slack: float) -> float:
+        return 2.0 * math.sqrt(2.0 * -math.log(slack) * sum_squares)
+
+    missing: tuple[str, ...] = ()
+    if total_delta is None:
+        OPEN_UNIT.check("delta_prime", delta_prime)
+        total_delta = math.fsum(deltas) + delta_prime
+        _check_total_delta(total_delta, "sum(delta) + delta_prime")
+        basic = Bound(basic_epsilon, math.fsum(deltas))
+        advanced = Bound(advanced_value(delta_prime), total_delta)
+        simplified = Bound(simplified_value(delta_prime), total_delta)
+        valid = simplified.epsilon < 1.0 and simplified.epsilon >= advanced.epsilon
+        warnings = list(_simplified_warning(simplified.epsilon, valid))
+        log_allowed = _log_allowed_rr_delta(delta_counts, delta_prime)
+    else:
+        log_allowed = _require_reachable(delta_counts, total_delta, "1 - prod(1 - delta_i)")
+        basic, advanced, simplified, valid, missing, found = _theorems_at_total(
+            delta_counts, total_delta, basic_epsilon, advanced_value, simplified_value, "the sum of the deltas"
+        )
+        warnings = list(found)
 
     groups = Counter(e for e in epsilons if e > 0.0)
-    log_allowed = _log_allowed_rr_delta(Counter(deltas).items(), delta_prime)
-    if len(groups) <= 1:
+    if log_allowed == -math.inf:
+        optimal = _exact_bound(basic_epsilon, total_delta)  # an allowance of 0: only eps_g = sum eps_i
+    elif len(groups) <= 1:
         # One distinct epsilon (the deltas may differ): the fast exact path.
         value = 0.0
         if groups:
             (epsilon, count), = groups.items()
             value = _optimal_homogeneous(epsilon, count, log_allowed)
         optimal = _exact_bound(value, total_delta)
-    elif math.isinf(basic.epsilon):
+    elif math.isinf(basic_epsilon):
         optimal = OptimalBound(math.inf, total_delta, math.inf)  # the largest loss overflows float64
     elif math.prod(count + 1 for count in groups.values()) <= EXACT_ATOM_LIMIT:
         optimal = _exact_bound(_solve_profile(_exact_atoms(groups), log_allowed), total_delta)
     else:
-        optimal = _lattice_optimal(groups, log_allowed, total_delta, advanced_value)
-    if optimal.epsilon > basic.epsilon:  # eps_g = sum eps_i always holds: delta_RR is 0 there
-        optimal = OptimalBound(basic.epsilon, total_delta, min(optimal.epsilon_lower, basic.epsilon),
+        optimal = _lattice_optimal(groups, log_allowed, total_delta, advanced.epsilon)
+    if optimal.epsilon > basic_epsilon:  # eps_g = sum eps_i always holds: delta_RR is 0 there
+        optimal = OptimalBound(basic_epsilon, total_delta, min(optimal.epsilon_lower, basic_epsilon),
                                optimal.method, optimal.grid_step)
     if optimal.method == "lattice":
         warnings.append(
@@ -675,9 +824,63 @@ def compose_heterogeneous(
         simplified=simplified,
         simplified_valid=valid,
         optimal=optimal,
-        best=_best(basic, advanced, simplified, valid, optimal),
+        best=_best(basic, advanced, simplified, valid, optimal, missing),
         warnings=tuple(warnings),
+        total_delta=total_delta,
+        not_applicable=missing,
     )
+
+
+def _check_one_of(delta_prime: float | None, total_delta: float | None) -> None:
+    if (delta_prime is None) == (total_delta is None):
+        raise ValueError("give exactly one of delta_prime (the slack of the advanced theorems) and total_delta")
+
+
+def _theorems_at_total(
+    deltas: list[tuple[float, int]],
+    total_delta: float,
+    basic_epsilon: float,
+    advanced_value,
+    simplified_value,
+    sum_text: str,
+) -> tuple[Bound, Bound, Bound, bool, tuple[str, ...], tuple[str, ...]]:
+    """(basic, advanced, simplified, simplified valid, not applicable, warnings), all at the total delta D.
+
+    Basic (sum eps_i, sum delta_i) holds at D when sum delta_i <= D (a guarantee at a smaller
+    delta holds at a larger one). The advanced and simplified forms hold at sum delta_i + delta'
+    for any delta' > 0: at D with delta' = D - sum delta_i, when that is > 0. `advanced_value`
+    and `simplified_value` map delta' to their epsilon. A theorem that cannot reach D gets
+    epsilon inf (a true but empty statement) and is named in the returned tuple.
+    """
+    slack = _slack(deltas, total_delta)
+    sum_deltas = math.fsum(delta * count for delta, count in deltas)  # for the messages
+    missing: list[str] = []
+    warnings: list[str] = []
+    basic = Bound(basic_epsilon, total_delta)
+    if slack < 0:
+        basic = Bound(math.inf, total_delta)
+        missing.append("basic")
+        warnings.append(
+            f"basic composition does not reach the total delta {total_delta:.6g}: {sum_text} = "
+            f"{sum_deltas:.6g} is above it (reported as epsilon inf)."
+        )
+    delta_prime = float(slack) if slack > 0 else 0.0
+    if delta_prime > 0.0:
+        advanced = Bound(advanced_value(delta_prime), total_delta)
+        value = simplified_value(delta_prime)
+        valid = value < 1.0 and value >= advanced.epsilon
+        simplified = Bound(value, total_delta)
+        warnings.extend(_simplified_warning(value, valid))
+    else:
+        advanced = simplified = Bound(math.inf, total_delta)
+        valid = False
+        missing += ["advanced", "simplified"]
+        warnings.append(
+            f"the advanced and simplified theorems do not reach the total delta {total_delta:.6g}: they "
+            f"need delta' = total delta - {sum_text} > 0, and {sum_text} = {sum_deltas:.6g} "
+            "(reported as epsilon inf)."
+        )
+    return basic, advanced, simplified, valid, tuple(missing), tuple(warnings)
 
 
 def _exact_bound(value: float, total_delta: float) -> OptimalBound:
@@ -796,11 +999,15 @@ def _solve_profile_arrays(losses, masses, log_allowed: float, log_mass_above: fl
 _LOG_SMALLEST_MASS = -700.0
 
 
-def _best(basic: Bound, advanced: Bound, simplified: Bound, valid: bool, optimal: OptimalBound) -> str:
+def _best(
+    basic: Bound, advanced: Bound, simplified: Bound, valid: bool, optimal: OptimalBound, missing: Sequence[str] = ()
+) -> str:
+    """The theorem with the smallest epsilon among those that hold (not `missing`: not applicable)."""
     candidates = [("optimal", optimal.epsilon), ("advanced", advanced.epsilon)]
     if valid:
         candidates.append(("simplified", simplified.epsilon))
     candidates.append(("basic", basic.epsilon))
+    candidates = [item for item in candidates if item[0] not in missing] or candidates
     return min(candidates, key=lambda item: item[1])[0]
 
 
@@ -821,7 +1028,8 @@ def max_compositions(
     epsilon: float,
     delta: float,
     target_epsilon: float,
-    delta_prime: float,
+    delta_prime: float | None = None,
+    total_delta: float | None = None,
 ) -> InverseResult:
     """The largest k whose composition stays within `target_epsilon`, under each theorem.
 
@@ -829,12 +1037,17 @@ def max_compositions(
     a = eps (e^eps - 1), b = eps sqrt(2 ln(1/delta')). Simplified: 2 eps sqrt(2k ln(1/delta'))
     <= E. Optimal: bisection on k (the KOV epsilon grows with k), starting from the larger of
     the basic and advanced answers (the optimum is never above either). With delta > 0, k is
-    also limited by k delta + delta' < 1 (k delta < 1 for basic).
+    also limited by k delta + delta' < 1 (k delta < 1 for basic); each theorem's total delta
+    then depends on its own k, so `total_delta` of the result is None. Give exactly one of
+    `delta_prime` and `total_delta` (then see `_max_compositions_at_total`).
     """
     _check_mechanism(epsilon, delta)
     if epsilon == 0.0:
         raise ParameterError("epsilon", "in (0, inf) for max_k (with epsilon 0 every k stays within any target)", epsilon)
     NON_NEGATIVE.check("target_epsilon", target_epsilon)
+    _check_one_of(delta_prime, total_delta)
+    if total_delta is not None:
+        return _max_compositions_at_total(epsilon, delta, target_epsilon, total_delta)
     OPEN_UNIT.check("delta_prime", delta_prime)
     warnings: list[str] = []
     delta_cap = _delta_cap(delta, delta_prime)
@@ -901,25 +1114,142 @@ def max_compositions(
         optimal=optimal,
         best=best,
         warnings=tuple(warnings),
+        total_delta=delta_prime if delta == 0.0 else None,
     )
+
+
+def _max_compositions_at_total(epsilon: float, delta: float, target_epsilon: float, total_delta: float) -> InverseResult:
+    """The largest k under each theorem whose epsilon at the one total delta D is within the target.
+
+    Each theorem's k must also let it reach D (`_theorems_at_total`): basic k delta <= D,
+    advanced and simplified k delta < D (their delta' = D - k delta), optimal
+    1 - (1 - delta)^k <= D. Within those caps every epsilon grows with k at fixed D (the
+    advanced ones also through their shrinking delta'; the KOV optimum because composing one
+    more mechanism never lowers the privacy profile), so `_largest_k` applies as in the
+    slack form. A ParameterError when even one mechanism exceeds D (delta > D).
+    """
+    _require_reachable([(delta, 1)], total_delta, "delta")
+    warnings: list[str] = []
+
+    def slack(k: int) -> float:
+        return float(_slack([(delta, k)], total_delta))
+
+    def basic_value(k: int) -> float:
+        return k * epsilon
+
+    def advanced_value(k: int) -> float:
+        return _advanced_epsilon(epsilon, k, slack(k))
+
+    def simplified_value(k: int) -> float:
+        return 2.0 * epsilon * math.sqrt(2.0 * k * -math.log(slack(k)))
+
+    def optimal_value(k: int) -> float:
+        log_allowed = _log_allowed_at_total([(delta, k)], total_delta)
+        return math.inf if log_allowed is None else min(_optimal_at(epsilon, k, log_allowed), k * epsilon)
+
+    linear_cap = total_delta / delta if delta > 0.0 else math.inf
+    basic_cap = _largest_count(lambda k: _slack([(delta, k)], total_delta) >= 0, linear_cap)
+    advanced_cap = _largest_count(lambda k: slack(k) > 0.0, linear_cap)
+    optimal_cap = _largest_count(
+        lambda k: _log_allowed_at_total([(delta, k)], total_delta) is not None,
+        math.log1p(-total_delta) / math.log1p(-delta) if delta > 0.0 else math.inf,
+    )
+    # Guesses from delta' = D, the largest delta' any k has: upper bounds, which _largest_k lowers.
+    log_factor = -math.log(total_delta)
+    a = epsilon * _expm1(epsilon)
+    b = epsilon * math.sqrt(2.0 * log_factor)
+    root = 2.0 * target_epsilon / (b + math.sqrt(b * b + 4.0 * a * target_epsilon))  # sqrt(k), stable form
+    half = target_epsilon / (2.0 * b)
+    basic_k = _largest_k(basic_value, target_epsilon, _guess(target_epsilon / epsilon), basic_cap)
+    advanced_k = _largest_k(advanced_value, target_epsilon, _guess(root * root), advanced_cap)
+    simplified_k = _largest_k(simplified_value, target_epsilon, _guess(half * half), advanced_cap)
+    # The optimum is never above the basic or advanced epsilon at D: their answers are lower bounds.
+    optimal_k = _largest_k(optimal_value, target_epsilon, max(basic_k, advanced_k), optimal_cap)
+
+    answers = {
+        "optimal": (optimal_k, optimal_cap, optimal_value),
+        "advanced": (advanced_k, advanced_cap, advanced_value),
+        "simplified": (simplified_k, advanced_cap, simplified_value),
+        "basic": (basic_k, basic_cap, basic_value),
+    }
+    entries = {}
+    for name, (k, cap, value) in answers.items():
+        if cap == 0:
+            entries[name] = InverseEntry(0, math.inf, total_delta, valid=name != "simplified", applicable=False)
+            warnings.append(
+                f"the {name} theorem does not reach the total delta {total_delta:.6g} even for one mechanism "
+                f"of delta {delta:.6g} (reported as max_k 0, epsilon inf)."
+            )
+            continue
+        entries[name] = InverseEntry(k, None, None) if k == 0 else InverseEntry(k, value(k), total_delta)
+        if k >= MAX_K_SEARCHED:
+            warnings.append(f"max_k under the {name} theorem is at least {MAX_K_SEARCHED:.0e}, the largest k searched.")
+        elif delta > 0.0 and k == cap:
+            warnings.append(
+                f"max_k under the {name} theorem is limited by the total delta {total_delta:.6g}, not by the "
+                f"target epsilon: with {k + 1} mechanisms it does not reach that total delta."
+            )
+    simplified = entries["simplified"]
+    if simplified.applicable and simplified_k > 0:
+        valid = simplified.epsilon < 1.0 and simplified.epsilon >= advanced_value(simplified_k)
+        entries["simplified"] = InverseEntry(simplified.value, simplified.epsilon, simplified.delta, valid)
+        warnings.extend(_simplified_warning(simplified.epsilon, valid))
+    return InverseResult(
+        question="max_k",
+        target_epsilon=target_epsilon,
+        epsilon=epsilon,
+        k=None,
+        delta=delta,
+        delta_prime=None,
+        best=_inverse_best(entries),
+        warnings=tuple(warnings),
+        total_delta=total_delta,
+        **entries,
+    )
+
+
+def _inverse_best(entries: dict[str, InverseEntry]) -> str:
+    """The theorem with the largest answer among those that hold (valid and applicable)."""
+    names = [name for name in entries if entries[name].valid and entries[name].applicable] or list(entries)
+    return max(names, key=lambda name: entries[name].value or 0)
+
+
+def _largest_count(holds, estimate: float) -> int:
+    """The largest k in [0, MAX_K_SEARCHED] with holds(k), for holds true up to some k and false beyond.
+
+    `estimate` is that k up to floating-point rounding (a few units at most): the exact test
+    `holds` settles the last units.
+    """
+    k = MAX_K_SEARCHED if not estimate < MAX_K_SEARCHED else max(int(estimate), 0)
+    while k > 0 and not holds(k):
+        k -= 1
+    while k < MAX_K_SEARCHED and holds(k + 1):
+        k += 1
+    return k
 
 
 def max_epsilon_per_mechanism(
     k: int,
     delta: float,
     target_epsilon: float,
-    delta_prime: float,
+    delta_prime: float | None = None,
+    total_delta: float | None = None,
 ) -> InverseResult:
     """The largest per-mechanism eps whose k-fold composition stays within `target_epsilon`.
 
     Basic: E / k. Simplified: E / (2 sqrt(2k ln(1/delta'))). Advanced and optimal: the root of
     a monotone function of eps, bracketed from below by 0 and from above by doubling; the
     returned value is checked to stay within the target (stepped down by ulps if rounding
-    put it a hair above), so it can be used as is.
+    put it a hair above), so it can be used as is. Give exactly one of `delta_prime` (all at
+    k delta + delta', basic at k delta) and `total_delta` (all at that one total delta, see
+    `_theorems_at_total`).
     """
     PER_MECHANISM_DELTA.check("delta", delta)
     COMPOSITIONS.check("k", k)
     NON_NEGATIVE.check("target_epsilon", target_epsilon)
+    _check_one_of(delta_prime, total_delta)
+    if total_delta is not None:
+        return _max_epsilon_at_total(k, delta, target_epsilon, total_delta)
     OPEN_UNIT.check("delta_prime", delta_prime)
     total_delta = k * delta + delta_prime
     _check_total_delta(total_delta, "k * delta + delta_prime")
@@ -958,6 +1288,73 @@ def max_epsilon_per_mechanism(
         delta_prime=delta_prime,
         best=best,
         warnings=tuple(warnings),
+        total_delta=total_delta,
+        **entries,
+    )
+
+
+def _max_epsilon_at_total(k: int, delta: float, target_epsilon: float, total_delta: float) -> InverseResult:
+    """max_epsilon_per_mechanism with every theorem at the one total delta D.
+
+    Basic needs k delta <= D, the advanced ones delta' = D - k delta > 0, the optimum
+    1 - (1 - delta)^k <= D (else a ParameterError: no theorem reaches D). A theorem that does
+    not reach D gets max_eps_per_mechanism None and epsilon inf.
+    """
+    pairs = [(delta, k)]
+    log_allowed = _require_reachable(pairs, total_delta, "1 - (1 - delta)^k")
+    slack = _slack(pairs, total_delta)
+    warnings: list[str] = []
+    missing = InverseEntry(None, math.inf, total_delta, applicable=False)
+
+    def optimal_value(epsilon: float) -> float:
+        return _optimal_at(epsilon, k, log_allowed)
+
+    basic_eps = target_epsilon / k
+    while basic_eps * k > target_epsilon:
+        basic_eps = math.nextafter(basic_eps, 0.0)
+    entries = {"optimal": None, "advanced": missing, "simplified": InverseEntry(None, math.inf, total_delta, False, False)}
+    advanced_eps = 0.0
+    delta_prime = float(slack) if slack > 0 else 0.0
+    if delta_prime > 0.0:
+        log_factor = -math.log(delta_prime)
+
+        def advanced_value(epsilon: float) -> float:
+            return _advanced_epsilon(epsilon, k, delta_prime)
+
+        simplified_eps = target_epsilon / (2.0 * math.sqrt(2.0 * k * log_factor))
+        advanced_eps = _largest_epsilon(advanced_value, target_epsilon, simplified_eps)
+        simplified_total = 2.0 * simplified_eps * math.sqrt(2.0 * k * log_factor)
+        valid = simplified_total < 1.0 and simplified_total >= advanced_value(simplified_eps)
+        warnings.extend(_simplified_warning(simplified_total, valid))
+        entries["advanced"] = InverseEntry(advanced_eps, advanced_value(advanced_eps), total_delta)
+        entries["simplified"] = InverseEntry(simplified_eps, simplified_total, total_delta, valid)
+    else:
+        warnings.append(
+            f"the advanced and simplified theorems do not reach the total delta {total_delta:.6g} with "
+            f"k = {k}: they need delta' = total delta - k * delta > 0, and k * delta = "
+            f"{k * delta:.6g} (reported as epsilon inf)."
+        )
+    # k eps_b <= E: the optimum at eps_b is within the target too, a lower bound for its answer.
+    optimal_eps = _largest_epsilon(optimal_value, target_epsilon, max(advanced_eps, basic_eps))
+    entries["optimal"] = InverseEntry(optimal_eps, optimal_value(optimal_eps), total_delta)
+    if slack >= 0:
+        entries["basic"] = InverseEntry(basic_eps, basic_eps * k, total_delta)
+    else:
+        entries["basic"] = missing
+        warnings.append(
+            f"basic composition does not reach the total delta {total_delta:.6g} with k = {k}: k * delta = "
+            f"{k * delta:.6g} is above it (reported as epsilon inf)."
+        )
+    return InverseResult(
+        question="max_eps_per_mechanism",
+        target_epsilon=target_epsilon,
+        epsilon=None,
+        k=k,
+        delta=delta,
+        delta_prime=None,
+        best=_inverse_best(entries),
+        warnings=tuple(warnings),
+        total_delta=total_delta,
         **entries,
     )
 

@@ -472,3 +472,204 @@ def test_heterogeneous_optimal_between_zero_and_the_other_bounds(values, delta_p
     if len(groups) == 1:
         (epsilon, count), = groups.items()
         assert result.optimal.epsilon == pytest.approx(optimal_epsilon(epsilon, count, 0.0, delta_prime), rel=1e-10)
+
+
+# ---------------------------------------------------------------------------------------------
+# One total delta for every theorem (total_delta)
+
+# KOV at a total delta D: soundness (the exact total delta at the returned epsilon is <= D) and
+# tightness (at epsilon * (1 - TOTAL_RTOL) it is > D), in 60-digit mpmath. TOTAL_RTOL = 1e-10:
+# the segment is solved in closed form (~5e-13 relative, see RTOL above) and raised by the
+# 4e-12 rounding margin, and the allowance 1 - (1 - D) / (1 - delta)^k enters rounded once
+# (1e-16 relative), so the returned epsilon is within ~5e-12 relative above the optimum
+# (1e-11 passes on every case below); 1e-10 keeps 20x headroom for other platforms' libm.
+TOTAL_RTOL = 1e-10
+
+
+def exact(value):
+    """A float input as the decimal it prints as (what was typed; composition._slack reads it so)."""
+    return mp.mpf(repr(value))
+
+
+def mp_kov_total_delta(epsilon_total, epsilon, delta, k):
+    """KOV Thm 3.3, written out as stated: 1 - (1 - delta)^k (1 - delta_RR(eps_g)),
+    delta_RR(eps_g) = sum_{l=0..k} C(k, l) (e^((k-l) eps) - e^(eps_g + l eps))_+ / (1 + e^eps)^k.
+
+    Independent of mp_rr_delta above (binomial probabilities there, this sum as the theorem has
+    it); the terms with l >= (k eps - eps_g) / (2 eps) are <= 0, so the sum stops there.
+    """
+    with mp.workdps(60):
+        eg, eps, d = mp.mpf(epsilon_total), exact(epsilon), exact(delta)
+        total = mp.mpf(0)
+        for l in range(k + 1):
+            term = mp.exp((k - l) * eps) - mp.exp(eg + l * eps)
+            if term <= 0:
+                break
+            total += mp.binomial(k, l) * term
+        rr = total / (1 + mp.exp(eps)) ** k
+        return 1 - (1 - d) ** k * (1 - rr)
+
+
+@pytest.mark.parametrize("epsilon, delta, k, total", [
+    (0.1, 1e-6, 50, 1e-4),  # the issue's mechanisms, well inside the total
+    (0.1, 1e-6, 100, 1e-4),  # k delta = D exactly: no delta' left for advanced, optimal still exact
+    (0.1, 1e-6, 100, 9.9999e-5),  # below k delta: only the optimal theorem reaches D
+    (0.5, 0.01, 50, 0.45),  # large deltas: 1 - (1 - delta)^k = 0.395 < D < k delta = 0.5
+    (0.3, 1e-8, 200, 3e-6),
+    (1.0, 0.0, 20, 1e-6),  # delta = 0: the same as delta' = D
+    (0.01, 1e-12, 1000, 1.000001e-9),  # delta_RR ~ 1e-15 next to D ~ 1e-9: needs the exact slack
+])
+def test_optimal_at_a_total_delta_matches_mpmath(epsilon, delta, k, total):
+    value = compose(epsilon, delta, k, total_delta=total).optimal.epsilon
+    with mp.workdps(60):
+        assert mp_kov_total_delta(value, epsilon, delta, k) <= exact(total)
+        assert mp_kov_total_delta(value * (1 - TOTAL_RTOL), epsilon, delta, k) > exact(total)
+
+
+def test_compose_at_a_total_delta():
+    result = compose(0.1, 1e-6, 50, total_delta=1e-4)
+    assert result.total_delta == 1e-4 and result.delta_prime is None and result.not_applicable == ()
+    for name in ("basic", "advanced", "simplified", "optimal"):
+        assert getattr(result, name).delta == 1e-4
+    assert result.basic.epsilon == pytest.approx(5.0)
+    # advanced at delta' = D - k delta = 5e-5 (DRV Thm III.3)
+    expected = 0.1 * math.sqrt(2 * 50 * math.log(1 / 5e-5)) + 50 * 0.1 * math.expm1(0.1)
+    assert result.advanced.epsilon == pytest.approx(expected, rel=1e-14)
+    assert result.optimal.epsilon < min(result.basic.epsilon, result.advanced.epsilon)
+    assert result.best == "optimal"
+
+
+def test_a_theorem_that_cannot_reach_the_total_delta_is_not_applicable():
+    # 100 x 1e-6 = 1e-4 exactly in decimal: basic reaches D = 1e-4, advanced needs delta' > 0.
+    at = compose(0.1, 1e-6, 100, total_delta=1e-4)
+    assert at.not_applicable == ("advanced", "simplified")
+    assert at.basic.epsilon == pytest.approx(10.0)
+    assert math.isinf(at.advanced.epsilon) and math.isinf(at.simplified.epsilon) and not at.simplified_valid
+    assert any("advanced and simplified theorems do not reach" in warning for warning in at.warnings)
+    # Just below k delta only the exact (KOV) total 1 - (1 - delta)^k = 9.99951e-5 fits.
+    below = compose(0.1, 1e-6, 100, total_delta=9.9999e-5)
+    assert below.not_applicable == ("basic", "advanced", "simplified")
+    assert math.isinf(below.basic.epsilon) and math.isfinite(below.optimal.epsilon)
+    assert below.best == "optimal"
+    # Decimal, not binary: 50 x 0.01 reaches 0.5 (the float product of the binary 0.01 is above it).
+    assert compose(0.5, 0.01, 50, total_delta=0.5).basic.epsilon == 25.0
+
+
+def test_no_theorem_reaches_a_total_below_the_mechanisms_own_delta():
+    with pytest.raises(ParameterError) as error:
+        compose(0.1, 1e-6, 100, total_delta=9.99e-5)
+    assert error.value.name == "total_delta" and "1 - (1 - delta)^k = 9.99951e-05" in error.value.requirement
+    with pytest.raises(ParameterError):
+        max_compositions(0.1, 1e-5, 1.0, total_delta=1e-6)  # one mechanism alone is above D
+    with pytest.raises(ParameterError):
+        compose_heterogeneous([0.1, 0.2], [1e-6, 1e-6], total_delta=1.5e-6)
+    for call in (lambda: compose(0.1, 0.0, 10), lambda: compose(0.1, 0.0, 10, 1e-5, 1e-5)):
+        with pytest.raises(ValueError, match="exactly one of delta_prime"):
+            call()
+
+
+def test_with_delta_zero_the_total_delta_is_delta_prime():
+    slack, total = compose(0.2, 0.0, 300, 1e-7), compose(0.2, 0.0, 300, total_delta=1e-7)
+    for name in ("advanced", "simplified", "optimal"):
+        assert getattr(total, name) == getattr(slack, name)
+    inverse_slack, inverse_total = max_compositions(0.1, 0.0, 5.0, 1e-5), max_compositions(0.1, 0.0, 5.0, total_delta=1e-5)
+    for name in ("basic", "advanced", "simplified", "optimal"):
+        assert getattr(inverse_total, name).value == getattr(inverse_slack, name).value
+        assert getattr(inverse_total, name).epsilon == getattr(inverse_slack, name).epsilon
+    assert inverse_slack.total_delta == inverse_total.total_delta == 1e-5
+
+
+def test_heterogeneous_at_a_total_delta_agrees_with_homogeneous():
+    hetero = compose_heterogeneous([0.1] * 30, [1e-6] * 30, total_delta=1e-4)
+    homo = compose(0.1, 1e-6, 30, total_delta=1e-4)
+    assert hetero.optimal.epsilon == pytest.approx(homo.optimal.epsilon, rel=1e-12)
+    assert hetero.advanced.epsilon == pytest.approx(homo.advanced.epsilon, rel=1e-12)
+    assert hetero.basic == homo.basic and hetero.total_delta == 1e-4
+    mixed = compose_heterogeneous([0.5, 0.5, 1.0, 2.0], [0.0, 0.0, 1e-6, 1e-6], total_delta=1.2e-5)
+    assert all(getattr(mixed, name).delta == 1.2e-5 for name in ("basic", "advanced", "simplified", "optimal"))
+    # the same mechanisms with delta' = 1e-5 reach 2e-6 + 1e-5 = 1.2e-5: the same optimum
+    slack = compose_heterogeneous([0.5, 0.5, 1.0, 2.0], [0.0, 0.0, 1e-6, 1e-6], 1e-5)
+    assert mixed.optimal.epsilon == pytest.approx(slack.optimal.epsilon, rel=1e-12)
+
+
+def test_max_k_at_a_total_delta_issue_example():
+    """eps 0.1, delta 1e-6, target 5: every theorem's k is the largest that reaches D = 1e-4 within 5."""
+    epsilon, delta, target, total = 0.1, 1e-6, 5.0, 1e-4
+    result = max_compositions(epsilon, delta, target, total_delta=total)
+    assert (result.basic.value, result.advanced.value, result.optimal.value) == (50, 79, 99)
+    assert result.best == "optimal" and result.total_delta == total and result.delta_prime is None
+    assert all(getattr(result, name).delta == total for name in ("basic", "advanced", "simplified", "optimal"))
+
+    def fits(name, k):
+        """Independent of the search: the theorem's own delta condition at D and its epsilon at D."""
+        slack = exact(total) - k * exact(delta)
+        if name == "basic":
+            return slack >= 0 and k * epsilon <= target
+        if name in ("advanced", "simplified"):
+            if slack <= 0:
+                return False
+            with mp.workdps(30):
+                root = mp.sqrt(2 * k * mp.log(1 / slack))
+                value = 2 * epsilon * root if name == "simplified" else epsilon * root + k * epsilon * mp.expm1(epsilon)
+            return value <= target
+        try:
+            return compose(epsilon, delta, k, total_delta=total).optimal.epsilon <= target
+        except ParameterError:
+            return False
+
+    for name in ("basic", "advanced", "simplified", "optimal"):
+        k = getattr(result, name).value
+        assert fits(name, k) and not fits(name, k + 1), name
+    # The optimum at k = 100 has only delta_RR ~ 5e-9 left (1 - (1 - 1e-6)^100 ~ 1e-4 - 5e-9).
+    assert compose(epsilon, delta, 100, total_delta=total).optimal.epsilon > target
+
+
+def test_max_k_at_a_total_delta_reports_theorems_that_cannot_reach_it():
+    # delta = D: one mechanism reaches D under basic (k delta <= D) but leaves no delta' > 0.
+    result = max_compositions(0.1, 1e-5, 5.0, total_delta=1e-5)
+    assert result.basic.value == result.optimal.value == 1
+    assert result.advanced == core.InverseEntry(0, math.inf, 1e-5, valid=True, applicable=False)
+    assert not result.simplified.applicable and not result.simplified.valid
+    assert any("limited by the total delta" in warning for warning in result.warnings)
+
+
+@pytest.mark.parametrize("k, delta, target, total", [(50, 1e-6, 5.0, 1e-4), (10, 0.0, 0.5, 1e-5), (1000, 1e-9, 2.0, 1e-5)])
+def test_max_epsilon_per_mechanism_at_a_total_delta(k, delta, target, total):
+    result = max_epsilon_per_mechanism(k, delta, target, total_delta=total)
+    assert result.total_delta == total
+    values = {
+        "basic": lambda e: k * e,
+        "advanced": lambda e: compose(e, delta, k, total_delta=total).advanced.epsilon,
+        "optimal": lambda e: compose(e, delta, k, total_delta=total).optimal.epsilon,
+    }
+    for name, value in values.items():
+        epsilon = getattr(result, name).value
+        assert getattr(result, name).delta == total
+        assert value(epsilon) <= target < value(epsilon * (1 + 1e-9)), name
+    assert result.optimal.value >= max(result.basic.value, result.advanced.value)
+
+
+def test_max_epsilon_per_mechanism_when_only_the_optimum_reaches_the_total():
+    result = max_epsilon_per_mechanism(100, 1e-6, 5.0, total_delta=9.9999e-5)
+    for name in ("basic", "advanced", "simplified"):
+        entry = getattr(result, name)
+        assert (entry.value, entry.epsilon, entry.applicable) == (None, math.inf, False)
+    assert result.best == "optimal" and result.optimal.epsilon <= 5.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(epsilons, st.integers(min_value=1, max_value=400), st.floats(min_value=0.0, max_value=1e-4),
+       st.floats(min_value=1e-12, max_value=0.5))
+def test_at_a_total_delta_every_answer_holds_there(epsilon, k, delta, total):
+    try:
+        result = compose(epsilon, delta, k, total_delta=total)
+    except ParameterError:
+        assume(False)
+    assert result.best not in result.not_applicable
+    assert optimal_delta(result.optimal.epsilon, epsilon, delta, k) <= total * (1 + 1e-9)
+    for name in ("basic", "advanced"):
+        bound = getattr(result, name)
+        assert bound.delta == total
+        if name not in result.not_applicable:
+            assert result.optimal.epsilon <= bound.epsilon * (1 + 1e-11)
+    assert ("basic" in result.not_applicable) == (k * exact(delta) > exact(total))
