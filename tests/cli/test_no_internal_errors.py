@@ -33,7 +33,7 @@ COMMANDS = {
     "convert-tradeoff": (["--from", "gdp", "--mu", "1", "--to", "tradeoff"], ["--mu", "--points"]),
     "laplace-eps": (["--tolerance", "1e-5", "--probability", "0.9"],
                     ["--tolerance", "--probability", "--eps", "--sensitivity", "--dims"]),
-    "advanced-composition": (["--eps", "0.1", "--k", "100"], ["--eps", "--delta", "--k", "--target-eps", "--delta-prime"]),
+    "advanced-composition": (["--eps", "0.1", "--k", "100"], ["--eps", "--delta", "--k", "--target-eps", "--delta-prime", "--total-delta"]),
 }
 SLOW_COMMANDS = {
     "rdp": (["--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight"],
@@ -89,6 +89,7 @@ def test_accounting_commands_never_fail_internally(dpcalc, args):
     ["laplace-eps", "--tolerance", "3", "--eps", "1e-300", "--json"],
     ["advanced-composition", "--delta", "5e-324", "--target-eps", "1e300", "--eps", "0.999999", "--json"],
     ["gdp", "--p", "0.5", "--sigma", "1", "--epochs", "1e308", "--no-tight", "--json"],
+    ["convert", "--from", "zcdp", "--rho", "1e308", "--to", "dp", "--json"],
 ])
 def test_inputs_that_once_failed(dpcalc, args):
     check(dpcalc, args)
