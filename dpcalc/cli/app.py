@@ -7,24 +7,35 @@ process, so this keeps start-up close to the cost of importing typer and rich.
 
 from __future__ import annotations
 
-import importlib
-import os
+import signal
 import sys
-import traceback
-from typing import Annotated, Optional
 
-import click
-import typer
-from typer.core import TyperGroup
+# Ctrl-C while this module loads waits, blocked, for its last lines, which handle it as main()
+# does (one line, exit 130) instead of a traceback from the middle of an import.
+_SIGNAL_MASK = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") else None
 
-from dpcalc import __version__
-from dpcalc.cli.output import EXIT_INTERNAL, EXIT_USAGE
+import contextlib  # noqa: E402 - after the mask
+import importlib  # noqa: E402
+import io  # noqa: E402
+import os  # noqa: E402
+import traceback  # noqa: E402
+from collections.abc import Iterator  # noqa: E402
+from typing import Annotated, Optional, TextIO  # noqa: E402
+
+import click  # noqa: E402
+import typer  # noqa: E402
+from typer.core import TyperGroup  # noqa: E402
+
+from dpcalc import __version__  # noqa: E402
+from dpcalc.cli.output import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_USAGE  # noqa: E402
 
 # Before numpy loads: the accountants' few vector products go through OpenBLAS, whose worker
 # threads then spin on a second core without saving any wall time at these sizes (measured: a
 # calibrate sweep used 3.3 s of CPU for 2.3 s of wall time, 2.1 s with one thread; one pld
 # call starts about 5 ms sooner). A value the user set is kept.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command stopped by Ctrl-C
 
 # name -> (module that defines `app` with the one command, one-line help for `dpcalc --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -39,8 +50,64 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class _ClosedPipe(Exception):
+    """A BrokenPipeError carried past typer's main, which would turn it into exit code 1."""
+
+
+# Ctrl-Cs that CPython could not raise: one that lands in a weakref callback (importlib runs
+# one as each import finishes) is printed as "Exception ignored in: ..." and dropped, and the
+# command would run on and exit 0. _keep_lost_interrupts records them; _raise_lost_interrupt
+# raises one after the subcommand's imports and main checks again after the command.
+_lost_interrupts: list[BaseException] = []
+
+
+@contextlib.contextmanager
+def _keep_lost_interrupts() -> Iterator[None]:
+    previous = sys.unraisablehook
+
+    def hook(unraisable) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt):
+            _lost_interrupts.append(unraisable.exc_value)
+        else:
+            previous(unraisable)
+
+    _lost_interrupts.clear()
+    sys.unraisablehook = hook
+    try:
+        yield
+    finally:
+        sys.unraisablehook = previous
+
+
+def _raise_lost_interrupt() -> None:
+    if _lost_interrupts:
+        _lost_interrupts.clear()
+        raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _to_main() -> Iterator[None]:
+    """Hand Ctrl-C and a closed pipe to `main` rather than to typer: typer's main turns
+    KeyboardInterrupt into a silent exit 130 and BrokenPipeError (an OSError) into exit 1.
+    click.Abort and _ClosedPipe pass through it (standalone_mode=False) to `main`."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        raise click.Abort() from None
+    except BrokenPipeError as error:
+        raise _ClosedPipe() from error
+
+
 class LazyGroup(TyperGroup):
     """A group that imports a subcommand's module only when that subcommand is used."""
+
+    def make_context(self, *args, **kwargs) -> click.Context:  # parses; prints --help, --version
+        with _to_main():
+            return super().make_context(*args, **kwargs)
+
+    def invoke(self, ctx: click.Context):  # imports and runs the subcommand, prints its output
+        with _to_main():
+            return super().invoke(ctx)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -49,6 +116,7 @@ class LazyGroup(TyperGroup):
         if cmd_name not in COMMANDS:
             return None
         module = importlib.import_module(COMMANDS[cmd_name][0])
+        _raise_lost_interrupt()  # most of a command's imports (numpy, scipy) happen just above
         command = typer.main.get_command(module.app)
         command.name = cmd_name
         return command
@@ -88,7 +156,8 @@ def root(
     """A differential-privacy calculator: Gaussian DP, Renyi DP, tight accounting, conversions.
 
     Every command prints a table, or one strict JSON object with --json. Exit codes: 0 success,
-    1 over budget (--max-eps), 2 invalid input, 70 internal error.
+    1 over budget (--max-eps), 2 invalid input, 70 internal error, 130 interrupted (Ctrl-C),
+    141 output pipe closed (e.g. by head).
 
     \b
     Example:
@@ -98,10 +167,30 @@ def root(
 
 def main(argv: list[str] | None = None) -> int:
     """Run dpcalc with `argv` (default sys.argv[1:]) and return the exit code."""
+    stdout = sys.stdout
+    try:
+        try:
+            sys.stdout = _checked_stdout(stdout)
+            with _keep_lost_interrupts():
+                code = _run(argv)
+                _raise_lost_interrupt()
+            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+            return code
+        except (KeyboardInterrupt, click.Abort):
+            return _interrupted()
+        except (BrokenPipeError, _ClosedPipe):
+            return _closed_pipe()
+    finally:
+        if sys.stdout is not stdout:
+            _flush_or_silence(sys.stdout)
+            sys.stdout = stdout
+
+
+def _run(args: list[str] | None) -> int:
     from dpcalc.cli.options import InputError
     from dpcalc.core.validation import ParameterError
 
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = list(sys.argv[1:] if args is None else args)
     debug = "--debug" in args
     args = [arg for arg in args if arg != "--debug"]
     if not args:
@@ -118,13 +207,8 @@ def main(argv: list[str] | None = None) -> int:
     except click.ClickException as error:
         sys.stderr.write(f"Error: {error.format_message()}\n")
         return error.exit_code
-    except (click.Abort, KeyboardInterrupt):
-        sys.stderr.write("Aborted.\n")
-        return 130
-    except BrokenPipeError:
-        # The reader went away (`dpcalc ... | head`); nothing left to say.
-        sys.stderr.close()
-        return 0
+    except (click.Abort, BrokenPipeError, _ClosedPipe):
+        raise  # main's: exit 130 or 141 (Abort is a RuntimeError, BrokenPipeError an OSError)
     except Exception as error:  # noqa: BLE001 - the one edge where every failure becomes a message
         if debug:
             traceback.print_exc()
@@ -133,7 +217,87 @@ def main(argv: list[str] | None = None) -> int:
             "rerun with --debug for the traceback and report it.\n"
         )
         return EXIT_INTERNAL
+    if outcome == EXIT_INTERRUPTED:  # typer's own (silent) exit for a Ctrl-C outside LazyGroup
+        return _interrupted()
     return outcome if isinstance(outcome, int) else 0
+
+
+def _interrupted() -> int:
+    """Ctrl-C: one line on stderr (after the terminal's "^C" echo), exit 130, no traceback."""
+    _forget_unhandled_interrupt()
+    try:
+        sys.stderr.write(("\n" if sys.stderr.isatty() else "") + "Aborted.\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):  # stderr closed as well: the exit code says it
+        _flush_or_silence(sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def _forget_unhandled_interrupt() -> None:
+    """Keep CPython from ending the process by SIGINT (-2) instead of with our exit code.
+
+    A KeyboardInterrupt that leaves a string exec or eval (dataclasses and namedtuple build
+    their methods so, e.g. while numpy or typer import) sets the interpreter's "unhandled
+    KeyboardInterrupt" flag even when it is caught later; under `python -m dpcalc` the
+    interpreter then kills itself by SIGINT on exit. Every string exec clears the flag as it
+    starts, so an empty one does. Harmless where the flag does not exist."""
+    exec("pass", {})
+
+
+def _closed_pipe() -> int:
+    """The reader went away (`dpcalc ... | head`): exit 141 silently, as a shell reports a
+    command killed by SIGPIPE (128 + 13), so that `set -o pipefail` tells it from a failed
+    budget check (1). What is still buffered for the closed stream goes to /dev/null, or the
+    interpreter would report the pipe again as it flushes at exit."""
+    _flush_or_silence(sys.stdout)
+    _flush_or_silence(sys.stderr)
+    return EXIT_BROKEN_PIPE
+
+
+def _flush_or_silence(stream: TextIO) -> None:
+    try:
+        stream.flush()
+        return
+    except ValueError:  # already closed
+        return
+    except OSError:
+        pass
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, stream.fileno())
+        finally:
+            os.close(devnull)
+        stream.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _checked_stdout(stream: TextIO) -> TextIO:
+    """sys.stdout, or under `python -u` / PYTHONUNBUFFERED a line-buffered copy of it.
+
+    Unbuffered, sys.stdout hands each write to the file descriptor once and ignores a short
+    write: a reader that goes away in the middle of a long output (`dpcalc ... --json | head
+    -c 10`) cuts it without an error, and the exit code says success. A buffered writer writes
+    the rest and raises BrokenPipeError. Line buffering keeps the output as prompt as before.
+    """
+    if not isinstance(getattr(stream, "buffer", None), io.RawIOBase):
+        return stream
+    try:
+        raw = io.FileIO(stream.fileno(), "w", closefd=False)
+    except (OSError, ValueError):
+        return stream
+    return io.TextIOWrapper(
+        io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors, line_buffering=True
+    )
+
+
+# The module's last lines: a Ctrl-C that came while it loaded is raised as the mask is lifted.
+if _SIGNAL_MASK is not None:
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, _SIGNAL_MASK)
+    except KeyboardInterrupt:
+        raise SystemExit(_interrupted()) from None
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from dpcalc.cli.options import InputError, Json
-from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, emit, format_number
+from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, emit, format_lower, format_number, format_upper
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
 
@@ -18,7 +18,8 @@ The file is TOML: a [budget] table (epsilon, delta, optional accountant = "pld" 
 [[release]] tables, each with a name and a mechanism: subsampled-gaussian (p, sigma, T or
 n/batch_size/epochs), gaussian (sigma, sensitivity, count), laplace (scale or epsilon,
 sensitivity, count), dp (epsilon, delta, count), gdp (mu, count) or zcdp (rho, count).
-Exit 0 within budget, 1 over budget, 2 for a malformed file. The file is only read.
+Exit 0 within budget (a file without releases is: total 0), 1 over budget, 2 for a malformed
+file. The file is only read.
 
 \b
 Examples:
@@ -70,7 +71,7 @@ def check(
     code = emit(report, json_mode=json_output)
     if not result.within_budget:
         sys.stderr.write(
-            f"Over budget: total epsilon {format_number(result.total_epsilon)} > budget "
+            f"Over budget: total epsilon {format_upper(result.total_epsilon)} > budget "
             f"{format_number(budget.epsilon)} at delta {format_number(budget.delta)}\n"
         )
         code = EXIT_OVER_BUDGET
@@ -80,12 +81,16 @@ def check(
 def _table(result) -> Table:
     budget = result.budget
     rows = [
-        (r.name, r.mechanism, format_number(r.epsilon), r.method) for r in result.releases
+        (r.name, r.mechanism, format_upper(r.epsilon), r.method) for r in result.releases
     ]
-    rows.append(("total", "composed", format_number(result.total_epsilon), result.method))
+    if not result.releases:
+        rows.append(("(none)", "", format_number(0.0), "no releases listed"))
+    # each epsilon is an upper bound, printed rounded up; the headroom (budget minus the total)
+    # rounded down
+    rows.append(("total", "composed", format_upper(result.total_epsilon), result.method))
     rows.append(("budget", "", format_number(budget.epsilon), f"delta {format_number(budget.delta)}"))
     verdict = "within budget" if result.within_budget else "OVER BUDGET"
-    rows.append(("headroom", "", format_number(result.headroom), verdict))
+    rows.append(("headroom", "", format_lower(result.headroom), verdict))
     return Table(
         columns=("release", "mechanism", "epsilon", "note"),
         rows=rows,

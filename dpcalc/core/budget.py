@@ -112,8 +112,7 @@ def load_budget(text: str, source: str) -> BudgetFile:
             raise BudgetFileError(f"{source}:{line}: release '{release.name}': the name is used twice")
         names.add(release.name)
         releases.append(release)
-    if not releases:
-        raise BudgetFileError(f"{source}: no [[release]] entries: nothing to check")
+    # No [[release]] entries: a project that has released nothing, within any budget (account_budget).
     return BudgetFile(values["epsilon"], values["delta"], accountant, tuple(releases), source)
 
 
@@ -371,8 +370,15 @@ def _dp_epsilon(releases: list[Release], delta: float) -> float:
     return min(candidates)
 
 
+NO_RELEASES = "no releases are listed: nothing released yet, total epsilon 0, within budget."
+
+
 def account_budget(budget: BudgetFile) -> BudgetResult:
     """Compose every release of the budget file and compare the total with the budget."""
+    if not budget.releases:
+        # Nothing released costs nothing: epsilon 0 at delta 0, the whole budget is headroom.
+        return BudgetResult(budget=budget, releases=(), total_epsilon=0.0, total_delta=0.0, within_budget=True,
+                            method="no releases", split={}, warnings=(NO_RELEASES,))
     delta = budget.delta
     mechanisms = [r for r in budget.releases if r.mechanism in ("subsampled-gaussian", "gaussian", "laplace", "gdp")]
     zcdp_releases = [r for r in budget.releases if r.mechanism == "zcdp"]

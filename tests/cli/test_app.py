@@ -85,6 +85,13 @@ def test_internal_error_exits_70_without_traceback(dpcalc, monkeypatch):
     assert "Traceback" in debug.stderr
 
 
+def test_help_lists_every_exit_code(dpcalc):
+    text = " ".join(dpcalc("--help").stdout.split())
+    for code in ("0 success", "1 over budget", "2 invalid input", "70 internal error", "130 interrupted",
+                 "141 output pipe closed"):
+        assert code in text
+
+
 def test_python_dash_m_runs_the_cli():
     result = subprocess.run(
         [sys.executable, "-m", "dpcalc", "gdp", "--mu", "0.5", "--json"], capture_output=True, text=True

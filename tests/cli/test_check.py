@@ -43,7 +43,7 @@ def test_example_budget_file_is_within_budget(dpcalc):
     result = run.json()["result"]
     assert result["within_budget"] is True
     assert [r["name"] for r in result["releases"]] == ["model training", "monthly counts", "survey means"]
-    # The MNIST run alone: tight 2.3817 (SPEC table, p = 256/60000, sigma 1.1, 60 epochs); its
+    # The MNIST run alone: tight 2.3817 (docs/reference-values.md: MNIST DP-SGD, p = 256/60000, sigma 1.1, 60 epochs); its
     # certified upper bound is slightly above, and the total is above each release.
     assert result["releases"][0]["epsilon"] == pytest.approx(2.3817, abs=2e-3)
     assert result["total"]["epsilon"] >= max(r["epsilon"] for r in result["releases"])
@@ -87,7 +87,7 @@ def test_zcdp_and_dp_releases(tmp_path):
     assert zcdp_only.total_epsilon == pytest.approx(zcdp_epsilon(0.2, 1e-6)[0], rel=1e-12)
     dp_only = account_budget(load_budget(
         '[budget]\nepsilon = 9\ndelta = 1e-5\n[[release]]\nname = "a"\nmechanism = "dp"\nepsilon = 0.1\ncount = 100\n', "b"))
-    # SPEC: 100-fold composition of 0.1-DP at delta' = 1e-5: optimal 4.30679 (Kairouz, Oh, Viswanath).
+    # docs/reference-values.md: 100-fold composition of 0.1-DP at delta' = 1e-5: optimal 4.30679 (Kairouz, Oh, Viswanath).
     assert dp_only.total_epsilon == pytest.approx(4.30679, abs=1e-5)
     assert dp_only.total_epsilon == optimal_epsilon(0.1, 100, 0.0, 1e-5)
 
@@ -116,7 +116,6 @@ def test_own_deltas_exceeding_the_budget_give_inf(dpcalc, tmp_path):
     [
         ("[budget\nepsilon = 1", "TOML syntax error: "),
         ('[[release]]\nname = "a"\nmechanism = "gdp"\nmu = 1\n', "missing [budget] table with epsilon and delta"),
-        ("[budget]\nepsilon = 1\ndelta = 1e-5\n", "no [[release]] entries: nothing to check"),
         ("[budget]\nepsilon = 1\n[[release]]\nname = 'a'\nmechanism = 'gdp'\nmu = 1\n",
          ":1: [budget]: missing 'delta' (in (0, 1))"),
         ("[budget]\nepsilon = 1\ndelta = 2\n[[release]]\nname = 'a'\nmechanism = 'gdp'\nmu = 1\n",
@@ -158,6 +157,39 @@ def test_malformed_files_name_the_file_line_and_problem(dpcalc, tmp_path, text, 
     assert run.stderr.startswith(f"Error: {path}") and message in run.stderr
     assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
     assert path.read_text() == text
+
+
+EMPTY = "[budget]\nepsilon = 2.5\ndelta = 1e-6\n"
+
+
+@pytest.mark.parametrize("text", [EMPTY, "release = []\n" + EMPTY], ids=["no-release-tables", "empty-array"])
+def test_a_file_without_releases_is_within_budget_json(dpcalc, tmp_path, text):
+    """A project that has released nothing: total 0, the whole budget is headroom, exit 0."""
+    run = dpcalc("check", write(tmp_path, text), "--json")
+    assert run.code == 0, run.stderr
+    assert run.stderr == ""
+    document = run.json()
+    result = document["result"]
+    assert result["releases"] == []
+    assert result["total"] == {"epsilon": 0.0, "delta": 0.0}
+    assert result["headroom"] == 2.5 and result["within_budget"] is True
+    assert any("no releases" in warning for warning in document["warnings"])
+
+
+def test_a_file_without_releases_is_within_budget_table(dpcalc, tmp_path):
+    run = dpcalc("check", write(tmp_path, EMPTY))
+    assert run.code == 0
+    assert run.stderr.startswith("Warning: no releases are listed") and run.stderr.count("\n") == 1
+    rows = {line.split("│")[1].strip(): [cell.strip() for cell in line.split("│")[2:-1]]
+            for line in run.stdout.splitlines() if line.startswith("│") and line.split("│")[1].strip()}
+    assert rows["(none)"][2] == "no releases listed"
+    assert rows["total"][1] == "0"
+    assert rows["headroom"][1:] == ["2.5", "within budget"]
+
+
+def test_a_file_without_releases_with_the_rdp_accountant(tmp_path):
+    result = account_budget(load_budget(EMPTY + 'accountant = "rdp"\n', "b.toml"))
+    assert (result.total_epsilon, result.total_delta, result.within_budget, result.headroom) == (0.0, 0.0, True, 2.5)
 
 
 def test_missing_file(dpcalc, tmp_path):

@@ -1,0 +1,277 @@
+"""Exit codes through the real command line: a closed pipe exits 141, Ctrl-C exits 130.
+
+A closed pipe follows the shell convention (128 + SIGPIPE), silently, so that under
+`set -o pipefail` a reader tells it from a failed budget check (1). Ctrl-C gives one line,
+"Aborted.", and 130 wherever it lands: in numpy, in an import, in Rich's rendering.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import types
+
+import pytest
+
+import dpcalc.cli.app as app_module
+
+RDP = ["rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight"]
+# About 250 kB of JSON: more than a pipe holds, so the reader is gone while it is written.
+LONG_JSON = [*RDP, "--json", "--orders", ",".join(f"{1 + i / 100:g}" for i in range(1, 5000))]
+# Several seconds of PLD accounting (numpy FFTs), to be interrupted.
+SLOW_PLD = ["pld", "--p", "0.001", "--sigma", "0.6", "--T", "100000", "--accuracy", "1e-6"]
+GDP_WITH_WARNING = ["gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000"]  # warns on stderr
+
+
+@pytest.fixture(params=["buffered", "unbuffered"])
+def env(request):
+    """The environment for the child, with and without PYTHONUNBUFFERED (python -u), under
+    which sys.stdout ignores a short write: dpcalc must still see the closed pipe."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    if request.param == "unbuffered":
+        env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def closed_stdout(args, env, read=0):
+    """Run `python -m dpcalc ARGS` with its stdout a pipe that is closed after `read` bytes."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dpcalc", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    if read:
+        assert len(process.stdout.read(read)) == read
+    process.stdout.close()
+    stderr = process.stderr.read().decode()
+    process.stderr.close()
+    return process.wait(timeout=120), stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [RDP, [*RDP, "--json"], GDP_WITH_WARNING, ["rdp", "--help"], ["--help"], ["--version"]],
+    ids=["table", "json", "table-with-warning", "command-help", "help", "version"],
+)
+def test_closed_pipe_exits_141_silently(env, args):
+    code, stderr = closed_stdout(args, env)
+    assert code == 141
+    # Silent: no message, and no "Exception ignored ... BrokenPipeError" as the interpreter exits.
+    # (gdp's warning goes to stderr before its table fails to print.)
+    assert stderr == "" or (args is GDP_WITH_WARNING and stderr.startswith("Warning: ") and stderr.count("\n") == 1)
+
+
+def test_closed_pipe_in_the_middle_of_a_long_json_output(env):
+    code, stderr = closed_stdout(LONG_JSON, env, read=10)
+    assert (code, stderr) == (141, "")
+
+
+def test_closed_pipe_is_141_not_the_budget_failure_under_pipefail(env):
+    """Under pipefail the same over-budget command exits 1 into `cat` and 141 into `head`."""
+    command = shlex.join([sys.executable, "-m", "dpcalc", *LONG_JSON, "--max-eps", "0.5"])
+
+    def pipeline(reader):
+        return subprocess.run(["bash", "-c", f"set -o pipefail; {command} | {reader} >/dev/null"],
+                              capture_output=True, text=True, env=env, timeout=120)
+
+    read_all = pipeline("cat")
+    assert read_all.returncode == 1 and read_all.stderr.startswith("Budget exceeded: ")
+    closed = pipeline("head -c 10")
+    assert (closed.returncode, closed.stderr) == (141, "")
+
+
+def test_closed_stderr_while_warning_exits_141(env):
+    """The table's warning goes to stderr; with stderr closed that write fails: 141 too."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dpcalc", *GDP_WITH_WARNING], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+    )
+    process.stderr.close()
+    process.stdout.read()
+    process.stdout.close()
+    assert process.wait(timeout=120) == 141
+
+
+def default_sigint():
+    """In the child: Ctrl-C's default action, which a shell gives to background jobs as ignored
+    (and Python keeps ignored): pytest may run as one."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def interrupt(args, delay, env=None):
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dpcalc", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+        preexec_fn=default_sigint,
+    )
+    time.sleep(delay)
+    assert process.poll() is None, "the command ended before it could be interrupted"
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    return process.returncode, stderr.decode()
+
+
+def test_ctrl_c_during_a_long_computation_exits_130_with_one_line():
+    code, stderr = interrupt(SLOW_PLD, 0.7)
+    assert (code, stderr) == (130, "Aborted.\n")
+
+
+def test_ctrl_c_while_the_cli_loads_exits_130(tmp_path):
+    """A SIGINT that arrives while app.py imports typer: Ctrl-C is held (blocked) while the
+    module loads and handled at its end, before any command runs."""
+    (tmp_path / "sitecustomize.py").write_text(
+        "import os, signal, sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'typer':\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-m", "dpcalc", "gdp", "--mu", "1"], capture_output=True, text=True,
+                            env=env, timeout=120, preexec_fn=default_sigint)
+    assert (result.returncode, result.stderr, result.stdout) == (130, "Aborted.\n", "")
+
+
+def test_ctrl_c_in_a_string_exec_during_the_command_exits_130(tmp_path):
+    """The same CPython flag, set later (numpy and scipy build dataclasses as they import); the
+    flag matters only under `python -m`, so the probe runs as a module."""
+    (tmp_path / "interrupt_probe.py").write_text(
+        "import sys\n"
+        "import dpcalc.cli.app as app\n"
+        "import dpcalc.core.gdp as core\n"
+        "def interrupted(*args, **kwargs):\n"
+        "    exec('raise KeyboardInterrupt', {})\n"
+        "core.noisy_sgd_gdp = interrupted\n"
+        "sys.exit(app.main())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    result = subprocess.run([sys.executable, "-m", "interrupt_probe", "gdp", "--p", "0.01", "--sigma", "1", "--T", "10"],
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert (result.returncode, result.stderr, result.stdout) == (130, "Aborted.\n", "")
+
+
+@pytest.mark.parametrize("where", ["subcommand import", "computation", "rich rendering"])
+def test_ctrl_c_anywhere_in_the_command_exits_130(dpcalc, monkeypatch, where):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    if where == "subcommand import":
+        monkeypatch.setattr(app_module, "importlib", types.SimpleNamespace(import_module=interrupted))
+    elif where == "computation":
+        import dpcalc.core.gdp as core
+
+        monkeypatch.setattr(core, "noisy_sgd_gdp", interrupted)
+    else:
+        from rich.console import Console
+
+        monkeypatch.setattr(Console, "print", interrupted)
+    args = ("gdp", "--mu", "1") if where == "rich rendering" else ("gdp", "--p", "0.01", "--sigma", "1", "--T", "10")
+    run = dpcalc(*args)
+    assert (run.code, run.stderr) == (130, "Aborted.\n")
+
+
+def lose_an_interrupt():
+    """What CPython does with a Ctrl-C that lands in a weakref callback (importlib runs one as
+    each import ends): it cannot raise it there, so it reports it as unraisable and goes on."""
+    import weakref
+
+    class Thing:
+        pass
+
+    def callback(reference):
+        raise KeyboardInterrupt
+
+    thing = Thing()
+    reference = weakref.ref(thing, callback)
+    del thing
+    return reference
+
+
+def test_ctrl_c_lost_in_an_import_stops_the_command(dpcalc, monkeypatch):
+    import importlib
+
+    def import_module(name):
+        module = importlib.import_module(name)
+        lose_an_interrupt()
+        return module
+
+    ran = []
+    monkeypatch.setattr(app_module, "importlib", types.SimpleNamespace(import_module=import_module))
+    import dpcalc.core.gdp as core
+
+    monkeypatch.setattr(core, "noisy_sgd_gdp", lambda *args, **kwargs: ran.append(1))
+    run = dpcalc("gdp", "--p", "0.01", "--sigma", "1", "--T", "10")
+    assert (run.code, run.stderr, run.stdout, ran) == (130, "Aborted.\n", "", [])
+
+
+def test_ctrl_c_lost_during_the_command_still_exits_130(dpcalc, monkeypatch):
+    import dpcalc.core.gdp as core
+
+    original = core.noisy_sgd_gdp
+
+    def computation(*args, **kwargs):
+        lose_an_interrupt()
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(core, "noisy_sgd_gdp", computation)
+    run = dpcalc("gdp", "--p", "0.01", "--sigma", "1", "--T", "10", "--json")
+    assert (run.code, run.stderr) == (130, "Aborted.\n")
+
+
+def test_other_unraisable_exceptions_still_reach_the_previous_hook(dpcalc, monkeypatch):
+    seen = []
+
+    def hook(unraisable):
+        seen.append(unraisable.exc_type)
+
+    monkeypatch.setattr(sys, "unraisablehook", hook)
+    import dpcalc.core.gdp as core
+
+    original = core.noisy_sgd_gdp
+
+    def computation(*args, **kwargs):
+        import weakref
+
+        class Thing:
+            pass
+
+        def callback(reference):
+            raise ValueError("from a callback")
+
+        thing = Thing()
+        reference = weakref.ref(thing, callback)  # noqa: F841 - kept alive until `thing` goes
+        del thing
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(core, "noisy_sgd_gdp", computation)
+    run = dpcalc("gdp", "--p", "0.01", "--sigma", "1", "--T", "10", "--json")
+    assert run.code == 0 and seen == [ValueError]
+    assert sys.unraisablehook is hook  # restored after the command
+
+
+@pytest.mark.slow
+def test_ctrl_c_at_any_moment_of_a_run_exits_130(tmp_path):
+    """SIGINT at random moments from the end of the interpreter's start-up (a sitecustomize
+    marks it; before that Python has no handler of its own) through dpcalc's imports, numpy's
+    and scipy's, and the computation: always 130 and the one line."""
+    marker = tmp_path / "started"
+    (tmp_path / "sitecustomize.py").write_text(
+        f"import os\nos.close(os.open({str(marker)!r}, os.O_CREAT | os.O_WRONLY))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    generator = random.Random(20240601)
+    outcomes = []
+    for _ in range(40):
+        marker.unlink(missing_ok=True)
+        process = subprocess.Popen([sys.executable, "-m", "dpcalc", *SLOW_PLD], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, env=env, preexec_fn=default_sigint)
+        deadline = time.monotonic() + 30
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        time.sleep(generator.uniform(0.0, 0.4))
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=120)
+        outcomes.append((process.returncode, stderr.decode()))
+    assert all(outcome == (130, "Aborted.\n") for outcome in outcomes), [o for o in outcomes if o != (130, "Aborted.\n")]
