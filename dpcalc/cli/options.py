@@ -21,6 +21,7 @@ from dpcalc.core.validation import (
     POSITIVE_INTEGER,
     PROBABILITY,
     Interval,
+    large_delta_warnings,
 )
 
 if TYPE_CHECKING:
@@ -174,24 +175,6 @@ def parse_training_run(
     probability, exact_probability = parse_sampling_probability(p, n, batch_size)
     steps = parse_steps(T, epochs, exact_probability)
     return probability, noise, steps
-
-
-def large_delta_warnings(n: str | int | None, delta: float | None) -> list[str]:
-    """A warning when delta >= 1/n for a dataset of n records (n users for user-level runs).
-
-    A mechanism that publishes each record with probability delta is (0, delta)-DP, so such a
-    delta allows leaking a record in expectation (Dwork, Roth 2014, Sec. 2.3).
-    """
-    if n is None or delta is None:
-        return []
-    size = int(float(n)) if isinstance(n, str) else int(n)
-    if size < 1 or delta * size < 1.0:
-        return []
-    return [
-        f"delta = {delta:g} is at least 1/n = 1/{size}: publishing each record with probability delta is "
-        f"(0, delta)-DP, so this delta allows leaking about {delta * size:.3g} records in expectation "
-        "(Dwork, Roth 2014, Sec. 2.3); choose delta much smaller than 1/n."
-    ]
 
 
 def check_training_form(

@@ -30,6 +30,7 @@ from dpcalc.core.validation import (
     POSITIVE_INTEGER,
     PROBABILITY,
     Interval,
+    large_delta_warnings,
 )
 
 ACCOUNTANTS = ("pld", "rdp")
@@ -439,6 +440,10 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
             "splits of delta (" + ", ".join(f"{n} {s:g}" for n, s in zip(names, best_split)) + "): a valid bound, "
             "possibly looser than one accountant over all of them."
         )
+    for release in budget.releases:
+        if "n" in release.parameters:
+            warnings += [f"release '{release.name}': {warning}"
+                         for warning in large_delta_warnings(release.parameters["n"], delta)]
     if not math.isfinite(best_total):
         warnings.append("no finite total epsilon at the budget's delta (the releases' own deltas use it up, or the noise is too small).")
     method = {

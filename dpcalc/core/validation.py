@@ -73,3 +73,21 @@ POSITIVE_INTEGER = Interval(1.0, math.inf, low_closed=True, integer=True)  # ste
 # many, floats overflow not far past it, and an exact integer of 10^(10^9) would take the memory.
 MAX_COUNT_DIGITS = 300
 MAX_COUNT = 10**MAX_COUNT_DIGITS
+
+
+def large_delta_warnings(n: str | int | None, delta: float | None) -> list[str]:
+    """A warning when delta >= 1/n for a dataset of n records (n users for user-level runs).
+
+    A mechanism that publishes each record with probability delta is (0, delta)-DP, so such a
+    delta allows leaking a record in expectation (Dwork, Roth 2014, Sec. 2.3).
+    """
+    if n is None or delta is None:
+        return []
+    size = int(float(n)) if isinstance(n, str) else int(n)
+    if size < 1 or delta * size < 1.0:
+        return []
+    return [
+        f"delta = {delta:g} is at least 1/n = 1/{size}: publishing each record with probability delta is "
+        f"(0, delta)-DP, so this delta allows leaking about {delta * size:.3g} records in expectation "
+        "(Dwork, Roth 2014, Sec. 2.3); choose delta much smaller than 1/n."
+    ]

@@ -213,3 +213,16 @@ def test_the_accountants_warnings_reach_the_output(dpcalc, tmp_path):
     assert any(w.startswith("total: ") and "closed forms" in w for w in warnings), warnings
     # and the release's own row names the method that bounded it
     assert run.json()["result"]["releases"][0]["method"] == "closed forms (certified)"
+
+
+def test_a_delta_of_at_least_one_over_n_is_warned_about(dpcalc, tmp_path):
+    budget = tmp_path / "budget.toml"
+    budget.write_text(
+        "[budget]\nepsilon = 10.0\ndelta = 1e-3\n\n"
+        "[[release]]\nname = \"small data\"\nmechanism = \"subsampled-gaussian\"\n"
+        "n = 1000\nbatch_size = 10\nepochs = 1\nsigma = 1.0\n"
+    )
+    run = dpcalc("check", str(budget), "--json")
+    assert run.code == 0
+    assert any(w.startswith("release 'small data': delta = 0.001 is at least 1/n = 1/1000")
+               for w in run.json()["warnings"])
