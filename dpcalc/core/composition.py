@@ -35,7 +35,7 @@ A the P-mass and B the Q-mass (Q_j = P_j e^(-L_j)) of the atoms above eps_g. Bet
 consecutive atoms A and B are constant, so delta_RR(eps_g) = target is solved in closed form,
 eps_g = log(A - target) - log B, once the atoms are walked in decreasing order of loss until the
 segment that holds the answer (`_solve_profile`). For k identical mechanisms the atoms are
-L_l = (k - 2l) eps with binomial probabilities (SPEC section 5):
+L_l = (k - 2l) eps with binomial probabilities (KOV Thm 3.3; docs/mathematics.md §5):
 
     delta_RR(eps_g) = sum_l C(k, l) (e^((k-l) eps) - e^(eps_g + l eps))_+ / (1 + e^eps)^k,
 

@@ -21,6 +21,7 @@ to quote: the run is (epsilon_upper, delta)-DP.
 
 Why the upper bound is sound
 ----------------------------
+(Written out, with the functions that implement each step, in docs/pld-soundness.md.)
 Write g(s) = (1 - e^(eps - s))_+, non-decreasing and >= 0 with g(+inf) = 1. For positive
 measures mu, nu on [-inf, +inf] say mu >= nu ("dominates") when mu([s, +inf]) >= nu([s, +inf])
 for every s; then E_mu[g] >= E_nu[g] (Abel summation), and mu1 * mu2 >= nu1 * nu2 for
@@ -810,7 +811,8 @@ _SCALE_RANGE = (0.05, 1e5)
 # The grid doubles its step as T grows (cost ~ log T); beyond this many steps in all the
 # composed losses are so large or so concentrated that the closed forms are as good.
 _MAX_TOTAL_STEPS = 10**13
-# Relative margin put on closed forms computed in floating point (accurate to ~1e-9, SPEC §1).
+# Relative margin put on closed forms computed in floating point (accurate to ~1e-9 relative down
+# to delta = 1e-300, docs/mathematics.md §9).
 _CLOSED_FORM_MARGIN = 1e-6
 # Shares c of the loss given up in the one-step lower bound (see `_one_step_lower`).
 _LOWER_SHARES = (0.01, 0.1, 0.5, 1.0, 2.0, 5.0)

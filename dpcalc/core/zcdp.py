@@ -84,7 +84,8 @@ def _log_delta_at(rho: float, epsilon: float, u: float) -> float:
 def zcdp_epsilon(rho: float, delta: float) -> tuple[float, float]:
     """(epsilon, order): the tight (epsilon, delta) conversion of rho-zCDP (CKS Prop. 12 over all orders).
 
-    epsilon = inf_{a > 1} a rho + (ln(1/delta) + (a - 1) ln(1 - 1/a) - ln a) / (a - 1) (SPEC §6).
+    epsilon = inf_{a > 1} a rho + (ln(1/delta) + (a - 1) ln(1 - 1/a) - ln a) / (a - 1)
+    (docs/mathematics.md §6).
     With L = ln(1/delta) the derivative in a is rho - (L - ln a)/(a - 1)^2, so the minimiser is
     the unique root of h(u) = rho u^2 + log1p(u) - L in u = a - 1 > 0 (h increases from -L).
     Bracket, proven: h(2 sqrt(L/rho)) = 3L + log1p(u) > 0 (the factor 2 keeps the sign clear of

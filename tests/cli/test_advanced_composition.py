@@ -9,13 +9,15 @@ import pytest
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
 RESULT_KEYS = {"basic", "advanced", "simplified", "optimal", "best", "total_delta"}
 INPUT_KEYS = {"eps", "delta", "k", "delta_prime", "target_eps", "max_eps", "total_delta"}
-SPEC = ("advanced-composition", "--eps", "0.1", "--k", "100")
+# 100-fold composition of 0.1-DP at delta' = 1e-5 (docs/reference-values.md: 100-fold composition)
+REFERENCE_CASE = ("advanced-composition", "--eps", "0.1", "--k", "100")
 
 
 def test_spec_table(dpcalc):
-    run = dpcalc(*SPEC)
+    run = dpcalc(*REFERENCE_CASE)
     assert run.code == 0
-    # SPEC reference table: basic 10.0, advanced 5.850235, optimal 4.30679; printed rounded up
+    # reference values (docs/reference-values.md, 100-fold composition): basic 10.0, advanced
+    # 5.850235, optimal 4.30679; printed rounded up
     # (upper bounds): advanced 5.85023509... and optimal 4.30679137...
     for text in ("10", "5.850236", "4.306792", "NOT VALID"):
         assert text in run.stdout
@@ -23,7 +25,7 @@ def test_spec_table(dpcalc):
 
 
 def test_spec_json(dpcalc):
-    run = dpcalc(*SPEC, "--json")
+    run = dpcalc(*REFERENCE_CASE, "--json")
     assert run.code == 0 and run.stderr == ""
     document = run.json()
     assert set(document) == TOP_LEVEL_KEYS and document["command"] == "advanced-composition"
@@ -100,12 +102,12 @@ def test_long_list_uses_the_lattice(dpcalc):
 
 
 def test_max_eps_budget(dpcalc):
-    within = dpcalc(*SPEC, "--max-eps", "5", "--json")
+    within = dpcalc(*REFERENCE_CASE, "--max-eps", "5", "--json")
     document = within.json()
     assert within.code == 0 and document["budget"] == {
         "max_epsilon": 5.0, "epsilon": document["result"]["optimal"]["epsilon"],
         "basis": "optimal composition (the smallest sound epsilon of the four theorems)", "within_budget": True}
-    over = dpcalc(*SPEC, "--max-eps", "4", "--json")
+    over = dpcalc(*REFERENCE_CASE, "--max-eps", "4", "--json")
     assert over.code == 1 and over.json()["budget"]["within_budget"] is False
     # 4.3067913725... printed rounded up: the optimum is an upper bound here
     assert "Budget exceeded: epsilon 4.306792 (optimal composition" in over.stderr
@@ -119,7 +121,7 @@ def test_target_eps_with_eps_gives_max_k(dpcalc):
     result = document["result"]
     assert set(result) == {"target_epsilon", "basic", "advanced", "simplified", "optimal", "best", "total_delta"}
     assert result["basic"] == {"max_k": 43, "epsilon": pytest.approx(4.3), "delta": 0.0}
-    assert result["optimal"]["max_k"] == 100  # SPEC: 100 mechanisms give 4.306791
+    assert result["optimal"]["max_k"] == 100  # 100 mechanisms give 4.306791 (docs/reference-values.md)
     assert result["optimal"]["epsilon"] <= 4.3068
     assert result["simplified"]["valid"] is False
     assert result["best"] == "optimal"

@@ -73,7 +73,8 @@ def test_table_mode(dpcalc, args, keys):
 
 
 def test_spec_gaussian_calibration(dpcalc):
-    # SPEC reference: eps = 1, delta = 1e-5, sensitivity 1 -> analytic 3.730632, classic 4.844805.
+    # reference values (docs/reference-values.md, Gaussian calibration): eps = 1, delta = 1e-5, sensitivity 1 ->
+    # analytic 3.730632, classic 4.844805.
     run = dpcalc("convert", "--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "gaussian", "--json")
     document = run.json()
     result = document["result"]
@@ -86,7 +87,7 @@ def test_spec_gaussian_calibration(dpcalc):
     ]
     assert document["inputs"]["sensitivity"] == 1.0
     table = dpcalc("convert", "--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "gaussian")
-    # SPEC: 3.730632 / 4.844805 to nearest; the classic sigma (4.84480502...) is printed rounded
+    # docs/reference-values.md: 3.730632 / 4.844805 to nearest; the classic sigma (4.8448052...) is printed rounded
     # up, since printing less noise than the formula asks for would not meet (eps, delta)
     assert "3.730632" in table.stdout and "4.844806" in table.stdout
     assert table.stderr.startswith("Warning: sigma_classic")

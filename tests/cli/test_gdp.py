@@ -25,7 +25,8 @@ def dpcalc(dpcalc):
 
 
 def test_tight_epsilon_and_the_gap_in_the_clt_warning(dpcalc):
-    # SPEC: design card, CLT eps 1.7874 vs tight 1.8410 (+-0.001); the PLD figure is a certified upper bound.
+    # reference values (docs/reference-values.md, design card): CLT eps 1.7874 vs tight 1.8410 (+-0.001); the PLD
+    # figure is a certified upper bound.
     document = dpcalc(*DESIGN_CARD, "--json", "--tight").json()
     tight = document["result"]["tight_epsilon"]
     assert 1.8400 <= tight <= 1.8450
@@ -45,7 +46,7 @@ def test_no_tight_for_given_mu_eps_mode_or_uniform_sampling(dpcalc):
 def test_design_card_table(dpcalc):
     run = dpcalc(*DESIGN_CARD)
     assert run.code == 0
-    # SPEC reference: mu 0.453464, eps 1.787445 at delta 1e-5.
+    # reference values (docs/reference-values.md, design card): mu 0.453464, eps 1.787445 at delta 1e-5.
     assert "0.453464" in run.stdout and "1.787445" in run.stdout
     assert run.stderr.startswith("Warning: mu comes from the central-limit approximation")
 

@@ -18,7 +18,7 @@ SEED = ("laplace-eps", "--tolerance", "1e-5", "--probability", "0.9")
 def test_seed_table(dpcalc):
     run = dpcalc(*SEED)
     assert (run.code, run.stderr) == (0, "")
-    # SPEC reference: eps = ln(10) / 1e-5 = 230258.509299.
+    # reference value (docs/reference-values.md, laplace-eps): eps = ln(10) / 1e-5 = 230258.509299.
     assert "230258.509299" in run.stdout
     assert "computed" in run.stdout and "sqrt(2) b" in run.stdout
 

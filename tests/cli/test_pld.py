@@ -18,7 +18,7 @@ def test_design_card_table(dpcalc):
     assert run.code == 0 and run.stderr == ""
     assert "Tight accounting (PLD): p = 0.004, sigma = 1.1, T = 10000" in run.stdout
     assert "certified upper bound (quote this)" in run.stdout
-    assert "1.841" in run.stdout  # SPEC: 1.8410 (+-0.001)
+    assert "1.841" in run.stdout  # reference value (docs/reference-values.md, design card): 1.8410 (+-0.001)
 
 
 def test_design_card_json(dpcalc):
@@ -65,7 +65,7 @@ def test_accuracy_option(dpcalc):
 
 
 def test_training_form(dpcalc):
-    # p = 256/60000, T = ceil(60 * 60000 / 256) = 14063 (SPEC MNIST: 2.3817 at T = 14062)
+    # p = 256/60000, T = ceil(60 * 60000 / 256) = 14063 (docs/reference-values.md, MNIST: 2.3817 at T = 14062)
     run = dpcalc("pld", "--n", "60000", "--batch-size", "256", "--epochs", "60", "--sigma", "1.1", "--json").json()
     assert run["inputs"]["phases"][0]["T"] == 14063
     assert run["result"]["epsilon"] == pytest.approx(2.3818, abs=1e-3)

@@ -33,7 +33,8 @@ def test_t_sweep_json_rows_equal_single_runs(dpcalc):
 
 
 def test_design_card_in_a_sweep(dpcalc):
-    # SPEC: tight epsilon 1.8410 (+-0.001) at T = 10000; the row is the certified upper bound
+    # reference value (docs/reference-values.md, design card): tight epsilon 1.8410 (+-0.001) at T = 10000; the row is
+    # the certified upper bound
     rows = dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "5000,10000", "--json").json()["result"]["rows"]
     assert rows[1]["epsilon"] == pytest.approx(1.8410, abs=1e-3) and rows[1]["epsilon"] >= 1.8400
     assert rows[0]["epsilon"] < rows[1]["epsilon"]

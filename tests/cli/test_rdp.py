@@ -27,7 +27,8 @@ def dpcalc(dpcalc):
 
 
 def test_tight_epsilon_beside_rdp(dpcalc):
-    # SPEC: design card RDP 2.01306 vs tight 1.8410 (+-0.001); the PLD bound is certified, so above 1.8400.
+    # reference values (docs/reference-values.md, design card): RDP 2.01306 vs tight 1.8410 (+-0.001); the PLD
+    # bound is certified, so above 1.8400.
     document = dpcalc(*DESIGN_CARD, "--json", "--tight").json()
     tight = document["result"]["tight_epsilon"]
     assert 1.8400 <= tight <= 1.8420
@@ -47,7 +48,8 @@ def test_no_tight_skips_it(dpcalc):
 def test_design_card_table(dpcalc):
     run = dpcalc(*DESIGN_CARD)
     assert (run.code, run.stderr) == (0, "")
-    # SPEC reference: eps 2.01306 at order 9.8 (delta 1e-5); our grid contains 9.8 and finds it.
+    # reference value (docs/reference-values.md, dp_accounting default orders): eps 2.01306 at order 9.8 (delta 1e-5);
+    # our grid contains 9.8 and finds it.
     # 2.0130593... printed rounded up (an upper bound)
     assert "2.01306" in run.stdout and "9.8" in run.stdout and "<- optimum" in run.stdout
     assert "p = 0.004, sigma = 1.1, T = 10000" in run.stdout
@@ -71,8 +73,8 @@ def test_design_card_json(dpcalc):
 
 
 def test_training_form_is_the_adadp_seed(dpcalc):
-    # p = 600/60000, T = ceil(18 * 60000 / 600) = 1800: SPEC RDP eps 3.4487 with dp_accounting's
-    # orders; the denser default grid gives 3.448491 at order 5.65.
+    # p = 600/60000, T = ceil(18 * 60000 / 600) = 1800: RDP eps 3.4487 with dp_accounting's orders
+    # (docs/reference-values.md, ADADP seed); the denser default grid gives 3.448491 at order 5.65.
     document = dpcalc("rdp", "--n", "60000", "--batch-size", "600", "--epochs", "18", "--sigma", "0.9", "--json").json()
     assert document["inputs"]["phases"][0]["T"] == 1800
     assert document["result"]["epsilon"] == pytest.approx(3.448491, abs=1e-6)

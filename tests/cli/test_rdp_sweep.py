@@ -31,7 +31,7 @@ def test_t_sweep_json_rows_equal_single_runs(dpcalc):
         assert (row["T"], row["epsilon"], row["order"], row["delta"]) == (
             steps, expected["epsilon"], expected["order"], expected["delta"]
         )
-    # SPEC: design card RDP epsilon 2.01306 at order 9.8
+    # reference value (docs/reference-values.md, dp_accounting default orders): design card RDP epsilon 2.01306 at order 9.8
     assert result["rows"][1]["epsilon"] == pytest.approx(2.01306, abs=5e-6) and result["rows"][1]["order"] == 9.8
     assert document["warnings"] == []
 

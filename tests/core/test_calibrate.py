@@ -172,7 +172,7 @@ def _check_pld_round_trip(result, target):
 
 
 def test_pld_design_card_round_trip():
-    # design card: p = 0.004, T = 10000, target 2 (SPEC: sigma = 1.1 gives the tight 1.8410)
+    # design card: p = 0.004, T = 10000, target 2 (docs/reference-values.md: sigma = 1.1 gives the tight 1.8410)
     result = calibrate("sigma", 2.0, 1e-5, sampling_probability=Fraction("0.004"), steps=10000)
     _check_pld_round_trip(result, 2.0)
     assert 1.0489 < result.value < 1.0492 and significant_digits(result.value) <= 6

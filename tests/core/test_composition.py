@@ -1,5 +1,6 @@
-"""Composition core: the SPEC's table, the exact KOV optimum against mpmath and dp_accounting,
-heterogeneous lists against brute force, the inverse questions, and properties."""
+"""Composition core: the public reference values (docs/reference-values.md), the exact KOV optimum
+against mpmath and dp_accounting, heterogeneous lists against brute force, the inverse questions,
+and properties."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ RTOL = 1e-9
 
 
 # ---------------------------------------------------------------------------------------------
-# mpmath references, written from SPEC section 5 (KOV Thm 3.3), independent of the segment walk
+# mpmath references, written from KOV Thm 3.3 (docs/mathematics.md §5), independent of the segment walk
 
 
 def mp_rr_delta(epsilon_total, epsilon, k, first=0):
@@ -77,11 +78,11 @@ def assert_optimal_is_tight(value, epsilon, delta, k, delta_prime, first=0):
 
 
 # ---------------------------------------------------------------------------------------------
-# SPEC reference values
+# Public reference values (docs/reference-values.md: 100-fold composition)
 
 
 def test_spec_table():
-    # SPEC reference table: 100-fold composition of 0.1-DP, delta' = 1e-5 ->
+    # reference values (docs/reference-values.md): 100-fold composition of 0.1-DP, delta' = 1e-5 ->
     # basic 10.0, advanced 5.850235, optimal 4.30679 (rounded as printed there).
     result = compose(0.1, 0.0, 100, 1e-5)
     assert result.basic == core.Bound(10.0, 0.0)
@@ -350,7 +351,7 @@ def test_max_k_is_the_largest_within_target(epsilon, delta, target, delta_prime)
 
 
 def test_max_k_spec_example():
-    # 100 mechanisms give 4.306791 (SPEC), so a target just below it allows 99.
+    # 100 mechanisms give 4.306791 (docs/reference-values.md), so a target just below it allows 99.
     assert max_compositions(0.1, 0.0, 4.30679, 1e-5).optimal.value == 99
     assert max_compositions(0.1, 0.0, 4.3068, 1e-5).optimal.value == 100
 
@@ -388,7 +389,8 @@ def test_max_epsilon_per_mechanism(k, delta, target, delta_prime):
         assert value(epsilon) <= target
         assert value(epsilon * (1 + 1e-9)) > target
     assert result.simplified.value == pytest.approx(target / (2 * math.sqrt(2 * k * math.log(1 / delta_prime))))
-    # SPEC: 100 mechanisms of 0.1 give 4.30679..., so the largest per-mechanism eps is just below 0.1.
+    # docs/reference-values.md: 100 mechanisms of 0.1 give 4.30679..., so the largest
+    # per-mechanism eps is just below 0.1.
     if (k, target) == (100, 4.30679):
         assert result.optimal.value == pytest.approx(0.1, rel=1e-5) and result.optimal.value < 0.1
 

@@ -1,4 +1,5 @@
-"""Conversions core: mpmath references, SPEC values, peers as oracles, round trips and properties."""
+"""Conversions core: mpmath references, public reference values (docs/reference-values.md), peers
+as oracles, round trips and properties."""
 
 from __future__ import annotations
 
@@ -53,7 +54,8 @@ def mp_delta(epsilon, mu):
 
 
 def test_spec_gaussian_calibration():
-    # SPEC reference table: eps = 1, delta = 1e-5, sensitivity 1 -> analytic 3.730632, classic 4.844805
+    # reference values (docs/reference-values.md, Gaussian calibration): eps = 1, delta = 1e-5, sensitivity 1 ->
+    # analytic 3.730632, classic 4.844805
     # (6 decimals printed, so abs 5e-7).
     calibration = calibrate_gaussian(1.0, 1e-5)
     assert calibration.sigma == pytest.approx(3.730632, abs=5e-7)
@@ -289,7 +291,7 @@ def test_group_dp():
     epsilon, delta = group_dp(0.5, 1e-6, 3)
     assert epsilon == 1.5
     assert delta == pytest.approx(1e-6 * (1 + math.exp(0.5) + math.exp(1.0)), rel=1e-14)
-    assert delta <= 3 * math.exp(2 * 0.5) * 1e-6  # never above SPEC §6's k e^((k-1) eps) delta
+    assert delta <= 3 * math.exp(2 * 0.5) * 1e-6  # never above k e^((k-1) eps) delta (docs/mathematics.md §6)
     assert group_dp(0.0, 1e-3, 4) == (0.0, pytest.approx(4e-3))
     assert group_dp(2.0, 0.0, 5) == (10.0, 0.0)
     assert group_dp(1.0, 1e-5, 1000)[1] == 1.0  # capped

@@ -1,4 +1,5 @@
-"""Gaussian DP core: mpmath references, the SPEC's public values, edge cases and properties."""
+"""Gaussian DP core: mpmath references, the public reference values (docs/reference-values.md),
+edge cases and properties."""
 
 from __future__ import annotations
 
@@ -69,16 +70,17 @@ def test_delta_below_float_range_is_kept_in_log_space():
     assert delta_for_epsilon(40.0, 1.0) == 0.0
 
 
-# Public reference values, SPEC.md table (delta = 1e-5).
+# Public reference values, docs/reference-values.md (delta = 1e-5).
 def test_design_card_example():
-    # gdp --p 0.004 --sigma 1.1 --T 10000: mu 0.453464, CLT eps 1.78745 (SPEC; TF Privacy GDP accountant).
+    # gdp --p 0.004 --sigma 1.1 --T 10000: mu 0.453464, CLT eps 1.78745 (docs/reference-values.md, design card;
+    # TF Privacy GDP accountant).
     mu = clt_mu(0.004, 1.1, 10_000)
     assert mu == pytest.approx(0.453464, abs=5e-7)
     assert epsilon_for_delta(1e-5, mu) == pytest.approx(1.787445, abs=5e-7)
 
 
 def test_mnist_example():
-    # MNIST DP-SGD: p = 256/60000, sigma = 1.1, T = 14062: CLT mu 0.573581 (SPEC).
+    # MNIST DP-SGD: p = 256/60000, sigma = 1.1, T = 14062: CLT mu 0.573581 (docs/reference-values.md).
     assert clt_mu(256 / 60_000, 1.1, 14_062) == pytest.approx(0.573581, abs=5e-7)
 
 

@@ -4,7 +4,7 @@ Exact references used here:
   * mpmath (50 digits) for the normal tails, interval masses and one-step privacy profiles;
   * the mu-GDP formula (DRS Cor. 2.13, dpcalc.core.gdp) for the Gaussian mechanism without
     subsampling, whose T-fold composition is exactly (sqrt(T)/sigma)-GDP;
-  * SPEC reference values (design card, ADADP, MNIST);
+  * the public reference values of docs/reference-values.md (design card, ADADP, MNIST);
   * dp_accounting 0.6.0 (PLD, pessimistic with connect-the-dots at its default interval 1e-4)
     and prv_accountant 0.2.0 as independent oracles.
 The certified interval must contain every exact value; it must be at most 1e-3 relative wide
@@ -237,14 +237,14 @@ def test_property_full_batch_gaussian_bracketed(sigma, steps, log_delta):
 
 
 # ---------------------------------------------------------------------------------------------
-# SPEC reference values (delta = 1e-5) and the default width
+# Public reference values (docs/reference-values.md, delta = 1e-5) and the default width
 # ---------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
     "p, sigma, steps, reference",
     [
-        (0.004, 1.1, 10_000, 1.8410),  # design card, SPEC: 1.8410 (+-0.001)
+        (0.004, 1.1, 10_000, 1.8410),  # design card, docs/reference-values.md: 1.8410 (+-0.001)
         (0.01, 0.9, 1800, 3.0636),  # ADADP seed
         (256 / 60000, 1.1, 14062, 2.3817),  # MNIST DP-SGD, 60 epochs
     ],

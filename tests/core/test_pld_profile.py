@@ -36,7 +36,7 @@ def test_exact_gdp_profile_is_bracketed():
 
 def test_design_card_profile_overlaps_tight_delta():
     phase = Phase("gaussian", sampling_probability=0.004, noise_multiplier=1.1, steps=10_000)
-    epsilons = np.linspace(0.0, 5.5, 100)  # 3x the epsilon at delta = 1e-5 (1.841, SPEC)
+    epsilons = np.linspace(0.0, 5.5, 100)  # 3x the epsilon at delta = 1e-5 (1.841, docs/reference-values.md)
     profile = tight_profile([phase], epsilons)
     assert all(0.0 <= lo <= hi <= 1.0 for lo, hi in zip(profile.delta_lower, profile.delta_upper))
     for eps in (0.0, 1.0, 1.8, 3.0):
