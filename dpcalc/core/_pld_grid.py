@@ -22,6 +22,7 @@ import numpy as np
 from dpcalc.core import _pld_work as work
 from dpcalc.core._pld_normal import UNIT_ROUNDOFF
 from dpcalc.core._pld_pairs import Pair
+from dpcalc.core.special_array import finite_abs, log1mexp, log_add, log_sub
 
 U = UNIT_ROUNDOFF
 
@@ -89,24 +90,11 @@ class Tilted:
 # --------------------------------------------------------------------------------------------
 
 
-def _mag(x: np.ndarray) -> np.ndarray:
-    """|x| where finite, 0 at +-inf (for rounding slacks that must not turn -inf into nan)."""
-    x = np.asarray(x, dtype=float)
-    return np.abs(np.where(np.isfinite(x), x, 0.0))
-
-
-def _log1mexp(x: np.ndarray) -> np.ndarray:
-    """log(1 - e^x) for x <= 0 (Maechler 2012)."""
-    x = np.asarray(x, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(x > -math.log(2.0), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
-
-
 def _bounds(log_value: np.ndarray, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """log of upper and lower bounds of a value known to relative error rel."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        upper = log_value + np.log1p(rel) + 8.0 * U * (1.0 + _mag(log_value))
-        lower = np.where(rel < 1.0, log_value + np.log1p(-np.minimum(rel, 1.0)) - 8.0 * U * (1.0 + _mag(log_value)), -math.inf)
+        upper = log_value + np.log1p(rel) + 8.0 * U * (1.0 + finite_abs(log_value))
+        lower = np.where(rel < 1.0, log_value + np.log1p(-np.minimum(rel, 1.0)) - 8.0 * U * (1.0 + finite_abs(log_value)), -math.inf)
     upper = np.where(np.isneginf(log_value), -math.inf, upper)
     lower = np.where(np.isneginf(log_value), -math.inf, lower)
     return upper, lower
@@ -212,7 +200,7 @@ def discretise_step_layers(pair: Pair, h: float, k_lo: int, k_cut: int, tail_ste
         log_m, gap_mass, _ = _lower_masses(centred, t_lp, t_lpl, t_lq, t_lql, H, tail_to_top=True)
         # the gap [(k_cut + 1/2) h, (j0 + 1/2) H) is rounded down to j0 H
         log_lo = np.concatenate(([t_lpl[0]], log_m))
-        log_lo = log_lo - 4.0 * U * (1.0 + _mag(log_lo))
+        log_lo = log_lo - 4.0 * U * (1.0 + finite_abs(log_lo))
         if np.isfinite(log_lo).any():
             lower_tail = _tilt("lower", log_lo, tail_grid, H, j0, lam)
             gap0 = max(math.exp(t_lp[0]) - math.exp(t_lpl[0]), 0.0) if np.isfinite(t_lp[0]) else 0.0
@@ -260,11 +248,6 @@ def _theta_table(measure: Tilted) -> np.ndarray:
     return values + 1e-12
 
 
-def _log_sum(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    with np.errstate(invalid="ignore"):
-        return np.logaddexp(a, b)
-
-
 def _connect_dots(left: np.ndarray, width: float, p_up: np.ndarray, q_low: np.ndarray) -> np.ndarray:
     """S1/S2: log masses at the points left[0], ..., left[-1] + width of the split cells.
 
@@ -272,14 +255,14 @@ def _connect_dots(left: np.ndarray, width: float, p_up: np.ndarray, q_low: np.nd
     e^q_low[i]; its upper part U = (P - e^left Q)/(1 - e^-width) is bounded from above so that
     the mass put at each point, and above it, can only be too large.
     """
-    p_up = p_up + 4.0 * U * (1.0 + _mag(p_up))
-    q_low = q_low - 4.0 * U * (1.0 + _mag(q_low))
+    p_up = p_up + 4.0 * U * (1.0 + finite_abs(p_up))
+    q_low = q_low - 4.0 * U * (1.0 + finite_abs(q_low))
     # N / P(cell) = 1 - exp(left + log Q - log P) is largest for the smallest exponent
     with np.errstate(invalid="ignore"):
         exponent = left + q_low - p_up
-    exponent = exponent - 8.0 * U * (_mag(left) + _mag(q_low) + _mag(p_up) + 1.0)
+    exponent = exponent - 8.0 * U * (finite_abs(left) + finite_abs(q_low) + finite_abs(p_up) + 1.0)
     exponent = np.where(np.isnan(exponent), -math.inf, np.minimum(exponent, 0.0))
-    log_share = _log1mexp(exponent) - math.log(-math.expm1(-width)) + 8.0 * U
+    log_share = log1mexp(exponent) - math.log(-math.expm1(-width)) + 8.0 * U
     log_share = np.minimum(log_share, 0.0)  # the up part is at most the whole cell
     log_up = p_up + log_share
     with np.errstate(divide="ignore"):
@@ -287,8 +270,8 @@ def _connect_dots(left: np.ndarray, width: float, p_up: np.ndarray, q_low: np.nd
     log_down = np.where(np.isneginf(p_up), -math.inf, log_down)
     log_m = np.full(len(left) + 1, -math.inf)
     log_m[:-1] = log_down
-    log_m[1:] = _log_sum(log_m[1:], log_up)
-    return log_m + 4.0 * U * (1.0 + _mag(log_m))
+    log_m[1:] = log_add(log_m[1:], log_up)
+    return log_m + 4.0 * U * (1.0 + finite_abs(log_m))
 
 
 def _upper_step(h, k_lo, grid, lp, lql, lam, drop_multiplicity):
@@ -296,14 +279,14 @@ def _upper_step(h, k_lo, grid, lp, lql, lam, drop_multiplicity):
     # pessimistic cell [k h, (k+1) h) for k = k_lo .. k_hi - 1 is halves 2(k-k_lo)+2, 2(k-k_lo)+3
     # in the 1-based half indexing of `edges` (index 0 is the tail below).
     a_idx = 2 + 2 * np.arange(count - 1)
-    p_up = _log_sum(lp[a_idx], lp[a_idx + 1])  # upper bound of P(cell)
-    q_low = _log_sum(lql[a_idx], lql[a_idx + 1])  # lower bound of Q(cell)
+    p_up = log_add(lp[a_idx], lp[a_idx + 1])  # upper bound of P(cell)
+    q_low = log_add(lql[a_idx], lql[a_idx + 1])  # lower bound of Q(cell)
     log_m = _connect_dots(grid[:-1], h, p_up, q_low)
     # Mass at or above k_hi h: the half [k_hi h, (k_hi + 1/2) h) and the tail above -> +inf.
-    log_inf = _log_sum(lp[2 * count], lp[2 * count + 1])
+    log_inf = log_add(lp[2 * count], lp[2 * count + 1])
     inf_mass = float(np.exp(log_inf)) * (1.0 + 8.0 * U) if np.isfinite(log_inf) else 0.0
     # Mass below k_lo h: the tail and the half [(k_lo - 1/2) h, k_lo h).
-    log_below = float(_log_sum(lp[0], lp[1]))
+    log_below = float(log_add(lp[0], lp[1]))
     measure = _tilt("upper", log_m, grid, h, k_lo, lam)
     measure.inf_mass = inf_mass
     total = float(np.exp(np.logaddexp.reduce(log_m[np.isfinite(log_m)]))) if np.isfinite(log_m).any() else 0.0
@@ -315,14 +298,6 @@ def _upper_step(h, k_lo, grid, lp, lql, lam, drop_multiplicity):
         measure.drop_rel = drop_multiplicity * nu * math.exp(lam * grid[0] - measure.log_z) / (1.0 - measure.err)
         measure.drop_mass = drop_multiplicity * nu
     return measure
-
-
-def _log_diff(log_a: np.ndarray, log_b: np.ndarray) -> np.ndarray:
-    """log(a - b) where a > b >= 0, -inf where a <= b."""
-    with np.errstate(invalid="ignore"):
-        d = log_b - log_a
-    d = np.where(np.isnan(d), np.where(np.isneginf(log_b), -math.inf, 0.0), d)
-    return np.where(d < 0.0, log_a + _log1mexp(np.minimum(d, 0.0)), -math.inf)
 
 
 def _lower_masses(grid, lp, lpl, lq, lql, h, tail_to_top: bool = True):
@@ -349,30 +324,30 @@ def _lower_masses(grid, lp, lpl, lq, lql, h, tail_to_top: bool = True):
     # centred cell k is halves 2(k-k_lo)+1, 2(k-k_lo)+2; "cell count" is the top half plus
     # the tail above (all at or above (k_hi + 1/2) h): it can lend but not borrow.
     c_idx = 1 + 2 * np.arange(count)
-    p_lo = _log_sum(lpl[c_idx], lpl[c_idx + 1]) - 4.0 * U
-    p_hi = _log_sum(lp[c_idx], lp[c_idx + 1]) + 4.0 * U
-    q_lo = _log_sum(lql[c_idx], lql[c_idx + 1]) - 4.0 * U
-    q_hi = _log_sum(lq[c_idx], lq[c_idx + 1]) + 4.0 * U
+    p_lo = log_add(lpl[c_idx], lpl[c_idx + 1]) - 4.0 * U
+    p_hi = log_add(lp[c_idx], lp[c_idx + 1]) + 4.0 * U
+    q_lo = log_add(lql[c_idx], lql[c_idx + 1]) - 4.0 * U
+    q_hi = log_add(lq[c_idx], lq[c_idx + 1]) + 4.0 * U
     top_p_lo = float(lpl[2 * count + 1]) - 4.0 * U
     top_p_hi = float(lp[2 * count + 1]) + 4.0 * U
     top_q_hi = float(lq[2 * count + 1]) + 4.0 * U
     slack = 8.0 * U
 
     def widen(x, sign):
-        return x + sign * slack * (1.0 + _mag(x) + _mag(grid))
+        return x + sign * slack * (1.0 + finite_abs(x) + finite_abs(grid))
 
     # e^(kh) Q bounds of the cell itself and of its neighbours
     eq_hi = widen(grid + q_hi, +1)
     next_p_lo = np.append(p_lo[1:], top_p_lo)
     next_eq_hi = widen(grid + np.append(q_hi[1:], top_q_hi), +1)
     # r_k < e^(kh) possible: need <= e^(kh) Q_k - P_k (upper bound)
-    log_need = _log_diff(eq_hi, p_lo)
+    log_need = log_sub(eq_hi, p_lo)
     # P_{k+1} - e^(kh) Q_{k+1} (lower bound)
-    log_room_up = _log_diff(next_p_lo, next_eq_hi)
+    log_room_up = log_sub(next_p_lo, next_eq_hi)
     # r_k > e^(kh) surely: excess >= P_k - e^(kh) Q_k (lower bound)
-    log_excess = np.where(np.isneginf(log_need), _log_diff(p_lo, eq_hi), -math.inf)
+    log_excess = np.where(np.isneginf(log_need), log_sub(p_lo, eq_hi), -math.inf)
     # e^(kh) Q_{k-1} - P_{k-1} (upper bound)
-    log_room_down = _log_diff(widen(grid + np.insert(q_hi[:-1], 0, -math.inf), +1), np.insert(p_lo[:-1], 0, -math.inf))
+    log_room_down = log_sub(widen(grid + np.insert(q_hi[:-1], 0, -math.inf), +1), np.insert(p_lo[:-1], 0, -math.inf))
     # Wanted fractions of the neighbour, per unit of the cell's own share: up-borrowing must
     # be complete (else the cell is rounded down a whole step), down-borrowing may be partial
     # (the ratio then stays above e^(kh), which is still rounded down only to kh).
@@ -410,17 +385,17 @@ def _lower_masses(grid, lp, lpl, lq, lql, h, tail_to_top: bool = True):
         prev_p_lo = np.insert(p_lo[:-1], 0, -math.inf)
         from_prev = np.log(take_down) + prev_p_lo
         log_junk = np.log(junk) + p_lo
-    outcome = _log_sum(_log_sum(own, from_next), from_prev)
+    outcome = log_add(log_add(own, from_next), from_prev)
     log_m = np.where(on_grid, outcome, -math.inf)
-    down_one = _log_sum(np.where(on_grid, -math.inf, outcome), log_junk)  # to index k - 1
-    log_m[:-1] = _log_sum(log_m[:-1], down_one[1:])  # index 0's part is dropped
+    down_one = log_add(np.where(on_grid, -math.inf, outcome), log_junk)  # to index k - 1
+    log_m[:-1] = log_add(log_m[:-1], down_one[1:])  # index 0's part is dropped
     # the top tail: what the last cell did not borrow is rounded down to k_hi h (or left to
     # the caller, who puts it on a coarser grid)
     used = min(float(take_up[-1]), 1.0)
     if tail_to_top and np.isfinite(top_p_lo):
         rest_top = top_p_lo + math.log1p(-used) if used < 1.0 else -math.inf
-        log_m[-1] = float(_log_sum(np.array(log_m[-1]), np.array(rest_top)))
-    log_m = log_m - 4.0 * U * (1.0 + _mag(log_m))
+        log_m[-1] = float(log_add(np.array(log_m[-1]), np.array(rest_top)))
+    log_m = log_m - 4.0 * U * (1.0 + finite_abs(log_m))
     with np.errstate(invalid="ignore", over="ignore"):
         gap = np.exp(p_hi) - np.exp(p_lo)
     gap = np.where(np.isnan(gap), 0.0, gap)

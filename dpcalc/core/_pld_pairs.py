@@ -35,6 +35,7 @@ from dpcalc.core._pld_normal import (
     log_density,
     log_interval_mass,
 )
+from dpcalc.core.special_array import log_expm1
 
 U = UNIT_ROUNDOFF
 
@@ -54,10 +55,6 @@ class CellMasses:
     rel_p: np.ndarray
     log_q: np.ndarray
     rel_q: np.ndarray
-
-
-def _log_add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.logaddexp(a, b)
 
 
 def _combine(log_a, rel_a, log_b, rel_b):
@@ -88,12 +85,6 @@ class Pair:
         raise NotImplementedError
 
 
-def _log_expm1(d: np.ndarray) -> np.ndarray:
-    """log(e^d - 1) for d > 0, stable for small and large d."""
-    with np.errstate(divide="ignore"):
-        return d + np.log(-np.expm1(-d))
-
-
 class _SubsampledRatio:
     """r(x) = 1 - p + p e^((y - 1/2)/c) for y = x (Gaussian, c = sigma^2) or the Laplace exponent.
 
@@ -117,7 +108,7 @@ class _SubsampledRatio:
         d = loss - self.log1m_p
         valid = d > 0.0
         d_safe = np.where(valid, d, 1.0)
-        log_e = _log_expm1(d_safe)
+        log_e = log_expm1(d_safe)
         y = 0.5 + c * (self.log1m_p + log_e - self.log_p)
         # error of d = l - log(1 - p) and its effect through d/dd log(e^d - 1) = 1/(1 - e^-d)
         d_err = 4.0 * U * (np.abs(np.where(np.isfinite(loss), loss, 0.0)) + abs(self.log1m_p))

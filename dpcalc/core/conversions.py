@@ -4,8 +4,8 @@ RDP -> (epsilon, delta) lives in `dpcalc.core.rdp_conversion` and is re-exported
 The rest of the module is `dpcalc convert`: calibrating the Gaussian mechanism (Balle, Wang,
 ICML 2018, arXiv 1805.06530, "BW18"; Dwork, Roth 2014, Thm A.1), pure DP as RDP, GDP and
 zCDP, the RDP curves of single mechanisms, trade-off curves (Dong, Roth, Su, JRSS-B 2022,
-arXiv 1905.02383, "DRS"), group privacy, and the table of which conversions exist (SPEC §1,
-§2, §6, §7). zCDP -> (epsilon, delta) lives in `dpcalc.core.zcdp`.
+arXiv 1905.02383, "DRS"), group privacy, and the table of which conversions exist
+(docs/mathematics.md §1, §2, §6, §7). zCDP -> (epsilon, delta) lives in `dpcalc.core.zcdp`.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from dpcalc.core import gdp, zcdp
+from dpcalc.core.laplace import laplace_rdp  # the one implementation, shared with rdp
 from dpcalc.core.special import find_root, log_add, log_expm1, log_ndtr, mills_ratio, ndtri
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval
 
@@ -37,7 +38,7 @@ EXTENDED_POSITIVE = Interval(0.0, math.inf, high_closed=True)
 
 
 # ---------------------------------------------------------------------------------------------
-# The Gaussian mechanism: delta(eps; mu) for small mu, and calibration (SPEC §1, §7)
+# The Gaussian mechanism: delta(eps; mu) for small mu, and calibration (docs/mathematics.md §1, §7)
 
 def _mu_with_max_advantage(advantage: float, log_tail: float) -> float:
     """The mu with 2 Phi(mu/2) - 1 = erf(mu / (2 sqrt 2)) = advantage; log_tail = log((1 - advantage)/2).
@@ -194,7 +195,7 @@ def calibrate_gaussian(epsilon: float, delta: float, sensitivity: float = 1.0) -
 
 
 # ---------------------------------------------------------------------------------------------
-# Pure epsilon-DP as GDP and RDP; RDP curves of single mechanisms (SPEC §2, §6)
+# Pure epsilon-DP as GDP and RDP; RDP curves of single mechanisms (docs/mathematics.md §2, §6)
 
 
 def pure_dp_to_mu(epsilon: float) -> float:
@@ -241,48 +242,8 @@ def randomized_response_rdp(order: float, epsilon: float) -> float:
     return min(epsilon, log_add(log_w + x, log_one_minus_w - x) / t)
 
 
-def _expm1_minus_identity(y: float) -> float:
-    """e^y - 1 - y, with its relative precision kept near y = 0 (Taylor series for |y| < 1/2)."""
-    if abs(y) >= 0.5:
-        return math.expm1(y) - y
-    term = 0.5 * y * y
-    total = term
-    n = 2
-    while abs(term) > 1e-17 * abs(total):
-        n += 1
-        term *= y / n
-        total += term
-    return total
-
-
-def laplace_rdp(order: float, scale: float, sensitivity: float = 1.0) -> float:
-    """RDP of the Laplace mechanism with scale b and L1 sensitivity D (Mironov 2017, Prop. 6, with b/D).
-
-    eps(order) = 1/(order - 1) log( order/(2 order - 1) e^((order - 1) x) + (order - 1)/(2 order - 1) e^(-order x) )
-    with x = D/b. With t = order - 1 the sum minus one is
-        ((1 + t) A(t x) + t A(-(1 + t) x)) / (1 + 2t),    A(y) = e^y - 1 - y >= 0,
-    (the first-order terms cancel exactly), which keeps full precision near order 1 and for
-    large b; for t x > 1 the log-sum is taken in log space instead.
-    """
-    ORDER.check("order", order)
-    POSITIVE.check("scale", scale)
-    EXTENDED_POSITIVE.check("sensitivity", sensitivity)
-    x = sensitivity / scale
-    if math.isinf(x):
-        return math.inf
-    if math.isinf(order):
-        return x
-    t = order - 1.0
-    if t * x <= 1.0:
-        excess = ((1.0 + t) * _expm1_minus_identity(t * x) + t * _expm1_minus_identity(-order * x)) / (1.0 + 2.0 * t)
-        return math.log1p(excess) / t
-    log_denominator = math.log(2.0 * order - 1.0)
-    log_sum = log_add(math.log(order) - log_denominator + t * x, math.log(t) - log_denominator - order * x)
-    return log_sum / t
-
-
 # ---------------------------------------------------------------------------------------------
-# Trade-off curves and group privacy (SPEC §1, §6)
+# Trade-off curves and group privacy (docs/mathematics.md §1, §6)
 
 DEFAULT_TRADEOFF_POINTS = 11  # alpha = 0, 0.1, ..., 1
 TRADEOFF_POINTS = Interval(2.0, 100_000.0, low_closed=True, high_closed=True, integer=True)
@@ -323,7 +284,8 @@ def group_dp(epsilon: float, delta: float, group: int) -> tuple[float, float]:
 
     Chaining the guarantee along k neighbouring steps, P_0(S) <= e^eps P_1(S) + delta, gives
     eps_k = k eps and delta_k = delta (1 + e^eps + ... + e^((k-1) eps)) = delta (e^(k eps) - 1)/(e^eps - 1),
-    at most the k e^((k-1) eps) delta of SPEC §6 (Dwork, Roth 2014, Thm 2.2 for delta = 0).
+    at most the usual k e^((k-1) eps) delta (docs/mathematics.md §6: group privacy; Dwork, Roth
+    2014, Thm 2.2 for delta = 0).
     Computed in log space; capped at 1.
     """
     EXTENDED_NON_NEGATIVE.check("epsilon", epsilon)
@@ -564,7 +526,7 @@ _DELTA_POSITIVE_RENYI = (
 
 
 def _apply_group(source: Guarantee, group: int) -> tuple[Guarantee, str]:
-    """The source after group privacy for `group` individuals (SPEC §6), and its citation."""
+    """The source after group privacy for `group` individuals (docs/mathematics.md §6), and its citation."""
     if group == 1:
         return source, ""
     notion = source.notion
@@ -886,7 +848,8 @@ def target_takes_delta_or_epsilon(source: str, target: str) -> bool:
 
 
 def convert(source: Guarantee, target: Target, group: int = 1) -> Conversion:
-    """Convert `source` to `target`, after group privacy for `group` individuals (SPEC §1, §2, §6, §7).
+    """Convert `source` to `target`, after group privacy for `group` individuals
+    (docs/mathematics.md §1, §2, §6, §7).
 
     Raises ConversionError, with the reason and what exists instead, for a conversion that does
     not exist (e.g. approximate DP to zCDP) or that dpcalc does not offer.

@@ -17,7 +17,12 @@ P = 1 - 1e-12, or P = 1 - 1e-100 given exactly, keeps full relative precision in
     q = 1 - (1 - u)^dims = -expm1(dims * log1p(-u))
     u = 1 - (1 - q)^(1/dims) = -expm1(log1p(-q) / dims).
 
-Pure Python (math only): this module is on the start-up path of `dpcalc laplace-eps`.
+The mechanism's Renyi DP curve, `laplace_rdp` (Mironov 2017, Prop. 6), is here too: the one
+implementation that `convert` (a scalar per order) and the RDP accountant (`rdp.phase_rdp`, a
+vector over its order grid) both use.
+
+Pure Python (math only): this module is on the start-up path of `dpcalc laplace-eps` and, through
+`laplace_rdp`, of `dpcalc convert`.
 """
 
 from __future__ import annotations
@@ -26,6 +31,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from dpcalc.core.rdp_conversion import ORDER
+from dpcalc.core.special import log_add
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval, ParameterError
 
 Unknown = Literal["epsilon", "tolerance", "probability"]
@@ -218,3 +225,65 @@ def _one_sided_trivial(dims: int) -> str:
         f"every noise scale meets this probability one-sided: each coordinate is below +t with "
         f"probability at least 1/2, so all {dims} are with probability at least 2^-{dims}."
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Renyi DP of the Laplace mechanism
+
+# A sensitivity may be +inf (group privacy carries it past float64): the RDP is then infinite.
+_SENSITIVITY = Interval(0.0, math.inf, high_closed=True)
+
+
+def laplace_rdp(order: float, scale: float, sensitivity: float = 1.0) -> float:
+    """RDP at `order` of the Laplace mechanism with noise scale b and L1 sensitivity D.
+
+    Mironov, "Renyi Differential Privacy" (CSF 2017, arXiv 1702.07476), Prop. 6, for sensitivity
+    1 and scale b/D (the mechanism with sensitivity D and scale b is the one with sensitivity 1 and
+    scale b/D, rescaled): with x = D/b,
+        eps(order) = 1/(order - 1) log( order/(2 order - 1) e^((order - 1) x)
+                                        + (order - 1)/(2 order - 1) e^(-order x) ).
+    With t = order - 1 the bracket minus one is
+        ((1 + t) A(t x) + t A(-(1 + t) x)) / (1 + 2t),    A(y) = e^y - 1 - y >= 0,
+    (the first-order terms cancel exactly), a sum of non-negative terms: used for t x <= 1, it
+    keeps full precision near order 1 and for large b, where the bracket is 1 + O(t x^2). For
+    t x > 1 the bracket is summed in log space, with
+        log(order/(2 order - 1)) = -log 2 - log1p(-1/(2 order)),
+        log(t/(2 order - 1)) = -log 2 - log1p(1/(2t)),
+    which, unlike the differences of two logarithms, do not cancel at large orders (log 1e4 -
+    log(2e4 - 1) cost up to 4e-15 relative).
+    Against mpmath (50 digits) the relative error is below 1e-15 for orders 1.0001 to 1e5 and
+    scales 1e-3 to 1e6 (tests/core/test_laplace_rdp.py). +inf for x = inf (a scale whose
+    reciprocal overflows, or an infinite sensitivity); as the order grows it tends to x, the
+    pure-DP epsilon.
+    """
+    ORDER.check("order", order)
+    POSITIVE.check("scale", scale)
+    _SENSITIVITY.check("sensitivity", sensitivity)
+    x = sensitivity / scale
+    if math.isinf(x):
+        return math.inf
+    t = order - 1.0
+    if t * x <= 1.0:
+        excess = ((1.0 + t) * _expm1_minus_identity(t * x) + t * _expm1_minus_identity(-order * x)) / (1.0 + 2.0 * t)
+        return math.log1p(excess) / t
+    log_high = -(_LOG2 + math.log1p(-0.5 / order))  # log(order / (2 order - 1))
+    log_low = -(_LOG2 + math.log1p(0.5 / t))  # log(t / (2 order - 1))
+    return log_add(log_high + t * x, log_low - order * x) / t
+
+
+def _expm1_minus_identity(y: float) -> float:
+    """e^y - 1 - y, with its relative precision kept near y = 0 (Taylor series for |y| < 1/2).
+
+    For |y| >= 1/2, expm1(y) - y loses at most a factor 4.7 to cancellation (at y = -1/2:
+    -0.393 + 0.5; at y = 1/2: 0.649 - 0.5), about 5e-16 relative.
+    """
+    if abs(y) >= 0.5:
+        return math.expm1(y) - y
+    term = 0.5 * y * y
+    total = term
+    n = 2
+    while abs(term) > 1e-17 * abs(total):
+        n += 1
+        term *= y / n
+        total += term
+    return total

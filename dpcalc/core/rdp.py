@@ -34,8 +34,10 @@ import numpy as np
 from scipy.special import gammaln, log_ndtr
 
 from dpcalc.core.rdp_conversion import Conversion, rdp_to_delta, rdp_to_epsilon
+from dpcalc.core.laplace import laplace_rdp
 from dpcalc.core.phases import Phase
-from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval, ParameterError
+from dpcalc.core.special_array import log1p_exp, log_expm1
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, Interval, ParameterError
 
 
 def _default_orders() -> tuple[float, ...]:
@@ -81,9 +83,6 @@ _EXACT_BINOMIAL_UP_TO = 8
 
 # Flat term arrays are built for at most this many terms at a time (memory: ~15 float64 arrays).
 _TERMS_PER_CHUNK = 2_000_000
-
-# Below this Laplace scale, (a - 1)/b overflows exp for every order: the RDP is infinite.
-_SMALLEST_SCALE = 1e-300
 
 # Below this a*q the binomial series of (1 - q)^a - 1 + a q is used; above it the closed form
 # loses at most a factor 2 / ((a - 1) q) < 4 a / (a - 1) to cancellation.
@@ -215,16 +214,6 @@ def _check_orders(orders: Sequence[float]) -> np.ndarray:
     return order_array
 
 
-def _log1p_exp(log_x: np.ndarray) -> np.ndarray:
-    """log(1 + e^x) without overflow, elementwise."""
-    return np.where(log_x > 0.0, log_x + np.log1p(np.exp(-np.abs(log_x))), np.log1p(np.exp(np.minimum(log_x, 0.0))))
-
-
-def _log_expm1(x: np.ndarray) -> np.ndarray:
-    """log(e^x - 1) = x + log(1 - e^(-x)) for x > 0, elementwise: no overflow, full precision."""
-    return x + np.log(-np.expm1(-x))
-
-
 def _log_binomial(order: np.ndarray, index: np.ndarray) -> np.ndarray:
     """log |C(order, index)| for real order > 1 and integer index >= 0 (elementwise).
 
@@ -301,9 +290,9 @@ def _log_a_integer(q: float, sigma: float, orders: np.ndarray) -> np.ndarray:
         layout.log_binomial
         + layout.k * math.log(q)
         + layout.order_minus_k * math.log1p(-q)
-        + _log_expm1(layout.half_k_k_minus_1 / (sigma * sigma))
+        + log_expm1(layout.half_k_k_minus_1 / (sigma * sigma))
     )
-    return _log1p_exp(_segment_log_sum_exp(log_terms, layout.starts, layout.segment))
+    return log1p_exp(_segment_log_sum_exp(log_terms, layout.starts, layout.segment))
 
 
 def _cvz_weights(n: int) -> np.ndarray:
@@ -416,7 +405,7 @@ def _log_a_fractional(q: float, sigma: float, orders: np.ndarray) -> tuple[np.nd
     magnitude = positive + negative + tail_magnitude
     with np.errstate(divide="ignore", invalid="ignore"):
         cancellation = magnitude / a_minus_1
-        log_a = _log1p_exp(np.log(a_minus_1) + scale)
+        log_a = log1p_exp(np.log(a_minus_1) + scale)
     trusted = (a_minus_1 > 0.0) & (cancellation < _MAX_CANCELLATION) & np.isfinite(log_a)
     return np.where(trusted, log_a, np.inf), trusted
 
@@ -463,35 +452,15 @@ def _interpolated_log_a(q: float, sigma: float, orders: np.ndarray) -> np.ndarra
 # Laplace
 
 
-def laplace_rdp(scale: float, orders: Sequence[float]) -> np.ndarray:
-    """RDP of the Laplace mechanism with scale b, L1 sensitivity 1, no subsampling (M17 Prop. 6).
+def laplace_rdp_curve(orders: Sequence[float], scale: float) -> np.ndarray:
+    """RDP of the Laplace mechanism with scale b, L1 sensitivity 1, no subsampling, at each order.
 
-    eps(a) = 1/(a-1) log( a/(2a-1) e^((a-1)/b) + (a-1)/(2a-1) e^(-a/b) ).
-    The bracket is 1 + F/(2a-1) with F = a expm1((a-1)x) + (a-1) expm1(-a x), x = 1/b, whose
-    first-order terms cancel: F = sum_{k>=2} a(a-1) [(a-1)^(k-1) + (-1)^k a^(k-1)] x^k / k!
-    is used for a x < 1/2 so that large scales keep their relative precision.
+    `dpcalc.core.laplace.laplace_rdp` (M17 Prop. 6) evaluated order by order: one implementation
+    for convert and the accountant (about a microsecond an order).
     """
-    from dpcalc.core.validation import POSITIVE
-
     POSITIVE.check("scale", scale)
     order_array = _check_orders(orders)
-    a = order_array
-    if float(scale) < _SMALLEST_SCALE:
-        return np.full_like(a, np.inf)
-    x = 1.0 / float(scale)
-    with np.errstate(over="ignore", invalid="ignore"):
-        log_direct = np.logaddexp(np.log(a / (2.0 * a - 1.0)) + (a - 1.0) * x, np.log((a - 1.0) / (2.0 * a - 1.0)) - a * x)
-    k = np.arange(2, 40, dtype=np.float64)
-    log_fact = np.cumsum(np.log(np.concatenate(([1.0], k))))[1:]  # log k!
-    # (a-1)^(k-1) x^k / k! and a^(k-1) x^k / k! through logs (no overflow of the powers).
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # the series is used only for a x < 1/2
-        power_low = np.exp((k[None, :] - 1.0) * np.log(a[:, None] - 1.0) + k[None, :] * math.log(x) - log_fact[None, :])
-        power_high = np.exp((k[None, :] - 1.0) * np.log(a[:, None]) + k[None, :] * math.log(x) - log_fact[None, :])
-        sign = np.where(k % 2 == 0, 1.0, -1.0)
-        series = a * (a - 1.0) * (power_low + sign[None, :] * power_high).sum(axis=1)
-        log_series = np.log1p(series / (2.0 * a - 1.0))
-    log_bracket = np.where(a * x < _SERIES_BELOW, log_series, log_direct)
-    return log_bracket / (a - 1.0)
+    return np.array([laplace_rdp(order, float(scale)) for order in order_array.tolist()], dtype=np.float64)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -509,7 +478,7 @@ def phase_rdp(phase: Phase, orders: Sequence[float]) -> tuple[np.ndarray, tuple[
                 "1 for the laplace mechanism (RDP of the Poisson-subsampled Laplace mechanism is not implemented)",
                 phase.sampling_probability,
             )
-        return laplace_rdp(phase.scale, orders), ()
+        return laplace_rdp_curve(orders, phase.scale), ()
     raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got mechanism={phase.mechanism!r}")
 
 

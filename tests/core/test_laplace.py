@@ -1,4 +1,5 @@
-"""Laplace accuracy core: the SPEC's seed value, mpmath references, round trips and properties."""
+"""Laplace accuracy core: the seed value (docs/reference-values.md), mpmath references, round
+trips and properties."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def mp_failure(x, dims, one_sided):
 
 
 def test_spec_seed_value():
-    # SPEC section 4 / reference table: tolerance 1e-5, probability 0.9, sensitivity 1 ->
+    # docs/mathematics.md §4 / docs/reference-values.md: tolerance 1e-5, probability 0.9, sensitivity 1 ->
     # eps = ln(10) / 1e-5 = 230258.509299 (the seeds deploy 230260).
     result = laplace_accuracy(tolerance=1e-5, probability=0.9, failure_probability_exact=0.1)
     assert result.epsilon == pytest.approx(230258.509299, abs=5e-7)
@@ -115,7 +116,7 @@ def test_dims_needs_no_union_bound():
 
 
 def test_one_sided_formula():
-    # P(Y <= t) = 1 - e^(-t/b) / 2 (SPEC section 4).
+    # P(Y <= t) = 1 - e^(-t/b) / 2 (docs/mathematics.md §4).
     result = laplace_accuracy(epsilon=2.0, tolerance=0.5, one_sided=True)
     assert result.probability == pytest.approx(1 - math.exp(-1.0) / 2, rel=1e-15)
 

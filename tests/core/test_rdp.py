@@ -24,7 +24,8 @@ from dpcalc.core.validation import ParameterError
 dp_rdp = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
 dp_accounting = pytest.importorskip("dp_accounting")
 
-# dp_accounting 0.6.0 DEFAULT_RDP_ORDERS, frozen here so that the SPEC values below keep their meaning.
+# dp_accounting 0.6.0 DEFAULT_RDP_ORDERS, frozen here so that the reference values below
+# (docs/reference-values.md) keep their meaning.
 DP_ACCOUNTING_DEFAULT_ORDERS = [1 + x / 10.0 for x in range(1, 100)] + list(range(11, 64)) + [128, 256, 512, 1024]
 
 INTEGER_ORDERS = [2, 3, 5, 10, 32, 64, 128, 256, 512, 1024]
@@ -282,11 +283,11 @@ def test_default_grid_never_worse_than_dp_accounting_property(p, sigma, steps, d
     assert core.rdp_accountant(phases, delta=delta).epsilon <= theirs * (1 + 1e-6) + 1e-12
 
 
-# ----------------------------------------------------------------------------- SPEC values
+# ----------------------------------------------------------- reference values (docs/reference-values.md)
 
 
 def test_design_card_with_dp_accounting_orders():
-    # SPEC table: p = 0.004, sigma = 1.1, T = 10000, dp_accounting default orders:
+    # docs/reference-values.md: p = 0.004, sigma = 1.1, T = 10000, dp_accounting default orders:
     # eps 2.01306 at order 9.8 (delta 1e-5); printed to 6 digits, so abs 5e-6.
     result = core.rdp_accountant(
         [Phase(sampling_probability=0.004, noise_multiplier=1.1, steps=10000)],
@@ -298,7 +299,7 @@ def test_design_card_with_dp_accounting_orders():
 
 
 def test_adadp_seed_with_dp_accounting_orders():
-    # SPEC table: ADADP seed p = 600/60000, sigma = 0.9, T = 1800: RDP eps 3.4487 (4 decimals).
+    # docs/reference-values.md: ADADP seed p = 600/60000, sigma = 0.9, T = 1800: RDP eps 3.4487 (4 decimals).
     result = core.rdp_accountant(
         [Phase(sampling_probability=0.01, noise_multiplier=0.9, steps=1800)],
         orders=DP_ACCOUNTING_DEFAULT_ORDERS,
@@ -308,7 +309,7 @@ def test_adadp_seed_with_dp_accounting_orders():
 
 
 def test_default_grid_on_the_spec_cases():
-    # The denser default grid: never above the SPEC values (frozen from this implementation:
+    # The denser default grid: never above the reference values (frozen from this implementation:
     # 2.013059 at 9.8 and 3.448491 at 5.65).
     design = core.rdp_accountant([Phase(sampling_probability=0.004, noise_multiplier=1.1, steps=10000)], delta=1e-5)
     assert design.epsilon == pytest.approx(2.013059, abs=1e-6) and design.order == 9.8
@@ -321,10 +322,11 @@ def test_default_grid_on_the_spec_cases():
 
 @pytest.mark.parametrize("scale", [0.1, 1.0, 10.0, 1e3, 1e6])
 def test_laplace_matches_mironov_prop6_in_mpmath(scale):
-    # Mironov 2017 Prop. 6 evaluated at 50 digits; rtol 1e-12 (the series branch keeps large
-    # scales, where the bracket is 1 + O(1/b^2), accurate).
+    # Mironov 2017 Prop. 6 evaluated at 50 digits; rtol 1e-12 (the curve is laplace.laplace_rdp
+    # order by order, whose A(y) = e^y - 1 - y form keeps large scales, where the bracket is
+    # 1 + O(1/b^2), accurate; tests/core/test_laplace_rdp.py checks it more widely).
     orders = [1.05, 1.5, 2.0, 9.8, 100.0, 4096.0]
-    values = core.laplace_rdp(scale, orders)
+    values = core.laplace_rdp_curve(orders, scale)
     with mpmath.workdps(50):
         for order, value in zip(orders, values):
             a, b = mpmath.mpf(order), mpmath.mpf(scale)
@@ -336,13 +338,13 @@ def test_laplace_matches_dp_accounting():
     # dp_accounting's _laplace_rdp(eps = 1/b, order); rtol 1e-9.
     for scale in (0.5, 2.0, 20.0):
         for order in (1.5, 2.0, 10.0, 64.0):
-            assert core.laplace_rdp(scale, [order])[0] == pytest.approx(dp_rdp._laplace_rdp(1 / scale, order), rel=1e-9)
+            assert core.laplace_rdp_curve([order], scale)[0] == pytest.approx(dp_rdp._laplace_rdp(1 / scale, order), rel=1e-9)
 
 
 def test_laplace_tends_to_pure_dp():
     # RDP -> 1/b as the order grows (pure epsilon-DP with epsilon = 1/b).
-    assert core.laplace_rdp(2.0, [1e5])[0] == pytest.approx(0.5, rel=1e-4)
-    assert core.laplace_rdp(2.0, [1e5])[0] <= 0.5
+    assert core.laplace_rdp_curve([1e5], 2.0)[0] == pytest.approx(0.5, rel=1e-4)
+    assert core.laplace_rdp_curve([1e5], 2.0)[0] <= 0.5
 
 
 def test_subsampled_laplace_is_refused():
@@ -359,7 +361,7 @@ def test_composition_adds_phases_and_multiplies_steps():
     second = Phase(sampling_probability=0.02, noise_multiplier=2.0, steps=7)
     release = Phase("laplace", scale=5.0, steps=2)
     total, _ = core.composed_rdp([first, second, release], orders)
-    expected = 300 * ours(0.01, 1.0, orders) + 7 * ours(0.02, 2.0, orders) + 2 * core.laplace_rdp(5.0, orders)
+    expected = 300 * ours(0.01, 1.0, orders) + 7 * ours(0.02, 2.0, orders) + 2 * core.laplace_rdp_curve(orders, 5.0)
     np.testing.assert_allclose(total, expected, rtol=1e-15)
     merged, _ = core.composed_rdp([first, Phase(sampling_probability=0.01, noise_multiplier=1.0, steps=700)], orders)
     np.testing.assert_allclose(merged, 1000 * ours(0.01, 1.0, orders), rtol=1e-15)
