@@ -480,7 +480,7 @@ def sites(command: str, expected: str) -> list[Site]:
                 for key, item in enumerate(value):
                     walk(item, (*path, key))
             elif isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-                found.append(Site(index, policy.json_kind(path, value, document), repr(value), path=path))
+                found.append(Site(index, policy.json_kind(path, value, document), repr(value), path=path))  # noqa: B023 - walk runs within this iteration
 
         walk(document, ())
     return found

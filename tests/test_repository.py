@@ -11,8 +11,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parent.parent
 SCANNED = ("dpcalc", "tests", "tools", "benchmarks", "docs")
 SKIPPED_DIRECTORIES = {"__pycache__"}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -51,23 +51,23 @@ _NOTES = {
 @app.command("advanced-composition", help=HELP)
 def advanced_composition(
     eps: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--eps", metavar="FLOAT[,FLOAT...]", help="Epsilon of each mechanism, >= 0, or a comma list (one per mechanism)."),
     ] = None,
     delta: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--delta", metavar="FLOAT[,FLOAT...]", help="Delta of each mechanism, in [0, 1), or a comma list [default: 0]."),
     ] = None,
     k: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--k", metavar="INT", help="Number of mechanisms, an integer in [1, 1e10] (the list length with lists)."),
     ] = None,
     delta_prime: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--delta-prime", metavar="FLOAT", help=f"The slack delta' in (0, 1) of the advanced theorems [default: {DEFAULT_DELTA_PRIME:g}]."),
     ] = None,
     total_delta: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--total-delta",
             metavar="FLOAT",
@@ -76,7 +76,7 @@ def advanced_composition(
         ),
     ] = None,
     target_eps: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--target-eps", metavar="FLOAT", help="Inverse question: the total epsilon to stay within (with --eps: max k; with --k: max eps per mechanism)."),
     ] = None,
     max_eps: MaxEpsilon = None,

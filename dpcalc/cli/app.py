@@ -20,13 +20,12 @@ import io  # noqa: E402
 import os  # noqa: E402
 import traceback  # noqa: E402
 from collections.abc import Iterator  # noqa: E402
-from typing import Annotated, Optional, TextIO  # noqa: E402
+from typing import Annotated, TextIO  # noqa: E402
 
 import click  # noqa: E402
 import typer  # noqa: E402
 from typer.core import TyperGroup  # noqa: E402
 
-from dpcalc import __version__  # noqa: E402
 from dpcalc.cli.output import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_USAGE  # noqa: E402
 
 # Before numpy loads: the accountants' few vector products go through OpenBLAS, whose worker
@@ -112,7 +111,7 @@ class LazyGroup(TyperGroup):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> Optional[click.Command]:
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in COMMANDS:
             return None
         module = importlib.import_module(COMMANDS[cmd_name][0])
@@ -129,6 +128,8 @@ class LazyGroup(TyperGroup):
 
 def _print_version(value: bool) -> None:
     if value:
+        from dpcalc import __version__
+
         sys.stdout.write(f"dpcalc {__version__}\n")
         raise typer.Exit()
 

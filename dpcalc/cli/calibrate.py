@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from enum import Enum
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -33,6 +33,9 @@ from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, emit, format_lowe
 from dpcalc.cli.sweeps import Column, Row, SweepOutput, echo_rows, parse_sweep, sweep_panels, sweep_report
 from dpcalc.core.validation import NON_NEGATIVE, Interval
 
+if TYPE_CHECKING:
+    from dpcalc.core.calibrate import Quantity
+
 
 class AccountantChoice(str, Enum):
     pld = "pld"
@@ -53,7 +56,7 @@ DEFAULT_PRECISION = 1e-4
 PRECISION_RANGE = Interval(0.0, 0.1, high_closed=True)
 
 # The JSON key of each solved quantity and of each numeric option.
-SOLVED_KEY = {"sigma": "sigma", "T": "T", "p": "p", "epochs": "epochs", "batch-size": "batch_size"}
+SOLVED_KEY: dict[str, Quantity] = {"sigma": "sigma", "T": "T", "p": "p", "epochs": "epochs", "batch-size": "batch_size"}
 INPUT_KEY = {
     "--target-eps": "target_epsilon", "--delta": "delta", "--p": "p", "--sigma": "sigma", "--T": "T",
     "--n": "n", "--batch-size": "batch_size", "--epochs": "epochs", "--precision": "precision",
@@ -109,7 +112,7 @@ Examples:
 """
 
 TargetEpsilon = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--target-eps", metavar="FLOAT", help="The epsilon to meet (>= 0) at --delta. Required."),
 ]
 
@@ -133,7 +136,7 @@ def calibrate(
     batch_size: BatchSize = None,
     epochs: Epochs = None,
     precision: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--precision",
             metavar="FLOAT",
@@ -160,12 +163,11 @@ def calibrate(
     # Every row is parsed before any is computed, so that a bad value fails at once.
     problems = [_parse_problem(values, solve.value) for values in sweep.rows()]
 
-    from dpcalc.core import calibrate as core
-
     import dataclasses
 
     from dpcalc.cli.options import large_delta_warnings
     from dpcalc.cli.tight import paused_gc
+    from dpcalc.core import calibrate as core
 
     results = []
     previous = None
@@ -198,13 +200,16 @@ def calibrate(
         )
     else:
         result = results[0]
+        gate_epsilon, gate_basis, no_gate = _gate(result)
         report = Report(
             command="calibrate",
             inputs=_inputs(texts, sweep, accountant.value, solve.value, max_epsilon),
             result=_result_keys(result),
             tables=[_summary_table(result)],
             warnings=list(result.warnings),
-            **dict(zip(("epsilon", "basis", "no_gate"), _gate(result))),
+            epsilon=gate_epsilon,
+            basis=gate_basis,
+            no_gate=no_gate,
         )
     code = emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart)
     infeasible = [result for result in results if not result.feasible]
@@ -297,7 +302,7 @@ def _parse_problem(values: dict[str, str | None], solve: str) -> dict[str, Any]:
             raise InputError("--sigma is required (noise multiplier, > 0)")
         problem["noise_multiplier"] = parse_real("--sigma", sigma, RANGES["--sigma"])
     if solve in ("sigma", "T", "epochs"):
-        probability, exact_probability = parse_sampling_probability(p, n, batch_size)
+        _probability, exact_probability = parse_sampling_probability(p, n, batch_size)
         problem["sampling_probability"] = exact_probability
         if solve == "sigma":
             problem["steps"] = parse_steps(T, epochs, exact_probability)

@@ -16,6 +16,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import click
 import typer
@@ -73,12 +74,13 @@ def command_tree() -> tuple[tuple[OptionSpec, ...], tuple[CommandSpec, ...]]:
     """The root options and every subcommand's options, read from the running app."""
     from dpcalc.cli.app import COMMANDS, app
 
-    group = typer.main.get_command(app)
+    group = cast(click.Group, typer.main.get_command(app))  # the app has subcommands: a click.Group
     context = click.Context(group, info_name="dpcalc", **group.context_settings)
     root = tuple(_option_spec(p) for p in group.get_params(context) if isinstance(p, click.Option))
     commands = []
     for name, (_, summary) in COMMANDS.items():
         command = group.get_command(context, name)
+        assert command is not None, f"{name} is in COMMANDS, so it loads"
         sub_context = click.Context(command, info_name=name, parent=context, **command.context_settings)
         params = command.get_params(sub_context)
         commands.append(

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
@@ -18,7 +18,7 @@ from dpcalc.cli.options import (
     parse_integer,
     parse_real,
 )
-from dpcalc.cli.output import Report, Table, emit, format_number, format_bound
+from dpcalc.cli.output import Report, Table, emit, format_bound, format_number
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
@@ -27,8 +27,9 @@ app = typer.Typer(add_completion=False, rich_markup_mode=None)
 # checks need not import the core.
 SOURCES = ("dp", "gdp", "zcdp", "rdp", "gaussian", "laplace")
 TARGETS = (*SOURCES, "tradeoff")
-SourceNotion = Enum("SourceNotion", {notion: notion for notion in SOURCES}, type=str)
-TargetNotion = Enum("TargetNotion", {notion: notion for notion in TARGETS}, type=str)
+# Built from the tuples above so that the two cannot drift; mypy reads only literal members.
+SourceNotion = Enum("SourceNotion", {notion: notion for notion in SOURCES}, type=str)  # type: ignore[misc]
+TargetNotion = Enum("TargetNotion", {notion: notion for notion in TARGETS}, type=str)  # type: ignore[misc]
 DEFAULT_ORDERS_TEXT = "1.25,1.5,2,3,4,5,6,8,10,16,32,64"
 DEFAULT_POINTS = 11
 
@@ -173,66 +174,66 @@ def _check_options(source: str, target: str, given: dict[str, Any]) -> None:
 @app.command("convert", help=HELP)
 def convert(
     source: Annotated[
-        Optional[SourceNotion],
+        SourceNotion | None,
         typer.Option("--from", metavar="NOTION", help="Source notion: " + ", ".join(SOURCES) + "."),
     ] = None,
     target: Annotated[
-        Optional[TargetNotion],
+        TargetNotion | None,
         typer.Option(
             "--to", metavar="NOTION", help="Target notion: " + ", ".join(TARGETS) + " (tradeoff is a target only)."
         ),
     ] = None,
     eps: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--eps", metavar="FLOAT", help="dp: epsilon (>= 0); as a target, gives delta at this epsilon."),
     ] = None,
     delta: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--delta", metavar="FLOAT",
             help=f"dp: delta, in [0, 1) as a source (default 0), in (0, 1) as a target (default {DEFAULT_DELTA:g}).",
         ),
     ] = None,
-    mu: Annotated[Optional[str], typer.Option("--mu", metavar="FLOAT", help="gdp: mu (> 0).")] = None,
-    rho: Annotated[Optional[str], typer.Option("--rho", metavar="FLOAT", help="zcdp: rho (> 0).")] = None,
+    mu: Annotated[str | None, typer.Option("--mu", metavar="FLOAT", help="gdp: mu (> 0).")] = None,
+    rho: Annotated[str | None, typer.Option("--rho", metavar="FLOAT", help="zcdp: rho (> 0).")] = None,
     order: Annotated[
-        Optional[str], typer.Option("--order", metavar="FLOAT", help="rdp source: the Renyi order (> 1).")
+        str | None, typer.Option("--order", metavar="FLOAT", help="rdp source: the Renyi order (> 1).")
     ] = None,
     rdp_eps: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--rdp-eps", metavar="FLOAT", help="rdp source: the RDP epsilon at --order (>= 0)."),
     ] = None,
     sigma: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--sigma", metavar="FLOAT", help="gaussian: noise standard deviation (> 0), not divided by the sensitivity."
         ),
     ] = None,
     scale: Annotated[
-        Optional[str], typer.Option("--scale", metavar="FLOAT", help="laplace: noise scale b (> 0).")
+        str | None, typer.Option("--scale", metavar="FLOAT", help="laplace: noise scale b (> 0).")
     ] = None,
     sensitivity: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--sensitivity", metavar="FLOAT",
             help="gaussian: L2, laplace: L1 sensitivity of the query (> 0) [default: 1].",
         ),
     ] = None,
     orders: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--orders", metavar="LIST", help=f"rdp target: comma list of orders > 1 [default: {DEFAULT_ORDERS_TEXT}]."
         ),
     ] = None,
     points: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--points", metavar="INT",
             help=f"tradeoff target: number of alphas in [0, 1], 2..100000 [default: {DEFAULT_POINTS}].",
         ),
     ] = None,
     group: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--group", metavar="INT", help="Group privacy: protect groups of k individuals (integer >= 1) [default: 1]."
         ),

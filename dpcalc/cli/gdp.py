@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -70,7 +70,7 @@ def gdp(
         typer.Option("--sampling", help="poisson, or uniform (fixed-size batches without replacement)."),
     ] = SamplingScheme.poisson,
     mu: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--mu", metavar="FLOAT", help="Convert a given mu (> 0) instead of the training run."),
     ] = None,
     delta: Delta = None,
@@ -210,7 +210,7 @@ def _gdp_sweep(sweep, sampling, no_tight: bool, max_eps, json_output: bool, plot
     max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
     plot_path = check_plot_path(plot)
     targets = [parse_delta_or_epsilon(values["--delta"], values["--eps"]) for values in sweep.rows()]
-    tights = [None] * len(targets)
+    tights: list[tuple[float | None, list[str]] | None] = [None] * len(targets)
     if not no_tight and sampling is SamplingScheme.poisson:
         # the tight figures of rows that differ only in T share one PLD composition
         from dpcalc.core.phases import Phase

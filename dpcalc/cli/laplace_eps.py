@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -30,15 +30,15 @@ Examples:
 @app.command("laplace-eps", help=HELP)
 def laplace_eps(
     tolerance: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--tolerance", metavar="FLOAT", help="Largest acceptable noise per coordinate, > 0."),
     ] = None,
     probability: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--probability", metavar="FLOAT", help="Probability that all coordinates are within the tolerance, in (0, 1)."),
     ] = None,
     eps: Annotated[
-        Optional[str],
+        str | None,
         typer.Option("--eps", metavar="FLOAT", help="Epsilon of the Laplace mechanism, > 0."),
     ] = None,
     sensitivity: Annotated[

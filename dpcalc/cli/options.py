@@ -8,7 +8,7 @@ allowed range and the value received.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, overload
 
 import typer
 
@@ -21,7 +21,7 @@ from dpcalc.core.validation import (
     POSITIVE_INTEGER,
     PROBABILITY,
     Interval,
-    large_delta_warnings,
+    large_delta_warnings,  # noqa: F401 - re-exported: the commands import it from here
 )
 
 if TYPE_CHECKING:
@@ -32,6 +32,10 @@ class InputError(Exception):
     """Invalid command-line input: printed as one line on stderr, exit code 2."""
 
 
+@overload
+def parse_real(option: str, text: str, interval: Interval) -> float: ...
+@overload
+def parse_real(option: str, text: str | None, interval: Interval) -> float | None: ...
 def parse_real(option: str, text: str | None, interval: Interval) -> float | None:
     """Parse `text` as a finite real in `interval`; None stays None."""
     if text is None:
@@ -50,6 +54,10 @@ def _too_large(option: str, interval: Interval, text: str) -> InputError:
     return InputError(f"{option} must be {interval.requirement} and below 1e{MAX_COUNT_DIGITS}, got {shown}")
 
 
+@overload
+def parse_integer(option: str, text: str, interval: Interval = POSITIVE_INTEGER) -> int: ...
+@overload
+def parse_integer(option: str, text: str | None, interval: Interval = POSITIVE_INTEGER) -> int | None: ...
 def parse_integer(option: str, text: str | None, interval: Interval = POSITIVE_INTEGER) -> int | None:
     """Parse `text` as an integer in `interval` ("10000", "1e4" and "1_000" are accepted)."""
     if text is None:
@@ -66,9 +74,9 @@ def parse_integer(option: str, text: str | None, interval: Interval = POSITIVE_I
         except InvalidOperation:
             raise InputError(f"{option} must be {interval.requirement}, got {text!r}") from None
         if not number.is_finite() or number != number.to_integral_value():
-            raise InputError(f"{option} must be {interval.requirement}, got {text}")
+            raise InputError(f"{option} must be {interval.requirement}, got {text}") from None
         if number.adjusted() >= MAX_COUNT_DIGITS:  # before int(): 1e999999999 would not fit in memory
-            raise _too_large(option, interval, text)
+            raise _too_large(option, interval, text) from None
         value = int(number)
     if abs(value) >= MAX_COUNT:
         raise _too_large(option, interval, text)
@@ -100,39 +108,39 @@ RANGES = {
 DEFAULT_DELTA = 1e-5
 
 SamplingProbability = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--p", metavar="FLOAT", help="Poisson sampling probability per step, in (0, 1]."),
 ]
 NoiseMultiplier = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--sigma", metavar="FLOAT", help="Noise multiplier: noise std / L2 sensitivity, > 0."),
 ]
 Steps = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--T", metavar="INT", help="Number of steps, an integer >= 1."),
 ]
 DatasetSize = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--n", metavar="INT", help="Training form: dataset size (p = batch-size / n)."),
 ]
 BatchSize = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--batch-size", metavar="INT", help="Training form: expected batch size."),
 ]
 Epochs = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--epochs", metavar="FLOAT", help="Training form: epochs (T = ceil(epochs * n / batch-size))."),
 ]
 Delta = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--delta", metavar="FLOAT", help=f"Target delta in (0, 1) giving epsilon [default: {DEFAULT_DELTA:g}]."),
 ]
 Epsilon = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--eps", metavar="FLOAT", help="Give epsilon (>= 0) instead of --delta to get delta."),
 ]
 MaxEpsilon = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--max-eps", metavar="FLOAT", help="Budget: exit 1 when epsilon exceeds this value."),
 ]
 Json = Annotated[
@@ -198,6 +206,7 @@ def parse_sampling_probability(p: str | None, n: str | None, batch_size: str | N
         probability = parse_real("--p", p, RANGES["--p"])
         return probability, Fraction(p.strip())
     if n is not None:
+        assert batch_size is not None, "callers check that --n comes with --batch-size"
         size = parse_integer("--n", n)
         batch = parse_integer("--batch-size", batch_size)
         if batch > size:
@@ -214,6 +223,7 @@ def parse_steps(T: str | None, epochs: str | None, exact_probability: Fraction |
         from fractions import Fraction
 
         parse_real("--epochs", epochs, RANGES["--epochs"])
+        assert exact_probability is not None, "with --epochs, callers pass p as an exact fraction"
         # Exact rational arithmetic: a float quotient such as 60 * 60000 / 256 is rounded up
         # (never down, which would under-count steps) only when it is not already whole.
         steps = max(1, math.ceil(Fraction(epochs.strip()) / exact_probability))

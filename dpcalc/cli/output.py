@@ -9,12 +9,10 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from dpcalc import __version__
+from typing import Any, Literal
 
 EXIT_OK = 0
 EXIT_OVER_BUDGET = 1
@@ -22,17 +20,19 @@ EXIT_USAGE = 2
 EXIT_INTERNAL = 70
 EXIT_BROKEN_PIPE = 141  # the reader closed the pipe (128 + SIGPIPE, the shell convention)
 
+Justify = Literal["left", "right"]
+
 
 @dataclass
 class Table:
     """Plain table data; rendered with Rich only in table mode."""
 
     columns: tuple[str, ...]
-    rows: list[tuple[str, ...]]
+    rows: Sequence[tuple[str, ...]]
     title: str | None = None
     # Per-column "left" or "right"; default: the first column and a "note" column left (text),
     # the others right (numbers).
-    justify: tuple[str, ...] | None = None
+    justify: tuple[Justify, ...] | None = None
 
 
 @dataclass
@@ -145,6 +145,8 @@ def emit(
     if json_mode:
         import json
 
+        from dpcalc import __version__
+
         document: dict[str, Any] = {
             "command": report.command,
             "version": __version__,
@@ -181,7 +183,6 @@ def emit(
 
 
 def _print_tables(tables: list[Table], budget: dict[str, Any] | None) -> None:
-    from rich.console import Console
     from rich.table import Table as RichTable
 
     # Cells are plain text: markup off, or a release named "model [v2]" would lose "[v2]" as a
@@ -189,7 +190,7 @@ def _print_tables(tables: list[Table], budget: dict[str, Any] | None) -> None:
     console = _console()
     for index, spec in enumerate(tables):
         table = RichTable(title=spec.title, title_justify="left")
-        justify = spec.justify or tuple(
+        justify: tuple[Justify, ...] = spec.justify or tuple(
             "left" if position == 0 or column == "note" else "right" for position, column in enumerate(spec.columns)
         )
         for column, side in zip(spec.columns, justify):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -39,7 +39,7 @@ class MechanismChoice(str, Enum):
 
 
 PhaseList = Annotated[
-    Optional[list[str]],
+    list[str] | None,
     typer.Option(
         "--phase",
         metavar="KEY=VALUE,...",
@@ -52,7 +52,7 @@ PhaseList = Annotated[
     ),
 ]
 Mechanism = Annotated[
-    Optional[MechanismChoice],
+    MechanismChoice | None,
     typer.Option(
         "--mechanism",
         help="Single-phase form: gaussian (default; --sigma) or laplace (--scale).",
@@ -60,7 +60,7 @@ Mechanism = Annotated[
     ),
 ]
 Scale = Annotated[
-    Optional[str],
+    str | None,
     typer.Option("--scale", metavar="FLOAT", help="Laplace scale b (> 0) for L1 sensitivity 1 (--mechanism laplace)."),
 ]
 

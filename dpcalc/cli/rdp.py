@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -82,7 +82,7 @@ def rdp(
     scale: Scale = None,
     phase: PhaseList = None,
     orders: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--orders",
             metavar="LIST",
@@ -208,7 +208,15 @@ def _rdp_sweep(sweep, mechanism, orders, conversion, max_eps, no_tight: bool, js
     of each distinct mechanism is computed once and scaled by T (RDP composes additively).
     """
     from dpcalc.cli.sweeps import (
-        RUN_KEYS, Column, Row, SweepOutput, echo_rows, fixed_description, given_inputs, input_value, phase_run,
+        RUN_KEYS,
+        Column,
+        Row,
+        SweepOutput,
+        echo_rows,
+        fixed_description,
+        given_inputs,
+        input_value,
+        phase_run,
         sweep_report,
     )
 

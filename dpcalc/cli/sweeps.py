@@ -311,7 +311,8 @@ def sweep_report(output: SweepOutput, rows: list[Row]) -> Report:
                 warnings.append(warning)
     # the gate: the largest sound epsilon of the rows; none at all when any row lacks one
     ungated = [row for row in rows if row.epsilon is None]
-    worst = None if ungated else max((row.epsilon for row in rows), key=lambda value: (math.isnan(value), value))
+    gated = [row.epsilon for row in rows if row.epsilon is not None]  # every row's, when none is ungated
+    worst = None if ungated else max(gated, key=lambda value: (math.isnan(value), value))
     bases = list(dict.fromkeys(row.basis for row in rows if row.basis))
     return Report(
         command=output.command,
@@ -333,7 +334,7 @@ def sweep_report(output: SweepOutput, rows: list[Row]) -> Report:
     )
 
 
-def _lookup(values: dict[str, Any], key: str) -> Any:
+def _lookup(values: Any, key: str) -> Any:
     """values[key], where a dotted key such as 'run.T' reaches into a nested object."""
     for part in key.split("."):
         if not isinstance(values, dict):

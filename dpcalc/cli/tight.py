@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from dpcalc.core.pld import PLDResult
 
 NoTight = Annotated[
     bool,
@@ -32,7 +35,7 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def shared_over_steps(runs) -> dict[int, object]:
+def shared_over_steps(runs) -> dict[int, PLDResult]:
     """The PLD results (core.pld.PLDResult) of a sweep's runs that can share one composition.
 
     `runs` is a list of (phases, target delta or None, accuracy). Single-phase runs at a
@@ -46,7 +49,7 @@ def shared_over_steps(runs) -> dict[int, object]:
     for index, (phases, delta, accuracy) in enumerate(runs):
         if len(phases) == 1 and delta is not None:
             groups.setdefault((dataclasses.replace(phases[0], steps=1), delta, accuracy), []).append(index)
-    shared: dict[int, object] = {}
+    shared: dict[int, PLDResult] = {}
     if not any(len({runs[i][0][0].steps for i in members}) > 1 for members in groups.values()):
         return shared
     from dpcalc.core.pld import tight_epsilons_over_steps
@@ -63,7 +66,7 @@ def tight_epsilons(runs) -> list[tuple[float | None, list[str]]]:
     from dpcalc.core.pld import DEFAULT_ACCURACY
 
     shared = shared_over_steps([(phases, delta, DEFAULT_ACCURACY) for phases, delta in runs])
-    answers = []
+    answers: list[tuple[float | None, list[str]]] = []
     for index, (phases, delta) in enumerate(runs):
         if delta is None:
             answers.append((None, []))

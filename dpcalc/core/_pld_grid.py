@@ -81,7 +81,7 @@ class Tilted:
     def losses(self) -> np.ndarray:
         return (self.k0 + np.arange(len(self.t))) * self.h
 
-    def copy(self) -> "Tilted":
+    def copy(self) -> Tilted:
         return replace(self, t=self.t.copy())
 
 
@@ -326,7 +326,6 @@ def _lower_masses(grid, lp, lpl, lq, lql, h, tail_to_top: bool = True):
     c_idx = 1 + 2 * np.arange(count)
     p_lo = log_add(lpl[c_idx], lpl[c_idx + 1]) - 4.0 * U
     p_hi = log_add(lp[c_idx], lp[c_idx + 1]) + 4.0 * U
-    q_lo = log_add(lql[c_idx], lql[c_idx + 1]) - 4.0 * U
     q_hi = log_add(lq[c_idx], lq[c_idx + 1]) + 4.0 * U
     top_p_lo = float(lpl[2 * count + 1]) - 4.0 * U
     top_p_hi = float(lp[2 * count + 1]) + 4.0 * U
@@ -885,11 +884,11 @@ def epsilon_bound(m: Tilted, delta: float) -> float:
 
     lo_i, hi_i = first, n  # f_left(first) > delta (eps = 0 fails), f_left(n) <= delta (checked)
     while hi_i - lo_i > 1:
-        mid = (lo_i + hi_i) // 2
-        if f_left(mid) > delta:
-            lo_i = mid
+        mid_i = (lo_i + hi_i) // 2
+        if f_left(mid_i) > delta:
+            lo_i = mid_i
         else:
-            hi_i = mid
+            hi_i = mid_i
     i = lo_i
     low = max(0.0, float(s[i - 1])) if i >= 1 else 0.0
     high = float(s[i])

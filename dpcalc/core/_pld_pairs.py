@@ -30,7 +30,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from dpcalc.core._pld_normal import (
-    NORMAL_RELATIVE_ERROR,
     UNIT_ROUNDOFF,
     log_density,
     log_interval_mass,
@@ -240,7 +239,7 @@ class LaplacePair(Pair):
         self.p = float(sampling_probability)
         self.b = float(scale)
         self.direction = direction
-        self._nodes = None
+        self._nodes: tuple[np.ndarray, np.ndarray] | None = None
         p, b = self.p, self.b
         # The middle part x in (0, 1): r = 1 - p + p e^((2x - 1)/b) = 1 - p + p e^((x - 1/2)/(b/2)).
         self.ratio = _SubsampledRatio(p, b / 2.0)
@@ -362,9 +361,9 @@ class LaplacePair(Pair):
         for log_ratio, q_mass in self._remove_atoms():
             log_r.append(log_ratio)
             logw.append(math.log(q_mass))
-        log_r = np.array(log_r)
-        weight = np.exp(np.array(logw) + power * log_r)
-        loss = log_r if self.direction == "remove" else -log_r
+        ratios = np.array(log_r)
+        weight = np.exp(np.array(logw) + power * ratios)
+        loss = ratios if self.direction == "remove" else -ratios
         total = weight.sum()
         mean = float((weight * loss).sum() / total)
         variance = float((weight * (loss - mean) ** 2).sum() / total)

@@ -324,8 +324,8 @@ def _mechanism_epsilon(phases, delta: float, accountant: str) -> tuple[float, tu
         return result.epsilon_upper, result.warnings
     from dpcalc.core.rdp import rdp_accountant
 
-    result = rdp_accountant(phases, delta=delta)
-    return result.epsilon, result.warnings
+    rdp_result = rdp_accountant(phases, delta=delta)
+    return rdp_result.epsilon, rdp_result.warnings
 
 
 def _rdp_with_zcdp_epsilon(phases, rho: float, delta: float) -> float:
@@ -417,6 +417,7 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
         return cache[key]
 
     names = list(groups)
+    splits: list[tuple[float, ...]]
     if len(names) == 1:
         splits = [(1.0,)]
     elif len(names) == 2:

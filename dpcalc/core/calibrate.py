@@ -91,11 +91,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from fractions import Fraction
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from dpcalc.core import gdp
 from dpcalc.core.special import find_root, log_expm1
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, PROBABILITY, Interval
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from dpcalc.core.pld import PLDResult
 
 Quantity = Literal["sigma", "T", "p", "epochs", "batch_size"]
 Accountant = Literal["pld", "rdp", "gdp"]
@@ -255,7 +260,7 @@ class _RDP:
 
         self.delta = delta
         self._rdp = rdp
-        self._curves: dict[tuple[float, float], object] = {}
+        self._curves: dict[tuple[float, float], np.ndarray] = {}
 
     def epsilon(self, run: _Run) -> float:
         key = (run.sampling_probability, run.noise_multiplier)
@@ -291,7 +296,7 @@ class _PLD:
 
         self.delta = delta
         self._pld = pld
-        self._results: dict[_Run, object] = {}
+        self._results: dict[_Run, PLDResult] = {}
         self._steering_step: float | None = None
 
     def epsilon(self, run: _Run) -> float:
@@ -437,7 +442,7 @@ class _IntegerGrid:
 
 @dataclass(frozen=True)
 class _Problem:
-    quantity: str
+    quantity: Quantity
     sampling_probability: float | None  # fixed p (float), or None
     exact_probability: Fraction | None  # fixed p as an exact fraction (for epochs / p)
     noise_multiplier: float | None
@@ -1088,6 +1093,7 @@ def _grid_and_start(problem: _Problem, precision: float, target: float, delta: f
     delta; a typical value when the model has no answer in the range.
     """
     q = problem.quantity
+    grid: _DecimalGrid | _IntegerGrid
     if q == "sigma":
         grid, sign, default = _DecimalGrid(precision, *SIGMA_RANGE), -1, 1.0
     elif q == "p":

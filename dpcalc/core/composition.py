@@ -601,7 +601,6 @@ def _log_binomial_pmf_array(x, n: int, log_success: float, log_failure: float):
 
 
 def _stirling_error_array(n):
-    import numpy as np
 
     nn = n * n
     series = (_S0 - (_S1 - (_S2 - (_S3 - _S4 / nn) / nn) / nn) / nn) / n

@@ -13,22 +13,19 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 from dpcalc.core import gdp, zcdp
 from dpcalc.core.laplace import laplace_rdp  # the one implementation, shared with rdp
-from dpcalc.core.special import find_root, log_add, log_expm1, log_ndtr, mills_ratio, ndtri
-from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval
-
 from dpcalc.core.rdp_conversion import (  # noqa: F401 - part of this module's interface
     ORDER,
-    Conversion,
     best_delta,
     best_epsilon,
     rdp_to_delta,
     rdp_to_epsilon,
 )
-
+from dpcalc.core.special import find_root, log_add, log_expm1, log_ndtr, ndtri
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval
 
 # The ranges of a source guarantee. Group privacy may carry a finite input to a vacuous one
 # (delta = 1) or past float64 (inf), and both must still convert, so these include the ends.
@@ -577,7 +574,7 @@ def _tradeoff(points: int, beta_at: Callable[[float], float]) -> list[dict[str, 
 
 
 def _dp_to_dp(source: Guarantee, target: Target) -> _Outcome:
-    warnings = ()
+    warnings: tuple[str, ...] = ()
     if source.delta >= 1.0:
         warnings = ("delta reached 1 after group privacy: the guarantee is vacuous.",)
     return _Outcome({"epsilon": source.epsilon, "delta": source.delta}, "", warnings)
@@ -766,7 +763,7 @@ def _rdp_to_dp(source: Guarantee, target: Target) -> _Outcome:
 
 
 def _rdp_to_gaussian(source: Guarantee, target: Target) -> _Outcome:
-    warnings = ()
+    warnings: tuple[str, ...] = ()
     if source.rdp == 0.0:
         warnings = ("rdp-eps = 0 needs infinite noise.",)
         sigma = math.inf

@@ -104,7 +104,8 @@ import functools
 import math
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -459,7 +460,7 @@ def _tail_split(model: _PhaseModel, h: float, k_lo: int, k_hi: int, lam: float) 
     if len(good) == 0:
         return None
     cut_point = points[int(good[0])]
-    k_cut = int(round(cut_point / h))
+    k_cut = round(cut_point / h)  # an int: numpy scalars round as floats do (numpy >= 1.19)
     j_hi = math.ceil(top / H)
     if (j_hi * ratio - k_cut) < 4 * ratio or k_cut <= k_lo + 2:
         return None
@@ -550,7 +551,10 @@ def _account_at(phases: Sequence[Phase], *, delta: float | None, epsilon: float 
     return _fallback(tuple(phases), delta=delta, epsilon=epsilon, accuracy=accuracy, reason=reason)
 
 
-def _in_grid(compute: Callable[[], object]) -> tuple[object, str | None]:
+_T = TypeVar("_T")
+
+
+def _in_grid(compute: Callable[[], _T]) -> tuple[_T | None, str | None]:
     """(compute(), None) run under the grid's guards, or (None, why it failed).
 
     Floating-point exceptions are raised, not warned about, inside the grid computation (every
@@ -752,8 +756,8 @@ def _bounds_of(measures: dict[str, layers.Layered], delta, epsilon) -> tuple[flo
     return upper, lower
 
 
-def _attempt(models, tilts, order, delta, epsilon, scale, inf_share, events, min_step, full: bool = False,
-             want_lower: bool = True) -> dict:
+def _attempt(models, tilts: dict[str, tuple[float, float]], order, delta, epsilon, scale, inf_share, events, min_step,
+             full: bool = False, want_lower: bool = True) -> dict:
     """One grid of `_account_grid`: the bounds at `scale` (without `want_lower`, the upper bound
     only, "lower" and "width" then None)."""
     stats: dict = {}
@@ -1111,7 +1115,8 @@ def _shared_steps(phase: Phase, delta: float, distinct: list[int], accuracy: flo
     top = dataclasses.replace(phase, steps=distinct[-1])
     if _out_of_range((top,)) is not None:
         return {}
-    rows = {count: {"upper": 0.0, "lower": 0.0, "binding": DIRECTIONS[0], "grid_step": 0.0} for count in distinct}
+    rows: dict[int, dict[str, Any]] = {
+        count: {"upper": 0.0, "lower": 0.0, "binding": DIRECTIONS[0], "grid_step": 0.0} for count in distinct}
     stats: dict = {}
     try:
         with (work.limited(_WORK_LIMIT + _SHARED_WORK_PER_ROW * len(distinct)),
@@ -1509,8 +1514,8 @@ def _descend(setup: _Setup, phase: Phase, delta: float, target: float, accuracy:
     counts = [c for c in (answer, witness) if c is not None and c > 0]
     if not counts:
         return None
-    rows = {c: {"upper": upper(c), "lower": 0.0, "binding": first, "grid_step": uppers[c][0].bulk.h}
-            for c in counts}
+    rows: dict[int, dict[str, Any]] = {
+        c: {"upper": upper(c), "lower": 0.0, "binding": first, "grid_step": uppers[c][0].bulk.h} for c in counts}
     # lower bounds of the binding direction, searched within the window the accuracy allows
     lowers = _PowerChain(model, lower_base, plan, top, stats)
     for c, m in lowers.at(counts):
@@ -1543,9 +1548,9 @@ def _descend(setup: _Setup, phase: Phase, delta: float, target: float, accuracy:
         return "refine", widest, rows[counts[0]]["upper"], stats.get("bins", 0), stats.get("capped", False)
     results: dict[int, PLDResult] = {}
     for c, row in rows.items():
-        upper, lower = row["upper"], min(row["lower"], row["upper"])
+        row_upper, row_lower = row["upper"], min(row["lower"], row["upper"])
         results[c] = PLDResult(
-            epsilon=upper, epsilon_lower=lower, epsilon_upper=upper,
+            epsilon=row_upper, epsilon_lower=row_lower, epsilon_upper=row_upper,
             delta=delta, delta_lower=delta, delta_upper=delta,
             accuracy=accuracy, grid_step=row["grid_step"], grid_size=stats.get("bins", 0),
             binding=row["binding"], attempts=1, phases=(dataclasses.replace(phase, steps=c),),

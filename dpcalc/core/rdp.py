@@ -33,9 +33,9 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import gammaln, log_ndtr
 
-from dpcalc.core.rdp_conversion import Conversion, rdp_to_delta, rdp_to_epsilon
 from dpcalc.core.laplace import laplace_rdp
 from dpcalc.core.phases import Phase
+from dpcalc.core.rdp_conversion import Conversion, rdp_to_delta, rdp_to_epsilon
 from dpcalc.core.special_array import log1p_exp, log_expm1
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, Interval, ParameterError
 
@@ -121,7 +121,7 @@ class RDPResult:
 
 
 def subsampled_gaussian_rdp(
-    sampling_probability: float, noise_multiplier: float, orders: Sequence[float]
+    sampling_probability: float, noise_multiplier: float, orders: Sequence[float] | np.ndarray
 ) -> tuple[np.ndarray, tuple[OrderBound, ...]]:
     """Per-step RDP of the Poisson-subsampled Gaussian at each order (MTZ Thm 4, Sec. 3.3).
 
@@ -204,7 +204,7 @@ def _log_a_fractional_and_trust(q: float, sigma: float, orders: np.ndarray) -> n
     return np.stack((values, trusted.astype(np.float64)), axis=1).reshape(-1)
 
 
-def _check_orders(orders: Sequence[float]) -> np.ndarray:
+def _check_orders(orders: Sequence[float] | np.ndarray) -> np.ndarray:
     order_array = np.asarray(orders, dtype=np.float64).reshape(-1)
     if order_array.size == 0:
         raise ValueError("orders must not be empty")
@@ -452,7 +452,7 @@ def _interpolated_log_a(q: float, sigma: float, orders: np.ndarray) -> np.ndarra
 # Laplace
 
 
-def laplace_rdp_curve(orders: Sequence[float], scale: float) -> np.ndarray:
+def laplace_rdp_curve(orders: Sequence[float] | np.ndarray, scale: float) -> np.ndarray:
     """RDP of the Laplace mechanism with scale b, L1 sensitivity 1, no subsampling, at each order.
 
     `dpcalc.core.laplace.laplace_rdp` (M17 Prop. 6) evaluated order by order: one implementation
@@ -467,7 +467,7 @@ def laplace_rdp_curve(orders: Sequence[float], scale: float) -> np.ndarray:
 # Composition and conversion
 
 
-def phase_rdp(phase: Phase, orders: Sequence[float]) -> tuple[np.ndarray, tuple[OrderBound, ...]]:
+def phase_rdp(phase: Phase, orders: Sequence[float] | np.ndarray) -> tuple[np.ndarray, tuple[OrderBound, ...]]:
     """Per-step RDP of one phase's mechanism at each order."""
     if phase.mechanism == "gaussian":
         return subsampled_gaussian_rdp(phase.sampling_probability, phase.noise_multiplier, orders)
@@ -531,7 +531,7 @@ def _total_variation_bound(rdp: float) -> float:
 
 
 def epsilon_from_curve(
-    orders: Sequence[float], rdp: Sequence[float], delta: float, conversion: Conversion = "improved"
+    orders: Sequence[float], rdp: Sequence[float] | np.ndarray, delta: float, conversion: Conversion = "improved"
 ) -> tuple[float, float]:
     """(epsilon, order): the smallest epsilon at `delta` over the curve.
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+
 def dp_tradeoff(alpha: float, epsilon: float, delta: float) -> float:
     """f_{eps,delta}(alpha) (DRS eq. (5)): the smallest type-II error at type-I error alpha."""
     if not 0.0 <= alpha <= 1.0:

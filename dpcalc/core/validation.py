@@ -75,7 +75,7 @@ MAX_COUNT_DIGITS = 300
 MAX_COUNT = 10**MAX_COUNT_DIGITS
 
 
-def large_delta_warnings(n: str | int | None, delta: float | None) -> list[str]:
+def large_delta_warnings(n: str | float | None, delta: float | None) -> list[str]:
     """A warning when delta >= 1/n for a dataset of n records (n users for user-level runs).
 
     A mechanism that publishes each record with probability delta is (0, delta)-DP, so such a

@@ -30,7 +30,7 @@ def test_check_mode_reports_stale_files(tmp_path, capsys):
 
 
 def test_every_command_and_its_options_are_in_every_script():
-    root, commands = completions.command_tree()
+    _root, commands = completions.command_tree()
     assert [command.name for command in commands] == list(COMMANDS)
     texts = completions.scripts()
     for command in commands:

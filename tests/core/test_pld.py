@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from dpcalc.core import _pld_grid as grid
 from dpcalc.core import _pld_normal as normal
 from dpcalc.core import gdp
-from dpcalc.core._pld_pairs import GaussianPair, LaplacePair
+from dpcalc.core._pld_pairs import GaussianPair
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import DEFAULT_ACCURACY, tight_delta, tight_epsilon, upper_epsilon
 from dpcalc.core.validation import ParameterError

@@ -13,8 +13,7 @@ import math
 
 import pytest
 
-from dpcalc.core import gdp
-from dpcalc.core import pld
+from dpcalc.core import gdp, pld
 from dpcalc.core.phases import Phase
 from dpcalc.core.validation import ParameterError
 
@@ -206,7 +205,7 @@ def test_largest_steps_falls_back_to_single_calls():
     # outside the grid's range the shared composition is not tried: bisection over tight_epsilon
     phase = Phase("gaussian", 0.5, 0.01, None, 1)
     assert pld.largest_steps(phase, 1e-5, 1e6, limit=64, fallback=False) is None
-    count, at, above = pld.largest_steps(phase, 1e-5, 1e6, limit=64)
+    _count, at, above = pld.largest_steps(phase, 1e-5, 1e6, limit=64)
     assert at == pld.tight_epsilon(list(at.phases), 1e-5) and at.epsilon_upper <= 1e6
     assert above is None or above.epsilon_upper > 1e6
     with pytest.raises(ParameterError):
