@@ -22,3 +22,29 @@ def test_ci_runs_the_readme_commands():
     ci = (ROOT / ".ci" / "run").read_text()
     assert any(line.strip() == MAIN_JOB for line in ci.splitlines())
     assert any(line.strip() == TEST_JOB for line in ci.splitlines())
+
+
+# The distribution is dpcalc-cli, not on the package index yet; the name `dpcalc` there belongs
+# to an unrelated project. An install instruction may name only a local path (`.`, `./dpcalc`)
+# or matplotlib (the plot extra's one dependency).
+ALLOWED_INSTALLS = {".", "./dpcalc", "matplotlib", "pre-commit"}
+
+
+def _install_targets(text: str) -> list[str]:
+    targets = []
+    for match in re.finditer(r"pip install ([^\n`]*)", text):
+        for word in match.group(1).split():
+            if word in ("&&", "|", ";") or word.startswith("#"):
+                break
+            if word.startswith("-"):
+                continue
+            targets.append(re.sub(r"\[.*\]$", "", word.strip("'\"")))
+    return targets
+
+
+def test_no_instruction_installs_a_name_we_do_not_own():
+    texts = [(ROOT / name).read_text() for name in ("README.md", "CONTRIBUTING.md")]
+    texts += [path.read_text() for path in (ROOT / "docs").glob("*.md")]
+    texts += [path.read_text() for path in (ROOT / "dpcalc").rglob("*.py")]
+    targets = [target for text in texts for target in _install_targets(text)]
+    assert "." in targets and not set(targets) - ALLOWED_INSTALLS, sorted(set(targets) - ALLOWED_INSTALLS)

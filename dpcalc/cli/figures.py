@@ -1,7 +1,7 @@
 """Pictures of a guarantee: `--plot FILE` (matplotlib, PNG or SVG) and `--chart` (Unicode text).
 
 A command describes what to draw as plain `Panel`s; this module draws them. matplotlib is an
-optional extra (`pip install 'dpcalc[plot]'`), imported only when a file is written; the text
+optional extra (`pip install '.[plot]'` from a checkout; the distribution is dpcalc-cli), imported only when a file is written; the text
 chart needs nothing beyond the standard library.
 """
 
@@ -11,18 +11,18 @@ import importlib.util
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from dpcalc.cli.options import InputError
 
 PLOT_SUFFIXES = (".png", ".svg")
-INSTALL_HINT = "pip install 'dpcalc[plot]'"
+INSTALL_HINT = "pip install matplotlib"
 
 PlotFile = Annotated[
-    Optional[str],
-    typer.Option("--plot", metavar="FILE", help="Write a figure to FILE (.png or .svg; needs dpcalc[plot])."),
+    str | None,
+    typer.Option("--plot", metavar="FILE", help="Write a figure to FILE (.png or .svg; needs matplotlib)."),
 ]
 Chart = Annotated[
     bool,
@@ -157,9 +157,9 @@ def render_chart(panel: Panel, width: int = 60, height: int = 18) -> str:
     bottom = _axis_label(y_low, panel.ylog)
     margin = max(len(top), len(bottom))
     lines = [panel.title, f"{panel.ylabel}"]
-    for row_index, row in enumerate(grid):
+    for row_index, cells in enumerate(grid):
         label = top if row_index == 0 else bottom if row_index == height - 1 else ""
-        lines.append(f"{label:>{margin}} │{''.join(row)}")
+        lines.append(f"{label:>{margin}} │{''.join(cells)}")
     lines.append(f"{'':>{margin}} └{'─' * width}")
     left, right = _axis_label(x_low, panel.xlog), _axis_label(x_high, panel.xlog)
     lines.append(f"{'':>{margin}}  {left}{right:>{width - len(left)}}")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -57,7 +57,7 @@ Examples:
   dpcalc pld --n 60000 --batch-size 256 --epochs 10:60:10 --sigma 0.8,1.1
   dpcalc pld --p 0.004 --sigma 1.1 --T 10000 --plot pld.png
 
---plot FILE (.png or .svg, needs dpcalc[plot]) and --chart draw the certified trade-off curve
+--plot FILE (.png or .svg, needs matplotlib) and --chart draw the certified trade-off curve
 (type II against type I error, implied by the certified delta(eps): Dong, Roth, Su 2022,
 Prop. 2.12) with the mu-GDP curve of Gaussian runs and the no-privacy diagonal, and the
 privacy profile delta(eps) on a log scale; for a sweep, epsilon against the swept quantity.
@@ -80,7 +80,7 @@ def pld(
     scale: Scale = None,
     phase: PhaseList = None,
     accuracy: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             "--accuracy",
             metavar="FLOAT",
@@ -150,7 +150,12 @@ def pld_panels(phases, target_delta: float | None, target_epsilon: float | None)
     for unsampled ones; mu composes as the root of the sum of squares.
     """
     from dpcalc.cli.figures import (
-        SMALLEST_DELTA_DRAWN, Series, positive_points, profile_panel, tight_curves, tradeoff_panel,
+        SMALLEST_DELTA_DRAWN,
+        Series,
+        positive_points,
+        profile_panel,
+        tight_curves,
+        tradeoff_panel,
     )
     from dpcalc.core import gdp
 
@@ -268,7 +273,15 @@ def _pld_sweep(sweep, mechanism, max_eps, json_output: bool, plot, chart: bool) 
     accuracy, grid, binding). Every row is parsed before any is computed.
     """
     from dpcalc.cli.sweeps import (
-        RUN_KEYS, Column, Row, SweepOutput, echo_rows, fixed_description, given_inputs, input_value, phase_run,
+        RUN_KEYS,
+        Column,
+        Row,
+        SweepOutput,
+        echo_rows,
+        fixed_description,
+        given_inputs,
+        input_value,
+        phase_run,
         sweep_report,
     )
 
@@ -286,7 +299,7 @@ def _pld_sweep(sweep, mechanism, max_eps, json_output: bool, plot, chart: bool) 
         runs.append((values, phases, target_delta, target_epsilon, width))
     swept_keys = [_INPUT_KEY[option] for option in sweep.swept]
     rows = []
-    for (values, phases, target_delta, target_epsilon, width), result in zip(runs, _account_rows(runs)):
+    for (values, phases, target_delta, _target_epsilon, _width), result in zip(runs, _account_rows(runs)):
         row = {_INPUT_KEY[option]: input_value(option, values[option], integer=INTEGER_OPTIONS)
                for option in sweep.swept}
         for key, value in {**phase_run(phases[0]), **_result_keys(result)}.items():

@@ -52,7 +52,7 @@ def test_plot_without_matplotlib_says_how_to_install(dpcalc, monkeypatch, tmp_pa
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
     run = dpcalc(*DESIGN_CARD, "--plot", str(tmp_path / "x.png"))
     assert run.code == 2
-    assert run.stderr == "Error: --plot needs matplotlib, which is not installed: pip install 'dpcalc[plot]'\n"
+    assert run.stderr == "Error: --plot needs matplotlib, which is not installed: pip install matplotlib\n"
 
 
 def test_chart_draws_both_curves(dpcalc):

@@ -127,7 +127,7 @@ def test_pld_plot_without_matplotlib_says_how_to_install(dpcalc, monkeypatch, tm
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
     run = dpcalc(*SMALL, "--plot", str(tmp_path / "x.png"))
     assert (run.code, run.stdout) == (2, "")
-    assert run.stderr == "Error: --plot needs matplotlib, which is not installed: pip install 'dpcalc[plot]'\n"
+    assert run.stderr == "Error: --plot needs matplotlib, which is not installed: pip install matplotlib\n"
 
 
 def test_pld_without_plot_does_not_import_matplotlib():
