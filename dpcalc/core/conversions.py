@@ -171,7 +171,9 @@ def calibrate_gaussian(epsilon: float, delta: float, sensitivity: float = 1.0) -
     OPEN_UNIT.check("delta", delta)
     POSITIVE.check("sensitivity", sensitivity)
     mu = analytic_gaussian_mu(epsilon, delta)
-    sigma = sensitivity / mu
+    # below the smallest positive float sigma would round to 0 (e.g. sensitivity 1e-300 at
+    # epsilon 1e300): the smallest positive float is then the answer rounded up
+    sigma = max(sensitivity / mu, math.ulp(0.0))
     log_target = math.log(delta)
     step = _ULP
     for _ in range(_SIGMA_NUDGES):

@@ -90,6 +90,7 @@ def test_accounting_commands_never_fail_internally(dpcalc, args):
     ["advanced-composition", "--delta", "5e-324", "--target-eps", "1e300", "--eps", "0.999999", "--json"],
     ["gdp", "--p", "0.5", "--sigma", "1", "--epochs", "1e308", "--no-tight", "--json"],
     ["convert", "--from", "zcdp", "--rho", "1e308", "--to", "dp", "--json"],
+    ["convert", "--from", "dp", "--eps", "1e300", "--delta", "1e-5", "--to", "gaussian", "--sensitivity", "1e-300", "--json"],
 ])
 def test_inputs_that_once_failed(dpcalc, args):
     check(dpcalc, args)
