@@ -24,6 +24,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
+import numpy as np
+
 # Cost of discretising one grid point, in bin operations (see the module docstring).
 DISCRETISE_COST = 64.0
 
@@ -52,6 +54,16 @@ def limited(units: float) -> Iterator[Meter]:
         yield meter
     finally:
         _open.remove(meter)
+
+
+@contextmanager
+def guarded(units: float) -> Iterator[Meter]:
+    """The grid computation's one guard: a work budget of `units`, and floating-point
+    exceptions raised rather than warned about (every place where an infinity or a zero is
+    intended is wrapped locally in np.errstate), so that an overflow anywhere, or the work
+    limit, ends the computation and the caller falls back to bounds that are sound."""
+    with limited(units) as meter, np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+        yield meter
 
 
 def charge(units: float) -> None:

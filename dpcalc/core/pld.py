@@ -563,7 +563,7 @@ def _in_grid(compute: Callable[[], _T]) -> tuple[_T | None, str | None]:
     out of work is left to `_fallback`, whose bounds are sound whatever the inputs.
     """
     try:
-        with work.limited(_WORK_LIMIT), np.errstate(over="raise", divide="raise", invalid="raise", under="ignore"):
+        with work.guarded(_WORK_LIMIT):
             return compute(), None
     except work.WorkLimitReached:
         return None, _work_reason()
@@ -1119,8 +1119,7 @@ def _shared_steps(phase: Phase, delta: float, distinct: list[int], accuracy: flo
         count: {"upper": 0.0, "lower": 0.0, "binding": DIRECTIONS[0], "grid_step": 0.0} for count in distinct}
     stats: dict = {}
     try:
-        with (work.limited(_WORK_LIMIT + _SHARED_WORK_PER_ROW * len(distinct)),
-              np.errstate(over="raise", divide="raise", invalid="raise", under="ignore")):
+        with work.guarded(_WORK_LIMIT + _SHARED_WORK_PER_ROW * len(distinct)):
             setup = _prepare((top,), delta, None, accuracy)
             for position, direction in enumerate(setup.order):
                 model = setup.models[direction][0]
@@ -1268,8 +1267,7 @@ def tight_profile(phases: Sequence[Phase], epsilons: Sequence[float], *,
         for eps_tilt in tilts:
             sink: dict = {}
             try:
-                with (work.limited(_WORK_LIMIT),
-                      np.errstate(over="raise", divide="raise", invalid="raise", under="ignore")):
+                with work.guarded(_WORK_LIMIT):
                     result = _account_grid(checked, delta=None, epsilon=eps_tilt, accuracy=float(accuracy), sink=sink)
                     this_upper = np.zeros(len(points))
                     this_lower = np.zeros(len(points))
@@ -1430,8 +1428,7 @@ def _largest_shared(phase: Phase, delta: float, target: float, accuracy: float, 
     if _out_of_range((one,)) is not None:
         return None
     try:
-        with (work.limited(_WORK_LIMIT),
-              np.errstate(over="raise", divide="raise", invalid="raise", under="ignore")):
+        with work.guarded(_WORK_LIMIT):
             if estimate is None or not estimate > 0.0:
                 estimate = _gaussian_estimate(_PhaseModel(one, DIRECTIONS[0]), delta, target)
             top = min(float(limit) + 1.0, max(2.0, _LARGEST_HEADROOM * estimate))
