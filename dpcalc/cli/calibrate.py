@@ -216,7 +216,7 @@ def calibrate(
     for result in infeasible:
         import sys
 
-        sys.stderr.write(f"No solution: {result.message}\n")
+        sys.stderr.write(f"No solution: {_no_solution_message(result)}\n")
     raise typer.Exit(EXIT_OVER_BUDGET if infeasible else code)
 
 
@@ -363,8 +363,17 @@ def _result_keys(result) -> dict[str, Any]:
         "run": {"p": result.sampling_probability, "sigma": result.noise_multiplier, "T": result.steps},
         "rejected": None if result.rejected is None else {key: result.rejected, "epsilon": result.rejected_epsilon},
         "closest": None if result.feasible else {key: result.closest, "epsilon": result.epsilon},
-        "message": result.message,
+        "message": _no_solution_message(result),
     }
+
+
+def _no_solution_message(result) -> str | None:
+    """The core's reason for no solution, naming the option that solves for T where it suggests that."""
+    if not result.suggest_solve_steps:
+        return result.message
+    from dpcalc.core.calibrate import SOLVE_STEPS_HINT
+
+    return result.message.replace(SOLVE_STEPS_HINT, f"{SOLVE_STEPS_HINT} (--solve T)", 1)
 
 
 def _value_text(value) -> str:

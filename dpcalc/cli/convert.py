@@ -125,6 +125,41 @@ def _target_options(source: str, target: str) -> tuple[str, ...]:
     }.get(target, ())
 
 
+# The command's wording of the terms that the core's conversion refusals name (conversions.TERMS).
+_TERMS = {
+    "group": "--group",
+    "delta": "--delta",
+    "delta_zero": "--delta 0",
+    "to_dp": "--to dp",
+    "to_gaussian": "--to gaussian",
+    "to_laplace": "--to laplace",
+    "rdp_point": "--order, --rdp-eps",
+    "source_and_target": "--from and --to",
+    "from_gaussian_to_dp": "--from gaussian --to dp",
+    "from_dp_to_laplace": "--from dp --to laplace",
+    "from_laplace_to_dp": "--from laplace --to dp",
+    "from_dp_to_gaussian": "--from dp --to gaussian",
+}
+
+
+def _conversion_message(error) -> str:
+    """A core ConversionError as the command states it, with its options."""
+    return error.describe(_TERMS)
+
+
+def _group_message(error) -> str:
+    """A core GroupRefusal as the command states it, with its options."""
+    if error.side == "source":
+        return (
+            f"--group does not apply to --from {error.source}: group privacy for RDP changes the order "
+            "(Mironov 2017); convert to dp first, then use --from dp --group"
+        )
+    return (
+        f"--group does not apply to --to {error.target}: group privacy weakens a guarantee, while "
+        "calibrating noise that protects groups of k means multiplying --sensitivity by k"
+    )
+
+
 def _notion(option: str, value: Enum | None, allowed: tuple[str, ...]) -> str:
     if value is None:
         raise InputError(f"{option} is required: one of {', '.join(allowed)}")
@@ -154,9 +189,9 @@ def _check_options(source: str, target: str, given: dict[str, Any]) -> None:
     if target == "dp":
         allowed.append("--max-eps")
     if given.get("--group") is not None:
-        message = group_refusal(source, target)
-        if message is not None:
-            raise InputError(message)
+        refused = group_refusal(source, target)
+        if refused is not None:
+            raise InputError(_group_message(refused))
     for option, value in given.items():
         if value is None or option in allowed:
             continue
@@ -252,9 +287,9 @@ def convert(
             )
     from dpcalc.core import conversions as core
 
-    message = core.refusal(source_notion, target_notion)
-    if message is not None:
-        raise InputError(message)
+    refused = core.refusal(source_notion, target_notion)
+    if refused is not None:
+        raise InputError(_conversion_message(refused))
     given = {
         "--eps": eps, "--delta": delta, "--mu": mu, "--rho": rho, "--order": order, "--rdp-eps": rdp_eps,
         "--sigma": sigma, "--scale": scale, "--sensitivity": sensitivity, "--orders": orders,
@@ -316,8 +351,10 @@ def convert(
         result = core.convert(
             core.Guarantee(source_notion, **fields), core.Target(target_notion, **target_fields), group_size
         )
+    except core.GroupRefusal as error:
+        raise InputError(_group_message(error)) from None
     except core.ConversionError as error:
-        raise InputError(str(error)) from None
+        raise InputError(_conversion_message(error)) from None
 
     report = Report(
         command="convert",

@@ -219,6 +219,7 @@ class CalibrationResult:
     certified_epsilon: float | None = None
     boundary: float | None = None  # sigma, p: the value where the accountant's epsilon meets the target, interpolated
     message: str | None = None  # why no value meets the target
+    suggest_solve_steps: bool = False  # the message suggests solving for T instead (SOLVE_STEPS_HINT)
     residual: float | None = None  # log(accountant epsilon / model epsilon) at the answer, for hints
     warnings: tuple[str, ...] = ()
 
@@ -1152,6 +1153,7 @@ def _result(problem: _Problem, engine, outcome: _Outcome, target: float, delta: 
             sampling_probability=run.sampling_probability, noise_multiplier=run.noise_multiplier,
             steps=run.steps, precision=None if grid.integer else precision,
             closest=output_value(point.value), epsilon_lower=epsilon_lower, message=message,
+            suggest_solve_steps=quantity == "epochs",
             warnings=tuple(warnings),
         )
     best = outcome.best
@@ -1178,6 +1180,10 @@ def _result(problem: _Problem, engine, outcome: _Outcome, target: float, delta: 
     )
 
 
+# The remedy an infeasible whole-epoch target suggests (`suggest_solve_steps`): callers may name
+# how to do it after these words.
+SOLVE_STEPS_HINT = "solve for T"
+
 _NAMES = {"sigma": "sigma", "T": "T", "p": "p", "epochs": "epochs", "batch_size": "batch size"}
 
 
@@ -1191,7 +1197,7 @@ def _infeasible_message(quantity, value, run: _Run, epsilon: float, target: floa
         return f"even T = 1 step gives {figure}: no number of steps meets the target; raise sigma or lower p"
     if quantity == "epochs":
         return (f"even 1 epoch (T = {run.steps} steps) gives {figure}: no whole number of epochs meets the "
-                "target; raise sigma, lower p, or solve for T (--solve T) to train part of an epoch")
+                f"target; raise sigma, lower p, or {SOLVE_STEPS_HINT} to train part of an epoch")
     if quantity == "p":
         return f"even p = {float(value):g} gives {figure}: no sampling probability meets the target; raise sigma or lower T"
     return f"even batch size 1 (p = {run.sampling_probability:g}, T = {run.steps}) gives {figure}; raise sigma or lower T"

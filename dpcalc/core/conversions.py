@@ -313,8 +313,59 @@ TARGET_NOTIONS = (*SOURCE_NOTIONS, "tradeoff")
 DEFAULT_CONVERT_ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 16.0, 32.0, 64.0)
 
 
+# The terms of the command that refusals name, as {placeholders}: str() of an error fills them
+# with these neutral words; the command line fills them with its options (the same keys).
+TERMS: dict[str, str] = {
+    "group": "group privacy",
+    "delta": "delta",
+    "delta_zero": "delta = 0",
+    "to_dp": "the dp target",
+    "to_gaussian": "the gaussian target",
+    "to_laplace": "the laplace target",
+    "rdp_point": "an order and its RDP epsilon",
+    "source_and_target": "source and target",
+    "from_gaussian_to_dp": "gaussian -> dp",
+    "from_dp_to_laplace": "dp -> laplace",
+    "from_laplace_to_dp": "laplace -> dp",
+    "from_dp_to_gaussian": "dp -> gaussian",
+}
+
+
 class ConversionError(ValueError):
-    """A conversion that does not exist or that dpcalc does not offer; the message says why."""
+    """A conversion that does not exist or that dpcalc does not offer: `source -> target`, why, what exists.
+
+    `reason` and `alternatives` (where `source` converts to; None when the conversion exists but
+    these parameters do not) may name the command's terms as {placeholders} of TERMS.
+    """
+
+    def __init__(self, source: str, target: str, reason: str, alternatives: str | None = None) -> None:
+        self.source = source
+        self.target = target
+        self.reason = reason
+        self.alternatives = alternatives
+        super().__init__(self.describe(TERMS))
+
+    def describe(self, terms: dict[str, str]) -> str:
+        """The message, with the terms named by `terms` (TERMS for neutral words)."""
+        reason = self.reason.format_map(terms)
+        if self.alternatives is None:
+            return reason
+        return (f"no conversion {self.source} -> {self.target}: {reason}. "
+                f"From {self.source}, dpcalc converts to: {self.alternatives.format_map(terms)}.")
+
+
+class GroupRefusal(ConversionError):
+    """Group privacy that does not apply to `source -> target`; `side` ("source" or "target") says which refuses it."""
+
+    def __init__(self, source: str, target: str, side: str) -> None:
+        self.side = side
+        if side == "source":
+            reason = (f"group privacy does not apply to the {source} source: group privacy for RDP changes the "
+                      "order (Mironov 2017); convert to dp first, then apply group privacy to the dp guarantee")
+        else:
+            reason = (f"group privacy does not apply to the {target} target: group privacy weakens a guarantee, "
+                      "while calibrating noise that protects groups of k means multiplying the sensitivity by k")
+        super().__init__(source, target, reason)
 
 
 @dataclass(frozen=True)
@@ -417,9 +468,9 @@ class _Outcome:
 
 # Where each source may go, for the messages of conversions that do not exist.
 AVAILABLE: dict[str, str] = {
-    "dp": "dp (with --group), gaussian, tradeoff; and, for pure DP (delta = 0), gdp, zcdp, rdp, laplace",
-    "gdp": "dp, gdp (with --group), zcdp, rdp, gaussian, tradeoff",
-    "zcdp": "dp, zcdp (with --group), rdp, gaussian",
+    "dp": "dp (with {group}), gaussian, tradeoff; and, for pure DP (delta = 0), gdp, zcdp, rdp, laplace",
+    "gdp": "dp, gdp (with {group}), zcdp, rdp, gaussian, tradeoff",
+    "zcdp": "dp, zcdp (with {group}), rdp, gaussian",
     "rdp": "dp, gaussian",
     "gaussian": "dp, gdp, zcdp, rdp, tradeoff",
     "laplace": "dp, zcdp, rdp",
@@ -431,55 +482,55 @@ _NOT_OFFERED = "dpcalc does not offer this conversion"
 _REFUSALS: dict[tuple[str, str], str] = {
     ("gdp", "laplace"): (
         f"{_NOT_OFFERED}: no Laplace scale is calibrated to mu-GDP here; the Gaussian mechanism "
-        "with sigma = sensitivity/mu is exactly mu-GDP (--to gaussian)"
+        "with sigma = sensitivity/mu is exactly mu-GDP ({to_gaussian})"
     ),
     ("zcdp", "gdp"): (
         "rho-zCDP does not imply mu-GDP in general: zCDP bounds Renyi divergences, which do not "
         "determine the trade-off curve, and no valid general conversion is known; gdp -> zcdp "
         "(rho = mu^2/2) exists, one way only"
     ),
-    ("zcdp", "laplace"): f"{_NOT_OFFERED}: zCDP is met by Gaussian noise (--to gaussian)",
+    ("zcdp", "laplace"): f"{_NOT_OFFERED}: zCDP is met by Gaussian noise ({{to_gaussian}})",
     ("zcdp", "tradeoff"): (
-        f"{_NOT_OFFERED}: a trade-off curve is not derived from zCDP here; --to dp gives its "
+        f"{_NOT_OFFERED}: a trade-off curve is not derived from zCDP here; {{to_dp}} gives its "
         "(epsilon, delta) points"
     ),
     ("rdp", "gdp"): (
-        "one RDP point (--order, --rdp-eps) bounds a single Renyi divergence, while mu-GDP constrains "
+        "one RDP point ({rdp_point}) bounds a single Renyi divergence, while mu-GDP constrains "
         "the whole trade-off curve: no conversion exists (gdp -> rdp exists, one way only)"
     ),
     ("rdp", "zcdp"): (
-        "one RDP point (--order, --rdp-eps) bounds a single Renyi divergence, while rho-zCDP needs a "
+        "one RDP point ({rdp_point}) bounds a single Renyi divergence, while rho-zCDP needs a "
         "bound at every order: no conversion exists (zcdp -> rdp exists, one way only)"
     ),
     ("rdp", "rdp"): (
         "one RDP point does not determine a curve: only smaller orders are bounded (by the same "
         "value), and larger orders not at all"
     ),
-    ("rdp", "laplace"): f"{_NOT_OFFERED}: --to gaussian calibrates noise to one RDP point",
-    ("rdp", "tradeoff"): f"{_NOT_OFFERED}: --to dp gives (epsilon, delta) from one RDP point",
-    ("gaussian", "gaussian"): "--from and --to are both gaussian: there is nothing to convert",
+    ("rdp", "laplace"): f"{_NOT_OFFERED}: {{to_gaussian}} calibrates noise to one RDP point",
+    ("rdp", "tradeoff"): f"{_NOT_OFFERED}: {{to_dp}} gives (epsilon, delta) from one RDP point",
+    ("gaussian", "gaussian"): "{source_and_target} are both gaussian: there is nothing to convert",
     ("gaussian", "laplace"): (
         "one mechanism's noise does not convert into another's: state the guarantee you need, "
-        "e.g. --from gaussian --to dp, then calibrate from it with --from dp --to laplace"
+        "e.g. {from_gaussian_to_dp}, then calibrate from it with {from_dp_to_laplace}"
     ),
-    ("laplace", "laplace"): "--from and --to are both laplace: there is nothing to convert",
+    ("laplace", "laplace"): "{source_and_target} are both laplace: there is nothing to convert",
     ("laplace", "gaussian"): (
         "one mechanism's noise does not convert into another's: state the guarantee you need, "
-        "e.g. --from laplace --to dp, then calibrate from it with --from dp --to gaussian"
+        "e.g. {from_laplace_to_dp}, then calibrate from it with {from_dp_to_gaussian}"
     ),
     ("laplace", "gdp"): (
         f"{_NOT_OFFERED}: the Laplace mechanism's trade-off curve is not Gaussian, and the exact "
         "mu is not computed here"
     ),
-    ("laplace", "tradeoff"): f"{_NOT_OFFERED}: --to dp states the Laplace mechanism as pure DP",
+    ("laplace", "tradeoff"): f"{_NOT_OFFERED}: {{to_dp}} states the Laplace mechanism as pure DP",
 }
 
 
-def _refusal_message(source: str, target: str, reason: str) -> str:
-    return f"no conversion {source} -> {target}: {reason}. From {source}, dpcalc converts to: {AVAILABLE[source]}."
+def _refused(source: str, target: str, reason: str) -> ConversionError:
+    return ConversionError(source, target, reason, AVAILABLE[source])
 
 
-def refusal(source: str, target: str) -> str | None:
+def refusal(source: str, target: str) -> ConversionError | None:
     """Why `source -> target` does not exist whatever its parameters, or None when it may exist.
 
     Whether dp -> gdp/zcdp/rdp/laplace/gaussian exists depends on delta; `convert` decides those.
@@ -489,38 +540,30 @@ def refusal(source: str, target: str) -> str | None:
     if target not in TARGET_NOTIONS:
         raise ValueError(f"target must be one of {', '.join(TARGET_NOTIONS)}, got {target!r}")
     reason = _REFUSALS.get((source, target))
-    return None if reason is None else _refusal_message(source, target, reason)
+    return None if reason is None else _refused(source, target, reason)
 
 
-def group_refusal(source: str, target: str) -> str | None:
-    """Why --group cannot be applied to `source -> target`, or None when it can."""
+def group_refusal(source: str, target: str) -> GroupRefusal | None:
+    """Why group privacy cannot be applied to `source -> target`, or None when it can."""
     if source == "rdp":
-        return (
-            "--group does not apply to --from rdp: group privacy for RDP changes the order "
-            "(Mironov 2017); convert to dp first, then use --from dp --group"
-        )
+        return GroupRefusal(source, target, "source")
     if target in ("gaussian", "laplace"):
-        return (
-            f"--group does not apply to --to {target}: group privacy weakens a guarantee, while "
-            f"calibrating noise that protects groups of k means multiplying --sensitivity by k"
-        )
+        return GroupRefusal(source, target, "target")
     return None
 
 
 def _require_pure(source: Guarantee, target: str, reason: str) -> None:
     if source.delta > 0.0:
-        raise ConversionError(
-            _refusal_message("dp", target, f"(eps, delta)-DP with delta > 0 {reason}")
-        )
+        raise _refused("dp", target, f"(eps, delta)-DP with delta > 0 {reason}")
 
 
 _DELTA_POSITIVE_GDP = (
     "implies no mu-GDP for any mu: its trade-off curve starts at 1 - delta, below G_mu(0) = 1. "
-    "To find the Gaussian noise that meets (eps, delta), use --to gaussian"
+    "To find the Gaussian noise that meets (eps, delta), use {to_gaussian}"
 )
 _DELTA_POSITIVE_RENYI = (
     "implies no {name}: with probability delta the output may single out an individual, which no "
-    "Renyi divergence bound allows. Pure DP (--delta 0) converts ({formula}); the converse {converse} exists"
+    "Renyi divergence bound allows. Pure DP ({{delta_zero}}) converts ({formula}); the converse {converse} exists"
 )
 
 
@@ -546,7 +589,7 @@ def _apply_group(source: Guarantee, group: int) -> tuple[Guarantee, str]:
         return replace(source, sensitivity=group * source.sensitivity), (
             f"group privacy, k = {group}: {norm} sensitivity k Delta (triangle inequality)"
         )
-    raise ConversionError(group_refusal(notion, ""))
+    raise GroupRefusal(notion, "", "source")
 
 
 def _dp_target(epsilon_for: Callable[[float], float], delta_for: Callable[[float], float], target: Target):
@@ -584,13 +627,13 @@ def _dp_to_dp(source: Guarantee, target: Target) -> _Outcome:
 
 def _dp_to_gaussian(source: Guarantee, target: Target) -> _Outcome:
     if source.delta == 0.0:
-        raise ConversionError(_refusal_message(
+        raise _refused(
             "dp", "gaussian",
-            "no Gaussian noise gives pure DP (delta = 0): its privacy loss is unbounded. Give --delta > 0, "
-            "or use --to laplace for pure DP",
-        ))
+            "no Gaussian noise gives pure DP (delta = 0): its privacy loss is unbounded. Give {delta} > 0, "
+            "or use {to_laplace} for pure DP",
+        )
     if source.delta >= 1.0:
-        raise ConversionError("delta reached 1 after group privacy: there is nothing to calibrate")
+        raise ConversionError("dp", "gaussian", "delta reached 1 after group privacy: there is nothing to calibrate")
     calibration = calibrate_gaussian(source.epsilon, source.delta, target.sensitivity)
     return _Outcome(
         {
@@ -605,12 +648,12 @@ def _dp_to_gaussian(source: Guarantee, target: Target) -> _Outcome:
 
 def _dp_to_laplace(source: Guarantee, target: Target) -> _Outcome:
     if source.delta > 0.0:
-        raise ConversionError(_refusal_message(
+        raise _refused(
             "dp", "laplace",
-            "the Laplace mechanism gives pure DP: --to laplace needs --delta 0; for delta > 0 use --to gaussian",
-        ))
+            "the Laplace mechanism gives pure DP: {to_laplace} needs {delta_zero}; for delta > 0 use {to_gaussian}",
+        )
     if source.epsilon == 0.0:
-        raise ConversionError("--to laplace needs eps > 0: eps = 0 would need infinite noise")
+        raise ConversionError("dp", "laplace", "{to_laplace} needs eps > 0: eps = 0 would need infinite noise")
     return _Outcome({"scale": target.sensitivity / source.epsilon}, "Dwork, Roth 2014, Thm 3.6")
 
 
@@ -851,16 +894,15 @@ def convert(source: Guarantee, target: Target, group: int = 1) -> Conversion:
     (docs/mathematics.md §1, §2, §6, §7).
 
     Raises ConversionError, with the reason and what exists instead, for a conversion that does
-    not exist (e.g. approximate DP to zCDP) or that dpcalc does not offer.
+    not exist (e.g. approximate DP to zCDP) or that dpcalc does not offer; GroupRefusal (a
+    ConversionError) when group privacy does not apply.
     """
     POSITIVE_INTEGER.check("group", group)
-    message = refusal(source.notion, target.notion)
-    if message is not None:
-        raise ConversionError(message)
-    if group > 1:
-        message = group_refusal(source.notion, target.notion)
-        if message is not None:
-            raise ConversionError(message)
+    refused = refusal(source.notion, target.notion)
+    if refused is None and group > 1:
+        refused = group_refusal(source.notion, target.notion)
+    if refused is not None:
+        raise refused
     grouped, group_theorem = _apply_group(source, group)
     outcome = _CONVERTERS[(source.notion, target.notion)](grouped, target)
     theorem = "; then ".join(part for part in (group_theorem, outcome.theorem) if part) or "identity"

@@ -294,7 +294,7 @@ def test_conversions_that_do_not_exist(dpcalc, args, start, hint):
     assert run.stderr.startswith(f"Error: {start}") and run.stderr.count("\n") == 1
     assert hint in run.stderr
     source = args[1]
-    assert f"From {source}, dpcalc converts to: {conversions.AVAILABLE[source]}." in run.stderr
+    assert f"From {source}, dpcalc converts to: {conversions.AVAILABLE[source].format_map(cli._TERMS)}." in run.stderr
 
 
 def test_pure_dp_to_laplace_with_zero_epsilon(dpcalc):
@@ -342,3 +342,7 @@ def test_help_lists_notions_and_examples(dpcalc):
     for notion in cli.TARGETS:
         assert notion in run.stdout
     assert "dpcalc convert --from dp --eps 1 --delta 1e-5 --to gaussian" in run.stdout
+
+
+def test_the_command_names_every_term_of_the_core_refusals():
+    assert set(cli._TERMS) == set(conversions.TERMS)
