@@ -19,9 +19,11 @@ from dpcalc.core.composition import (
     basic_composition,
     compose,
     compose_heterogeneous,
+    heterogeneous,
     log_binomial_pmf,
     max_compositions,
     max_epsilon_per_mechanism,
+    optimal,
     optimal_delta,
     optimal_epsilon,
     simplified_composition,
@@ -171,8 +173,8 @@ def test_numpy_walk_agrees_with_pure_python(monkeypatch):
     # Large k walks the window in numpy chunks; the same atoms, the same answer.
     for epsilon, k in [(0.1, 10**6), (1e-3, 10**6), (1.0, 10**5), (0.01, 12345)]:
         pure = optimal_epsilon(epsilon, k, 0.0, 1e-5)
-        monkeypatch.setattr(core, "_NUMPY_WALK_FROM_SD", 0.0)
-        monkeypatch.setattr(core, "_WALK_CHUNK", 1000)  # several chunks
+        monkeypatch.setattr(optimal, "_NUMPY_WALK_FROM_SD", 0.0)
+        monkeypatch.setattr(optimal, "_WALK_CHUNK", 1000)  # several chunks
         vectorised = optimal_epsilon(epsilon, k, 0.0, 1e-5)
         monkeypatch.undo()
         assert vectorised == pytest.approx(pure, rel=1e-13)
@@ -233,7 +235,7 @@ def test_allowance_keeps_delta_prime_next_to_k_delta():
             d, dp = mp.mpf(delta), mp.mpf(delta_prime)
             survival = (1 - d) ** k
             expected = mp.log((survival - 1 + k * d + dp) / survival)
-            assert core._log_allowed_rr_delta([(delta, k)], delta_prime) == pytest.approx(float(expected), rel=1e-13)
+            assert optimal._log_allowed_rr_delta([(delta, k)], delta_prime) == pytest.approx(float(expected), rel=1e-13)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,7 +286,7 @@ def test_heterogeneous_exact_matches_brute_force(epsilons, deltas, delta_prime):
 
 @pytest.mark.parametrize("epsilons, deltas, delta_prime", HETEROGENEOUS)
 def test_lattice_brackets_brute_force(epsilons, deltas, delta_prime, monkeypatch):
-    monkeypatch.setattr(core, "EXACT_ATOM_LIMIT", 1)
+    monkeypatch.setattr(heterogeneous, "EXACT_ATOM_LIMIT", 1)
     result = compose_heterogeneous(epsilons, deltas, delta_prime)
     expected = brute_force_optimal(epsilons, deltas, delta_prime)
     assert result.optimal.epsilon_lower <= expected <= result.optimal.epsilon
@@ -489,7 +491,7 @@ TOTAL_RTOL = 1e-10
 
 
 def exact(value):
-    """A float input as the decimal it prints as (what was typed; composition._slack reads it so)."""
+    """A float input as the decimal it prints as (what was typed; composition.optimal._slack reads it so)."""
     return mp.mpf(repr(value))
 
 
