@@ -7,8 +7,9 @@ the work it does, never by the clock. Work is counted in "bin operations":
 - an FFT convolution of length n costs n log2(n) (the FFT's own count, up to a constant);
   a direct convolution of lengths a and b costs a b;
 - discretising one step on n grid points costs `DISCRETISE_COST` per point (each point needs
-  several normal-CDF evaluations in log space, which cost about as much as a 64-point FFT
-  butterfly chain per point, measured).
+  several normal-CDF evaluations in log space). The weight is a rough one: with it, the cases
+  that reach the work limit run at 1.5e8 to 3e8 bin operations a second on one core of the
+  2026 Xeon the benchmarks name (benchmarks/pld_grid.py prints work and time per case).
 
 `limited(units)` opens a budget; `charge(units)` spends from the innermost open budget and
 raises `WorkLimitReached` once it is exhausted. Outside any budget `charge` only counts (the
