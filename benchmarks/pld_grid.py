@@ -5,7 +5,7 @@
 Cases: the 100-case grid, p in {1e-4, 1e-3, 1e-2, 0.1, 1}, sigma in {0.5, 0.8, 1.1, 1.5, 5} and
 T in {1, 1e2, 1e4, 1e6}, then the corners that have missed the accuracy or been slow. For each case it
 prints the certified interval's relative width, whether it meets the accuracy, the work in bin
-operations (dpcalc.core._pld_work: a count that does not depend on the machine), the number
+operations (dpcalc.core.pld.work: a count that does not depend on the machine), the number
 of grid attempts, the wall time on this machine, and the warnings. Keep its output beside a
 change to the engine, so that the next change can be compared case by case.
 """
@@ -18,9 +18,10 @@ import platform
 import sys
 import time
 
-from dpcalc.core import _pld_work as work
 from dpcalc.core import pld
 from dpcalc.core.phases import Phase
+from dpcalc.core.pld import work
+from dpcalc.core.pld.api import cached
 
 GRID = [(p, sigma, steps) for p in (1e-4, 1e-3, 1e-2, 0.1, 1.0) for sigma in (0.5, 0.8, 1.1, 1.5, 5.0)
         for steps in (1, 100, 10_000, 1_000_000)]
@@ -41,7 +42,7 @@ def main() -> int:
     print(lines[1])
     misses, total_work, total_time = 0, 0.0, 0.0
     for p, sigma, steps in GRID + CORNERS:
-        pld._cached.cache_clear()
+        cached.cache_clear()
         with work.limited(math.inf) as meter:
             start = time.perf_counter()
             result = pld.tight_epsilon([Phase("gaussian", p, sigma, None, steps)], args.delta, accuracy=args.accuracy)

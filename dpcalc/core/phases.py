@@ -30,6 +30,14 @@ class Phase:
     scale: float | None = None
     steps: int = 1
 
+    @property
+    def noise(self) -> float:
+        """The noise parameter of the mechanism: the noise multiplier (gaussian) or the scale b
+        (laplace); the other field is None."""
+        value = self.noise_multiplier if self.mechanism == "gaussian" else self.scale
+        assert value is not None, "checked in __post_init__"
+        return value
+
     def __post_init__(self) -> None:
         PROBABILITY.check("sampling_probability", self.sampling_probability)
         POSITIVE_INTEGER.check("steps", self.steps)

@@ -1,7 +1,7 @@
 """Log-space special functions on numpy arrays (numpy only: no scipy).
 
 The vectorised counterparts of the scalar, math-only helpers in `dpcalc.core.special`, shared
-by the PLD grid (`_pld_grid`, `_pld_pairs`) and the RDP accountant (`rdp`). The closed-form
+by the PLD accountant (`pld.discretise`, `pld.pairs`) and the RDP accountant (`rdp`). The closed-form
 commands must not import numpy, so the two modules stay apart. Where a formula here differs
 from the scalar one (`log_expm1`), it is the formula the PLD pairs' error bounds were derived
 for, and the PLD bounds are compared bit for bit: changing it would change them.
@@ -63,7 +63,8 @@ def log1mexp(x: ArrayLike) -> FloatArray:
     """
     x = np.asarray(x, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.where(x > -_LOG2, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+        out: FloatArray = np.where(x > -_LOG2, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+    return out
 
 
 def log_add(a: ArrayLike, b: ArrayLike) -> FloatArray:
@@ -118,7 +119,8 @@ def log_expm1(x: ArrayLike) -> FloatArray:
     """
     x = np.asarray(x, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return x + np.log(-np.expm1(-x))
+        out: FloatArray = x + np.log(-np.expm1(-x))
+    return out
 
 
 def log1p_exp(x: ArrayLike) -> FloatArray:
@@ -133,4 +135,5 @@ def log1p_exp(x: ArrayLike) -> FloatArray:
     """
     x = np.asarray(x, dtype=float)
     with np.errstate(invalid="ignore"):
-        return np.where(x > 0.0, x + np.log1p(np.exp(-np.abs(x))), np.log1p(np.exp(np.minimum(x, 0.0))))
+        out: FloatArray = np.where(x > 0.0, x + np.log1p(np.exp(-np.abs(x))), np.log1p(np.exp(np.minimum(x, 0.0))))
+    return out

@@ -21,12 +21,24 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpcalc.core import _pld_grid as grid
-from dpcalc.core import _pld_normal as normal
 from dpcalc.core import gdp
-from dpcalc.core._pld_pairs import GaussianPair
 from dpcalc.core.phases import Phase
-from dpcalc.core.pld import DEFAULT_ACCURACY, tight_delta, tight_epsilon, upper_epsilon
+from dpcalc.core.pld import (
+    DEFAULT_ACCURACY,
+    bounds,
+    discretise,
+    fft,
+    layers,
+    normal,
+    tight_delta,
+    tight_epsilon,
+    upper_epsilon,
+    work,
+)
+from dpcalc.core.pld.api import cached
+from dpcalc.core.pld.fallback import closed_forms
+from dpcalc.core.pld.measure import Tilted
+from dpcalc.core.pld.pairs import GaussianPair
 from dpcalc.core.validation import ParameterError
 
 U = 2.0**-53
@@ -169,10 +181,10 @@ def test_one_step_discretised_profiles_bracket_the_exact_one():
     pair = GaussianPair(0.004, 1.1, "remove")
     h = 2.0**-13
     k_lo = math.floor(math.log1p(-0.004) / h) - 1
-    upper, lower = grid.discretise_step(pair, h, k_lo, int(2.5 / h), 9.0, 1)
+    upper, lower = discretise.discretise_step(pair, h, k_lo, int(2.5 / h), 9.0, 1)
     for eps in (0.0, 0.001, 0.01, 0.1, 0.5, 1.0):
         exact = _exact_one_step_delta(0.004, 1.1, eps)  # the remove direction dominates here
-        assert grid.delta_bound(lower, eps) <= exact <= grid.delta_bound(upper, eps)
+        assert bounds.delta_bound(layers.single(lower), eps) <= exact <= bounds.delta_bound(layers.single(upper), eps)
 
 
 def test_discretised_step_masses():
@@ -181,7 +193,7 @@ def test_discretised_step_masses():
     for exponent in (11, 13, 15):
         h = 2.0**-exponent
         k_lo = math.floor(math.log1p(-0.004) / h) - 1
-        upper, lower = grid.discretise_step(pair, h, k_lo, int(1.0 / h), 1.0, 1)
+        upper, lower = discretise.discretise_step(pair, h, k_lo, int(1.0 / h), 1.0, 1)
         for measure in (upper, lower):
             assert np.isfinite(measure.t).all()
         total = lambda m: float((m.t * np.exp(m.log_z - m.lam * m.losses)).sum())  # noqa: E731
@@ -300,12 +312,11 @@ def test_upper_epsilon_outside_the_grid_is_the_closed_form():
 
 
 def test_upper_epsilon_past_the_work_limit_is_the_closed_form(monkeypatch):
-    from dpcalc.core import pld
 
-    monkeypatch.setattr(pld, "_WORK_LIMIT", 0.0)
+    monkeypatch.setattr(work, "WORK_LIMIT", 0.0)
     phases = [gaussian(0.004, 1.3, 1000)]
     upper, step = upper_epsilon(phases, 1e-5)
-    closed = pld._fallback(tuple(phases), delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY, reason="")
+    closed = closed_forms(tuple(phases), delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY, reason="")
     assert (upper, step) == (closed.epsilon_upper, 0.0)
 
 
@@ -495,9 +506,9 @@ def test_fft_convolution_error_is_within_the_bound():
     for n in (3000, 6000):
         # a smooth bump over sixteen orders of magnitude, like a tilted distribution
         x = np.exp(-0.5 * ((np.arange(n) - n / 3) / (n / 12)) ** 2) * (1 + 0.1 * rng.random(n))
-        a = grid.Tilted("upper", 1.0, 1e-3, 0, x / x.sum(), 0.0)
-        b = grid.Tilted("upper", 1.0, 1e-3, 0, x[::-1] / x.sum(), 0.0)
-        c = grid.convolve(a, b)
+        a = Tilted("upper", 1.0, 1e-3, 0, x / x.sum(), 0.0)
+        b = Tilted("upper", 1.0, 1e-3, 0, x[::-1] / x.sum(), 0.0)
+        c = fft.convolve(a, b)
         exact = np.convolve(a.t.astype(np.longdouble), b.t.astype(np.longdouble))
         exact = exact / exact.sum()
         measured = float(np.abs(c.t - exact).sum())
@@ -562,34 +573,31 @@ def test_heavy_tails_say_when_the_interval_is_wider_than_asked(p, sigma, steps):
 def test_the_accountant_never_reads_the_clock(monkeypatch):
     import time
 
-    from dpcalc.core import pld
 
     def no_clock():
         raise AssertionError("the PLD accountant read the clock")
 
     for name in ("time", "monotonic", "perf_counter", "process_time"):
         monkeypatch.setattr(time, name, no_clock)
-    pld._cached.cache_clear()
+    cached.cache_clear()
     result = tight_epsilon([gaussian(0.004, 1.1, 10_000)], 1e-5)
     assert 1.8404 < result.epsilon_lower <= result.epsilon_upper < 1.8416
 
 
 def test_the_work_limit_is_a_count_and_its_warning_names_it(monkeypatch):
-    from dpcalc.core import _pld_work as work
-    from dpcalc.core import pld
 
     phases = [gaussian(0.004, 1.1, 10_000)]
-    pld._cached.cache_clear()
+    cached.cache_clear()
     with work.limited(math.inf) as meter:
         free = tight_epsilon(phases, 1e-5)
     # the design card's work, in bin operations: a property of the input, not of the machine
-    assert 1e6 < meter.used < 1e8 and meter.used < pld._WORK_LIMIT
-    monkeypatch.setattr(pld, "_WORK_LIMIT", meter.used / 2)
-    pld._cached.cache_clear()
+    assert 1e6 < meter.used < 1e8 and meter.used < work.WORK_LIMIT
+    monkeypatch.setattr(work, "WORK_LIMIT", meter.used / 2)
+    cached.cache_clear()
     limited = tight_epsilon(phases, 1e-5)
     assert any("work limit of" in warning for warning in limited.warnings)
     assert limited.epsilon_lower <= free.epsilon_lower <= free.epsilon_upper <= limited.epsilon_upper
-    pld._cached.cache_clear()
+    cached.cache_clear()
     assert tight_epsilon(phases, 1e-5) == limited  # bit for bit, whatever the load
 
 

@@ -105,17 +105,20 @@ def test_a_single_shared_row_matches_its_own_phase():
 
 
 def test_lower_bound_search_window():
-    from dpcalc.core import _pld_layers as layers
+    from dpcalc.core.pld import bounds as layers
+    from dpcalc.core.pld.accountant import prepare
+    from dpcalc.core.pld.plan import INF_SHARE, make_plan, step_measures
+    from dpcalc.core.pld.power import Powers, Usage
 
     top = Phase("gaussian", 0.01, 1.0, None, 64)
-    setup = pld._prepare((top,), 1e-5, None, 1e-3)
+    setup = prepare((top,), 1e-5, None, 1e-3)
     direction = setup.order[0]
     model = setup.models[direction][0]
-    plan = pld._plan(*setup.tilts[direction], 1e-5, setup.scale, pld._INF_SHARE, setup.events,
+    plan = make_plan(*setup.tilts[direction], 1e-5, setup.scale, INF_SHARE, setup.events,
                      setup.per_step_error(setup.reference))
-    upper, lower = pld._step_measures(model, plan)
-    uppers = dict(pld._running_powers(model, upper, plan, [64], {}))
-    lowers = dict(pld._running_powers(model, lower, plan, [64], {}))
+    upper, lower = step_measures(model, plan)
+    uppers = {64: Powers(model, upper, plan, 64, Usage()).balanced(64)}
+    lowers = {64: Powers(model, lower, plan, 64, Usage()).balanced(64)}
     high = layers.epsilon_bound(uppers[64], 1e-5)
     full = layers.epsilon_bound(lowers[64], 1e-5)
     assert 0.0 < full <= high

@@ -13,7 +13,7 @@ than the whole composition of the design-card case. The two formulas used are th
 
 `NORMAL_RELATIVE_ERROR` is the relative error bound the accountant assumes for every value
 returned here (tail probabilities, their logarithms relative to their size, and log R);
-tests/core/test_pld.py checks it against mpmath with a wide margin.
+tests/core/pld/test_normal.py checks it against mpmath with a wide margin.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ def _erf_series(z: np.ndarray) -> np.ndarray:
     for n in range(1, _SERIES_TERMS):
         term = term * two_z2 / (2 * n + 1)
         total = total + term
-    return _TWO_OVER_SQRT_PI * np.exp(-z * z) * total
+    out: np.ndarray = _TWO_OVER_SQRT_PI * np.exp(-z * z) * total
+    return out
 
 
 def _mills_ratio_cf(t: np.ndarray) -> np.ndarray:
@@ -73,7 +74,7 @@ def _mills_ratio_cf(t: np.ndarray) -> np.ndarray:
 # whose value comes from the continued fraction (once per process). R solves R' = t R - 1, so
 # the coefficients c_n = R^(n)(t0)/n! satisfy c_1 = t0 c_0 - 1 and
 # c_(n+1) = (t0 c_n + c_(n-1))/(n + 1). With |t - t0| <= 1/32, 12 terms give full precision
-# (tests/core/test_pld.py checks it against mpmath).
+# (tests/core/pld/test_normal.py checks it against mpmath).
 _TAYLOR_TO = 4.0
 _ANCHORS_PER_UNIT = 16
 _TAYLOR_TERMS = 12
@@ -215,4 +216,5 @@ def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np
 def log_density(t: np.ndarray) -> np.ndarray:
     """log phi(t)."""
     t = np.asarray(t, dtype=float)
-    return -0.5 * t * t - _LOG_SQRT_2PI
+    out: np.ndarray = -0.5 * t * t - _LOG_SQRT_2PI
+    return out

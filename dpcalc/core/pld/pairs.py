@@ -3,7 +3,7 @@
 A pair (P, Q) is described by its privacy loss L = log(dP/dQ) under P: for any loss interval
 [a, b) the model returns P(a <= L < b) and Q(a <= L < b) (the same set of outcomes measured
 under Q), as logarithms with bounds on their relative errors. That is all the discretisation
-needs (see `_pld_grid`).
+needs (see `discretise`).
 
 Poisson-subsampled Gaussian, sensitivity 1, noise multiplier sigma, add/remove adjacency
 (Mironov, Talwar, Zhang 2019, arXiv 1908.10530, Sec. 3; Zhu, Dong, Wang 2022, arXiv 2106.08567,
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcalc.core._pld_normal import (
+from dpcalc.core.pld.normal import (
     UNIT_ROUNDOFF,
     log_density,
     log_interval_mass,
@@ -56,7 +56,8 @@ class CellMasses:
     rel_q: np.ndarray
 
 
-def _combine(log_a, rel_a, log_b, rel_b):
+def _combine(log_a: np.ndarray | float, rel_a: np.ndarray | float, log_b: np.ndarray | float,
+             rel_b: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
     """log(A + B) of two non-negative quantities and the relative error of the sum."""
     with np.errstate(invalid="ignore"):
         total = np.logaddexp(log_a, log_b)
@@ -141,7 +142,7 @@ class GaussianPair(Pair):
         else:
             raise ValueError(f"direction must be 'remove' or 'add', got direction={direction!r}")
 
-    def _x_interval(self, edges: np.ndarray):
+    def _x_interval(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """End points [x_lo, x_hi) in x of the loss cells, with their rounding errors."""
         if self.direction == "remove":
             x, err = self.ratio.inverse(edges)
@@ -172,7 +173,8 @@ class GaussianPair(Pair):
             return CellMasses(mix_log, mix_rel, log_m0, rel_m0)
         return CellMasses(log_m0, rel_m0, mix_log, mix_rel)
 
-    def _x_sensitivity(self, t_lo, e_lo, t_hi, e_hi, log_mass):
+    def _x_sensitivity(self, t_lo: np.ndarray, e_lo: np.ndarray, t_hi: np.ndarray, e_hi: np.ndarray,
+                       log_mass: np.ndarray) -> np.ndarray:
         s = self.sigma
         with np.errstate(invalid="ignore", over="ignore"):
             a = np.where(np.isfinite(t_lo), np.exp(np.minimum(log_density(t_lo) - log_mass, 700.0)) * e_lo / s, 0.0)
@@ -258,7 +260,8 @@ class LaplacePair(Pair):
         else:
             raise ValueError(f"direction must be 'remove' or 'add', got direction={direction!r}")
 
-    def _middle(self, x_lo, e_lo, x_hi, e_hi):
+    def _middle(self, x_lo: np.ndarray, e_lo: np.ndarray, x_hi: np.ndarray,
+                e_hi: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """log masses of Lap(0, b) and Lap(1, b) on [x_lo, x_hi] clipped to [0, 1]."""
         b = self.b
         lo = np.clip(x_lo, 0.0, 1.0)
@@ -316,7 +319,7 @@ class LaplacePair(Pair):
                 log_p[index], rel_p[index], log_q[index], rel_q[index] = lp, rp, lq, rq
         return CellMasses(log_p, rel_p, log_q, rel_q)
 
-    def _quadrature(self):
+    def _quadrature(self) -> tuple[np.ndarray, np.ndarray]:
         """Nodes (x in (0, 1)) and log weights of Lap(0, b), plus the atoms, for E_Q[f(r)]."""
         if self._nodes is not None:
             return self._nodes
@@ -332,7 +335,7 @@ class LaplacePair(Pair):
         self._nodes = (np.concatenate(xs), np.concatenate(logw))
         return self._nodes
 
-    def _remove_atoms(self):
+    def _remove_atoms(self) -> tuple[tuple[float, float], tuple[float, float]]:
         e = math.exp(-1.0 / self.b)
         a_minus = math.log1p(self.p * math.expm1(-1.0 / self.b))
         a_plus = math.log1p(self.p * math.expm1(1.0 / self.b))
@@ -356,13 +359,10 @@ class LaplacePair(Pair):
     def moments(self) -> tuple[float, float]:
         power = 1.0 if self.direction == "remove" else 0.0
         x, logw = self._quadrature()
-        log_r = list(self.ratio.log_ratio(x))
-        logw = list(logw)
-        for log_ratio, q_mass in self._remove_atoms():
-            log_r.append(log_ratio)
-            logw.append(math.log(q_mass))
-        ratios = np.array(log_r)
-        weight = np.exp(np.array(logw) + power * ratios)
+        atoms = self._remove_atoms()
+        ratios = np.concatenate((self.ratio.log_ratio(x), [log_ratio for log_ratio, _ in atoms]))
+        log_weights = np.concatenate((logw, [math.log(q_mass) for _, q_mass in atoms]))
+        weight = np.exp(log_weights + power * ratios)
         loss = ratios if self.direction == "remove" else -ratios
         total = weight.sum()
         mean = float((weight * loss).sum() / total)

@@ -1,0 +1,246 @@
+"""The grid accountant: tilts and grid scale of a run (`prepare`), one grid's bounds in every
+direction (`attempt`), and the refinement loop that makes the grid finer until the interval
+meets the accuracy or a limit is reached (`account_grid`).
+
+Sources: Koskela, Jalko, Honkela (AISTATS 2020, arXiv 1906.03049) and Gopi, Lee, Wutschitz
+(NeurIPS 2021, arXiv 2106.02848) for composing PLDs by FFT; the bounds and why they are sound
+are in docs/pld-soundness.md (S1-S6).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from dpcalc.core.phases import Phase
+from dpcalc.core.pld import bounds, work
+from dpcalc.core.pld.model import PhaseModel, chernoff
+from dpcalc.core.pld.plan import INF_SHARE, cap, make_plan
+from dpcalc.core.pld.power import Measures, Usage, compose_run
+from dpcalc.core.pld.result import DEFAULT_ACCURACY, DIRECTIONS, PLDResult
+
+# The refinement stops before a grid would exceed this many bins.
+MAX_BINS = 1 << 21
+MAX_ATTEMPTS = 4
+# A delta_upper at or below this is reported without refining for relative accuracy.
+NEGLIGIBLE_DELTA = 1e-300
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What every attempt of one accounting shares: the models, tilts and grid scale."""
+
+    models: dict[str, list[PhaseModel]]
+    tilts: dict[str, tuple[float, float]]
+    order: list[str]  # directions, the likely binding one first
+    events: int
+    scale: float
+    reference: float
+    per_step_error: Callable[[float], float]
+    coarse_first: bool
+
+
+def symmetric(phases: Sequence[Phase]) -> bool:
+    """Without subsampling the Gaussian and Laplace pairs are symmetric: add = remove."""
+    return all(phase.sampling_probability == 1.0 for phase in phases)
+
+
+def prepare(phases: Sequence[Phase], delta: float | None, epsilon: float | None, accuracy: float) -> Setup:
+    """The tilts (Chernoff saddle points), truncation caps and grid scale of a run."""
+    directions = DIRECTIONS[:1] if symmetric(phases) else DIRECTIONS
+    models = {d: [PhaseModel(phase, d) for phase in phases] for d in directions}
+    tilts = {d: chernoff(models[d], delta, epsilon) for d in directions}
+    # The tilt is chosen for the measure the grid represents: losses beyond the upper
+    # truncation go to +inf and take no part in the tilt (for heavy-tailed losses, e.g. small
+    # p, the full MGF is dominated by events far rarer than delta).
+    events = sum(2 * (phase.steps.bit_length() + 1) for phase in phases) + 2 * len(phases) + 2
+    for d in directions:
+        delta_scale = delta if delta is not None else math.exp(min(tilts[d][1], 0.0))
+        for model in models[d]:
+            model.cap = cap(model, math.log(INF_SHARE * max(delta_scale, 1e-300)), events)
+        tilts[d] = chernoff(models[d], delta, epsilon)
+    # the direction with the larger Chernoff estimate is most likely the binding one
+    order = sorted(directions, key=lambda d: tilts[d][1], reverse=True)
+    total_steps = sum(phase.steps for phase in phases)
+    # both bounds err by O(h^2) per step and per coarsening; the number of coarsenings grows
+    # with log T, so the grids are refined by sqrt(log2 T / 14) beyond T ~ 16000
+    scale = math.sqrt(DEFAULT_ACCURACY / accuracy) * math.sqrt(max(1.0, math.log2(total_steps) / 14.0))
+    if epsilon is not None:
+        # a relative width a in delta is a width of about a / (lam + 1) in epsilon: that many
+        # times finer than the same relative width in epsilon
+        scale *= math.sqrt(max(1.0, (tilts[order[0]][0] + 1.0) * epsilon))
+    # The error of either bound is at most about (number of steps) * h in epsilon, so a step of
+    # accuracy * epsilon / (4 steps) always suffices; the variance rule is finer for long runs.
+    if delta is not None:
+        reference = max(tilts[order[0]][1], 0.0)
+        per_step_error = lambda ref: accuracy * ref / (4.0 * total_steps)  # noqa: E731
+    else:
+        lam0 = tilts[order[0]][0]
+        reference = 1.0
+        per_step_error = lambda ref: accuracy / (4.0 * (lam0 + 1.0) * total_steps)  # noqa: E731
+    # A run whose Chernoff bound already gives epsilon = 0 first tries a coarse grid, which
+    # certifies epsilon_upper = 0 cheaply when that is the answer.
+    coarse_first = delta is not None and tilts[order[0]][1] <= 0.0
+    return Setup(models, tilts, order, events, scale, reference, per_step_error, coarse_first)
+
+
+def bounds_of(measures: Measures, delta: float | None, epsilon: float | None) -> tuple[float, float | None]:
+    """(upper, lower) of the target quantity for one direction (lower None if not composed)."""
+    if delta is not None:
+        upper = bounds.epsilon_bound(measures.upper, delta)
+        lower = bounds.epsilon_bound(measures.lower, delta) if measures.lower is not None else None
+    else:
+        assert epsilon is not None
+        upper = bounds.delta_bound(measures.upper, epsilon)
+        lower = bounds.delta_bound(measures.lower, epsilon) if measures.lower is not None else None
+    return upper, lower
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The bounds of one grid (`attempt`), over all directions."""
+
+    upper: float
+    lower: float | None  # None when the lower bound was not asked for
+    binding: str
+    grid_step: float
+    bins: int
+    capped: bool
+    measures: dict[str, Measures]  # direction -> its composed measures
+
+    @property
+    def value(self) -> float:
+        return self.upper if math.isfinite(self.upper) else 0.0
+
+    @property
+    def width(self) -> float:
+        assert self.lower is not None
+        return self.upper - self.lower
+
+    def unresolved(self, delta: float | None) -> bool:
+        """The grid could not certify the target delta (the upper bound is inf)."""
+        return math.isinf(self.upper) and delta is not None
+
+
+def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: float, inf_share: float,
+            min_step: float, full: bool = False, want_lower: bool = True) -> Attempt:
+    """One grid of `account_grid`, `scale` times finer than the default accuracy's.
+
+    With `full`, every direction is composed in full (their measures are kept); otherwise a
+    direction after the first is composed only when a cheaper upper bound for it exceeds the
+    first direction's upper bound.
+    """
+    usage = Usage()
+    first = setup.order[0]
+    plan = make_plan(*setup.tilts[first], delta, scale, inf_share, setup.events, min_step)
+    measures = compose_run(setup.models[first], plan, want_lower, usage)
+    kept = {first: measures}
+    upper, lower = bounds_of(measures, delta, epsilon)
+    binding = first
+    grid_step = measures.upper.bulk.h
+    for other in setup.order[1:]:
+        # A cheaper upper bound for the other direction settles most runs: if it does not
+        # exceed the first direction's upper bound, the maximum over directions is unchanged
+        # and the first direction's lower bound is a lower bound of the maximum.
+        if not full:
+            rough_plan = make_plan(*setup.tilts[other], delta, scale * 0.5, inf_share, setup.events, min_step)
+            rough_upper, _ = bounds_of(compose_run(setup.models[other], rough_plan, False, usage), delta, epsilon)
+            if rough_upper <= upper:
+                continue
+        plan_other = make_plan(*setup.tilts[other], delta, scale, inf_share, setup.events, min_step)
+        composed = compose_run(setup.models[other], plan_other, want_lower, usage)
+        kept[other] = composed
+        other_upper, other_lower = bounds_of(composed, delta, epsilon)
+        if other_upper > upper:
+            binding = other
+            grid_step = composed.upper.bulk.h
+        upper = max(upper, other_upper)
+        if lower is not None and other_lower is not None:
+            lower = max(lower, other_lower)
+    return Attempt(upper, lower, binding, grid_step, usage.bins, usage.capped, kept)
+
+
+@dataclass(frozen=True)
+class GridAccount:
+    """The grid accountant's result and the measures of the attempt it reports."""
+
+    result: PLDResult
+    measures: dict[str, Measures]
+
+
+def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,
+                 accuracy: float, full: bool = False) -> GridAccount:
+    """The grid accountant: grids refined (2 or 4 times finer) until the interval is at most
+    `accuracy` times the upper bound wide, or MAX_ATTEMPTS, MAX_BINS or the work limit is
+    reached (the last completed grid is then reported, with a warning naming the limit).
+    With `full`, every direction is composed in full (see `attempt`)."""
+    setup = prepare(phases, delta, epsilon, accuracy)
+    scale, reference = setup.scale, setup.reference
+    inf_share = INF_SHARE
+    attempts = 0
+    outcome: Attempt | None = None
+    out_of_work = False
+    for number in range(MAX_ATTEMPTS):
+        attempts += 1
+        this_scale = scale / 8.0 if (setup.coarse_first and number == 0) else scale
+        try:
+            fresh = attempt(setup, delta, epsilon, this_scale, inf_share, setup.per_step_error(reference), full=full)
+        except work.WorkLimitReached:
+            if outcome is None:
+                raise
+            attempts -= 1
+            out_of_work = True
+            break
+        outcome = fresh
+        if outcome.unresolved(delta):
+            if outcome.capped:
+                break  # a finer grid would exceed the bin limit
+            inf_share *= 1e-3
+            scale *= 2.0
+            continue
+        if delta is not None and outcome.upper == 0.0:
+            break
+        if epsilon is not None and outcome.upper <= NEGLIGIBLE_DELTA:
+            break  # relative accuracy below 1e-300 is not worth a finer grid
+        if outcome.width <= accuracy * outcome.value:
+            break
+        if delta is not None:
+            reference = outcome.upper
+        if setup.coarse_first and number == 0:
+            continue
+        ratio = outcome.width / max(accuracy * outcome.value, 1e-300)
+        factor = 2.0 if ratio < 3.5 else 4.0
+        if outcome.bins * factor > MAX_BINS or outcome.capped:
+            break
+        scale *= factor
+    assert outcome is not None and outcome.lower is not None
+    warnings: list[str] = []
+    if outcome.unresolved(delta):
+        warnings.append(
+            "the grid cannot certify this target: the discretisation error exceeds it even on the "
+            "finest grid tried, so the upper bound is reported as inf."
+        )
+    elif outcome.width > accuracy * outcome.value and not (
+            epsilon is not None and outcome.upper <= NEGLIGIBLE_DELTA):
+        limit = (f"{work.limit_reason(work.WORK_LIMIT)} before a finer grid was done" if out_of_work
+                 else "the grid it needs exceeds the size limit")
+        reached = outcome.width / outcome.value if outcome.value > 0.0 else math.inf
+        warnings.append(
+            f"the certified interval is {outcome.width:.3g} wide (relative {reached:.2g}), more than the "
+            f"requested accuracy {accuracy:g} x {outcome.value:.6g}: {limit}."
+        )
+    result = PLDResult.bounds(
+        delta=delta, epsilon=epsilon, upper=outcome.upper, lower=outcome.lower, accuracy=accuracy,
+        grid_step=outcome.grid_step, grid_size=outcome.bins, binding=outcome.binding, attempts=attempts,
+        phases=phases, warnings=tuple(warnings),
+    )
+    return GridAccount(result, outcome.measures)
+
+
+def first_upper(phases: tuple[Phase, ...], delta: float, accuracy: float) -> tuple[float, float]:
+    """The upper bound of the first grid `account_grid` tries, and its grid step (no lower bound)."""
+    setup = prepare(phases, delta, None, accuracy)
+    outcome = attempt(setup, delta, None, setup.scale, INF_SHARE, setup.per_step_error(setup.reference),
+                      want_lower=False)
+    return outcome.upper, outcome.grid_step

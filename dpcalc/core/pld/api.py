@@ -1,0 +1,123 @@
+"""The PLD accountant's entry points for one run: a certified interval on epsilon at a target
+delta (`tight_epsilon`), on delta at a target epsilon (`tight_delta`), and a cheaper upper
+bound alone (`upper_epsilon`). Each runs the grid accountant under its guard and falls back to,
+or is tightened by, the closed forms (S7 of docs/pld-soundness.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from dpcalc.core.phases import Phase
+from dpcalc.core.pld import work
+from dpcalc.core.pld.accountant import account_grid, first_upper
+from dpcalc.core.pld.fallback import closed_forms, merge, out_of_range
+from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PLDResult
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
+
+# Distinct calls remembered by tight_epsilon / tight_delta (results are immutable).
+_CACHE_SIZE = 256
+
+_T = TypeVar("_T")
+
+
+def tight_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DEFAULT_ACCURACY) -> PLDResult:
+    """Certified [epsilon_lower, epsilon_upper] at `delta` for the composition of `phases`.
+
+    Cost: about 0.1 s for the design card (p = 0.004, sigma = 1.1, T = 10000) at the default
+    accuracy, 0.2 to 0.25 s for T = 1e6 to 1e7 (one core); a coarser `accuracy` (say 1e-2) is
+    several times cheaper, which suits searches that only need to steer. Results are memoised
+    (the last _CACHE_SIZE distinct calls), so asking again for the same run is free.
+    """
+    OPEN_UNIT.check("delta", delta)
+    ACCURACY.check("accuracy", accuracy)
+    return cached(check_phases(phases), delta, None, float(accuracy))
+
+
+def tight_delta(phases: Sequence[Phase], epsilon: float, *, accuracy: float = DEFAULT_ACCURACY) -> PLDResult:
+    """Certified [delta_lower, delta_upper] at `epsilon` for the composition of `phases`."""
+    NON_NEGATIVE.check("epsilon", epsilon)
+    ACCURACY.check("accuracy", accuracy)
+    return cached(check_phases(phases), None, float(epsilon), float(accuracy))
+
+
+def upper_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DEFAULT_ACCURACY) -> tuple[float, float]:
+    """A certified upper bound on epsilon at `delta`, and the grid step it was computed on.
+
+    The upper bound of the first grid `tight_epsilon` tries at `accuracy` (the same number when
+    that grid meets the accuracy, as it does for most runs), without the lower bound and without
+    checking the interval's width: about 40% cheaper, for searches that steer by it. Where the
+    first grid cannot certify the target (inf), it is `tight_epsilon`'s upper bound; outside the
+    grid's range, or when the grid fails, the closed forms' (grid step 0), as in `tight_epsilon`.
+    """
+    OPEN_UNIT.check("delta", delta)
+    ACCURACY.check("accuracy", accuracy)
+    checked = check_phases(phases)
+    reason = out_of_range(checked)
+    if reason is None:
+        outcome, reason = in_grid(lambda: first_upper(checked, delta, accuracy))
+        if outcome is not None:
+            upper, grid_step = outcome
+            if math.isfinite(upper):
+                return upper, grid_step
+            result = tight_epsilon(checked, delta, accuracy=accuracy)  # finer grids may certify it
+            return result.epsilon_upper, result.grid_step
+    result = closed_forms(checked, delta=delta, epsilon=None, accuracy=accuracy, reason=reason or "")
+    return result.epsilon_upper, result.grid_step
+
+
+def in_grid(compute: Callable[[], _T]) -> tuple[_T | None, str | None]:
+    """(compute(), None) run under the grid's guard (`work.guard`), or (None, why it failed)."""
+    with work.guard() as guard:
+        return compute(), None
+    return None, guard.failure
+
+
+def check_phases(phases: Sequence[Phase]) -> tuple[Phase, ...]:
+    """The phases as a tuple, checked to be a non-empty sequence of `Phase`."""
+    phases = tuple(phases)
+    if not phases:
+        raise ValueError("give at least one phase")
+    for phase in phases:
+        if not isinstance(phase, Phase):
+            raise TypeError(f"phases must be Phase objects, got {type(phase).__name__}")
+    return phases
+
+
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def cached(phases: tuple[Phase, ...], delta: float | None, epsilon: float | None, accuracy: float) -> PLDResult:
+    """`account`, memoised."""
+    return account(phases, delta=delta, epsilon=epsilon, accuracy=accuracy)
+
+
+def account(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,
+            accuracy: float) -> PLDResult:
+    """The grid accountant inside its numerical range; the closed-form bounds outside it.
+
+    An accuracy finer than the default never gives a looser interval than the default: where
+    the finer grids fall short (their work limit, their size limit), the default's interval,
+    which is just as certified, tightens either side.
+    """
+    result = _account_at(phases, delta=delta, epsilon=epsilon, accuracy=accuracy)
+    if accuracy < DEFAULT_ACCURACY and result.warnings:
+        default = cached(phases, delta, epsilon, DEFAULT_ACCURACY)
+        merged = merge(result, default, "the grid of the default accuracy")
+        return dataclasses.replace(merged, accuracy=accuracy)
+    return result
+
+
+def _account_at(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,
+                accuracy: float) -> PLDResult:
+    reason = out_of_range(phases)
+    if reason is None:
+        grid, reason = in_grid(lambda: account_grid(phases, delta=delta, epsilon=epsilon, accuracy=accuracy))
+        if grid is not None:
+            if not grid.result.warnings:
+                return grid.result
+            # the grid fell short of the accuracy: the closed forms may do better on either side
+            return merge(grid.result, closed_forms(phases, delta=delta, epsilon=epsilon, accuracy=accuracy,
+                                                   reason=""))
+    return closed_forms(phases, delta=delta, epsilon=epsilon, accuracy=accuracy, reason=reason or "")

@@ -1,0 +1,381 @@
+"""One step of a mechanism's dominating pair on a grid: the upper measure by connecting the
+dots (S1-S3 of docs/pld-soundness.md) and the lower measure by garbling (S4), both tilted and
+normalised (`measure.Tilted`, S5), from bounds on the pair's cell masses (S2).
+
+Sources: Doroshenko, Ghazi, Kamath, Kumar, Manurangsi, "Connect the dots: tighter discrete
+approximations of privacy loss distributions" (PETS 2022, arXiv 2207.04380), Sec. 4, for the
+upper split; Koskela, Jalko, Honkela (AISTATS 2020, arXiv 1906.03049) for discretising a PLD.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpcalc.core.pld import work
+from dpcalc.core.pld.measure import THETAS, Tilted, U
+from dpcalc.core.pld.pairs import Pair
+from dpcalc.core.special_array import finite_abs, log1mexp, log_add, log_sub
+
+# exp(-x) is exactly 0 in float64 for x above about 745.1.
+_EXP_UNDERFLOW = 750.0
+
+# The largest fraction of the next cell that the lower-bound construction may need to lift a
+# cell's likelihood ratio onto the grid (see `_lower_masses`); beyond it the cell is rounded down.
+_MAX_BORROW = 1.0
+
+def _bounds(log_value: np.ndarray, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log of upper and lower bounds of a value known to relative error rel."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        upper = log_value + np.log1p(rel) + 8.0 * U * (1.0 + finite_abs(log_value))
+        lower = np.where(rel < 1.0, log_value + np.log1p(-np.minimum(rel, 1.0)) - 8.0 * U * (1.0 + finite_abs(log_value)), -math.inf)
+    upper = np.where(np.isneginf(log_value), -math.inf, upper)
+    lower = np.where(np.isneginf(log_value), -math.inf, lower)
+    return upper, lower
+
+
+def discretise_step(pair: Pair, h: float, k_lo: int, k_hi: int, lam: float,
+                    drop_multiplicity: int) -> tuple[Tilted, Tilted]:
+    """One step of `pair` on the grid {k h : k_lo <= k <= k_hi}, tilted by exp(lam * loss).
+
+    Returns the upper measure (S1, S2) and the lower one (S4), from the same cell masses.
+
+    upper: the cell [k h, (k+1) h) is split between its end points as in "connect the dots"
+    (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi 2022, arXiv 2207.04380, Sec. 4): a loss l in
+    the cell goes to (k+1) h with probability (e^(-kh) - e^(-l))/(e^(-kh) - e^(-(k+1)h)), which
+    keeps the Q-mass, so the split pair dominates the pair (merging the two halves back is a
+    post-processing). Summed over the cell the upper part is
+        U = (P(cell) - e^(kh) Q(cell)) / (1 - e^(-h)),
+    computed from upper/lower bounds of the masses so that it can only be too large: moving
+    mass up is a rounding up, which is safe (S3). Mass at or above k_hi h goes to +inf; mass
+    below k_lo h is dropped and accounted for by S6 (none when k_lo h is below the support).
+
+    lower: see `_lower_masses`.
+    """
+    count = k_hi - k_lo + 1
+    work.charge(work.DISCRETISE_COST * count)
+    # half-grid edges e_j = (2 k_lo - 1 + j) h/2, j = 0 .. 2 count; cells: tail, halves, tail
+    half_edges = (2 * k_lo - 1 + np.arange(2 * count + 1)) * (0.5 * h)
+    edges = np.concatenate(([-math.inf], half_edges, [math.inf]))
+    cells = pair.cell_masses(edges)
+    lp, lpl = _bounds(cells.log_p, cells.rel_p)
+    lq, lql = _bounds(cells.log_q, cells.rel_q)
+    # index 0: below e_0; 1 .. 2count: halves; 2count + 1: at or above e_{2count}
+    grid = (k_lo + np.arange(count)) * h
+    upper = _upper_step(h, k_lo, grid, lp, lql, lam, drop_multiplicity)
+    upper.log_theta_mgf = _theta_table(upper)
+    lower = _lower_step(h, k_lo, grid, lp, lpl, lq, lql, lam)
+    return upper, lower
+
+
+def discretise_step_layers(pair: Pair, h: float, k_lo: int, k_cut: int, tail_step: float, j_hi: int,
+                           lam: float, drop_multiplicity: int) -> tuple[Tilted, Tilted, Tilted, Tilted | None]:
+    """One step as two layers: the bulk on the grid h up to k_cut h, the tail on a grid of
+    step H = tail_step (a power-of-two multiple of h, k_cut h a multiple of H) up to j_hi H.
+
+    Returns (upper bulk, upper tail, lower bulk, lower tail). The bulk layers carry the
+    quantities of the whole measure (mass at +inf, dropped lower tail, total mass, the
+    E[e^(-theta S)] bounds); the tail layers do not. Both tails use the constructions of the
+    bulk on the coarse grid: connect the dots on [jH, (j+1)H) (mass from j_hi H on goes to
+    +inf) and the merged centred cells [(j - 1/2)H, (j + 1/2)H) for j > j0 = k_cut h / H; the
+    lower tail's first piece [(k_cut + 1/2) h, (j0 + 1/2) H) is rounded down to j0 H.
+    """
+    H = tail_step
+    ratio = round(H / h)
+    if k_cut % ratio:
+        raise ValueError("k_cut h must be a multiple of the tail step")
+    j0 = k_cut // ratio
+    count = k_cut - k_lo + 1
+    tail_count = j_hi - j0
+    work.charge(work.DISCRETISE_COST * (count + tail_count))
+    half_edges = (2 * k_lo - 1 + np.arange(2 * count + 1)) * (0.5 * h)
+    coarse_halves = (2 * j0 + 1 + np.arange(2 * tail_count + 1)) * (0.5 * H)
+    edges = np.concatenate(([-math.inf], half_edges, coarse_halves, [math.inf]))
+    cells = pair.cell_masses(edges)
+    lp, lpl = _bounds(cells.log_p, cells.rel_p)
+    lq, lql = _bounds(cells.log_q, cells.rel_q)
+    nb = 2 * count + 1  # cells 0 .. nb - 1: below, the bulk's halves; then the gap, coarse halves, top
+    grid = (k_lo + np.arange(count)) * h
+
+    def rest(x: np.ndarray) -> float:
+        return float(np.logaddexp.reduce(x))
+
+    # bulk: everything at or above (k_cut + 1/2) h is "the tail" of the one-layer code
+    blp = np.append(lp[:nb], rest(lp[nb:]))
+    blq = np.append(lq[:nb], rest(lq[nb:]))
+    blpl = np.append(lpl[:nb], rest(lpl[nb:]))
+    blql = np.append(lql[:nb], rest(lql[nb:]))
+    upper = _upper_step(h, k_lo, grid, blp, blql, lam, drop_multiplicity)
+    lower = _lower_step(h, k_lo, grid, blp, blpl, blq, blql, lam, tail_to_top=False)
+    # tail part of the cell arrays: gap, 2 tail_count coarse halves, top
+    gap = nb
+    halves = nb + 1 + np.arange(2 * tail_count)
+    top = nb + 1 + 2 * tail_count
+    tail_grid = np.arange(j0, j_hi + 1) * H
+    # upper: cell j0 = the bulk's last half + gap + first coarse half; then pairs of halves
+    first_p = rest(np.array([lp[nb - 1], lp[gap], lp[halves[0]]]))
+    first_q = rest(np.array([lql[nb - 1], lql[gap], lql[halves[0]]]))
+    pair_idx = halves[1:-1].reshape(-1, 2) if tail_count > 1 else np.zeros((0, 2), dtype=int)
+    p_cells = np.concatenate(([first_p], np.logaddexp(lp[pair_idx[:, 0]], lp[pair_idx[:, 1]])))
+    q_cells = np.concatenate(([first_q], np.logaddexp(lql[pair_idx[:, 0]], lql[pair_idx[:, 1]])))
+    log_up = _connect_dots(tail_grid[:-1], H, p_cells, q_cells)
+    upper_tail = _tilt("upper", log_up, tail_grid, H, j0, lam)
+    # the one-layer code sent [k_cut h, inf) to +inf: the tail layer holds it now
+    log_inf = rest(np.array([lp[halves[-1]], lp[top]]))
+    upper.inf_mass = math.exp(log_inf) * (1.0 + 8.0 * U) if np.isfinite(log_inf) else 0.0
+    # lower: what the bulk did not merge in, as the one-layer construction on the coarse grid
+    keep = 1.0 - lower.borrowed_from_tail
+    lower_tail = None
+    if keep > 0.0:
+        log_keep = math.log(keep)
+
+        def sl(x: np.ndarray) -> np.ndarray:
+            out: np.ndarray = np.concatenate(([x[gap]], x[halves], [x[top]])) + log_keep
+            return out
+
+        t_lp, t_lpl, t_lq, t_lql = sl(lp), sl(lpl), sl(lq), sl(lql)
+        centred = (j0 + 1 + np.arange(tail_count)) * H
+        log_m, gap_mass, _ = _lower_masses(centred, t_lp, t_lpl, t_lq, t_lql, H, tail_to_top=True)
+        # the gap [(k_cut + 1/2) h, (j0 + 1/2) H) is rounded down to j0 H
+        log_lo = np.concatenate(([t_lpl[0]], log_m))
+        log_lo = log_lo - 4.0 * U * (1.0 + finite_abs(log_lo))
+        if np.isfinite(log_lo).any():
+            lower_tail = _tilt("lower", log_lo, tail_grid, H, j0, lam)
+            gap0 = max(math.exp(t_lp[0]) - math.exp(t_lpl[0]), 0.0) if np.isfinite(t_lp[0]) else 0.0
+            gaps = np.concatenate(([gap0], gap_mass))
+            with np.errstate(over="ignore", invalid="ignore"):
+                tilted = gaps * np.exp(lam * (tail_grid + H) - lower_tail.log_z)
+            lower_tail.deficiency = float(np.where(np.isnan(tilted), math.inf, tilted).sum()) * (1.0 + 1e-12)
+    # whole-measure quantities on the bulk layers
+    # (upper.log_mass from the one-layer code already counts [k_cut h, inf) once; counting the
+    # tail layer again only overstates the bound on the total mass)
+    total = math.exp(upper.log_mass) if np.isfinite(upper.log_mass) else 0.0
+    tail_total = float(np.exp(np.logaddexp.reduce(log_up[np.isfinite(log_up)]))) if np.isfinite(log_up).any() else 0.0
+    upper.log_mass = math.log(total + tail_total + upper.inf_mass) + 1e-12
+    upper.log_theta_mgf = np.logaddexp(_theta_table(upper), _theta_table(upper_tail))
+    upper_tail.log_mass = upper.log_mass
+    return upper, upper_tail, lower, lower_tail
+
+
+def _theta_table(measure: Tilted) -> np.ndarray:
+    """log of upper bounds on E[e^(-theta S)] of an upper measure for theta in THETAS (S6).
+
+    The stored t differs from the exact measure by at most err in L1 (tilted units); one
+    tilted unit at s weighs exp(log_z - (lam + theta) s) in E[e^(-theta S)], so err times the
+    largest weight is added.
+
+    The losses are the uniform grid (k0 + i) h, so for each theta the largest weight sits at one
+    end, and only points within _EXP_UNDERFLOW of it in the exponent are summed: every other
+    weight, divided by the largest, is below e^-750 and is exactly 0 in float64 anyway. For
+    large theta this is a few points instead of the whole grid (the same sum, ~4x cheaper).
+    """
+    s = measure.losses
+    t = np.where(measure.t > 0.0, measure.t, 0.0)
+    count = len(t)
+    values = np.empty(len(THETAS))
+    for index, rate in enumerate(measure.lam + THETAS):
+        lo, hi = 0, count
+        if rate * measure.h > 0.0:  # largest weight at the low end
+            hi = min(count, math.ceil(_EXP_UNDERFLOW / (rate * measure.h)) + 1)
+        elif rate * measure.h < 0.0:  # at the high end
+            lo = max(0, count - 1 - math.ceil(_EXP_UNDERFLOW / (-rate * measure.h)))
+        exponent = measure.log_z - rate * s[lo:hi]
+        top = exponent.max()
+        with np.errstate(divide="ignore"):
+            values[index] = np.log(np.exp(exponent - top) @ t[lo:hi] + measure.err) + top
+    return values + 1e-12
+
+
+def _connect_dots(left: np.ndarray, width: float, p_up: np.ndarray, q_low: np.ndarray) -> np.ndarray:
+    """S1/S2: log masses at the points left[0], ..., left[-1] + width of the split cells.
+
+    Cell i is [left[i], left[i] + width) with P-mass at most e^p_up[i] and Q-mass at least
+    e^q_low[i]; its upper part U = (P - e^left Q)/(1 - e^-width) is bounded from above so that
+    the mass put at each point, and above it, can only be too large.
+    """
+    p_up = p_up + 4.0 * U * (1.0 + finite_abs(p_up))
+    q_low = q_low - 4.0 * U * (1.0 + finite_abs(q_low))
+    # N / P(cell) = 1 - exp(left + log Q - log P) is largest for the smallest exponent
+    with np.errstate(invalid="ignore"):
+        exponent = left + q_low - p_up
+    exponent = exponent - 8.0 * U * (finite_abs(left) + finite_abs(q_low) + finite_abs(p_up) + 1.0)
+    exponent = np.where(np.isnan(exponent), -math.inf, np.minimum(exponent, 0.0))
+    log_share = log1mexp(exponent) - math.log(-math.expm1(-width)) + 8.0 * U
+    log_share = np.minimum(log_share, 0.0)  # the up part is at most the whole cell
+    log_up = p_up + log_share
+    with np.errstate(divide="ignore"):
+        log_down = p_up + np.log1p(-np.exp(log_share)) + 4.0 * U
+    log_down = np.where(np.isneginf(p_up), -math.inf, log_down)
+    log_m = np.full(len(left) + 1, -math.inf)
+    log_m[:-1] = log_down
+    log_m[1:] = log_add(log_m[1:], log_up)
+    return log_m + 4.0 * U * (1.0 + finite_abs(log_m))
+
+
+def _upper_step(h: float, k_lo: int, grid: np.ndarray, lp: np.ndarray, lql: np.ndarray, lam: float,
+                drop_multiplicity: int) -> Tilted:
+    """S1-S3: the upper measure from the half-cell bounds (see `discretise_step`)."""
+    count = len(grid)
+    # pessimistic cell [k h, (k+1) h) for k = k_lo .. k_hi - 1 is halves 2(k-k_lo)+2, 2(k-k_lo)+3
+    # in the 1-based half indexing of `edges` (index 0 is the tail below).
+    a_idx = 2 + 2 * np.arange(count - 1)
+    p_up = log_add(lp[a_idx], lp[a_idx + 1])  # upper bound of P(cell)
+    q_low = log_add(lql[a_idx], lql[a_idx + 1])  # lower bound of Q(cell)
+    log_m = _connect_dots(grid[:-1], h, p_up, q_low)
+    # Mass at or above k_hi h: the half [k_hi h, (k_hi + 1/2) h) and the tail above -> +inf.
+    log_inf = log_add(lp[2 * count], lp[2 * count + 1])
+    inf_mass = float(np.exp(log_inf)) * (1.0 + 8.0 * U) if np.isfinite(log_inf) else 0.0
+    # Mass below k_lo h: the tail and the half [(k_lo - 1/2) h, k_lo h).
+    log_below = float(log_add(lp[0], lp[1]))
+    measure = _tilt("upper", log_m, grid, h, k_lo, lam)
+    measure.inf_mass = inf_mass
+    total = float(np.exp(np.logaddexp.reduce(log_m[np.isfinite(log_m)]))) if np.isfinite(log_m).any() else 0.0
+    measure.log_mass = math.log(total + inf_mass) + 1e-12 if total + inf_mass > 0 else -math.inf
+    if np.isfinite(log_below):
+        # S6: the dropped tail has mass nu = exp(log_below) (an upper bound) below k_lo h.
+        # MGF of the kept part >= exp(log_z) (1 - err); the dropped losses are below grid[0].
+        nu = math.exp(log_below)
+        measure.drop_rel = drop_multiplicity * nu * math.exp(lam * grid[0] - measure.log_z) / (1.0 - measure.err)
+        measure.drop_mass = drop_multiplicity * nu
+    return measure
+
+
+def _lower_masses(grid: np.ndarray, lp: np.ndarray, lpl: np.ndarray, lq: np.ndarray, lql: np.ndarray, h: float,
+                  tail_to_top: bool = True) -> tuple[np.ndarray, np.ndarray, float]:
+    """S4: masses on the grid of a garbling of the pair, losses rounded down.
+
+    Centred cells C_k = [kh - h/2, kh + h/2) are outcomes of a coarsening (a garbling) of the
+    pair, with likelihood ratio r_k = P_k/Q_k in [e^(kh - h/2), e^(kh + h/2)]. Each is moved
+    onto the grid by merging in part of a neighbour (merging parts of outcomes chosen at random
+    is a garbling too), so that the merged ratio is at least e^(kh):
+      r_k < e^(kh): a fraction c of C_{k+1} (ratio > e^(kh)) lifts it,
+          c = (e^(kh) Q_k - P_k) / (P_{k+1} - e^(kh) Q_{k+1}),  computed to be too large;
+      r_k > e^(kh): a fraction c of C_{k-1} (ratio < e^(kh)) lowers it to no less than e^(kh),
+          c = (P_k - e^(kh) Q_k) / (e^(kh) Q_{k-1} - P_{k-1}),  computed to be too small.
+    Merging rather than rounding r_k down to e^(kh) matters: the rounding costs about
+    h^2/12 d(log density)/dl per step, which for a narrow per-step loss (small p) adds up over T.
+    A cell reserves for its neighbours the fractions they may take (at most _MAX_BORROW each,
+    computed as if they kept all of themselves) and keeps the rest, a_k >= 1 - 2 _MAX_BORROW;
+    unused reserves and cells that cannot borrow enough are rounded down to (k-1) h, which all
+    their losses (>= kh - h/2) exceed; a cell with r_k >= e^(kh) that cannot borrow is rounded
+    down to kh. Masses are lower bounds; returns log masses and the per-cell deficiency
+    (upper minus lower bound of P_k).
+    """
+    count = len(grid)
+    # centred cell k is halves 2(k-k_lo)+1, 2(k-k_lo)+2; "cell count" is the top half plus
+    # the tail above (all at or above (k_hi + 1/2) h): it can lend but not borrow.
+    c_idx = 1 + 2 * np.arange(count)
+    p_lo = log_add(lpl[c_idx], lpl[c_idx + 1]) - 4.0 * U
+    p_hi = log_add(lp[c_idx], lp[c_idx + 1]) + 4.0 * U
+    q_hi = log_add(lq[c_idx], lq[c_idx + 1]) + 4.0 * U
+    top_p_lo = float(lpl[2 * count + 1]) - 4.0 * U
+    top_p_hi = float(lp[2 * count + 1]) + 4.0 * U
+    top_q_hi = float(lq[2 * count + 1]) + 4.0 * U
+    slack = 8.0 * U
+
+    def widen(x: np.ndarray, sign: float) -> np.ndarray:
+        return x + sign * slack * (1.0 + finite_abs(x) + finite_abs(grid))
+
+    # e^(kh) Q bounds of the cell itself and of its neighbours
+    eq_hi = widen(grid + q_hi, +1)
+    next_p_lo = np.append(p_lo[1:], top_p_lo)
+    next_eq_hi = widen(grid + np.append(q_hi[1:], top_q_hi), +1)
+    # r_k < e^(kh) possible: need <= e^(kh) Q_k - P_k (upper bound)
+    log_need = log_sub(eq_hi, p_lo)
+    # P_{k+1} - e^(kh) Q_{k+1} (lower bound)
+    log_room_up = log_sub(next_p_lo, next_eq_hi)
+    # r_k > e^(kh) surely: excess >= P_k - e^(kh) Q_k (lower bound)
+    log_excess = np.where(np.isneginf(log_need), log_sub(p_lo, eq_hi), -math.inf)
+    # e^(kh) Q_{k-1} - P_{k-1} (upper bound)
+    log_room_down = log_sub(widen(grid + np.insert(q_hi[:-1], 0, -math.inf), +1), np.insert(p_lo[:-1], 0, -math.inf))
+    # Wanted fractions of the neighbour, per unit of the cell's own share: up-borrowing must
+    # be complete (else the cell is rounded down a whole step), down-borrowing may be partial
+    # (the ratio then stays above e^(kh), which is still rounded down only to kh).
+    with np.errstate(invalid="ignore", over="ignore"):
+        c_up = np.exp(np.minimum(log_need - log_room_up + slack, 700.0))
+        c_down = np.exp(np.minimum(log_excess - log_room_down - slack, 700.0))
+    want_up = np.isfinite(log_need) & np.isfinite(log_room_up) & (c_up <= _MAX_BORROW)
+    want_down = np.isfinite(log_excess) & np.isfinite(log_room_down)
+    c_up = np.where(want_up, c_up, 0.0)
+    c_down = np.where(want_down, np.minimum(c_down, 1.0), 0.0)
+    # requests on cell j: from j + 1 (down-borrowing) and from j - 1 (up-borrowing); when they
+    # exceed the whole cell both are scaled down
+    from_above = np.append(c_down[1:], 0.0)
+    from_below = np.insert(c_up[:-1], 0, 0.0)
+    requested = from_above + from_below
+    scale = np.where(requested > 1.0, 1.0 / np.where(requested > 1.0, requested, 1.0), 1.0)
+    reserved_above = from_above * scale  # fraction of cell j kept for cell j + 1
+    reserved_below = from_below * scale  # fraction of cell j kept for cell j - 1
+    share = np.maximum(1.0 - reserved_above - reserved_below, 0.0)  # a_j
+    # what each borrower takes
+    avail_down = np.insert(reserved_above[:-1], 0, 0.0)  # of cell k - 1, for cell k
+    avail_up = np.append(reserved_below[1:], 0.0)  # of cell k + 1, for cell k
+    take_down = np.minimum(avail_down, c_down * share)
+    up_ok = want_up & (avail_up >= c_up * share * (1.0 - 1e-12))
+    take_up = np.where(up_ok, c_up * share, 0.0)
+    # unused reserves are rounded down with their cell
+    taken_by_next = np.append(take_down[1:], 0.0)
+    taken_by_prev = np.insert(take_up[:-1], 0, 0.0)
+    junk = np.maximum(reserved_above - taken_by_next, 0.0) + np.maximum(reserved_below - taken_by_prev, 0.0)
+    # a cell whose ratio may be below e^(kh) and that could not borrow goes down a step
+    on_grid = np.isneginf(log_need) | up_ok
+    with np.errstate(divide="ignore"):
+        own = np.log(share) + p_lo
+        from_next = np.log(take_up) + next_p_lo
+        prev_p_lo = np.insert(p_lo[:-1], 0, -math.inf)
+        from_prev = np.log(take_down) + prev_p_lo
+        log_junk = np.log(junk) + p_lo
+    outcome = log_add(log_add(own, from_next), from_prev)
+    log_m = np.where(on_grid, outcome, -math.inf)
+    down_one = log_add(np.where(on_grid, -math.inf, outcome), log_junk)  # to index k - 1
+    log_m[:-1] = log_add(log_m[:-1], down_one[1:])  # index 0's part is dropped
+    # the top tail: what the last cell did not borrow is rounded down to k_hi h (or left to
+    # the caller, who puts it on a coarser grid)
+    used = min(float(take_up[-1]), 1.0)
+    if tail_to_top and np.isfinite(top_p_lo):
+        rest_top = top_p_lo + math.log1p(-used) if used < 1.0 else -math.inf
+        log_m[-1] = float(log_add(np.array(log_m[-1]), np.array(rest_top)))
+    log_m = log_m - 4.0 * U * (1.0 + finite_abs(log_m))
+    with np.errstate(invalid="ignore", over="ignore"):
+        gap = np.exp(p_hi) - np.exp(p_lo)
+    gap = np.where(np.isnan(gap), 0.0, gap)
+    if tail_to_top and np.isfinite(top_p_hi):
+        gap[-1] += max(math.exp(top_p_hi) - (math.exp(top_p_lo) if np.isfinite(top_p_lo) else 0.0), 0.0)
+    return log_m, gap, used
+
+
+def _lower_step(h: float, k_lo: int, grid: np.ndarray, lp: np.ndarray, lpl: np.ndarray, lq: np.ndarray,
+                lql: np.ndarray, lam: float, tail_to_top: bool = True) -> Tilted:
+    """S4: the lower measure from the centred-cell bounds (see `_lower_masses`)."""
+    log_m, gap, used = _lower_masses(grid, lp, lpl, lq, lql, h, tail_to_top)
+    measure = _tilt("lower", log_m, grid, h, k_lo, lam)
+    # parts of cell k are assigned to (k-1) h, kh or (k+1) h: weight its gap by e^(lam (k+1) h)
+    with np.errstate(over="ignore", invalid="ignore"):
+        tilted_gap = gap * np.exp(lam * (grid + h) - measure.log_z)
+    tilted_gap = np.where(np.isnan(tilted_gap), math.inf, tilted_gap)
+    measure.deficiency = float(tilted_gap.sum()) * (1.0 + 1e-12)
+    measure.borrowed_from_tail = used
+    return measure
+
+
+def _tilt(kind: str, log_m: np.ndarray, grid: np.ndarray, h: float, k_lo: int, lam: float) -> Tilted:
+    """Tilt log masses by e^(lam s) and normalise; the rounding of e^x counts into err (S5)."""
+    if np.isnan(log_m).any():
+        raise FloatingPointError("nan in the discretised masses")
+    finite = np.isfinite(log_m)
+    if not finite.any():
+        raise ValueError("the discretised privacy loss distribution is empty")
+    log_t = np.where(finite, log_m + lam * grid, -math.inf)
+    top = float(log_t[finite].max())
+    with np.errstate(under="ignore"):
+        t = np.exp(log_t - top)
+    log_z = top + math.log(float(t.sum()))
+    t = t / t.sum()
+    # exp of an argument with absolute error u(|log m| + |lam s| + |top|) * 4
+    arg_err = 4.0 * U * (np.abs(np.where(finite, log_m, 0.0)) + np.abs(lam * grid) + abs(top) + 1.0)
+    err = float((t * np.expm1(arg_err)).sum()) + 4.0 * U
+    # values flushed to zero by exp underflow are below 1e-300 relative each
+    err += float((~finite).sum() * 0.0 + (t == 0.0).sum()) * 1e-300
+    return Tilted(kind=kind, lam=lam, h=h, k0=k_lo, t=t, log_z=log_z, log_z_err=4.0 * U * (abs(log_z) + 1.0), err=err)
+

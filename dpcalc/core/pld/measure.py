@@ -1,0 +1,136 @@
+"""A discretised privacy-loss distribution on a tilted uniform grid (`Tilted`), and the
+operations that keep its error bounds while moving no mass (sums, pieces, renormalising).
+
+A measure on the grid {k h} is stored tilted and normalised: the mass at loss s = k h is
+    m(s) = exp(log_z) * t[k - k0] * exp(-lam * s),
+so that t sums to about 1 and holds the measure seen through exp(lam * s). Convolution
+commutes with the tilt (exp(lam (s1 + s2)) = exp(lam s1) exp(lam s2)), so the FFT works on t,
+whose relevant part (near the epsilon being solved for) is of order 1, not of order delta:
+its rounding errors are relative to the part that matters, however small delta is (S5 of
+docs/pld-soundness.md, which names the step of the argument each field serves).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from dpcalc.core.pld.normal import UNIT_ROUNDOFF
+
+U = UNIT_ROUNDOFF
+
+# Exponents theta of the Chernoff bound P(S < f) <= e^(theta f) E[e^(-theta S)] that upper
+# measures track, to certify how much mass a lower truncation drops (S6).
+THETAS = np.concatenate(([0.0, 0.25, 0.5, 0.75], 2.0 ** np.arange(0, 21)))
+
+@dataclass
+class Tilted:
+    """A discretised privacy-loss distribution (one direction), tilted and normalised.
+
+    kind "upper": a measure whose survival function dominates that of a dominating pair's
+    privacy loss (S1-S3); its profile bounds delta from above. kind "lower": a measure
+    dominated by the privacy loss of a garbling of the pair (S4); it bounds delta from below.
+    """
+
+    kind: str
+    lam: float
+    h: float
+    k0: int
+    t: np.ndarray
+    log_z: float
+    log_z_err: float = 0.0  # bound on |computed log_z - exact log_z|
+    err: float = 0.0  # bound on the L1 norm of (t - t_exact) (S5)
+    inf_mass: float = 0.0  # upper: untilted mass at +inf (already an upper bound)
+    drop_rel: float = 0.0  # upper: sum of multiplicity * nu e^(lam f) / MGF over dropped lower tails (S6)
+    drop_mass: float = 0.0  # upper: sum of multiplicity * nu over dropped lower tails (S6)
+    deficiency: float = 0.0  # lower: bound on (true - represented) masses, tilted units (S4)
+    log_mass: float = 0.0  # upper: log of an upper bound on the untilted total mass
+    log_theta_mgf: np.ndarray | None = None  # upper: log bounds on E[e^(-theta S)], theta in THETAS (S6)
+    steps: int = 1
+    borrowed_from_tail: float = 0.0  # lower, one step: share of the tail above the grid merged in
+
+    @property
+    def losses(self) -> np.ndarray:
+        return (self.k0 + np.arange(len(self.t))) * self.h
+
+    def copy(self) -> Tilted:
+        return replace(self, t=self.t.copy())
+
+
+
+def kappa(lam: float) -> float:
+    """sup_{y > 0} e^(-lam y) (1 - e^(-y)) = lam^lam / (lam + 1)^(lam + 1) (S5: the weight that
+    turns an error in tilted units into an error in delta)."""
+    return math.exp(lam * math.log(lam / (lam + 1.0)) - math.log(lam + 1.0)) if lam > 0 else 1.0
+
+
+def trim(m: Tilted) -> Tilted:
+    """Drop exact zeros at both ends (no mass moves)."""
+    nonzero = np.flatnonzero(m.t)
+    if len(nonzero) == 0:
+        return m
+    lo, hi = int(nonzero[0]), int(nonzero[-1])
+    if lo == 0 and hi == len(m.t) - 1:
+        return m
+    return replace(m, t=m.t[lo : hi + 1], k0=m.k0 + lo)
+
+
+def bare(m: Tilted) -> Tilted:
+    """m without the quantities that belong to a whole measure (mass at +inf, dropped tails).
+
+    A measure split into layers keeps those on one layer only; products that involve other
+    layers must not count them again.
+    """
+    return replace(m, inf_mass=0.0, drop_rel=0.0, drop_mass=0.0, log_theta_mgf=None, log_mass=0.0)
+
+
+def add(x: Tilted, y: Tilted) -> Tilted:
+    """The sum of two measures on the same grid (same kind and tilt)."""
+    if x.kind != y.kind or x.lam != y.lam or x.h != y.h:
+        raise ValueError("add needs measures of the same kind, tilt and grid step")
+    lo = min(x.k0, y.k0)
+    hi = max(x.k0 + len(x.t), y.k0 + len(y.t))
+    log_z = max(x.log_z, y.log_z)
+    wx, wy = math.exp(x.log_z - log_z), math.exp(y.log_z - log_z)
+    t = np.zeros(hi - lo)
+    t[x.k0 - lo : x.k0 - lo + len(x.t)] += wx * x.t
+    t[y.k0 - lo : y.k0 - lo + len(y.t)] += wy * y.t
+    out = replace(
+        x, t=t, k0=lo, log_z=log_z,
+        log_z_err=max(x.log_z_err, y.log_z_err) + 4.0 * U * (abs(log_z) + 1.0),
+        err=wx * x.err + wy * y.err + 2.0 * U * (wx + wy),
+        deficiency=wx * x.deficiency + wy * y.deficiency,
+        inf_mass=x.inf_mass + y.inf_mass,
+        drop_rel=x.drop_rel + y.drop_rel,
+        drop_mass=x.drop_mass + y.drop_mass,
+        log_mass=float(np.logaddexp(x.log_mass, y.log_mass)),
+        log_theta_mgf=(np.logaddexp(x.log_theta_mgf, y.log_theta_mgf)
+                       if x.log_theta_mgf is not None and y.log_theta_mgf is not None else None),
+        steps=max(x.steps, y.steps),
+    )
+    return renormalise(out, out)
+
+
+def piece(m: Tilted, start: int, stop: int) -> Tilted:
+    """Bins [start, stop) of m as a measure of their own (a layer); the error bounds of the
+    whole are kept (they bound the error of any part); whole-measure quantities are dropped."""
+    out = bare(m)
+    out = replace(out, t=m.t[start:stop].copy(), k0=m.k0 + start)
+    return renormalise(out, m)
+
+
+
+def renormalise(out: Tilted, before: Tilted) -> Tilted:
+    """`out` (a part of `before`, or `before` changed in place) normalised again: its sum moves
+    into log_z, and the error bounds are rescaled with it (S5)."""
+    total = float(out.t.sum())
+    out.t /= total
+    out.err = out.err / total + 2.0 * U
+    if out.kind == "lower":
+        out.deficiency = out.deficiency / total
+    out.log_z_err = before.log_z_err + 4.0 * U * (abs(before.log_z) + 1.0)
+    out.log_z = before.log_z + math.log(total)
+    return out
+

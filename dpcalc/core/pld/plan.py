@@ -1,0 +1,225 @@
+"""Grid planning: how finely and over which window one step of a phase is discretised (`Plan`,
+`step_measures`), from the tilt and the shares of delta the truncations may take (S3, S6 of
+docs/pld-soundness.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpcalc.core.pld import discretise
+from dpcalc.core.pld.layers import Layered, coarsen_bulk, single
+from dpcalc.core.pld.model import PhaseModel
+from dpcalc.core.pld.pairs import Pair
+
+# Share of delta that the mass moved to +inf by truncating upper tails may take, and the
+# relative weight the dropped lower tails may have (S3, S6). Both are far below the accuracy.
+INF_SHARE = 1e-5
+_DROP_SHARE = 1e-9
+
+# Grid steps, in bins per standard deviation of the privacy loss being discretised, at the
+# default accuracy (they scale with 1/sqrt(accuracy): both bounds err by O(h^2)). The per-step
+# lower bound is built on the finest grid and the upper bound on one twice as coarse (its
+# connect-the-dots error is far smaller); a composed measure of n steps is coarsened while its
+# step stays below sqrt(n) * sd / (bins per sd), the lower bound more finely since merging
+# atoms loses more than splitting them. Tuned on the design card (see tests).
+_STEP_BINS_PER_SD = 48.0
+_UPPER_COARSE_BINS_PER_SD = 48.0
+_LOWER_COARSE_BINS_PER_SD = 1536.0
+# Bins of one step's discretisation (its step h doubles until the window fits). At 2^17 the
+# lower bound of small-noise runs stalled: p = 0.004, sigma = 0.5, T = 1e4 and p = 0.001,
+# sigma = 0.8, T = 1e5 ended 0.25-0.6% wide (warned); at 2^18 both meet the default accuracy
+# in about 2 s, and peak memory stays under 160 MiB (measured).
+_MAX_STEP_BINS = 1 << 18
+
+# One step is split into a fine bulk and a coarse tail layer (`layers`) when its window
+# exceeds _SINGLE_LAYER_BINS bins; the tail layer gets about _TAIL_BINS bins. Moving tail
+# weight by at most the tail's step may change delta by at most TAIL_SHARE of the Chernoff bound.
+_SINGLE_LAYER_BINS = 4096
+_TAIL_BINS = 2048
+TAIL_SHARE = 1e-5
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Tilt, budgets and grid choices of one composition."""
+
+    lam: float
+    log_inf_budget: float  # total share of delta allowed at +inf from truncation
+    log_rho_budget: float  # total relative weight of dropped lower tails
+    step_bins: float
+    upper_coarse_bins: float
+    lower_coarse_bins: float
+    events: int
+    min_step: float = 0.0  # steps finer than this are not needed (error <= steps * h)
+
+
+def make_plan(lam: float, estimate: float, delta: float | None, scale: float, inf_share: float, events: int,
+              min_step: float) -> Plan:
+    """The plan of a grid `scale` times finer than the default accuracy's, for the tilt `lam`
+    and Chernoff `estimate` of one direction (`model.chernoff`)."""
+    delta_scale = delta if delta is not None else math.exp(min(estimate, 0.0))
+    return Plan(
+        lam=lam,
+        log_inf_budget=math.log(inf_share) + math.log(max(delta_scale, 1e-300)),
+        log_rho_budget=math.log(_DROP_SHARE),
+        step_bins=_STEP_BINS_PER_SD * scale,
+        upper_coarse_bins=_UPPER_COARSE_BINS_PER_SD * scale,
+        lower_coarse_bins=_LOWER_COARSE_BINS_PER_SD * scale,
+        events=events,
+        min_step=min_step / scale,
+    )
+
+
+def log_tail_above(pair: Pair, points: np.ndarray) -> np.ndarray:
+    """log of upper bounds on P(L >= c) for sorted points c."""
+    cells = pair.cell_masses(np.append(points, math.inf))
+    upper = cells.log_p + np.log1p(cells.rel_p) + 1e-12
+    return np.logaddexp.accumulate(upper[::-1])[::-1]
+
+
+def log_tail_below(pair: Pair, points: np.ndarray) -> np.ndarray:
+    """log of upper bounds on P(L < c) for sorted points c."""
+    cells = pair.cell_masses(np.concatenate(([-math.inf], points)))
+    upper = cells.log_p + np.log1p(cells.rel_p) + 1e-12
+    return np.logaddexp.accumulate(upper)
+
+
+def grid_search(holds: Callable[[np.ndarray], np.ndarray], start: float, step: float, upward: bool, h: float) -> int:
+    """The grid index k nearest `start` (above it if upward, else below) where holds(k h) is true.
+
+    holds(points) -> boolean array; monotone: false near start, true far away. Exponential
+    search in multiples of `step`, then a search over grid indices.
+    """
+    sign = 1.0 if upward else -1.0
+    points = start + sign * step * (2.0 ** np.arange(0, 90) - 1.0)
+    order = points if upward else points[::-1]
+    ok = holds(order)
+    ok = ok if upward else ok[::-1]
+    if not ok.any():
+        raise FloatingPointError("the tail of the privacy loss does not decay")
+    i = int(np.argmax(ok))
+    far = points[i]
+    near = points[i - 1] if i > 0 else start
+    if upward:
+        bad, good = math.floor(near / h), math.ceil(far / h)
+    else:
+        bad, good = math.ceil(near / h), math.floor(far / h)
+    while abs(good - bad) > 1:
+        ks = np.linspace(bad, good, 66)[1:-1].round().astype(np.int64)
+        ks = np.sort(ks)
+        ks = ks[np.concatenate(([True], np.diff(ks) != 0))]
+        vals = holds(ks * h)
+        if upward:
+            passing = ks[vals]
+            if len(passing):
+                good = int(passing.min())
+            failing = ks[~vals & (ks < good)]
+            bad = int(failing.max()) if len(failing) else bad
+        else:
+            passing = ks[vals]
+            if len(passing):
+                good = int(passing.max())
+            failing = ks[~vals & (ks > good)]
+            bad = int(failing.min()) if len(failing) else bad
+        if len(ks) == 0:
+            break
+    return int(good)
+
+
+
+
+def cap(model: PhaseModel, log_inf_budget: float, events: int) -> float:
+    """The loss above which one step's mass is moved to +inf (as `step_window` does)."""
+    h = 2.0 ** math.floor(math.log2(model.sd / 4.0))
+    log_iota = log_inf_budget - math.log(events) - math.log(model.phase.steps)
+    k = grid_search(lambda c: log_tail_above(model.pair, c) <= log_iota, model.mean, model.sd, True, h)
+    return k * h
+
+
+def step_window(model: PhaseModel, h: float, plan: Plan) -> tuple[int, int]:
+    """Grid indices [k_lo, k_hi] for one step of a phase (S3, S6 at the level of one step)."""
+    pair = model.pair
+    steps = model.phase.steps
+    lo_support, hi_support = pair.support
+    log_iota = plan.log_inf_budget - math.log(plan.events) - math.log(steps)
+    k_hi = grid_search(lambda c: log_tail_above(pair, c) <= log_iota, model.mean, model.sd, True, h)
+    if math.isfinite(hi_support):
+        k_hi = min(k_hi, math.floor(hi_support / h) + 2)
+    if math.isfinite(lo_support):
+        k_lo = math.floor(lo_support / h) - 1
+    else:
+        log_z0 = model.log_mgf(plan.lam)
+        log_rho = plan.log_rho_budget - math.log(plan.events) - math.log(steps)
+
+        def holds(c: np.ndarray) -> np.ndarray:
+            return log_tail_below(pair, c) + plan.lam * c - log_z0 <= log_rho
+
+        k_lo = grid_search(holds, model.mean, model.sd, False, h)
+    return min(k_lo, k_hi - 1), k_hi
+
+
+
+def tail_split(model: PhaseModel, h: float, k_lo: int, k_hi: int, lam: float) -> tuple[int, float, int] | None:
+    """Where one step's bulk ends and its tail starts (k_cut), the tail's step H and end.
+
+    None when one grid suffices. The tail starts where the tilted weight above falls below
+    TAIL_SHARE / (steps H (lam + 1)) (see `power.cut`), at a multiple of H.
+    """
+    if k_hi - k_lo <= _SINGLE_LAYER_BINS:
+        return None
+    steps = model.phase.steps
+    start = max(model.mean + 8.0 * model.sd, (k_lo + 1) * h)
+    top = k_hi * h
+    if top - start <= _SINGLE_LAYER_BINS * h:
+        return None
+    ratio = 2 ** max(1, math.ceil(math.log2((top - start) / (_TAIL_BINS * h))))
+    H = ratio * h
+    points = np.arange(math.floor(start / H), math.ceil(top / H) + 1) * H
+    cells = model.pair.cell_masses(np.append(points, math.inf))
+    # tilted weight of [c_j, c_{j+1}) at most P e^(lam c_{j+1}); the last cell is beyond the cap
+    log_w = cells.log_p[:-1] + np.log1p(cells.rel_p[:-1]) + lam * points[1:]
+    log_suffix = np.logaddexp.accumulate(log_w[::-1])[::-1] - model.log_mgf(lam)
+    limit = math.log(TAIL_SHARE / (steps * H * (lam + 1.0)))
+    good = np.flatnonzero(log_suffix <= limit)
+    if len(good) == 0:
+        return None
+    cut_point = points[int(good[0])]
+    k_cut = round(cut_point / h)  # an int: numpy scalars round as floats do (numpy >= 1.19)
+    j_hi = math.ceil(top / H)
+    if (j_hi * ratio - k_cut) < 4 * ratio or k_cut <= k_lo + 2:
+        return None
+    return k_cut, H, j_hi
+
+
+def step_measures(model: PhaseModel, plan: Plan) -> tuple[Layered, Layered]:
+    """One step of a phase discretised on the plan's grid (S1-S4, S6): (upper, lower)."""
+    h = 2.0 ** math.floor(math.log2(max(model.sd / plan.step_bins, plan.min_step)))
+    while True:
+        k_lo, k_hi = step_window(model, h, plan)
+        split = tail_split(model, h, k_lo, k_hi, plan.lam)
+        if (k_hi if split is None else split[0]) - k_lo <= _MAX_STEP_BINS:
+            break
+        h *= 2.0
+    if split is None:
+        upper_bulk, lower_bulk = discretise.discretise_step(model.pair, h, k_lo, k_hi, plan.lam, model.phase.steps)
+        upper, lower = single(upper_bulk), single(lower_bulk)
+    else:
+        k_cut, tail_step, j_hi = split
+        ub, ut, lb, lt = discretise.discretise_step_layers(
+            model.pair, h, k_lo, k_cut, tail_step, j_hi, plan.lam, model.phase.steps
+        )
+        upper, lower = Layered(ub, ut), Layered(lb, lt)
+    for measure in (upper, lower):
+        measure.bulk.steps = 1
+        if measure.tail is not None:
+            measure.tail.steps = 1
+    # the upper bound's connect-the-dots error is far below the lower bound's: one step
+    # twice as coarse (the same as discretising there directly) suffices.
+    upper = coarsen_bulk(upper)
+    return upper, lower
+
