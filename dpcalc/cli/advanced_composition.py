@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import partial
 from typing import Annotated
 
 import typer
 
-from dpcalc.cli.options import RANGES, InputError, Json, MaxEpsilon, conflict, parse_integer, parse_real
+from dpcalc.cli.options import InputError, Json, MaxEpsilon, Numbers, Parsed, conflict, number, parse_real, written
 from dpcalc.cli.output import Report, Table, emit, format_bound, format_lower, format_number, format_upper
 from dpcalc.core.composition import COMPOSITIONS, PER_MECHANISM_DELTA
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval, ParameterError
@@ -51,33 +52,39 @@ _NOTES = {
 @app.command("advanced-composition", help=HELP)
 def advanced_composition(
     eps: Annotated[
-        str | None,
-        typer.Option("--eps", metavar="FLOAT[,FLOAT...]", help="Epsilon of each mechanism, >= 0, or a comma list (one per mechanism)."),
+        Numbers | None,
+        typer.Option("--eps", metavar="FLOAT[,FLOAT...]", help="Epsilon of each mechanism, >= 0, or a comma list (one per mechanism).",
+                     click_type=Parsed(partial(parse_list, interval=NON_NEGATIVE))),
     ] = None,
     delta: Annotated[
-        str | None,
-        typer.Option("--delta", metavar="FLOAT[,FLOAT...]", help="Delta of each mechanism, in [0, 1), or a comma list [default: 0]."),
+        Numbers | None,
+        typer.Option("--delta", metavar="FLOAT[,FLOAT...]", help="Delta of each mechanism, in [0, 1), or a comma list [default: 0].",
+                     click_type=Parsed(partial(parse_list, interval=PER_MECHANISM_DELTA))),
     ] = None,
     k: Annotated[
-        str | None,
-        typer.Option("--k", metavar="INT", help="Number of mechanisms, an integer in [1, 1e10] (the list length with lists)."),
+        int | None,
+        typer.Option("--k", metavar="INT", help="Number of mechanisms, an integer in [1, 1e10] (the list length with lists).",
+                     click_type=number(COMPOSITIONS)),
     ] = None,
     delta_prime: Annotated[
-        str | None,
-        typer.Option("--delta-prime", metavar="FLOAT", help=f"The slack delta' in (0, 1) of the advanced theorems [default: {DEFAULT_DELTA_PRIME:g}]."),
+        float | None,
+        typer.Option("--delta-prime", metavar="FLOAT", help=f"The slack delta' in (0, 1) of the advanced theorems [default: {DEFAULT_DELTA_PRIME:g}].",
+                     click_type=number(OPEN_UNIT)),
     ] = None,
     total_delta: Annotated[
-        str | None,
+        float | None,
         typer.Option(
             "--total-delta",
             metavar="FLOAT",
             help="One total delta in (0, 1) at which every theorem is stated (advanced: delta' = total-delta - k delta); "
             "instead of --delta-prime, and needed with --target-eps when --delta > 0.",
+            click_type=number(OPEN_UNIT),
         ),
     ] = None,
     target_eps: Annotated[
-        str | None,
-        typer.Option("--target-eps", metavar="FLOAT", help="Inverse question: the total epsilon to stay within (with --eps: max k; with --k: max eps per mechanism)."),
+        float | None,
+        typer.Option("--target-eps", metavar="FLOAT", help="Inverse question: the total epsilon to stay within (with --eps: max k; with --k: max eps per mechanism).",
+                     click_type=number(NON_NEGATIVE)),
     ] = None,
     max_eps: MaxEpsilon = None,
     json_output: Json = False,
@@ -86,57 +93,50 @@ def advanced_composition(
 
     if total_delta is not None and delta_prime is not None:
         raise conflict("--total-delta", "--delta-prime", "with --total-delta the advanced theorems' delta' is total-delta - k * delta")
-    fixed_total = parse_real("--total-delta", total_delta, OPEN_UNIT)
     slack = None
-    if fixed_total is None:
-        slack = DEFAULT_DELTA_PRIME if delta_prime is None else parse_real("--delta-prime", delta_prime, OPEN_UNIT)
-    epsilons = _parse_list("--eps", eps, NON_NEGATIVE)
-    deltas = _parse_list("--delta", delta, PER_MECHANISM_DELTA) if delta is not None else [0.0]
-    count = parse_integer("--k", k, COMPOSITIONS)
+    if total_delta is None:
+        slack = DEFAULT_DELTA_PRIME if delta_prime is None else delta_prime
+    deltas = delta if delta is not None else Numbers((0.0,))
     if target_eps is not None:
         if max_eps is not None:
             raise conflict("--max-eps", "--target-eps", "--target-eps already is the budget")
-        target = parse_real("--target-eps", target_eps, NON_NEGATIVE)
-        result = _inverse(core, epsilons, deltas, count, target, slack, fixed_total, eps, total_delta)
-        report = _inverse_report(result, epsilons, deltas, count, slack, fixed_total)
+        result = _inverse(core, eps, deltas, k, target_eps, slack, total_delta)
+        report = _inverse_report(result, eps, deltas, k, slack, total_delta)
         raise typer.Exit(emit(report, json_mode=json_output))
 
-    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
-    if epsilons is None:
+    if eps is None:
         raise InputError("--eps is required (the epsilon of each mechanism, >= 0, or a comma list)")
-    if len(epsilons) > 1 or len(deltas) > 1:
-        mechanisms = _mechanism_lists(epsilons, deltas, count)
-        if fixed_total is None:
-            _check_total_delta(sum(mechanisms[1]), slack, len(mechanisms[0]), delta, per_mechanism=False)
+    if len(eps) > 1 or len(deltas) > 1:
+        mechanisms = _mechanism_lists(eps, deltas, k)
+        if total_delta is None:
+            _check_total_delta(sum(mechanisms[1]), slack, len(mechanisms[0]), deltas, per_mechanism=False)
         with _total_delta_errors(total_delta):
-            result = core.compose_heterogeneous(*mechanisms, slack, fixed_total)
+            result = core.compose_heterogeneous(*mechanisms, slack, total_delta)
     else:
-        if count is None:
+        if k is None:
             raise InputError("--k is required with a single --eps (or give --eps as a comma list, one value per mechanism)")
-        if fixed_total is None:
-            _check_total_delta(count * deltas[0], slack, count, delta, per_mechanism=True)
+        if total_delta is None:
+            _check_total_delta(k * deltas[0], slack, k, deltas, per_mechanism=True)
         with _total_delta_errors(total_delta):
-            result = core.compose(epsilons[0], deltas[0], count, slack, fixed_total)
-    report = _forward_report(result, max_epsilon, fixed_total)
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
+            result = core.compose(eps[0], deltas[0], k, slack, total_delta)
+    report = _forward_report(result, max_eps, total_delta)
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
-def _parse_list(option: str, text: str | None, interval: Interval) -> list[float] | None:
-    """A single number or a comma list of numbers, each in `interval`."""
-    if text is None:
-        return None
+def parse_list(option: str, text: str, interval: Interval) -> Numbers:
+    """A single number or a comma list of numbers, each in `interval` (the click type of --eps and --delta)."""
     items = text.split(",")
     if len(items) == 1:
-        return [parse_real(option, text, interval)]
+        return Numbers((parse_real(option, text, interval),))
     values = []
     for position, item in enumerate(items, start=1):
         if not item.strip():
             raise InputError(f"{option} item {position} of {len(items)} is empty, got {text!r}")
         values.append(parse_real(f"{option} item {position} of {len(items)}", item, interval))
-    return values
+    return Numbers(values)
 
 
-def _mechanism_lists(epsilons: list[float], deltas: list[float], count: int | None) -> tuple[list[float], list[float]]:
+def _mechanism_lists(epsilons: Numbers, deltas: Numbers, count: int | None) -> tuple[list[float], list[float]]:
     """Per-mechanism (epsilons, deltas): a single value is repeated to the length of the other list."""
     if len(epsilons) > 1 and len(deltas) > 1 and len(epsilons) != len(deltas):
         raise InputError(
@@ -146,16 +146,16 @@ def _mechanism_lists(epsilons: list[float], deltas: list[float], count: int | No
     length = max(len(epsilons), len(deltas))
     if count is not None and count != length:
         raise InputError(f"--k is {count} but the lists give {length} mechanisms: drop --k (k is the list length)")
-    return (epsilons * length if len(epsilons) == 1 else epsilons), (deltas * length if len(deltas) == 1 else deltas)
+    return list(epsilons) * (length if len(epsilons) == 1 else 1), list(deltas) * (length if len(deltas) == 1 else 1)
 
 
-def _check_total_delta(sum_deltas: float, slack: float, count: int, delta_text: str | None, per_mechanism: bool) -> None:
+def _check_total_delta(sum_deltas: float, slack: float, count: int, deltas: Numbers, per_mechanism: bool) -> None:
     if sum_deltas + slack < 1.0:
         return
     if per_mechanism:
         raise InputError(
             f"--delta must be below (1 - delta-prime) / k = {(1.0 - slack) / count:.6g} so that the "
-            f"total delta k * delta + delta-prime stays below 1, got {delta_text}"
+            f"total delta k * delta + delta-prime stays below 1, got {written(deltas[0])}"
         )
     raise InputError(
         f"--delta must sum to below 1 - delta-prime = {1.0 - slack:.6g} so that the total delta "
@@ -164,17 +164,17 @@ def _check_total_delta(sum_deltas: float, slack: float, count: int, delta_text: 
 
 
 @contextmanager
-def _total_delta_errors(text: str | None):
+def _total_delta_errors(total_delta: float | None):
     """The core's refusal of a total delta below the mechanisms' own, as an --total-delta error."""
     try:
         yield
     except ParameterError as error:
-        if error.name != "total_delta":
+        if error.name != "total_delta" or total_delta is None:
             raise
-        raise InputError(f"--total-delta must be {error.requirement}, got {text}") from None
+        raise InputError(f"--total-delta must be {error.requirement}, got {written(total_delta)}") from None
 
 
-def _inverse(core, epsilons, deltas, count, target, slack, fixed_total, eps_text, total_text):
+def _inverse(core, epsilons, deltas, count, target, slack, fixed_total):
     if (epsilons is None) == (count is None):
         raise InputError(
             "--target-eps needs exactly one of --eps (to get the largest k) and --k "
@@ -184,7 +184,8 @@ def _inverse(core, epsilons, deltas, count, target, slack, fixed_total, eps_text
         raise InputError("--target-eps takes a single --eps and --delta, not comma lists")
     if epsilons is not None and epsilons[0] == 0.0:
         raise InputError(
-            f"--eps must be in (0, inf) with --target-eps (with --eps 0 every k stays within any target), got {eps_text}"
+            f"--eps must be in (0, inf) with --target-eps (with --eps 0 every k stays within any target), "
+            f"got {written(epsilons[0])}"
         )
     if deltas[0] > 0.0 and fixed_total is None:
         if epsilons is not None:
@@ -203,11 +204,11 @@ def _inverse(core, epsilons, deltas, count, target, slack, fixed_total, eps_text
         )
     if epsilons is not None:
         if fixed_total is not None:
-            with _total_delta_errors(total_text):
+            with _total_delta_errors(fixed_total):
                 return core.max_compositions(epsilons[0], deltas[0], target, total_delta=fixed_total)
         return core.max_compositions(epsilons[0], deltas[0], target, slack)
     if fixed_total is not None:
-        with _total_delta_errors(total_text):
+        with _total_delta_errors(fixed_total):
             return core.max_epsilon_per_mechanism(count, deltas[0], target, total_delta=fixed_total)
     return core.max_epsilon_per_mechanism(count, deltas[0], target, slack)
 

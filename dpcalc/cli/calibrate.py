@@ -8,10 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from dpcalc.cli.figures import Chart, PlotFile, check_plot_path
+from dpcalc.cli.figures import Chart, PlotFile
 from dpcalc.cli.options import (
-    DEFAULT_DELTA,
-    RANGES,
     BatchSize,
     DatasetSize,
     Delta,
@@ -22,16 +20,17 @@ from dpcalc.cli.options import (
     NoiseMultiplier,
     SamplingProbability,
     Steps,
-    check_training_form,
+    SweepableReal,
     conflict,
-    parse_integer,
-    parse_real,
-    parse_sampling_probability,
-    parse_steps,
+    exact,
+    sweepable,
 )
-from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, emit, format_lower, format_number, format_upper
-from dpcalc.cli.sweeps import Column, Row, SweepOutput, echo_rows, parse_sweep, sweep_panels, sweep_report
-from dpcalc.core.validation import NON_NEGATIVE, Interval
+from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, format_lower, format_number, format_upper
+from dpcalc.cli.phases import check_training_form, sampling_probability, steps_of
+from dpcalc.cli.request import start
+from dpcalc.cli.sweeps import Column, Row, SweepOutput, echo_rows, sweep_columns, sweep_panels, sweep_report
+from dpcalc.core.limits import DEFAULT_PRECISION, PRECISION
+from dpcalc.core.validation import NON_NEGATIVE
 
 if TYPE_CHECKING:
     from dpcalc.core.calibrate import Quantity
@@ -51,17 +50,8 @@ class SolveChoice(str, Enum):
     batch_size = "batch-size"
 
 
-# Kept in step with dpcalc.core.calibrate (not imported at start-up: the gdp path stays light).
-DEFAULT_PRECISION = 1e-4
-PRECISION_RANGE = Interval(0.0, 0.1, high_closed=True)
-
-# The JSON key of each solved quantity and of each numeric option.
+# The JSON key of each solved quantity.
 SOLVED_KEY: dict[str, Quantity] = {"sigma": "sigma", "T": "T", "p": "p", "epochs": "epochs", "batch-size": "batch_size"}
-INPUT_KEY = {
-    "--target-eps": "target_epsilon", "--delta": "delta", "--p": "p", "--sigma": "sigma", "--T": "T",
-    "--n": "n", "--batch-size": "batch_size", "--epochs": "epochs", "--precision": "precision",
-}
-INTEGER_OPTIONS = ("--T", "--n", "--batch-size")
 # What the table says about each quantity's answer.
 ROUNDING = {
     "sigma": "smallest with epsilon <= target, rounded up",
@@ -112,14 +102,15 @@ Examples:
 """
 
 TargetEpsilon = Annotated[
-    str | None,
-    typer.Option("--target-eps", metavar="FLOAT", help="The epsilon to meet (>= 0) at --delta. Required."),
+    SweepableReal | None,
+    typer.Option("--target-eps", metavar="FLOAT", help="The epsilon to meet (>= 0) at --delta. Required.",
+                 click_type=sweepable(NON_NEGATIVE)),
 ]
 
 
 @app.command("calibrate", help=HELP)
 def calibrate(
-    target_eps: TargetEpsilon = None,
+    target_epsilon: TargetEpsilon = None,
     delta: Delta = None,
     accountant: Annotated[
         AccountantChoice,
@@ -136,11 +127,12 @@ def calibrate(
     batch_size: BatchSize = None,
     epochs: Epochs = None,
     precision: Annotated[
-        str | None,
+        SweepableReal | None,
         typer.Option(
             "--precision",
             metavar="FLOAT",
             help=f"Relative precision of sigma and p, in (0, 0.1] [default: {DEFAULT_PRECISION:g}].",
+            click_type=sweepable(PRECISION),
         ),
     ] = None,
     max_eps: MaxEpsilon = None,
@@ -149,19 +141,15 @@ def calibrate(
     chart: Chart = False,
 ) -> None:
     quantity = SOLVED_KEY[solve.value]
-    texts = {
-        "--target-eps": target_eps, "--delta": delta, "--p": p, "--sigma": sigma, "--T": T, "--n": n,
-        "--batch-size": batch_size, "--epochs": epochs, "--precision": precision,
-    }
-    sweep = parse_sweep(texts, integer=INTEGER_OPTIONS)
-    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
-    plot_path = check_plot_path(plot)
-    if (plot_path is not None or chart) and not sweep.is_sweep:
+    request = start({"target_epsilon": target_epsilon, "delta": delta, "p": p, "sigma": sigma, "T": T, "n": n,
+                     "batch_size": batch_size, "epochs": epochs, "precision": precision},
+                    max_eps=max_eps, json_output=json_output, plot=plot, chart=chart)
+    if (request.plot is not None or request.chart) and not request.is_sweep:
         raise InputError(
             "--plot and --chart draw a sweep: give a list or range, e.g. --target-eps 1,2,4,8 or --epochs 10:60:10"
         )
     # Every row is parsed before any is computed, so that a bad value fails at once.
-    problems = [_parse_problem(values, solve.value) for values in sweep.rows()]
+    problems = [_parse_problem(row, solve.value) for row in request.rows]
 
     import dataclasses
 
@@ -172,19 +160,20 @@ def calibrate(
     results = []
     previous = None
     with paused_gc():
-        for problem, values in zip(problems, sweep.rows()):
+        for problem, row in zip(problems, request.rows):
             result = _certified(core.calibrate(quantity, accountant=accountant.value, hint=previous, **problem))
-            extra = [w for w in large_delta_warnings(values["--n"], problem["delta"]) if w not in result.warnings]
+            extra = [w for w in large_delta_warnings(row["n"], problem["delta"]) if w not in result.warnings]
             result = dataclasses.replace(result, warnings=(*result.warnings, *extra))
             results.append(result)
             previous = result if result.feasible else previous
-    if sweep.is_sweep:
-        swept_keys = [INPUT_KEY[option] for option in sweep.swept]
-        rows = []
-        for values, result in zip(sweep.rows(), results):
-            row_inputs = {INPUT_KEY[option]: _input_value(option, values[option]) for option in sweep.swept}
-            rows.append(Row({**row_inputs, **_result_keys(result)}, result.warnings, *_gate(result)))
-        inputs = _inputs(texts, sweep, accountant.value, solve.value, max_epsilon)
+    inputs = dict(request.given)
+    if inputs["precision"] is None and solve.value in ("sigma", "p"):
+        inputs["precision"] = DEFAULT_PRECISION
+    inputs.update({"accountant": accountant.value, "solve": quantity, "max_eps": request.max_epsilon})
+    if request.is_sweep:
+        swept_keys = list(request.swept)
+        rows = [Row({**{key: row[key] for key in swept_keys}, **_result_keys(result)}, result.warnings, *_gate(result))
+                for row, result in zip(request.rows, results)]
         echo_rows(inputs, rows, swept_keys, swept_keys)
         report = sweep_report(
             SweepOutput(
@@ -193,7 +182,7 @@ def calibrate(
                 swept_keys=swept_keys,
                 columns=_sweep_columns(swept_keys, quantity),
                 title=f"Calibration sweep: {TITLE[quantity]} with epsilon <= target ({accountant.value})",
-                max_epsilon=max_epsilon,
+                max_epsilon=request.max_epsilon,
                 figures=lambda: _sweep_figure([row.values for row in rows], swept_keys, quantity),
             ),
             rows,
@@ -203,7 +192,7 @@ def calibrate(
         gate_epsilon, gate_basis, no_gate = _gate(result)
         report = Report(
             command="calibrate",
-            inputs=_inputs(texts, sweep, accountant.value, solve.value, max_epsilon),
+            inputs=inputs,
             result=_result_keys(result),
             tables=[_summary_table(result)],
             warnings=list(result.warnings),
@@ -211,7 +200,7 @@ def calibrate(
             basis=gate_basis,
             no_gate=no_gate,
         )
-    code = emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart)
+    code = request.emit(report)
     infeasible = [result for result in results if not result.feasible]
     for result in infeasible:
         import sys
@@ -261,29 +250,22 @@ def _gate(result) -> tuple[float | None, str | None, str | None]:
     return result.certified_epsilon, basis, None
 
 
-def _parse_problem(values: dict[str, str | None], solve: str) -> dict[str, Any]:
-    """The keyword arguments of core.calibrate for one row, checked option by option."""
-    from fractions import Fraction
-
-    target_text = values["--target-eps"]
-    if target_text is None:
+def _parse_problem(row: dict[str, Any], solve: str) -> dict[str, Any]:
+    """The keyword arguments of core.calibrate for one row (of the Request), checked option by option."""
+    target = row["target_epsilon"]
+    if target is None:
         raise InputError("--target-eps is required (the epsilon to meet, >= 0)")
-    target = parse_real("--target-eps", target_text, NON_NEGATIVE)
-    delta = DEFAULT_DELTA if values["--delta"] is None else parse_real("--delta", values["--delta"], RANGES["--delta"])
-    p, sigma, T = values["--p"], values["--sigma"], values["--T"]
-    n, batch_size, epochs = values["--n"], values["--batch-size"], values["--epochs"]
-    if values["--precision"] is not None and solve not in ("sigma", "p"):
+    p, sigma, T = row["p"], row["sigma"], row["T"]
+    n, batch_size, epochs = row["n"], row["batch_size"], row["epochs"]
+    if row["precision"] is not None and solve not in ("sigma", "p"):
         raise InputError(
             f"--precision applies to --solve sigma and --solve p; {solve} is an integer and is solved exactly"
         )
-    precision = (
-        DEFAULT_PRECISION if values["--precision"] is None
-        else parse_real("--precision", values["--precision"], PRECISION_RANGE)
-    )
-    solved_option = {"sigma": "--sigma", "T": "--T", "p": "--p", "epochs": "--epochs", "batch-size": "--batch-size"}[solve]
-    if values[solved_option] is not None:
+    precision = DEFAULT_PRECISION if row["precision"] is None else row["precision"]
+    if row[SOLVED_KEY[solve]] is not None:
+        solved_option = "--" + solve
         raise conflict(f"--solve {solve}", solved_option, f"{solve} is what calibrate solves for")
-    problem: dict[str, Any] = {"target_epsilon": target, "delta": delta, "precision": precision}
+    problem: dict[str, Any] = {"target_epsilon": target, "delta": row["delta"], "precision": precision}
     if solve == "T" and epochs is not None:
         raise conflict("--solve T", "--epochs", "use --solve epochs for whole epochs")
     if solve == "epochs" and T is not None:
@@ -300,50 +282,22 @@ def _parse_problem(values: dict[str, str | None], solve: str) -> dict[str, Any]:
     if solve != "sigma":
         if sigma is None:
             raise InputError("--sigma is required (noise multiplier, > 0)")
-        problem["noise_multiplier"] = parse_real("--sigma", sigma, RANGES["--sigma"])
+        problem["noise_multiplier"] = sigma
     if solve in ("sigma", "T", "epochs"):
-        _probability, exact_probability = parse_sampling_probability(p, n, batch_size)
+        _probability, exact_probability = sampling_probability(p, n, batch_size)
         problem["sampling_probability"] = exact_probability
         if solve == "sigma":
-            problem["steps"] = parse_steps(T, epochs, exact_probability)
+            problem["steps"] = steps_of(T, epochs, exact_probability)
         return problem
     if solve == "batch-size":
-        problem["dataset_size"] = parse_integer("--n", n)
+        problem["dataset_size"] = n
     if T is not None:
-        problem["steps"] = parse_integer("--T", T)
+        problem["steps"] = T
     elif epochs is not None:
-        parse_real("--epochs", epochs, RANGES["--epochs"])
-        problem["epochs"] = Fraction(epochs.strip())
+        problem["epochs"] = exact(epochs)
     else:
         raise InputError("give the number of steps: --T, or --epochs")
     return problem
-
-
-def _input_value(option: str, text: str | None):
-    """An option's (already checked) value for the JSON inputs and the sweep rows."""
-    if text is None:
-        return None
-    return parse_integer(option, text) if option in INTEGER_OPTIONS else float(text)
-
-
-def _inputs(texts, sweep, accountant: str, solve: str, max_epsilon) -> dict[str, Any]:
-    inputs: dict[str, Any] = {}
-    for option, key in INPUT_KEY.items():
-        values = sweep.values[option]
-        if values is None:
-            inputs[key] = None
-        elif option in sweep.swept:
-            inputs[key] = [_input_value(option, text) for text in values]
-        else:
-            inputs[key] = _input_value(option, values[0])
-    if inputs["delta"] is None:
-        inputs["delta"] = DEFAULT_DELTA
-    if inputs["precision"] is None and solve in ("sigma", "p"):
-        inputs["precision"] = DEFAULT_PRECISION
-    inputs["accountant"] = accountant
-    inputs["solve"] = SOLVED_KEY[solve]
-    inputs["max_eps"] = max_epsilon
-    return inputs
 
 
 def _result_keys(result) -> dict[str, Any]:
@@ -427,16 +381,10 @@ def _summary_table(result) -> Table:
 
 
 def _sweep_columns(swept_keys: list[str], quantity: str) -> list[Column]:
-    headers = {"target_epsilon": "target eps", "batch_size": "batch size"}
-    columns = [Column(key, headers.get(key, key)) for key in swept_keys]
-    if quantity not in swept_keys:
-        columns.append(Column(quantity, headers.get(quantity, quantity)))
-    if quantity == "epochs":
-        columns.append(Column("run.T", "T"))
-    if quantity == "batch_size":
-        columns.append(Column("run.p", "p"))
-    columns += [Column("epsilon", "epsilon", upward=True), Column("evaluations", "evaluations")]
-    return columns
+    """The swept inputs, the solved quantity (and the T or p it sets), its epsilon and the evaluations."""
+    shown = [quantity] if quantity not in swept_keys else []
+    shown += {"epochs": ["run.T"], "batch_size": ["run.p"]}.get(quantity, []) + ["epsilon", "evaluations"]
+    return sweep_columns([], swept_keys, (), shown, headers={"run.T": "T", "run.p": "p"}, upward={"epsilon": True})
 
 
 def _sweep_figure(rows: list[dict[str, Any]], swept_keys: list[str], quantity: str):

@@ -10,28 +10,34 @@ import typer
 from dpcalc.cli.figures import Chart, PlotFile, check_plot_path
 from dpcalc.cli.options import (
     DEFAULT_DELTA,
-    RANGES,
     InputError,
     Json,
     MaxEpsilon,
+    Numbers,
+    Parsed,
     conflict,
-    parse_integer,
+    number,
     parse_real,
 )
 from dpcalc.cli.output import Report, Table, emit, format_bound, format_number
+from dpcalc.core.limits import (
+    DEFAULT_CONVERT_ORDERS,
+    DEFAULT_TRADEOFF_POINTS,
+    SOURCE_NOTIONS,
+    TARGET_NOTIONS,
+    TRADEOFF_POINTS,
+)
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
 
-# Kept in step with dpcalc.core.conversions (a test checks), so that --help and the option
-# checks need not import the core.
-SOURCES = ("dp", "gdp", "zcdp", "rdp", "gaussian", "laplace")
-TARGETS = (*SOURCES, "tradeoff")
+SOURCES = SOURCE_NOTIONS
+TARGETS = TARGET_NOTIONS
 # Built from the tuples above so that the two cannot drift; mypy reads only literal members.
 SourceNotion = Enum("SourceNotion", {notion: notion for notion in SOURCES}, type=str)  # type: ignore[misc]
 TargetNotion = Enum("TargetNotion", {notion: notion for notion in TARGETS}, type=str)  # type: ignore[misc]
-DEFAULT_ORDERS_TEXT = "1.25,1.5,2,3,4,5,6,8,10,16,32,64"
-DEFAULT_POINTS = 11
+DEFAULT_ORDERS_TEXT = ",".join(f"{order:g}" for order in DEFAULT_CONVERT_ORDERS)
+DEFAULT_POINTS = DEFAULT_TRADEOFF_POINTS
 
 HELP = f"""Convert a privacy guarantee between notions, calibrate a mechanism, or apply group privacy.
 
@@ -86,7 +92,6 @@ _REQUIRED_HINTS = {
 
 SOURCE_DELTA = Interval(0.0, 1.0, low_closed=True)  # a source (eps, delta)-DP guarantee may be pure
 ORDER = Interval(1.0, float("inf"))
-POINTS = Interval(2.0, 100_000.0, low_closed=True, high_closed=True, integer=True)
 
 _TARGET_TITLES = {
     "dp": "(epsilon, delta)-DP",
@@ -166,14 +171,12 @@ def _notion(option: str, value: Enum | None, allowed: tuple[str, ...]) -> str:
     return value.value
 
 
-def _parse_orders(text: str | None) -> tuple[float, ...] | None:
-    """A comma list of Renyi orders (> 1), as --orders takes them."""
-    if text is None:
-        return None
+def _parse_orders(option: str, text: str) -> Numbers:
+    """A comma list of Renyi orders (> 1), as --orders takes them (the option's click type)."""
     pieces = [piece.strip() for piece in text.split(",")]
     if not pieces or any(not piece for piece in pieces):
-        raise InputError(f"--orders must be a comma-separated list of numbers in {ORDER}, got {text!r}")
-    return tuple(parse_real("--orders", piece, ORDER) for piece in pieces)
+        raise InputError(f"{option} must be a comma-separated list of numbers in {ORDER}, got {text!r}")
+    return Numbers(parse_real(option, piece, ORDER) for piece in pieces)
 
 
 def _check_options(source: str, target: str, given: dict[str, Any]) -> None:
@@ -219,8 +222,9 @@ def convert(
         ),
     ] = None,
     eps: Annotated[
-        str | None,
-        typer.Option("--eps", metavar="FLOAT", help="dp: epsilon (>= 0); as a target, gives delta at this epsilon."),
+        float | None,
+        typer.Option("--eps", metavar="FLOAT", help="dp: epsilon (>= 0); as a target, gives delta at this epsilon.",
+                     click_type=number(NON_NEGATIVE)),
     ] = None,
     delta: Annotated[
         str | None,
@@ -229,48 +233,60 @@ def convert(
             help=f"dp: delta, in [0, 1) as a source (default 0), in (0, 1) as a target (default {DEFAULT_DELTA:g}).",
         ),
     ] = None,
-    mu: Annotated[str | None, typer.Option("--mu", metavar="FLOAT", help="gdp: mu (> 0).")] = None,
-    rho: Annotated[str | None, typer.Option("--rho", metavar="FLOAT", help="zcdp: rho (> 0).")] = None,
+    mu: Annotated[
+        float | None, typer.Option("--mu", metavar="FLOAT", help="gdp: mu (> 0).", click_type=number(POSITIVE))
+    ] = None,
+    rho: Annotated[
+        float | None, typer.Option("--rho", metavar="FLOAT", help="zcdp: rho (> 0).", click_type=number(POSITIVE))
+    ] = None,
     order: Annotated[
-        str | None, typer.Option("--order", metavar="FLOAT", help="rdp source: the Renyi order (> 1).")
+        float | None,
+        typer.Option("--order", metavar="FLOAT", help="rdp source: the Renyi order (> 1).", click_type=number(ORDER)),
     ] = None,
     rdp_eps: Annotated[
-        str | None,
-        typer.Option("--rdp-eps", metavar="FLOAT", help="rdp source: the RDP epsilon at --order (>= 0)."),
+        float | None,
+        typer.Option("--rdp-eps", metavar="FLOAT", help="rdp source: the RDP epsilon at --order (>= 0).",
+                     click_type=number(NON_NEGATIVE)),
     ] = None,
     sigma: Annotated[
-        str | None,
+        float | None,
         typer.Option(
-            "--sigma", metavar="FLOAT", help="gaussian: noise standard deviation (> 0), not divided by the sensitivity."
+            "--sigma", metavar="FLOAT", help="gaussian: noise standard deviation (> 0), not divided by the sensitivity.",
+            click_type=number(POSITIVE),
         ),
     ] = None,
     scale: Annotated[
-        str | None, typer.Option("--scale", metavar="FLOAT", help="laplace: noise scale b (> 0).")
+        float | None,
+        typer.Option("--scale", metavar="FLOAT", help="laplace: noise scale b (> 0).", click_type=number(POSITIVE)),
     ] = None,
     sensitivity: Annotated[
-        str | None,
+        float | None,
         typer.Option(
             "--sensitivity", metavar="FLOAT",
             help="gaussian: L2, laplace: L1 sensitivity of the query (> 0) [default: 1].",
+            click_type=number(POSITIVE),
         ),
     ] = None,
     orders: Annotated[
-        str | None,
+        Numbers | None,
         typer.Option(
-            "--orders", metavar="LIST", help=f"rdp target: comma list of orders > 1 [default: {DEFAULT_ORDERS_TEXT}]."
+            "--orders", metavar="LIST", help=f"rdp target: comma list of orders > 1 [default: {DEFAULT_ORDERS_TEXT}].",
+            click_type=Parsed(_parse_orders),
         ),
     ] = None,
     points: Annotated[
-        str | None,
+        int | None,
         typer.Option(
             "--points", metavar="INT",
             help=f"tradeoff target: number of alphas in [0, 1], 2..100000 [default: {DEFAULT_POINTS}].",
+            click_type=number(TRADEOFF_POINTS),
         ),
     ] = None,
     group: Annotated[
-        str | None,
+        int | None,
         typer.Option(
-            "--group", metavar="INT", help="Group privacy: protect groups of k individuals (integer >= 1) [default: 1]."
+            "--group", metavar="INT", help="Group privacy: protect groups of k individuals (integer >= 1) [default: 1].",
+            click_type=number(POSITIVE_INTEGER),
         ),
     ] = None,
     max_eps: MaxEpsilon = None,
@@ -301,49 +317,46 @@ def convert(
     if takes_delta_or_epsilon and delta is not None and eps is not None:
         raise conflict("--delta", "--eps", "give --delta to get epsilon, or --eps to get delta")
 
-    group_size = parse_integer("--group", group, POSITIVE_INTEGER) if group is not None else 1
-    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
-    unit = parse_real("--sensitivity", sensitivity, POSITIVE) if sensitivity is not None else 1.0
+    group_size = 1 if group is None else group
+    unit = 1.0 if sensitivity is None else sensitivity
     inputs: dict[str, Any] = {
         "from": source_notion, "to": target_notion, "eps": None, "delta": None, "mu": None, "rho": None,
         "order": None, "rdp_eps": None, "sigma": None, "scale": None, "sensitivity": None,
-        "orders": None, "points": None, "group": group_size, "max_eps": max_epsilon,
+        "orders": None, "points": None, "group": group_size, "max_eps": max_eps,
     }
 
     fields: dict[str, Any] = {}
     if source_notion == "dp":
-        fields["epsilon"] = inputs["eps"] = parse_real("--eps", eps, NON_NEGATIVE)
+        fields["epsilon"] = inputs["eps"] = eps
+        # --delta's range depends on its role (a source may be pure DP; a target delta is > 0): parsed here
         fields["delta"] = inputs["delta"] = parse_real("--delta", delta, SOURCE_DELTA) if delta is not None else 0.0
     elif source_notion == "gdp":
-        fields["mu"] = inputs["mu"] = parse_real("--mu", mu, RANGES["--mu"])
+        fields["mu"] = inputs["mu"] = mu
     elif source_notion == "zcdp":
-        fields["rho"] = inputs["rho"] = parse_real("--rho", rho, POSITIVE)
+        fields["rho"] = inputs["rho"] = rho
     elif source_notion == "rdp":
-        fields["order"] = inputs["order"] = parse_real("--order", order, ORDER)
-        fields["rdp"] = inputs["rdp_eps"] = parse_real("--rdp-eps", rdp_eps, NON_NEGATIVE)
+        fields["order"] = inputs["order"] = order
+        fields["rdp"] = inputs["rdp_eps"] = rdp_eps
     elif source_notion == "gaussian":
-        fields["sigma"] = inputs["sigma"] = parse_real("--sigma", sigma, POSITIVE)
+        fields["sigma"] = inputs["sigma"] = sigma
         fields["sensitivity"] = inputs["sensitivity"] = unit
     else:
-        fields["scale"] = inputs["scale"] = parse_real("--scale", scale, POSITIVE)
+        fields["scale"] = inputs["scale"] = scale
         fields["sensitivity"] = inputs["sensitivity"] = unit
 
     target_fields: dict[str, Any] = {}
     if takes_delta_or_epsilon:
         if eps is not None:
-            target_fields["epsilon"] = inputs["eps"] = parse_real("--eps", eps, NON_NEGATIVE)
+            target_fields["epsilon"] = inputs["eps"] = eps
         else:
             target_fields["delta"] = inputs["delta"] = (
                 parse_real("--delta", delta, OPEN_UNIT) if delta is not None else DEFAULT_DELTA
             )
     elif target_notion == "rdp":
-        parsed = _parse_orders(orders)
-        target_fields["orders"] = parsed if parsed is not None else core.DEFAULT_CONVERT_ORDERS
+        target_fields["orders"] = orders if orders is not None else DEFAULT_CONVERT_ORDERS
         inputs["orders"] = list(target_fields["orders"])
     elif target_notion == "tradeoff":
-        target_fields["points"] = inputs["points"] = (
-            parse_integer("--points", points, POINTS) if points is not None else DEFAULT_POINTS
-        )
+        target_fields["points"] = inputs["points"] = DEFAULT_POINTS if points is None else points
     elif target_notion in ("gaussian", "laplace"):
         target_fields["sensitivity"] = inputs["sensitivity"] = unit
 
@@ -367,7 +380,7 @@ def convert(
         no_gate=f"--max-eps applies with --to dp: --to {target_notion} yields no epsilon to compare",
         figures=(lambda: tradeoff_panels(result, inputs)) if target_notion == "tradeoff" else None,
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps, plot=plot_path, chart=chart))
 
 
 def _describe_source(inputs: dict[str, Any]) -> str:

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import math
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
-from dpcalc.cli.figures import Chart, PlotFile, check_plot_path
+from dpcalc.cli.figures import Chart, PlotFile
 from dpcalc.cli.options import (
-    RANGES,
     BatchSize,
     DatasetSize,
     Delta,
@@ -21,14 +20,16 @@ from dpcalc.cli.options import (
     NoiseMultiplier,
     SamplingProbability,
     Steps,
+    SweepableReal,
     conflict,
     large_delta_warnings,
-    parse_delta_or_epsilon,
-    parse_real,
-    parse_training_run,
+    sweepable,
 )
-from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
+from dpcalc.cli.output import Report, Table, format_number, format_upper
+from dpcalc.cli.phases import TRAINING_FLAGS, training_run
+from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
+from dpcalc.core.validation import POSITIVE
 
 
 class SamplingScheme(str, Enum):
@@ -70,8 +71,9 @@ def gdp(
         typer.Option("--sampling", help="poisson, or uniform (fixed-size batches without replacement)."),
     ] = SamplingScheme.poisson,
     mu: Annotated[
-        str | None,
-        typer.Option("--mu", metavar="FLOAT", help="Convert a given mu (> 0) instead of the training run."),
+        SweepableReal | None,
+        typer.Option("--mu", metavar="FLOAT", help="Convert a given mu (> 0) instead of the training run.",
+                     click_type=sweepable(POSITIVE)),
     ] = None,
     delta: Delta = None,
     eps: Epsilon = None,
@@ -81,22 +83,14 @@ def gdp(
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
-    texts = {"--p": p, "--sigma": sigma, "--T": T, "--n": n, "--batch-size": batch_size, "--epochs": epochs,
-             "--mu": mu, "--delta": delta, "--eps": eps}
-    if any(text is not None and ("," in text or ":" in text) for text in texts.values()):
-        # a list or range: the sweep module is loaded only then (start-up time)
-        from dpcalc.cli.sweeps import parse_sweep
-
-        _gdp_sweep(parse_sweep(texts, integer=("--T", "--n", "--batch-size")), sampling, no_tight, max_eps,
-                   json_output, plot, chart)
-    target_delta, target_epsilon = parse_delta_or_epsilon(delta, eps)
-    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
-    plot_path = check_plot_path(plot)
-    result, tight, warnings, inputs = _evaluate(
-        p, sigma, T, n, batch_size, epochs, mu, target_delta, target_epsilon, sampling, no_tight
-    )
-    inputs["max_eps"] = max_epsilon
+    request = start({"p": p, "sigma": sigma, "T": T, "n": n, "batch_size": batch_size, "epochs": epochs, "mu": mu,
+                     "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, plot=plot, chart=chart)
+    if request.is_sweep:
+        _gdp_sweep(request, sampling, no_tight)
+    result, tight, warnings, inputs = _evaluate(request.rows[0], sampling, no_tight)
+    inputs["max_eps"] = request.max_epsilon
     inputs["no_tight"] = no_tight
+    given_mu = request.given["mu"] is not None
     tradeoff = [{"alpha": point.alpha, "beta": point.beta} for point in result.tradeoff]
     report = Report(
         command="gdp",
@@ -109,13 +103,13 @@ def gdp(
             "tradeoff": tradeoff,
             "tight_epsilon": tight,
         },
-        tables=[_summary_table(result, mu is None, tight), _tradeoff_table(tradeoff)],
+        tables=[_summary_table(result, not given_mu, tight), _tradeoff_table(tradeoff)],
         warnings=warnings,
-        **_gate(result, tight, given_mu=mu is not None, sampling=sampling, no_tight=no_tight),
-        figures=lambda: gdp_panels(result.mu, result.delta, approximate=mu is None,
+        **_gate(result, tight, given_mu=given_mu, sampling=sampling, no_tight=no_tight),
+        figures=lambda: gdp_panels(result.mu, result.delta, approximate=not given_mu,
                                    tight_run=None if tight is None else _tight_run(result)),
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
+    request.finish(report)
 
 
 def _gate(result, tight: float | None, *, given_mu: bool, sampling, no_tight: bool) -> dict:
@@ -143,31 +137,30 @@ def _gate(result, tight: float | None, *, given_mu: bool, sampling, no_tight: bo
     return {"epsilon": None, "basis": None, "no_gate": why}
 
 
-def _evaluate(p, sigma, T, n, batch_size, epochs, mu, target_delta, target_epsilon, sampling, no_tight,
-              quote_gap: bool = True, tight_given=None):
-    """One run: (core result, tight epsilon or None, warnings, echoed inputs without max_eps/no_tight).
+def _evaluate(row: dict, sampling, no_tight: bool, quote_gap: bool = True, tight_given=None):
+    """One run (a row of the Request): (core result, tight epsilon or None, warnings, echoed inputs
+    without max_eps/no_tight).
 
     `quote_gap` adds the CLT-to-tight gap of this run to the CLT warning (a sweep shows it per
-    row in the table instead, so that its rows share one warning).
+    row in the table instead, so that its rows share one CLT warning).
     """
     from dpcalc.core import gdp as core
 
-    if mu is not None:
-        for name, value in (("--p", p), ("--sigma", sigma), ("--T", T), ("--n", n),
-                            ("--batch-size", batch_size), ("--epochs", epochs)):
-            if value is not None:
-                raise conflict("--mu", name, "--mu converts a given mu; the training run gives its own")
-        given_mu = parse_real("--mu", mu, RANGES["--mu"])
-        result = core.gdp_guarantee(given_mu, delta=target_delta, epsilon=target_epsilon)
+    target_delta, target_epsilon = row["delta"], row["eps"]
+    if row["mu"] is not None:
+        for option, name in TRAINING_FLAGS:
+            if row[name] is not None:
+                raise conflict("--mu", option, "--mu converts a given mu; the training run gives its own")
+        result = core.gdp_guarantee(row["mu"], delta=target_delta, epsilon=target_epsilon)
         probability = noise = steps = None
     else:
-        probability, noise, steps = parse_training_run(p, sigma, T, n, batch_size, epochs)
+        probability, noise, steps = training_run(row)
         result = core.noisy_sgd_gdp(
             probability, noise, steps, sampling=sampling.value, delta=target_delta, epsilon=target_epsilon
         )
-    warnings = list(result.warnings) + large_delta_warnings(n, target_delta)
+    warnings = list(result.warnings) + large_delta_warnings(row["n"], target_delta)
     tight = None
-    if mu is None and target_delta is not None and not no_tight:
+    if row["mu"] is None and target_delta is not None and not no_tight:
         if sampling is SamplingScheme.poisson:
             from dpcalc.core.phases import Phase
 
@@ -182,57 +175,45 @@ def _evaluate(p, sigma, T, n, batch_size, epochs, mu, target_delta, target_epsil
         "p": probability,
         "sigma": noise,
         "T": steps,
-        "n": None if n is None else int(float(n)),
-        "batch_size": None if batch_size is None else int(float(batch_size)),
-        "epochs": None if epochs is None else float(epochs),
-        "sampling": sampling.value if mu is None else None,
-        "mu": None if mu is None else result.mu,
+        "n": row["n"],
+        "batch_size": row["batch_size"],
+        "epochs": row["epochs"],
+        "sampling": sampling.value if row["mu"] is None else None,
+        "mu": None if row["mu"] is None else result.mu,
         "delta": target_delta,
         "eps": target_epsilon,
     }
     return result, tight, warnings, inputs
 
 
-# JSON input name of each sweepable option; the scalar result keys a sweep row carries.
-_INPUT_KEY = {"--p": "p", "--sigma": "sigma", "--T": "T", "--n": "n", "--batch-size": "batch_size",
-              "--epochs": "epochs", "--mu": "mu", "--delta": "delta", "--eps": "eps"}
+# The scalar result keys a sweep row carries.
 _ROW_RESULT_KEYS = ("mu", "epsilon", "delta", "max_advantage", "tight_epsilon")
 
 
-def _gdp_sweep(sweep, sampling, no_tight: bool, max_eps, json_output: bool, plot, chart: bool) -> None:
+def _gdp_sweep(request: Request, sampling, no_tight: bool) -> NoReturn:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
     A row holds the swept inputs, the run (p, sigma, T) when it comes from the training form,
     and the scalar result keys (the trade-off curve is left out: run the single command for it).
     """
-    from dpcalc.cli.sweeps import RUN_KEYS, Column, Row, SweepOutput, echo_rows, sweep_panels, sweep_report
+    from dpcalc.cli.sweeps import RUN_KEYS, Row, SweepOutput, echo_rows, sweep_columns, sweep_panels, sweep_report
 
-    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
-    plot_path = check_plot_path(plot)
-    targets = [parse_delta_or_epsilon(values["--delta"], values["--eps"]) for values in sweep.rows()]
-    tights: list[tuple[float | None, list[str]] | None] = [None] * len(targets)
+    tights: list[tuple[float | None, list[str]] | None] = [None] * len(request.rows)
     if not no_tight and sampling is SamplingScheme.poisson:
         # the tight figures of rows that differ only in T share one PLD composition
         from dpcalc.core.phases import Phase
 
         runs, positions = [], []
-        for position, (values, (target_delta, _)) in enumerate(zip(sweep.rows(), targets)):
-            if values["--mu"] is None and target_delta is not None:
-                probability, noise, steps = parse_training_run(
-                    values["--p"], values["--sigma"], values["--T"], values["--n"], values["--batch-size"],
-                    values["--epochs"])
-                runs.append(([Phase("gaussian", probability, noise, None, steps)], target_delta))
+        for position, row in enumerate(request.rows):
+            if row["mu"] is None and row["delta"] is not None:
+                probability, noise, steps = training_run(row)
+                runs.append(([Phase("gaussian", probability, noise, None, steps)], row["delta"]))
                 positions.append(position)
         for position, answer in zip(positions, tight_epsilons(runs)):
             tights[position] = answer
-    evaluated = []
-    for values, (target_delta, target_epsilon), tight_given in zip(sweep.rows(), targets, tights):
-        evaluated.append(_evaluate(
-            values["--p"], values["--sigma"], values["--T"], values["--n"], values["--batch-size"],
-            values["--epochs"], values["--mu"], target_delta, target_epsilon, sampling, no_tight, quote_gap=False,
-            tight_given=tight_given,
-        ))
-    swept_keys = [_INPUT_KEY[option] for option in sweep.swept]
+    evaluated = [_evaluate(row, sampling, no_tight, quote_gap=False, tight_given=tight_given)
+                 for row, tight_given in zip(request.rows, tights)]
+    swept_keys = list(request.swept)
     first_inputs = evaluated[0][3]
     training = first_inputs["mu"] is None
     run_keys = [key for key in ("p", "sigma", "T") if training and key not in swept_keys]
@@ -247,26 +228,23 @@ def _gdp_sweep(sweep, sampling, no_tight: bool, max_eps, json_output: bool, plot
     # (T for --epochs): the single command echoes the resolved T too
     given = dict(first_inputs)
     echo_rows(given, rows, [*swept_keys, *RUN_KEYS], swept_keys)
-    given["max_eps"] = max_epsilon
+    given["max_eps"] = request.max_epsilon
     given["no_tight"] = no_tight
     y_key = "epsilon" if first_inputs["eps"] is None else "delta"
     # The table shows what varies: the swept inputs, the run quantities they change (T for
     # --epochs), mu, the solved epsilon (or delta) and the tight epsilon; --json has every key.
-    headers = {"batch_size": "batch size", "tight_epsilon": "tight epsilon"}
-    varying = [key for key in run_keys if len({row.values[key] for row in rows}) > 1]
     shown = [key for key in ("mu", y_key, "tight_epsilon") if key in result_keys
              and not (key == "tight_epsilon" and all(row.values[key] is None for row in rows))]
-    columns = [Column(key, headers.get(key, key), upward=True if key == "tight_epsilon" else None)
-               for key in swept_keys + varying + shown]
     x_key = swept_keys[-1]
     report = sweep_report(
         SweepOutput(
             command="gdp",
             inputs=given,
             swept_keys=swept_keys,
-            columns=columns,
+            columns=sweep_columns([row.values for row in rows], swept_keys, run_keys, shown,
+                                  upward={"tight_epsilon": True}),
             title=f"Gaussian DP sweep, {sampling.value} sampling (central-limit mu)" if training else "Gaussian DP sweep, given mu",
-            max_epsilon=max_epsilon,
+            max_epsilon=request.max_epsilon,
             figures=lambda: sweep_panels(
                 [row.values for row in rows], x_key=x_key, y_key=y_key, series_keys=swept_keys[:-1],
                 title=f"{y_key} against {x_key}", xlabel=x_key, ylabel=y_key,
@@ -274,7 +252,7 @@ def _gdp_sweep(sweep, sampling, no_tight: bool, max_eps, json_output: bool, plot
         ),
         rows,
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
+    request.finish(report)
 
 
 def gdp_panels(mu: float, delta: float, tight_run=None, approximate: bool = False):

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from dpcalc.cli.options import RANGES, InputError, Json, MaxEpsilon, parse_integer, parse_real
+from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, WrittenFloat, exact, number, parse_real
 from dpcalc.cli.output import Report, Table, emit, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
@@ -30,25 +30,30 @@ Examples:
 @app.command("laplace-eps", help=HELP)
 def laplace_eps(
     tolerance: Annotated[
-        str | None,
-        typer.Option("--tolerance", metavar="FLOAT", help="Largest acceptable noise per coordinate, > 0."),
+        float | None,
+        typer.Option("--tolerance", metavar="FLOAT", help="Largest acceptable noise per coordinate, > 0.",
+                     click_type=number(POSITIVE)),
     ] = None,
     probability: Annotated[
-        str | None,
-        typer.Option("--probability", metavar="FLOAT", help="Probability that all coordinates are within the tolerance, in (0, 1)."),
+        float | None,
+        typer.Option("--probability", metavar="FLOAT", help="Probability that all coordinates are within the tolerance, in (0, 1).",
+                     click_type=Parsed(parse_probability)),
     ] = None,
     eps: Annotated[
-        str | None,
-        typer.Option("--eps", metavar="FLOAT", help="Epsilon of the Laplace mechanism, > 0."),
+        float | None,
+        typer.Option("--eps", metavar="FLOAT", help="Epsilon of the Laplace mechanism, > 0.", click_type=number(POSITIVE)),
     ] = None,
     sensitivity: Annotated[
-        str,
-        typer.Option("--sensitivity", metavar="FLOAT", help="L1 sensitivity of the query, > 0.", show_default=True),
-    ] = "1",
+        float,
+        # the default written into the help as click writes it ("1", where click would print 1.0)
+        typer.Option("--sensitivity", metavar="FLOAT", help="L1 sensitivity of the query, > 0.  [default: 1]",
+                     show_default=False, click_type=number(POSITIVE)),
+    ] = 1.0,
     dims: Annotated[
-        str,
-        typer.Option("--dims", metavar="INT", help="Number of i.i.d. noisy coordinates that must all be within.", show_default=True),
-    ] = "1",
+        int,
+        typer.Option("--dims", metavar="INT", help="Number of i.i.d. noisy coordinates that must all be within.", show_default=True,
+                     click_type=number(POSITIVE_INTEGER)),
+    ] = 1,
     one_sided: Annotated[
         bool,
         typer.Option("--one-sided", help="Only bound the noise from above: P(Y <= tolerance)."),
@@ -59,29 +64,23 @@ def laplace_eps(
     from dpcalc.core import laplace as core
 
     _check_two_of_three(tolerance, probability, eps)
-    given_tolerance = parse_real("--tolerance", tolerance, POSITIVE)
-    given_epsilon = parse_real("--eps", eps, POSITIVE)
-    given_probability, failure = _parse_probability(probability)
-    given_sensitivity = parse_real("--sensitivity", sensitivity, POSITIVE)
-    given_dims = parse_integer("--dims", dims, POSITIVE_INTEGER)
-    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
     result = core.laplace_accuracy(
-        tolerance=given_tolerance,
-        probability=given_probability,
-        epsilon=given_epsilon,
-        sensitivity=given_sensitivity,
-        dims=given_dims,
+        tolerance=tolerance,
+        probability=probability,
+        epsilon=eps,
+        sensitivity=sensitivity,
+        dims=dims,
         one_sided=one_sided,
-        failure_probability_exact=failure,
+        failure_probability_exact=None if probability is None else float(1 - exact(probability)),
     )
     inputs = {
-        "tolerance": given_tolerance,
-        "probability": given_probability,
-        "eps": given_epsilon,
-        "sensitivity": given_sensitivity,
-        "dims": given_dims,
+        "tolerance": tolerance,
+        "probability": probability,
+        "eps": eps,
+        "sensitivity": sensitivity,
+        "dims": dims,
         "one_sided": one_sided,
-        "max_eps": max_epsilon,
+        "max_eps": max_eps,
     }
     report = Report(
         command="laplace-eps",
@@ -103,10 +102,10 @@ def laplace_eps(
         epsilon=result.epsilon,
         basis="the Laplace mechanism's pure epsilon at this scale (exact)",
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
-def _check_two_of_three(tolerance: str | None, probability: str | None, eps: str | None) -> None:
+def _check_two_of_three(tolerance: float | None, probability: float | None, eps: float | None) -> None:
     given = [name for name, value in (("--tolerance", tolerance), ("--probability", probability), ("--eps", eps))
              if value is not None]
     if len(given) == 3:
@@ -129,29 +128,26 @@ def _check_two_of_three(tolerance: str | None, probability: str | None, eps: str
     )
 
 
-def _parse_probability(text: str | None) -> tuple[float | None, float | None]:
-    """(probability, 1 - probability) with the complement exact from the decimal text.
+def parse_probability(option: str, text: str) -> WrittenFloat:
+    """--probability in (0, 1), with 1 - probability representable (the option's click type).
 
     float(1 - 0.999999999999) is 1.00009e-12, not 1e-12: the complement is taken from the
-    text as an exact fraction, so probabilities close to 1 keep their meaning (even those
-    that round to 1.0 in float64, such as 0.99999999999999999999).
+    decimal text as an exact fraction (`options.exact`), so probabilities close to 1 keep their
+    meaning (even those that round to 1.0 in float64, such as 0.99999999999999999999).
     """
-    if text is None:
-        return None, None
     from fractions import Fraction
 
     try:
         float(text.strip())
-        exact = Fraction(text.strip())  # a decimal float() accepts; not inf or nan
+        fraction = Fraction(text.strip())  # a decimal float() accepts; not inf or nan
     except ValueError:
-        parse_real("--probability", text, OPEN_UNIT)  # the standard message for 'abc', inf, nan
+        parse_real(option, text, OPEN_UNIT)  # the standard message for 'abc', inf, nan
         raise
-    if not 0 < exact < 1:
-        raise InputError(f"--probability must be {OPEN_UNIT.requirement}, got {text}")
-    failure = float(1 - exact)
-    if failure < 2.2250738585072014e-308:
-        raise InputError(f"--probability must be at most 1 - 2.2e-308 (1 - probability is computed), got {text}")
-    return float(exact), failure
+    if not 0 < fraction < 1:
+        raise InputError(f"{option} must be {OPEN_UNIT.requirement}, got {text}")
+    if float(1 - fraction) < 2.2250738585072014e-308:
+        raise InputError(f"{option} must be at most 1 - 2.2e-308 (1 - probability is computed), got {text}")
+    return WrittenFloat(float(fraction), text)
 
 
 def _table(result) -> Table:

@@ -1,15 +1,24 @@
 """Options shared by the subcommands, defined once, and the parsing of their values.
 
-Numeric options are declared as strings and parsed here, so that every bad value, whether
-"abc", "nan", "inf" or out of range, gets the same one-line message naming the option, its
-allowed range and the value received.
+Every numeric option is parsed once, by its click type (`Parsed`), as click reads the command
+line: the command receives numbers (or, for a list or range, a `Swept`), never text. Every bad
+value, whether "abc", "nan", "inf" or out of range, gets the same one-line message naming the
+option, its allowed range and the value received (`InputError`, exit code 2).
+
+A parsed number keeps the text it was written as (`WrittenFloat`, `WrittenInt`): messages about
+a value that is valid alone but not beside another option quote it as typed, and `exact` takes
+the decimal itself, so that quotients such as epochs / p are exact.
 """
 
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Annotated, overload
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Annotated, Any
 
+import click
 import typer
 
 from dpcalc.core.validation import (
@@ -32,21 +41,71 @@ class InputError(Exception):
     """Invalid command-line input: printed as one line on stderr, exit code 2."""
 
 
-@overload
-def parse_real(option: str, text: str, interval: Interval) -> float: ...
-@overload
-def parse_real(option: str, text: str | None, interval: Interval) -> float | None: ...
-def parse_real(option: str, text: str | None, interval: Interval) -> float | None:
-    """Parse `text` as a finite real in `interval`; None stays None."""
-    if text is None:
-        return None
+class WrittenFloat(float):
+    """A float parsed from an option that keeps the text it was written as (`text`)."""
+
+    text: str
+
+    def __new__(cls, value: float, text: str) -> WrittenFloat:
+        number = super().__new__(cls, value)
+        number.text = text
+        return number
+
+    def __getnewargs__(self) -> tuple[float, str]:  # type: ignore[override]  # copy and pickle keep the text
+        return float(self), self.text
+
+
+class WrittenInt(int):
+    """An integer parsed from an option that keeps the text it was written as (`text`, e.g. "1e4")."""
+
+    text: str
+
+    def __new__(cls, value: int, text: str) -> WrittenInt:
+        number = super().__new__(cls, value)
+        number.text = text
+        return number
+
+    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]  # copy and pickle keep the text
+        return int(self), self.text
+
+
+def written(value: float) -> str:
+    """How a number was written on the command line (its repr when it was not parsed from one)."""
+    return value.text if isinstance(value, (WrittenFloat, WrittenInt)) else repr(value)
+
+
+def exact(value: float) -> Fraction:
+    """The decimal a number was written as, exactly (0.001 is 1/1000, not the nearest float)."""
+    from fractions import Fraction  # imported only where a quotient must be exact: start-up time
+
+    return Fraction(written(value).strip())
+
+
+@dataclass(frozen=True)
+class Swept:
+    """The values of an option written as a list (1,2,4) or a range (1:60:1): a sweep."""
+
+    option: str  # e.g. "--sigma"
+    text: str  # as given
+    values: tuple[Any, ...]  # WrittenFloat or WrittenInt, in the order given
+
+
+class Numbers(tuple[float, ...]):
+    """Several numbers given as one option, a comma list (--orders 2,4,8; not a sweep).
+
+    Its own class, not list[float]: Typer reads a list annotation as an option given repeatedly.
+    """
+
+
+def parse_real(option: str, text: str, interval: Interval) -> WrittenFloat:
+    """Parse `text` as a finite real in `interval`."""
     try:
         value = float(text.strip())
     except ValueError:
         raise InputError(f"{option} must be a number {interval.requirement}, got {text!r}") from None
     if not interval.contains(value) or math.isnan(value):
         raise InputError(f"{option} must be {interval.requirement}, got {text}")
-    return value
+    return WrittenFloat(value, text)
 
 
 def _too_large(option: str, interval: Interval, text: str) -> InputError:
@@ -54,14 +113,8 @@ def _too_large(option: str, interval: Interval, text: str) -> InputError:
     return InputError(f"{option} must be {interval.requirement} and below 1e{MAX_COUNT_DIGITS}, got {shown}")
 
 
-@overload
-def parse_integer(option: str, text: str, interval: Interval = POSITIVE_INTEGER) -> int: ...
-@overload
-def parse_integer(option: str, text: str | None, interval: Interval = POSITIVE_INTEGER) -> int | None: ...
-def parse_integer(option: str, text: str | None, interval: Interval = POSITIVE_INTEGER) -> int | None:
+def parse_integer(option: str, text: str, interval: Interval = POSITIVE_INTEGER) -> WrittenInt:
     """Parse `text` as an integer in `interval` ("10000", "1e4" and "1_000" are accepted)."""
-    if text is None:
-        return None
     cleaned = text.strip()
     try:
         value = int(cleaned)
@@ -82,7 +135,56 @@ def parse_integer(option: str, text: str | None, interval: Interval = POSITIVE_I
         raise _too_large(option, interval, text)
     if not interval.contains(value):
         raise InputError(f"{option} must be {interval.requirement}, got {text}")
-    return value
+    return WrittenInt(value, text)
+
+
+def parse_number(option: str, text: str, interval: Interval) -> WrittenFloat | WrittenInt:
+    """An integer when `interval` holds integers only, a real otherwise."""
+    return parse_integer(option, text, interval) if interval.integer else parse_real(option, text, interval)
+
+
+def is_sweep_text(text: str) -> bool:
+    """True when an option's text is a list or a range rather than one value."""
+    return "," in text or ":" in text
+
+
+def parse_sweepable(option: str, text: str, interval: Interval) -> WrittenFloat | WrittenInt | Swept:
+    """One number, or the numbers of a list or range (dpcalc.cli.sweeps), each checked against `interval`."""
+    if not is_sweep_text(text):
+        return parse_number(option, text, interval)
+    from dpcalc.cli.sweeps import expand  # the sweep syntax is loaded only for a list or range
+
+    items = expand(option, text, integer=interval.integer)
+    return Swept(option, text, tuple(parse_number(option, item, interval) for item in items))
+
+
+class Parsed(click.ParamType):
+    """A click type that parses an option's text with `parse(option, text)`, once, as click reads it.
+
+    A bad value raises InputError, which the entry point prints as it is ("--sigma must be in
+    (0, inf), got -1"); click's own `self.fail` would wrap it as "Invalid value for '--sigma': ...".
+    """
+
+    name = "value"
+
+    def __init__(self, parse: Callable[[str, str], Any]) -> None:
+        self.parse = parse
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if not isinstance(value, str):  # a default given as a number, or a value converted already
+            return value
+        option = param.opts[0] if param is not None and param.opts else "value"
+        return self.parse(option, value)
+
+
+def number(interval: Interval) -> Parsed:
+    """The click type of a number in `interval` (an integer when the interval holds integers only)."""
+    return Parsed(partial(parse_number, interval=interval))
+
+
+def sweepable(interval: Interval) -> Parsed:
+    """The click type of a number in `interval`, or a list or range of them (a `Swept`)."""
+    return Parsed(partial(parse_sweepable, interval=interval))
 
 
 def conflict(first: str, second: str, hint: str = "") -> InputError:
@@ -91,146 +193,63 @@ def conflict(first: str, second: str, hint: str = "") -> InputError:
     return InputError(f"{first} and {second} cannot be given together{suffix}")
 
 
-# The intervals the shared options are checked against.
-RANGES = {
-    "--p": PROBABILITY,
-    "--sigma": POSITIVE,
-    "--T": POSITIVE_INTEGER,
-    "--n": POSITIVE_INTEGER,
-    "--batch-size": POSITIVE_INTEGER,
-    "--epochs": POSITIVE,
-    "--delta": OPEN_UNIT,
-    "--eps": NON_NEGATIVE,
-    "--max-eps": NON_NEGATIVE,
-    "--mu": POSITIVE,
-}
+if TYPE_CHECKING:
+    # What the click type of a sweepable option returns: a number, or a list or range of them.
+    SweepableReal = float | Swept
+    SweepableCount = int | Swept
+else:
+    # Typer reads one Python type per option (it refuses unions); `click_type` does the parsing.
+    SweepableReal = float
+    SweepableCount = int
 
 DEFAULT_DELTA = 1e-5
 
 SamplingProbability = Annotated[
-    str | None,
-    typer.Option("--p", metavar="FLOAT", help="Poisson sampling probability per step, in (0, 1]."),
+    SweepableReal | None,
+    typer.Option("--p", metavar="FLOAT", help="Poisson sampling probability per step, in (0, 1].",
+                 click_type=sweepable(PROBABILITY)),
 ]
 NoiseMultiplier = Annotated[
-    str | None,
-    typer.Option("--sigma", metavar="FLOAT", help="Noise multiplier: noise std / L2 sensitivity, > 0."),
+    SweepableReal | None,
+    typer.Option("--sigma", metavar="FLOAT", help="Noise multiplier: noise std / L2 sensitivity, > 0.",
+                 click_type=sweepable(POSITIVE)),
 ]
 Steps = Annotated[
-    str | None,
-    typer.Option("--T", metavar="INT", help="Number of steps, an integer >= 1."),
+    SweepableCount | None,
+    typer.Option("--T", metavar="INT", help="Number of steps, an integer >= 1.", click_type=sweepable(POSITIVE_INTEGER)),
 ]
 DatasetSize = Annotated[
-    str | None,
-    typer.Option("--n", metavar="INT", help="Training form: dataset size (p = batch-size / n)."),
+    SweepableCount | None,
+    typer.Option("--n", metavar="INT", help="Training form: dataset size (p = batch-size / n).",
+                 click_type=sweepable(POSITIVE_INTEGER)),
 ]
 BatchSize = Annotated[
-    str | None,
-    typer.Option("--batch-size", metavar="INT", help="Training form: expected batch size."),
+    SweepableCount | None,
+    typer.Option("--batch-size", metavar="INT", help="Training form: expected batch size.",
+                 click_type=sweepable(POSITIVE_INTEGER)),
 ]
 Epochs = Annotated[
-    str | None,
-    typer.Option("--epochs", metavar="FLOAT", help="Training form: epochs (T = ceil(epochs * n / batch-size))."),
+    SweepableReal | None,
+    typer.Option("--epochs", metavar="FLOAT", help="Training form: epochs (T = ceil(epochs * n / batch-size)).",
+                 click_type=sweepable(POSITIVE)),
 ]
 Delta = Annotated[
-    str | None,
-    typer.Option("--delta", metavar="FLOAT", help=f"Target delta in (0, 1) giving epsilon [default: {DEFAULT_DELTA:g}]."),
+    SweepableReal | None,
+    typer.Option("--delta", metavar="FLOAT", help=f"Target delta in (0, 1) giving epsilon [default: {DEFAULT_DELTA:g}].",
+                 click_type=sweepable(OPEN_UNIT)),
 ]
 Epsilon = Annotated[
-    str | None,
-    typer.Option("--eps", metavar="FLOAT", help="Give epsilon (>= 0) instead of --delta to get delta."),
+    SweepableReal | None,
+    typer.Option("--eps", metavar="FLOAT", help="Give epsilon (>= 0) instead of --delta to get delta.",
+                 click_type=sweepable(NON_NEGATIVE)),
 ]
 MaxEpsilon = Annotated[
-    str | None,
-    typer.Option("--max-eps", metavar="FLOAT", help="Budget: exit 1 when epsilon exceeds this value."),
+    float | None,
+    typer.Option("--max-eps", metavar="FLOAT", help="Budget: exit 1 when epsilon exceeds this value.",
+                 click_type=number(NON_NEGATIVE)),
 ]
 Json = Annotated[
     bool,
     typer.Option("--json", help="Print one strict JSON object instead of a table."),
 ]
 
-
-def parse_delta_or_epsilon(delta: str | None, eps: str | None) -> tuple[float | None, float | None]:
-    """(delta, epsilon) with exactly one set: --delta defaults to 1e-5 unless --eps is given."""
-    if delta is not None and eps is not None:
-        raise conflict("--delta", "--eps", "give --delta to get epsilon, or --eps to get delta")
-    if eps is not None:
-        return None, parse_real("--eps", eps, RANGES["--eps"])
-    if delta is None:
-        return DEFAULT_DELTA, None
-    return parse_real("--delta", delta, RANGES["--delta"]), None
-
-
-def parse_training_run(
-    p: str | None,
-    sigma: str | None,
-    T: str | None,
-    n: str | None,
-    batch_size: str | None,
-    epochs: str | None,
-) -> tuple[float, float, int]:
-    """(p, sigma, T) from either --p/--sigma/--T or the training form --n/--batch-size/--epochs.
-
-    p comes from --p or from --batch-size / --n; T from --T or from ceil(epochs / p). Each
-    quantity must come from exactly one source, so an inconsistent mix is refused.
-    """
-    check_training_form(p, T, n, batch_size, epochs)
-    if sigma is None:
-        raise InputError("--sigma is required (noise multiplier, > 0)")
-    noise = parse_real("--sigma", sigma, RANGES["--sigma"])
-    if p is not None and epochs is None:
-        # T does not come from epochs / p: p needs no exact form (and `fractions` is not imported)
-        return parse_real("--p", p, RANGES["--p"]), noise, parse_steps(T, None, None)
-    probability, exact_probability = parse_sampling_probability(p, n, batch_size)
-    steps = parse_steps(T, epochs, exact_probability)
-    return probability, noise, steps
-
-
-def check_training_form(
-    p: str | None, T: str | None, n: str | None, batch_size: str | None, epochs: str | None
-) -> None:
-    """Refuse a mix of the two forms: p from --p or --batch-size / --n, T from --T or --epochs."""
-    if p is not None and (n is not None or batch_size is not None):
-        raise conflict("--p", "--n/--batch-size", "p is batch-size / n; give one form")
-    if T is not None and epochs is not None:
-        raise conflict("--T", "--epochs", "T is ceil(epochs * n / batch-size); give one form")
-    if (n is None) != (batch_size is None):
-        given, missing = ("--n", "--batch-size") if batch_size is None else ("--batch-size", "--n")
-        raise InputError(f"{given} needs {missing} (p = batch-size / n)")
-
-
-def parse_sampling_probability(p: str | None, n: str | None, batch_size: str | None) -> tuple[float, Fraction]:
-    """p, and p as an exact fraction (of its decimal text, or batch-size / n), so that epochs / p is exact."""
-    from fractions import Fraction
-
-    if p is not None:
-        probability = parse_real("--p", p, RANGES["--p"])
-        return probability, Fraction(p.strip())
-    if n is not None:
-        assert batch_size is not None, "callers check that --n comes with --batch-size"
-        size = parse_integer("--n", n)
-        batch = parse_integer("--batch-size", batch_size)
-        if batch > size:
-            raise InputError(f"--batch-size must be in [1, n] = [1, {size}], got {batch_size}")
-        return batch / size, Fraction(batch, size)
-    raise InputError("give the sampling probability: --p, or --n with --batch-size")
-
-
-def parse_steps(T: str | None, epochs: str | None, exact_probability: Fraction | None) -> int:
-    """T from --T, or ceil(epochs / p) from --epochs (which needs `exact_probability`)."""
-    if T is not None:
-        return parse_integer("--T", T)
-    if epochs is not None:
-        from fractions import Fraction
-
-        parse_real("--epochs", epochs, RANGES["--epochs"])
-        assert exact_probability is not None, "with --epochs, callers pass p as an exact fraction"
-        # Exact rational arithmetic: a float quotient such as 60 * 60000 / 256 is rounded up
-        # (never down, which would under-count steps) only when it is not already whole.
-        steps = max(1, math.ceil(Fraction(epochs.strip()) / exact_probability))
-        if steps >= MAX_COUNT:
-            raise InputError(
-                f"--epochs {epochs.strip()} gives T = ceil(epochs / p) above 1e{MAX_COUNT_DIGITS} steps, "
-                f"which is more than dpcalc accounts; lower --epochs or raise p"
-            )
-        return steps
-    raise InputError("give the number of steps: --T, or --epochs")

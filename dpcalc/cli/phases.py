@@ -15,19 +15,33 @@ the options with the aliases below and calls `parse_phases` once. A run is eithe
 
 Mixing --phase with the single-phase flags is an error. Errors name the phase by its position:
 "--phase 2: sigma must be in (0, inf), got -1".
+
+The flags arrive as numbers (their click types parse them: dpcalc.cli.options); this module
+resolves the training form into p and T (`training_run`), which `gdp` and `calibrate` use too.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from dpcalc.cli.options import RANGES, InputError, conflict, parse_integer, parse_real, parse_training_run
+from dpcalc.cli.options import (
+    InputError,
+    SweepableReal,
+    conflict,
+    exact,
+    parse_integer,
+    parse_real,
+    sweepable,
+    written,
+)
+from dpcalc.cli.output import Table, format_number
 from dpcalc.core.phases import Phase
-from dpcalc.core.validation import POSITIVE
+from dpcalc.core.validation import MAX_COUNT, MAX_COUNT_DIGITS, POSITIVE, PROBABILITY
 
 if TYPE_CHECKING:
     from fractions import Fraction
@@ -60,8 +74,9 @@ Mechanism = Annotated[
     ),
 ]
 Scale = Annotated[
-    str | None,
-    typer.Option("--scale", metavar="FLOAT", help="Laplace scale b (> 0) for L1 sensitivity 1 (--mechanism laplace)."),
+    SweepableReal | None,
+    typer.Option("--scale", metavar="FLOAT", help="Laplace scale b (> 0) for L1 sensitivity 1 (--mechanism laplace).",
+                 click_type=sweepable(POSITIVE)),
 ]
 
 PHASE_KEYS = ("mechanism", "p", "sigma", "scale", "T", "n", "batch_size", "epochs")
@@ -78,49 +93,102 @@ def phase_inputs(item: Phase) -> dict:
     }
 
 
-def parse_phases(
-    phase_specs: list[str] | None,
-    *,
-    p: str | None,
-    sigma: str | None,
-    T: str | None,
-    n: str | None,
-    batch_size: str | None,
-    epochs: str | None,
-    mechanism: MechanismChoice | None,
-    scale: str | None,
-) -> list[Phase]:
-    """The run's phases, from repeated --phase or from the single-phase flags (not both)."""
+# The options of a training run and the single-phase flags: (option, input name), in the order
+# a conflict names them.
+TRAINING_FLAGS = (("--p", "p"), ("--sigma", "sigma"), ("--T", "T"), ("--n", "n"), ("--batch-size", "batch_size"),
+                  ("--epochs", "epochs"))
+_FLAGS = (*TRAINING_FLAGS, ("--mechanism", "mechanism"), ("--scale", "scale"))
+
+
+def parse_phases(phase_specs: list[str] | None, flags: Mapping[str, Any]) -> list[Phase]:
+    """The run's phases, from repeated --phase or from the single-phase flags (not both).
+
+    `flags` holds the flags' values by input name (p, sigma, T, n, batch_size, epochs,
+    mechanism, scale; a missing one is not given).
+    """
+    given = {name: flags.get(name) for _, name in _FLAGS}
     if phase_specs:
-        single = (
-            ("--p", p), ("--sigma", sigma), ("--T", T), ("--n", n), ("--batch-size", batch_size),
-            ("--epochs", epochs), ("--mechanism", mechanism), ("--scale", scale),
-        )
-        for name, value in single:
-            if value is not None:
-                raise conflict("--phase", name, "describe every phase with --phase, or give one phase with the flags")
+        for option, name in _FLAGS:
+            if given[name] is not None:
+                raise conflict("--phase", option, "describe every phase with --phase, or give one phase with the flags")
         return [parse_phase_spec(spec, index) for index, spec in enumerate(phase_specs, start=1)]
+    mechanism = given["mechanism"]
     if mechanism is None or mechanism == MechanismChoice.gaussian:
-        if scale is not None:
+        if given["scale"] is not None:
             raise InputError("--scale is for --mechanism laplace; the gaussian mechanism takes --sigma")
-        probability, noise, steps = parse_training_run(p, sigma, T, n, batch_size, epochs)
+        probability, noise, steps = training_run(given)
         return [Phase("gaussian", sampling_probability=probability, noise_multiplier=noise, steps=steps)]
-    for name, value in (("--sigma", sigma), ("--n", n), ("--batch-size", batch_size), ("--epochs", epochs)):
-        if value is not None:
-            raise conflict("--mechanism laplace", name, "the laplace mechanism takes --scale, --T and optionally --p")
-    if scale is None:
+    for option, name in (("--sigma", "sigma"), ("--n", "n"), ("--batch-size", "batch_size"), ("--epochs", "epochs")):
+        if given[name] is not None:
+            raise conflict("--mechanism laplace", option, "the laplace mechanism takes --scale, --T and optionally --p")
+    if given["scale"] is None:
         raise InputError("--scale is required with --mechanism laplace (Laplace scale b, > 0)")
-    if T is None:
+    if given["T"] is None:
         raise InputError("--T is required (number of releases, an integer >= 1)")
-    probability = 1.0 if p is None else parse_real("--p", p, RANGES["--p"])
-    return [
-        Phase(
-            "laplace",
-            sampling_probability=probability,
-            scale=parse_real("--scale", scale, POSITIVE),
-            steps=parse_integer("--T", T),
-        )
-    ]
+    probability = 1.0 if given["p"] is None else given["p"]
+    return [Phase("laplace", sampling_probability=probability, scale=given["scale"], steps=given["T"])]
+
+
+def training_run(values: Mapping[str, Any]) -> tuple[float, float, int]:
+    """(p, sigma, T) from either --p/--sigma/--T or the training form --n/--batch-size/--epochs.
+
+    `values` holds the options by input name (p, sigma, T, n, batch_size, epochs). p comes from
+    --p or from --batch-size / --n; T from --T or from ceil(epochs / p). Each quantity must come
+    from exactly one source, so an inconsistent mix is refused.
+    """
+    p, T, n, batch_size, epochs = (values.get(name) for name in ("p", "T", "n", "batch_size", "epochs"))
+    check_training_form(p, T, n, batch_size, epochs)
+    sigma = values.get("sigma")
+    if sigma is None:
+        raise InputError("--sigma is required (noise multiplier, > 0)")
+    if p is not None and epochs is None:
+        # T does not come from epochs / p: p needs no exact form (and `fractions` is not imported)
+        return p, sigma, steps_of(T, None, None)
+    probability, exact_probability = sampling_probability(p, n, batch_size)
+    return probability, sigma, steps_of(T, epochs, exact_probability)
+
+
+def check_training_form(p: float | None, T: int | None, n: int | None, batch_size: int | None,
+                        epochs: float | None) -> None:
+    """Refuse a mix of the two forms: p from --p or --batch-size / --n, T from --T or --epochs."""
+    if p is not None and (n is not None or batch_size is not None):
+        raise conflict("--p", "--n/--batch-size", "p is batch-size / n; give one form")
+    if T is not None and epochs is not None:
+        raise conflict("--T", "--epochs", "T is ceil(epochs * n / batch-size); give one form")
+    if (n is None) != (batch_size is None):
+        given, missing = ("--n", "--batch-size") if batch_size is None else ("--batch-size", "--n")
+        raise InputError(f"{given} needs {missing} (p = batch-size / n)")
+
+
+def sampling_probability(p: float | None, n: int | None, batch_size: int | None) -> tuple[float, Fraction]:
+    """p, and p as an exact fraction (of the decimal given, or batch-size / n), so that epochs / p is exact."""
+    from fractions import Fraction
+
+    if p is not None:
+        return p, exact(p)
+    if n is not None and batch_size is not None:
+        if batch_size > n:
+            raise InputError(f"--batch-size must be in [1, n] = [1, {n}], got {written(batch_size)}")
+        return batch_size / n, Fraction(batch_size, n)
+    raise InputError("give the sampling probability: --p, or --n with --batch-size")
+
+
+def steps_of(T: int | None, epochs: float | None, exact_probability: Fraction | None) -> int:
+    """T from --T, or ceil(epochs / p) from --epochs (which needs `exact_probability`)."""
+    if T is not None:
+        return T
+    if epochs is not None:
+        assert exact_probability is not None, "with --epochs, callers pass p as an exact fraction"
+        # Exact rational arithmetic: a float quotient such as 60 * 60000 / 256 is rounded up
+        # (never down, which would under-count steps) only when it is not already whole.
+        steps = max(1, math.ceil(exact(epochs) / exact_probability))
+        if steps >= MAX_COUNT:
+            raise InputError(
+                f"--epochs {written(epochs).strip()} gives T = ceil(epochs / p) above 1e{MAX_COUNT_DIGITS} steps, "
+                f"which is more than dpcalc accounts; lower --epochs or raise p"
+            )
+        return steps
+    raise InputError("give the number of steps: --T, or --epochs")
 
 
 def parse_phase_spec(spec: str, index: int) -> Phase:
@@ -184,8 +252,8 @@ def _phase_probability(values: dict[str, str], where: str) -> tuple[float, Fract
     if "p" in values and training:
         raise InputError(f"{where}: p and {training[0]} cannot be given together; p is batch_size / n")
     if "p" in values:
-        probability = parse_real(f"{where}: p", values["p"], RANGES["--p"])
-        return probability, Fraction(values["p"])
+        probability = parse_real(f"{where}: p", values["p"], PROBABILITY)
+        return probability, exact(probability)
     if training:
         if len(training) == 1:
             missing = "batch_size" if training[0] == "n" else "n"
@@ -205,8 +273,34 @@ def _phase_steps(values: dict[str, str], exact_probability: Fraction, where: str
     if "T" in values:
         return parse_integer(f"{where}: T", values["T"])
     if "epochs" in values:
-        parse_real(f"{where}: epochs", values["epochs"], RANGES["--epochs"])
-        from fractions import Fraction
-
-        return max(1, math.ceil(Fraction(values["epochs"]) / exact_probability))
+        epochs = parse_real(f"{where}: epochs", values["epochs"], POSITIVE)
+        return max(1, math.ceil(exact(epochs) / exact_probability))
     raise InputError(f"{where}: T is required (number of steps, an integer >= 1; epochs with n and batch_size also work)")
+
+
+def phases_table(phases: list[Phase]) -> Table:
+    """The phases of a run of several, one row each (rdp and pld print it below their summary)."""
+    rows = []
+    for index, item in enumerate(phases, start=1):
+        noise = (
+            f"sigma = {format_number(item.noise_multiplier)}"
+            if item.mechanism == "gaussian"
+            else f"scale = {format_number(item.scale)}"
+        )
+        rows.append((str(index), item.mechanism, format_number(item.sampling_probability), noise, str(item.steps)))
+    return Table(columns=("phase", "mechanism", "p", "noise", "T"), rows=rows, title="Phases")
+
+
+def phases_title(accountant: str, phases: list[Phase], *, laplace_p: bool = True) -> str:
+    """A summary table's title: "{accountant}: p = 0.004, sigma = 1.1, T = 10000" for one phase,
+    "{accountant} of 3 phases (below)" for several. `laplace_p`: a Laplace phase shows its p too
+    (rdp's are never sampled)."""
+    if len(phases) > 1:
+        return f"{accountant} of {len(phases)} phases (below)"
+    (item,) = phases
+    if item.mechanism == "gaussian":
+        run = [f"p = {format_number(item.sampling_probability)}", f"sigma = {format_number(item.noise_multiplier)}"]
+    else:
+        run = [f"p = {format_number(item.sampling_probability)}"] if laplace_p else []
+        run.append(f"Laplace, scale = {format_number(item.scale)}")
+    return f"{accountant}: {', '.join([*run, f'T = {item.steps}'])}"

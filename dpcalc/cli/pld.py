@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
-from dpcalc.cli.figures import Chart, PlotFile, check_plot_path
+from dpcalc.cli.figures import Chart, PlotFile
 from dpcalc.cli.options import (
-    RANGES,
     BatchSize,
     DatasetSize,
     Delta,
@@ -19,18 +18,15 @@ from dpcalc.cli.options import (
     NoiseMultiplier,
     SamplingProbability,
     Steps,
+    SweepableReal,
     large_delta_warnings,
-    parse_delta_or_epsilon,
-    parse_real,
+    sweepable,
 )
-from dpcalc.cli.output import Report, Table, emit, format_lower, format_number, format_upper
-from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases, phase_inputs
+from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
+from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases, phase_inputs, phases_table, phases_title
+from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import paused_gc
-from dpcalc.core.validation import Interval
-
-# Kept in step with dpcalc.core.pld.DEFAULT_ACCURACY (not imported here: it loads numpy).
-DEFAULT_ACCURACY = 1e-3
-ACCURACY_RANGE = Interval(0.0, 1.0)
+from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
 
@@ -80,11 +76,12 @@ def pld(
     scale: Scale = None,
     phase: PhaseList = None,
     accuracy: Annotated[
-        str | None,
+        SweepableReal | None,
         typer.Option(
             "--accuracy",
             metavar="FLOAT",
             help=f"Target relative width of the certified interval, in (0, 1) [default: {DEFAULT_ACCURACY:g}].",
+            click_type=sweepable(ACCURACY),
         ),
     ] = None,
     delta: Delta = None,
@@ -94,27 +91,20 @@ def pld(
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
-    texts = {"--p": p, "--sigma": sigma, "--T": T, "--n": n, "--batch-size": batch_size, "--epochs": epochs,
-             "--scale": scale, "--accuracy": accuracy, "--delta": delta, "--eps": eps}
-    if any(text is not None and ("," in text or ":" in text) for text in texts.values()):
-        # a list or range: the sweep module is loaded only then (start-up time)
-        from dpcalc.cli.sweeps import parse_sweep, refuse_phase_sweep
-
-        refuse_phase_sweep(phase, texts)
+    request = start({"p": p, "sigma": sigma, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
+                     "epochs": epochs, "accuracy": accuracy, "delta": delta, "eps": eps},
+                    max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, phase=phase)
+    if request.is_sweep:
         with paused_gc():
-            _pld_sweep(parse_sweep(texts, integer=INTEGER_OPTIONS), mechanism, max_eps, json_output, plot, chart)
-    target_delta, target_epsilon = parse_delta_or_epsilon(delta, eps)
-    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
-    width = _parse_accuracy(accuracy)
-    plot_path = check_plot_path(plot)
-    phases = parse_phases(
-        phase, p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, mechanism=mechanism, scale=scale
-    )
+            _pld_sweep(request, mechanism)
+    row = request.rows[0]
+    target_delta, target_epsilon, width = row["delta"], row["eps"], _accuracy(row)
+    phases = parse_phases(phase, {**row, "mechanism": mechanism})
     with paused_gc():
         result = account(phases, target_delta, target_epsilon, width)
-    warnings = list(result.warnings) + large_delta_warnings(n, target_delta)
+    warnings = list(result.warnings) + large_delta_warnings(row["n"], target_delta)
     panels = None
-    if plot_path is not None or chart:
+    if request.plot is not None or request.chart:
         # drawn before the report: the profile's own warnings belong beside the result's
         panels, figure_warnings = pld_panels(phases, target_delta, target_epsilon)
         warnings += [warning for warning in figure_warnings if warning not in warnings]
@@ -123,20 +113,20 @@ def pld(
         "delta": target_delta,
         "eps": target_epsilon,
         "accuracy": width,
-        "max_eps": max_epsilon,
+        "max_eps": request.max_epsilon,
     }
     report = Report(
         command="pld",
         inputs=inputs,
         result=_result_keys(result),
         tables=[_summary_table(result, target_delta is not None)]
-        + ([_phases_table(phases)] if len(phases) > 1 else []),
+        + ([phases_table(phases)] if len(phases) > 1 else []),
         warnings=warnings,
         epsilon=result.epsilon,
         basis=gate_basis(result, target_delta is not None),
         figures=None if panels is None else (lambda: panels),
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
+    request.finish(report)
 
 
 def pld_panels(phases, target_delta: float | None, target_epsilon: float | None):
@@ -158,6 +148,7 @@ def pld_panels(phases, target_delta: float | None, target_epsilon: float | None)
         tradeoff_panel,
     )
     from dpcalc.core import gdp
+    from dpcalc.core.gdp import gdp_mu
 
     smallest = SMALLEST_DELTA_DRAWN if target_delta is None else min(target_delta, SMALLEST_DELTA_DRAWN)
     curves = tight_curves(phases, smallest_delta=smallest,
@@ -181,31 +172,6 @@ def pld_panels(phases, target_delta: float | None, target_epsilon: float | None)
     return [tradeoff, profile], curves.warnings
 
 
-def gdp_mu(phases) -> tuple[float | None, bool]:
-    """(mu, approximate) of a Gaussian run, None for a run with a Laplace phase or an infinite mu.
-
-    Unsampled phases are exactly sqrt(T)/sigma-GDP (Dong, Roth, Su 2022, Thm 2.7 and Cor. 3.3);
-    subsampled ones get the central-limit mu (Bu, Dong, Long, Su 2020, Thm 4), which is an
-    approximation (`approximate` is then True). mu_i-GDP phases compose to sqrt(sum mu_i^2)-GDP.
-    """
-    import math
-
-    from dpcalc.core import gdp
-
-    if any(item.mechanism != "gaussian" for item in phases):
-        return None, False
-    total, approximate = 0.0, False
-    for item in phases:
-        if item.sampling_probability == 1.0:
-            mu = math.sqrt(item.steps) / item.noise_multiplier
-        else:
-            mu = gdp.clt_mu(item.sampling_probability, item.noise_multiplier, item.steps)
-            approximate = True
-        total += mu * mu
-    mu = math.sqrt(total)
-    return (mu, approximate) if math.isfinite(mu) and mu > 0.0 else (None, approximate)
-
-
 def gate_basis(result, epsilon_solved: bool) -> str:
     """What --max-eps compares for a PLD result (`result.epsilon`)."""
     if not epsilon_solved:
@@ -215,8 +181,8 @@ def gate_basis(result, epsilon_solved: bool) -> str:
     return "PLD certified upper bound"
 
 
-def _parse_accuracy(text: str | None) -> float:
-    return DEFAULT_ACCURACY if text is None else parse_real("--accuracy", text, ACCURACY_RANGE)
+def _accuracy(row: dict) -> float:
+    return DEFAULT_ACCURACY if row["accuracy"] is None else row["accuracy"]
 
 
 def account(phases, target_delta: float | None, target_epsilon: float | None, accuracy: float):
@@ -232,14 +198,14 @@ def account(phases, target_delta: float | None, target_epsilon: float | None, ac
 
 
 def _account_rows(runs) -> list:
-    """The results of a sweep's runs, in order: runs that differ only in T share one
-    composition (`cli.tight.shared_over_steps`); the others are accounted one by one."""
-    from dpcalc.cli.tight import shared_over_steps
+    """The results of a sweep's runs (row, phases), in order: runs that differ only in T share one
+    composition (`core.accountants.shared_over_steps`); the others are accounted one by one."""
+    from dpcalc.core.accountants import shared_over_steps
 
-    shared = shared_over_steps([(phases, target_delta, width) for _, phases, target_delta, _, width in runs])
+    shared = shared_over_steps([(phases, row["delta"], _accuracy(row)) for row, phases in runs])
     return [
-        shared[index] if index in shared else account(phases, target_delta, target_epsilon, width)
-        for index, (_, phases, target_delta, target_epsilon, width) in enumerate(runs)
+        shared[index] if index in shared else account(phases, row["delta"], row["eps"], _accuracy(row))
+        for index, (row, phases) in enumerate(runs)
     ]
 
 
@@ -257,88 +223,47 @@ def _result_keys(result) -> dict:
     }
 
 
-# The sweepable options (integer ones take integer ranges) and their JSON names.
-INTEGER_OPTIONS = ("--T", "--n", "--batch-size")
-_INPUT_KEY = {"--p": "p", "--sigma": "sigma", "--scale": "scale", "--T": "T", "--n": "n",
-              "--batch-size": "batch_size", "--epochs": "epochs", "--accuracy": "accuracy", "--delta": "delta",
-              "--eps": "eps"}
-_HEADERS = {"batch_size": "batch size", "epsilon_lower": "epsilon lower", "delta_lower": "delta lower"}
-
-
-def _pld_sweep(sweep, mechanism, max_eps, json_output: bool, plot, chart: bool) -> None:
+def _pld_sweep(request: Request, mechanism) -> NoReturn:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
     A row holds the swept inputs, the run (p, sigma or scale, T) and the result keys of a
     single run (epsilon, epsilon_lower, epsilon_upper, delta, delta_lower, delta_upper,
     accuracy, grid, binding). Every row is parsed before any is computed.
     """
-    from dpcalc.cli.sweeps import (
-        RUN_KEYS,
-        Column,
-        Row,
-        SweepOutput,
-        echo_rows,
-        fixed_description,
-        given_inputs,
-        input_value,
-        phase_run,
-        sweep_report,
-    )
+    from dpcalc.cli.sweeps import Row, SweepOutput, phase_row, phase_sweep, sweep_columns, sweep_report
 
-    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
-    plot_path = check_plot_path(plot)
-    runs = []
-    for values in sweep.rows():
-        target_delta, target_epsilon = parse_delta_or_epsilon(values["--delta"], values["--eps"])
-        width = _parse_accuracy(values["--accuracy"])
-        phases = parse_phases(
-            None, p=values["--p"], sigma=values["--sigma"], T=values["--T"], n=values["--n"],
-            batch_size=values["--batch-size"], epochs=values["--epochs"], mechanism=mechanism,
-            scale=values["--scale"],
-        )
-        runs.append((values, phases, target_delta, target_epsilon, width))
-    swept_keys = [_INPUT_KEY[option] for option in sweep.swept]
+    runs = [(row, parse_phases(None, {**row, "mechanism": mechanism})) for row in request.rows]
     rows = []
-    for (values, phases, target_delta, _target_epsilon, _width), result in zip(runs, _account_rows(runs)):
-        row = {_INPUT_KEY[option]: input_value(option, values[option], integer=INTEGER_OPTIONS)
-               for option in sweep.swept}
-        for key, value in {**phase_run(phases[0]), **_result_keys(result)}.items():
-            row.setdefault(key, value)
-        rows.append(Row(row, [*result.warnings, *large_delta_warnings(values["--n"], target_delta)], result.epsilon,
-                        gate_basis(result, target_delta is not None)))
-    inputs = {"mechanism": runs[0][1][0].mechanism, **given_inputs(sweep, _INPUT_KEY, integer=INTEGER_OPTIONS)}
-    # the run as resolved per row, as the single command echoes its resolved phases
-    echo_rows(inputs, rows, [*swept_keys, *RUN_KEYS], swept_keys)
-    if inputs["delta"] is None and inputs["eps"] is None:
-        inputs["delta"] = runs[0][2]
+    for (row, phases), result in zip(runs, _account_rows(runs)):
+        rows.append(Row(phase_row(request.swept, row, phases[0], _result_keys(result)),
+                        [*result.warnings, *large_delta_warnings(row["n"], row["delta"])], result.epsilon,
+                        gate_basis(result, row["delta"] is not None)))
+    layout = phase_sweep(request, runs[0][1][0], rows)
+    inputs = layout.inputs
     if inputs["accuracy"] is None:
         inputs["accuracy"] = DEFAULT_ACCURACY
-    inputs["max_eps"] = max_epsilon
+    inputs["max_eps"] = request.max_epsilon
     # The table shows what varies: the swept inputs, the run quantities they change (T for
     # --epochs) and the certified interval of epsilon (or delta); --json has every key.
-    run_keys = [key for key in phase_run(runs[0][1][0]) if key not in swept_keys]
+    y_key = layout.y_key
+    shown = [key for key in (y_key, f"{y_key}_lower") if key not in request.swept]
     table_rows = [row.values for row in rows]
-    varying = [key for key in run_keys if len({row[key] for row in table_rows}) > 1]
-    y_key = "epsilon" if inputs["eps"] is None else "delta"
-    shown = [key for key in (y_key, f"{y_key}_lower") if key not in swept_keys]
-    fixed = fixed_description(table_rows, run_keys)
-    headers = {**_HEADERS, y_key: f"{y_key} (certified)"}
-    bound_side = {y_key: True, f"{y_key}_lower": False}
-    x_key = swept_keys[-1]
+    x_key = request.swept[-1]
     report = sweep_report(
         SweepOutput(
             command="pld",
             inputs=inputs,
-            swept_keys=swept_keys,
-            columns=[Column(key, headers.get(key, key), upward=bound_side.get(key))
-                     for key in swept_keys + varying + shown],
-            title=f"Tight accounting (PLD) sweep{': ' + fixed if fixed else ''}",
-            max_epsilon=max_epsilon,
-            figures=lambda: _sweep_figure(table_rows, x_key, y_key, swept_keys[:-1]),
+            swept_keys=list(request.swept),
+            columns=sweep_columns(table_rows, request.swept, layout.run_keys, shown,
+                                  headers={y_key: f"{y_key} (certified)"},
+                                  upward={y_key: True, f"{y_key}_lower": False}),
+            title=f"Tight accounting (PLD) sweep{': ' + layout.fixed if layout.fixed else ''}",
+            max_epsilon=request.max_epsilon,
+            figures=lambda: _sweep_figure(table_rows, x_key, y_key, list(request.swept[:-1])),
         ),
         rows,
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon, plot=plot_path, chart=chart))
+    request.finish(report)
 
 
 def _sweep_figure(rows, x_key: str, y_key: str, series_keys: list[str]):
@@ -379,31 +304,4 @@ def _summary_table(result, epsilon_solved: bool) -> Table:
             ("binding direction", result.binding, "remove or add adjacency"),
             ("final grid step", format_number(result.grid_step), f"largest grid {result.grid_size} bins"),
         ]
-    return Table(columns=("quantity", "value", "note"), rows=rows, title=_title(result.phases))
-
-
-def _describe(item) -> str:
-    noise = (
-        f"sigma = {format_number(item.noise_multiplier)}"
-        if item.mechanism == "gaussian"
-        else f"Laplace, scale = {format_number(item.scale)}"
-    )
-    return f"p = {format_number(item.sampling_probability)}, {noise}, T = {item.steps}"
-
-
-def _title(phases) -> str:
-    if len(phases) == 1:
-        return f"Tight accounting (PLD): {_describe(phases[0])}"
-    return f"Tight accounting (PLD) of {len(phases)} phases (below)"
-
-
-def _phases_table(phases) -> Table:
-    rows = []
-    for index, item in enumerate(phases, start=1):
-        noise = (
-            f"sigma = {format_number(item.noise_multiplier)}"
-            if item.mechanism == "gaussian"
-            else f"scale = {format_number(item.scale)}"
-        )
-        rows.append((str(index), item.mechanism, format_number(item.sampling_probability), noise, str(item.steps)))
-    return Table(columns=("phase", "mechanism", "p", "noise", "T"), rows=rows, title="Phases")
+    return Table(columns=("quantity", "value", "note"), rows=rows, title=phases_title("Tight accounting (PLD)", result.phases))

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
 from dpcalc.cli.options import (
-    RANGES,
     BatchSize,
     DatasetSize,
     Delta,
@@ -18,15 +17,17 @@ from dpcalc.cli.options import (
     Json,
     MaxEpsilon,
     NoiseMultiplier,
+    Numbers,
+    Parsed,
     SamplingProbability,
     Steps,
     large_delta_warnings,
-    parse_delta_or_epsilon,
-    parse_real,
 )
-from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
-from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases, phase_inputs
+from dpcalc.cli.output import Report, Table, format_number, format_upper
+from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases, phase_inputs, phases_table, phases_title
+from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
+from dpcalc.core.limits import MAX_ORDER
 
 
 class ConversionChoice(str, Enum):
@@ -34,8 +35,6 @@ class ConversionChoice(str, Enum):
     classic = "classic"
 
 
-# Kept in step with dpcalc.core.rdp (which is not imported here: it loads numpy).
-MAX_ORDER = 1e5
 DEFAULT_GRID_TEXT = (
     "1.05-10.95 by 0.05, 11-31.5 by 0.5, 32-63 by 1, 64-124 by 4, 128-240 by 16, "
     "256-960 by 64, then 1024, 2048, 4096 (312 orders; a superset of dp_accounting's "
@@ -82,11 +81,12 @@ def rdp(
     scale: Scale = None,
     phase: PhaseList = None,
     orders: Annotated[
-        str | None,
+        Numbers | None,
         typer.Option(
             "--orders",
             metavar="LIST",
             help=f"Comma-separated Renyi orders in (1, {MAX_ORDER:g}], fractional allowed [default: the grid above].",
+            click_type=Parsed(parse_orders),
         ),
     ] = None,
     conversion: Annotated[
@@ -99,31 +99,23 @@ def rdp(
     no_tight: NoTight = False,
     json_output: Json = False,
 ) -> None:
-    texts = {"--p": p, "--sigma": sigma, "--T": T, "--n": n, "--batch-size": batch_size, "--epochs": epochs,
-             "--scale": scale, "--delta": delta, "--eps": eps}
-    if any(text is not None and ("," in text or ":" in text) for text in texts.values()):
-        # a list or range: the sweep module is loaded only then (start-up time)
-        from dpcalc.cli.sweeps import parse_sweep, refuse_phase_sweep
-
-        refuse_phase_sweep(phase, texts)
-        _rdp_sweep(parse_sweep(texts, integer=INTEGER_OPTIONS), mechanism, orders, conversion, max_eps, no_tight,
-                   json_output)
-    target_delta, target_epsilon = parse_delta_or_epsilon(delta, eps)
-    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
-    phases = _parse_run(
-        phase, p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, mechanism=mechanism, scale=scale
-    )
-    grid = parse_orders(orders)
-    result, tight, warnings = _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight)
-    warnings += large_delta_warnings(n, target_delta)
+    request = start({"p": p, "sigma": sigma, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
+                     "epochs": epochs, "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, phase=phase)
+    if request.is_sweep:
+        _rdp_sweep(request, mechanism, orders, conversion, no_tight)
+    row = request.rows[0]
+    target_delta, target_epsilon = row["delta"], row["eps"]
+    phases = _parse_run(phase, {**row, "mechanism": mechanism})
+    result, tight, warnings = _evaluate(phases, orders, target_delta, target_epsilon, conversion, no_tight)
+    warnings += large_delta_warnings(row["n"], target_delta)
     curve = [{"order": order, "rdp": value} for order, value in zip(result.orders, result.rdp)]
     inputs = {
         "phases": [phase_inputs(item) for item in phases],
-        "orders": "default" if grid is None else list(result.orders),
+        "orders": "default" if orders is None else list(result.orders),
         "conversion": conversion.value,
         "delta": target_delta,
         "eps": target_epsilon,
-        "max_eps": max_epsilon,
+        "max_eps": request.max_epsilon,
         "no_tight": no_tight,
     }
     report = Report(
@@ -138,12 +130,12 @@ def rdp(
             "tight_epsilon": tight,
         },
         tables=[_summary_table(result, target_delta is not None, tight)]
-        + ([_phases_table(phases)] if len(phases) > 1 else [])
+        + ([phases_table(phases)] if len(phases) > 1 else [])
         + [_curve_table(result)],
         warnings=warnings,
         **_gate(result, tight, target_delta is not None),
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
+    request.finish(report)
 
 
 def _gate(result, tight: float | None, epsilon_solved: bool) -> dict:
@@ -157,9 +149,9 @@ def _gate(result, tight: float | None, epsilon_solved: bool) -> dict:
     return {"epsilon": result.epsilon, "basis": conversion}
 
 
-def _parse_run(phase, **flags) -> list:
+def _parse_run(phase, flags: dict) -> list:
     """The run's phases (dpcalc.cli.phases), with the laplace phases checked to be unsampled."""
-    phases = parse_phases(phase, **flags)
+    phases = parse_phases(phase, flags)
     for index, item in enumerate(phases, start=1):
         if item.mechanism == "laplace" and item.sampling_probability != 1.0:
             option = f"--phase {index}: p" if phase else "--p"
@@ -183,7 +175,7 @@ def _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight: 
         phases, orders=grid, delta=target_delta, epsilon=target_epsilon, conversion=conversion.value,
         per_step_cache=per_step_cache,
     )
-    warnings = list(result.warnings)
+    warnings = list(result.messages(orders_option="--orders"))  # the core's warnings, naming this option
     tight = None
     if target_delta is not None and not no_tight:
         tight, tight_warnings = tight_given or tight_epsilon(phases, target_delta)
@@ -191,15 +183,11 @@ def _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight: 
     return result, tight, warnings
 
 
-# The sweepable options (integer ones take integer ranges) and their JSON names.
-INTEGER_OPTIONS = ("--T", "--n", "--batch-size")
-_INPUT_KEY = {"--p": "p", "--sigma": "sigma", "--scale": "scale", "--T": "T", "--n": "n",
-              "--batch-size": "batch_size", "--epochs": "epochs", "--delta": "delta", "--eps": "eps"}
+# The scalar result keys a sweep row carries (the RDP curve is left out).
 _ROW_RESULT_KEYS = ("epsilon", "delta", "order", "conversion", "tight_epsilon")
-_HEADERS = {"batch_size": "batch size", "tight_epsilon": "tight epsilon"}
 
 
-def _rdp_sweep(sweep, mechanism, orders, conversion, max_eps, no_tight: bool, json_output: bool) -> None:
+def _rdp_sweep(request: Request, mechanism, grid, conversion, no_tight: bool) -> NoReturn:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
     A row holds the swept inputs, the run (p, sigma or scale, T) and the scalar result keys
@@ -207,106 +195,68 @@ def _rdp_sweep(sweep, mechanism, orders, conversion, max_eps, no_tight: bool, js
     parsed before any is computed, so that a bad value fails at once. The per-step RDP curve
     of each distinct mechanism is computed once and scaled by T (RDP composes additively).
     """
-    from dpcalc.cli.sweeps import (
-        RUN_KEYS,
-        Column,
-        Row,
-        SweepOutput,
-        echo_rows,
-        fixed_description,
-        given_inputs,
-        input_value,
-        phase_run,
-        sweep_report,
-    )
+    from dpcalc.cli.sweeps import Row, SweepOutput, phase_row, phase_sweep, sweep_columns, sweep_report
 
-    max_epsilon = parse_real("--max-eps", max_eps, RANGES["--max-eps"])
-    runs = []
-    for values in sweep.rows():
-        target_delta, target_epsilon = parse_delta_or_epsilon(values["--delta"], values["--eps"])
-        phases = _parse_run(
-            None, p=values["--p"], sigma=values["--sigma"], T=values["--T"], n=values["--n"],
-            batch_size=values["--batch-size"], epochs=values["--epochs"], mechanism=mechanism,
-            scale=values["--scale"],
-        )
-        runs.append((values, phases, target_delta, target_epsilon))
-    grid = parse_orders(orders)
+    runs = [(row, _parse_run(None, {**row, "mechanism": mechanism})) for row in request.rows]
     per_step_cache: dict = {}
-    swept_keys = [_INPUT_KEY[option] for option in sweep.swept]
     rows = []
     # the tight figures of rows that differ only in T share one PLD composition
-    tights = [None] * len(runs) if no_tight else tight_epsilons(
-        [(phases, target_delta) for _, phases, target_delta, _ in runs])
-    for (values, phases, target_delta, target_epsilon), tight_given in zip(runs, tights):
+    tights = [None] * len(runs) if no_tight else tight_epsilons([(phases, row["delta"]) for row, phases in runs])
+    for (row, phases), tight_given in zip(runs, tights):
         result, tight, warnings = _evaluate(
-            phases, grid, target_delta, target_epsilon, conversion, no_tight, per_step_cache, tight_given
+            phases, grid, row["delta"], row["eps"], conversion, no_tight, per_step_cache, tight_given
         )
-        row = {_INPUT_KEY[option]: input_value(option, values[option], integer=INTEGER_OPTIONS)
-               for option in sweep.swept}
-        for key, value in phase_run(phases[0]).items():
-            row.setdefault(key, value)
-        for key in _ROW_RESULT_KEYS:
-            row.setdefault(key, tight if key == "tight_epsilon" else getattr(result, key))
-        gate = _gate(result, tight, target_delta is not None)
-        warnings += large_delta_warnings(values["--n"], target_delta)
-        rows.append(Row(row, warnings, gate["epsilon"], gate["basis"]))
-    inputs = {"mechanism": runs[0][1][0].mechanism, **given_inputs(sweep, _INPUT_KEY, integer=INTEGER_OPTIONS)}
-    # the run as resolved per row, as the single command echoes its resolved phases
-    echo_rows(inputs, rows, [*swept_keys, *RUN_KEYS], swept_keys)
-    if inputs["delta"] is None and inputs["eps"] is None:
-        inputs["delta"] = runs[0][2]
+        results = {key: tight if key == "tight_epsilon" else getattr(result, key) for key in _ROW_RESULT_KEYS}
+        gate = _gate(result, tight, row["delta"] is not None)
+        warnings += large_delta_warnings(row["n"], row["delta"])
+        rows.append(Row(phase_row(request.swept, row, phases[0], results), warnings, gate["epsilon"], gate["basis"]))
+    layout = phase_sweep(request, runs[0][1][0], rows)
+    inputs = layout.inputs
     inputs.update({
         "orders": "default" if grid is None else list(grid),
         "conversion": conversion.value,
-        "max_eps": max_epsilon,
+        "max_eps": request.max_epsilon,
         "no_tight": no_tight,
     })
     # The table shows what varies: the swept inputs, the run quantities they change (T for
     # --epochs), epsilon (or delta), the best order and the tight epsilon; --json has every key.
-    run_keys = [key for key in phase_run(runs[0][1][0]) if key not in swept_keys]
-    table_rows = [row.values for row in rows]
-    varying = [key for key in run_keys if len({row[key] for row in table_rows}) > 1]
-    y_key = "epsilon" if inputs["eps"] is None else "delta"
-    shown = [key for key in (y_key, "order") if key not in swept_keys]
-    if any(row["tight_epsilon"] is not None for row in table_rows):
+    shown = [key for key in (layout.y_key, "order") if key not in request.swept]
+    if any(row.values["tight_epsilon"] is not None for row in rows):
         shown.append("tight_epsilon")
-    fixed = fixed_description(table_rows, run_keys)
     report = sweep_report(
         SweepOutput(
             command="rdp",
             inputs=inputs,
-            swept_keys=swept_keys,
-            columns=[Column(key, _HEADERS.get(key, key), upward=True if key in (y_key, "tight_epsilon") else None)
-                     for key in swept_keys + varying + shown],
-            title=f"Renyi DP sweep{': ' + fixed if fixed else ''}"
+            swept_keys=list(request.swept),
+            columns=sweep_columns([row.values for row in rows], request.swept, layout.run_keys, shown,
+                                  upward={layout.y_key: True, "tight_epsilon": True}),
+            title=f"Renyi DP sweep{': ' + layout.fixed if layout.fixed else ''}"
             + (", classic conversion" if conversion is ConversionChoice.classic else ""),
-            max_epsilon=max_epsilon,
+            max_epsilon=request.max_epsilon,
         ),
         rows,
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_epsilon))
+    request.finish(report)
 
 
-def parse_orders(text: str | None) -> list[float] | None:
-    """--orders as a list of floats in (1, MAX_ORDER]; None (the default grid) when not given."""
-    if text is None:
-        return None
+def parse_orders(option: str, text: str) -> Numbers:
+    """--orders as a sorted list of distinct floats in (1, MAX_ORDER] (the option's click type)."""
     requirement = f"a comma-separated list of orders in (1, {MAX_ORDER:g}]"
     items = [item.strip() for item in text.split(",")]
     if not any(items):
-        raise InputError(f"--orders must be {requirement}, got {text!r}")
+        raise InputError(f"{option} must be {requirement}, got {text!r}")
     values = []
     for item in items:
         if not item:
-            raise InputError(f"--orders must be {requirement}, got an empty item in {text!r}")
+            raise InputError(f"{option} must be {requirement}, got an empty item in {text!r}")
         try:
             value = float(item)
         except ValueError:
-            raise InputError(f"--orders must be {requirement}, got {item!r}") from None
+            raise InputError(f"{option} must be {requirement}, got {item!r}") from None
         if not (1.0 < value <= MAX_ORDER):  # also refuses nan
-            raise InputError(f"--orders must be {requirement}, got {item}")
+            raise InputError(f"{option} must be {requirement}, got {item}")
         values.append(value)
-    return sorted(set(values))
+    return Numbers(sorted(set(values)))
 
 
 def _summary_table(result, epsilon_solved: bool, tight: float | None) -> Table:
@@ -332,31 +282,8 @@ def _summary_table(result, epsilon_solved: bool, tight: float | None) -> Table:
             ("conversion", result.conversion, conversion_note),
             ("orders in grid", str(len(result.orders)), f"{format_number(min(result.orders))} to {format_number(max(result.orders))}"),
         ],
-        title=_title(result.phases),
+        title=phases_title("Renyi DP", result.phases, laplace_p=False),
     )
-
-
-def _describe(item) -> str:
-    if item.mechanism == "gaussian":
-        return (
-            f"p = {format_number(item.sampling_probability)}, sigma = {format_number(item.noise_multiplier)}, "
-            f"T = {item.steps}"
-        )
-    return f"Laplace, scale = {format_number(item.scale)}, T = {item.steps}"
-
-
-def _title(phases) -> str:
-    if len(phases) == 1:
-        return f"Renyi DP: {_describe(phases[0])}"
-    return f"Renyi DP of {len(phases)} phases (below)"
-
-
-def _phases_table(phases) -> Table:
-    rows = []
-    for index, item in enumerate(phases, start=1):
-        noise = f"sigma = {format_number(item.noise_multiplier)}" if item.mechanism == "gaussian" else f"scale = {format_number(item.scale)}"
-        rows.append((str(index), item.mechanism, format_number(item.sampling_probability), noise, str(item.steps)))
-    return Table(columns=("phase", "mechanism", "p", "noise", "T"), rows=rows, title="Phases")
 
 
 def _curve_table(result) -> Table:

@@ -1,18 +1,16 @@
 """Sweeps: any numeric option given as a comma list or a range start:stop:step.
 
-A command hands the texts of its numeric options to `parse_sweep`; options written as
-`1,2,4` or `1:60:1` (or a list mixing both: `1:5:1,10,20`) become lists of value texts, every
-other option stays one text. The command then runs once per combination (`Sweep.rows`) with
-exactly the parsing and validation of a single run, so a bad value gets the same message as
-it would alone, and prints one table row and one element of `result.rows` per combination
-(`sweep_report`).
+An option written as `1,2,4` or `1:60:1` (or a list mixing both: `1:5:1,10,20`) is expanded
+here (`expand`) by its click type (dpcalc.cli.options.sweepable), which checks every value
+as it would check one, so a bad value gets the same message as it would alone. The command
+then runs once per combination (dpcalc.cli.request: `Request.rows`) and prints one table row
+and one element of `result.rows` per combination (`sweep_report`).
 
 Ranges use exact decimal arithmetic, so `0.1:0.5:0.1` is 0.1, 0.2, 0.3, 0.4, 0.5: the stop is
 included when it lands on the grid of start + k step, and the step may be negative for a
 falling range. Integer options take integer ranges only.
 
-Order: the values of each option in the order given; with several swept options, the product
-in the order the options appear on the command line, the last one varying fastest.
+The order of the rows: see dpcalc.cli.request.
 
 Row shape (JSON, `result.rows`): each row is one flat object holding the swept inputs under
 their input names, then the command's run inputs a sweep may change (for example `T`, which
@@ -38,7 +36,7 @@ beside a list or range, and --orders (a list of orders for one run) is never swe
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -48,26 +46,19 @@ from dpcalc.cli.output import Report, Table, format_bound, format_number
 if TYPE_CHECKING:
     from decimal import Decimal
 
+    from dpcalc.cli.request import Request
+
 # The largest number of rows (combinations) one sweep may have: beyond it the output is no
 # longer a table anyone reads, and a typo such as 1:1e9:1 should fail at once, not run for hours.
 MAX_ROWS = 10_000
 
 
-def is_sweep_text(text: str | None) -> bool:
-    """True when an option's text is a list or a range rather than one value."""
-    return text is not None and ("," in text or ":" in text)
+def expand(option: str, text: str, *, integer: bool = False) -> list[str]:
+    """The value texts of a list or range: its items, each range expanded ([text] for one value).
 
-
-def expand(option: str, text: str | None, *, integer: bool = False) -> list[str] | None:
-    """The value texts of one option: [text] for one value, the items of a list or range otherwise.
-
-    Items are returned as texts for the command's own parser (parse_real / parse_integer), which
-    checks each against the option's range; only the sweep syntax is checked here.
+    Items are returned as texts for the option's own parser (options.parse_number), which checks
+    each against the option's range; only the sweep syntax is checked here.
     """
-    if text is None:
-        return None
-    if not is_sweep_text(text):
-        return [text]
     values: list[str] = []
     for item in text.split(","):
         item = item.strip()
@@ -124,72 +115,11 @@ def part_text(number: Decimal) -> str:
     return text if len(text) <= 24 else str(number.normalize())
 
 
-@dataclass
-class Sweep:
-    """The value texts of a command's numeric options and the combinations they make."""
-
-    values: dict[str, list[str] | None]  # option -> value texts (None: not given)
-    swept: list[str]  # options given as a list or range, in command-line order
-
-    @property
-    def is_sweep(self) -> bool:
-        return bool(self.swept)
-
-    def __len__(self) -> int:
-        return math.prod(len(self.values[option] or ()) for option in self.swept) if self.swept else 1
-
-    def rows(self) -> Iterator[dict[str, str | None]]:
-        """One {option: text} per combination: the product in `swept` order, the last fastest."""
-        fixed = {option: (texts[0] if texts else None) for option, texts in self.values.items()}
-
-        def walk(index: int, chosen: dict[str, str | None]) -> Iterator[dict[str, str | None]]:
-            if index == len(self.swept):
-                yield {**fixed, **chosen}
-                return
-            option = self.swept[index]
-            for text in self.values[option] or ():
-                yield from walk(index + 1, {**chosen, option: text})
-
-        yield from walk(0, {})
-
-
-def parse_sweep(options: dict[str, str | None], *, integer: Iterable[str] = ()) -> Sweep:
-    """Expand the options' texts; the swept ones are ordered as they appear on the command line."""
-    integer = set(integer)
-    values = {option: expand(option, text, integer=option in integer) for option, text in options.items()}
-    swept = [option for option in command_line_order(list(options)) if is_sweep_text(options[option])]
-    sweep = Sweep(values, swept)
-    if len(sweep) > MAX_ROWS:
-        sizes = " x ".join(f"{option} {len(values[option] or ())}" for option in swept)
-        raise InputError(f"the sweep has {len(sweep)} rows ({sizes}); a sweep takes at most {MAX_ROWS} rows")
-    return sweep
-
-
-def input_value(option: str, text: str | None, *, integer: Iterable[str] = ()) -> Any:
-    """One value text of an option (already checked by the command's parser) as it appears in JSON."""
-    if text is None:
-        return None
-    from dpcalc.cli.options import parse_integer
-
-    return parse_integer(option, text) if option in set(integer) else float(text)
-
-
-def given_inputs(sweep: Sweep, keys: dict[str, str], *, integer: Iterable[str] = ()) -> dict[str, Any]:
-    """The options as given, by JSON name: a list of values for a swept option, one value otherwise."""
-    integer = tuple(integer)
-    inputs: dict[str, Any] = {}
-    for option, key in keys.items():
-        texts = sweep.values.get(option)
-        if texts is None:
-            inputs[key] = None
-        elif option in sweep.swept:
-            inputs[key] = [input_value(option, text, integer=integer) for text in texts]
-        else:
-            inputs[key] = input_value(option, texts[0], integer=integer)
-    return inputs
-
-
 RUN_KEYS = ("p", "sigma", "scale", "T")
+
+# The header of a sweep table's column, where it is not the JSON key.
+HEADERS = {"batch_size": "batch size", "tight_epsilon": "tight epsilon", "epsilon_lower": "epsilon lower",
+           "delta_lower": "delta lower", "target_epsilon": "target eps"}
 
 
 def echo_rows(inputs: dict[str, Any], rows: list[Row], keys: Iterable[str], swept_keys: list[str]) -> None:
@@ -201,18 +131,6 @@ def echo_rows(inputs: dict[str, Any], rows: list[Row], keys: Iterable[str], swep
             continue
         per_row = [row.values[key] for row in rows]
         inputs[key] = per_row if key in swept_keys or any(value != per_row[0] for value in per_row) else per_row[0]
-
-
-def refuse_phase_sweep(phase_specs: list[str] | None, options: dict[str, str | None]) -> None:
-    """A sweep varies the single-phase flags: --phase is refused beside any list or range."""
-    if not phase_specs:
-        return
-    for option, text in options.items():
-        if is_sweep_text(text):
-            raise InputError(
-                f"--phase cannot be combined with a sweep ({option} {text}); sweeps vary the single-phase "
-                "flags (--p, --sigma, --T, ...): give the run with them, or run once per --phase value"
-            )
 
 
 def phase_run(phase) -> dict[str, Any]:
@@ -231,20 +149,53 @@ def fixed_description(rows: list[dict[str, Any]], keys: Sequence[str]) -> str:
     return ", ".join(parts)
 
 
-def command_line_order(options: list[str]) -> list[str]:
-    """`options` (names such as '--p') reordered as the user typed them; unknown ones keep their place.
+def sweep_columns(
+    rows: Sequence[dict[str, Any]],
+    swept: Sequence[str],
+    run_keys: Sequence[str],
+    shown: Sequence[str],
+    *,
+    headers: dict[str, str] | None = None,
+    upward: dict[str, bool] | None = None,
+) -> list[Column]:
+    """The columns of a sweep's table, which shows what varies: the swept inputs, the run
+    quantities that differ between rows (T for --epochs), then `shown` (--json has every key).
 
-    click records the parameters of the running command in the order they were given on the
-    command line (`Context.params`); outside a click command the order is unchanged.
+    `headers` adds to HEADERS; `upward` marks the columns of certified bounds (see Column).
     """
-    import click
+    names = {**HEADERS, **(headers or {})}
+    sides = upward or {}
+    varying = [key for key in run_keys if len({row[key] for row in rows}) > 1]
+    return [Column(key, names.get(key, key), upward=sides.get(key)) for key in [*swept, *varying, *shown]]
 
-    context = click.get_current_context(silent=True)
-    if context is None:
-        return options
-    option_of = {param.name: param.opts[0] for param in context.command.params if param.opts}
-    typed = [option_of[name] for name in context.params if option_of.get(name) in options]
-    return typed + [option for option in options if option not in typed]
+
+@dataclass(frozen=True)
+class PhaseSweep:
+    """What the sweep of a one-phase run (rdp, pld) echoes and shows besides its result keys."""
+
+    inputs: dict[str, Any]  # the JSON inputs: the mechanism, the options as given, each row's run
+    run_keys: list[str]  # the run quantities (p, sigma or scale, T) not swept
+    y_key: str  # "epsilon", or "delta" with --eps
+    fixed: str  # the run quantities equal in every row, for the title ("p = 0.004, sigma = 1.1")
+
+
+def phase_row(swept: Sequence[str], row: dict[str, Any], phase: Any, results: dict[str, Any]) -> dict[str, Any]:
+    """One JSON row of a one-phase sweep: the swept inputs, then the run, then the result keys."""
+    values = {key: row[key] for key in swept}
+    for key, value in {**phase_run(phase), **results}.items():
+        values.setdefault(key, value)
+    return values
+
+
+def phase_sweep(request: Request, phase: Any, rows: list[Row]) -> PhaseSweep:
+    """The inputs and table layout of a one-phase sweep whose first row's run is `phase`."""
+    swept = list(request.swept)
+    inputs = {"mechanism": phase.mechanism, **request.given}
+    # the run as resolved per row, as the single command echoes its resolved phases
+    echo_rows(inputs, rows, [*swept, *RUN_KEYS], swept)
+    run_keys = [key for key in phase_run(phase) if key not in swept]
+    return PhaseSweep(inputs, run_keys, "epsilon" if inputs["eps"] is None else "delta",
+                      fixed_description([row.values for row in rows], run_keys))
 
 
 @dataclass

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
-
-if TYPE_CHECKING:
-    from dpcalc.core.pld import PLDResult
 
 NoTight = Annotated[
     bool,
@@ -35,34 +32,10 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def shared_over_steps(runs) -> dict[int, PLDResult]:
-    """The PLD results (core.pld.PLDResult) of a sweep's runs that can share one composition.
-
-    `runs` is a list of (phases, target delta or None, accuracy). Single-phase runs at a
-    target delta that differ only in T are accounted together by
-    `core.pld.tight_epsilons_over_steps`; the answer maps their positions in `runs` to their
-    results, and leaves out the others (to be accounted one by one).
-    """
-    import dataclasses
-
-    groups: dict[tuple, list[int]] = {}
-    for index, (phases, delta, accuracy) in enumerate(runs):
-        if len(phases) == 1 and delta is not None:
-            groups.setdefault((dataclasses.replace(phases[0], steps=1), delta, accuracy), []).append(index)
-    shared: dict[int, PLDResult] = {}
-    if not any(len({runs[i][0][0].steps for i in members}) > 1 for members in groups.values()):
-        return shared
-    from dpcalc.core.pld import tight_epsilons_over_steps
-
-    for (phase, delta, accuracy), members in groups.items():
-        steps = [runs[index][0][0].steps for index in members]
-        shared.update(zip(members, tight_epsilons_over_steps(phase, delta, steps, accuracy=accuracy)))
-    return shared
-
-
 def tight_epsilons(runs) -> list[tuple[float | None, list[str]]]:
     """`tight_epsilon` for every (phases, delta) of a sweep, sharing the work across T
     ((None, []) where delta is None)."""
+    from dpcalc.core.accountants import shared_over_steps
     from dpcalc.core.pld import DEFAULT_ACCURACY
 
     shared = shared_over_steps([(phases, delta, DEFAULT_ACCURACY) for phases, delta in runs])
@@ -78,7 +51,8 @@ def tight_epsilons(runs) -> list[tuple[float | None, list[str]]]:
 
 
 def tight_epsilon(phases, delta: float) -> tuple[float | None, list[str]]:
-    """(certified upper bound on epsilon at delta, warnings) from the PLD accountant.
+    """(certified upper bound on epsilon at delta, warnings) from the PLD accountant
+    (core.accountants.PLDAccountant: the figure `dpcalc pld` prints).
 
     The tight figure is an addition to the command's own answer: when the accountant cannot
     handle a run (extreme noise multipliers overflow its grid), the figure is left out
@@ -86,15 +60,15 @@ def tight_epsilon(phases, delta: float) -> tuple[float | None, list[str]]:
     """
     import warnings as python_warnings
 
-    from dpcalc.core.pld import tight_epsilon as account
+    from dpcalc.core.accountants import PLDAccountant
 
     try:
         with python_warnings.catch_warnings():
             python_warnings.simplefilter("ignore", RuntimeWarning)
-            result = account(phases, delta)
+            accounted = PLDAccountant().epsilon(phases, delta)
     except (ArithmeticError, ValueError, MemoryError) as error:
         return None, [f"no tight epsilon: the PLD accountant could not account this run ({type(error).__name__})."]
-    return result.epsilon_upper, list(result.warnings)
+    return accounted.epsilon, list(accounted.warnings)
 
 
 def gap_percent(value: float, tight: float) -> float:

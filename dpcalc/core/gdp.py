@@ -10,8 +10,9 @@ Pure Python (math only): this module is on the start-up path of `dpcalc gdp`.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from dpcalc.core.special import (
     find_root,
@@ -23,6 +24,9 @@ from dpcalc.core.special import (
     ndtri,
 )
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, PROBABILITY
+
+if TYPE_CHECKING:
+    from dpcalc.core.phases import Phase
 
 Sampling = Literal["poisson", "uniform"]
 
@@ -119,6 +123,27 @@ def clt_mu(
     """mu of the central-limit approximation (BDLS Thm 4); inf when it overflows float64."""
     log_mu = clt_log_mu(sampling_probability, noise_multiplier, steps, sampling)
     return math.exp(log_mu) if log_mu < 709.0 else math.inf
+
+
+def gdp_mu(phases: Sequence[Phase]) -> tuple[float | None, bool]:
+    """(mu, approximate) of a Gaussian run, None for a run with a Laplace phase or an infinite mu.
+
+    Unsampled phases are exactly sqrt(T)/sigma-GDP (DRS Thm 2.7 and Cor. 3.3); subsampled ones
+    get the central-limit mu (BDLS Thm 4), which is an approximation (`approximate` is then
+    True). mu_i-GDP phases compose to sqrt(sum mu_i^2)-GDP.
+    """
+    if any(item.mechanism != "gaussian" for item in phases):
+        return None, False
+    total, approximate = 0.0, False
+    for item in phases:
+        if item.sampling_probability == 1.0:
+            mu = math.sqrt(item.steps) / item.noise_multiplier
+        else:
+            mu = clt_mu(item.sampling_probability, item.noise_multiplier, item.steps)
+            approximate = True
+        total += mu * mu
+    mu = math.sqrt(total)
+    return (mu, approximate) if math.isfinite(mu) and mu > 0.0 else (None, approximate)
 
 
 def log_delta_for_epsilon(epsilon: float, mu: float) -> float:

@@ -16,32 +16,32 @@ def flags(**given):
 
 
 def test_single_gaussian_phase_from_flags():
-    assert parse_phases(None, **flags(p="0.01", sigma="0.9", T="1800")) == [
+    assert parse_phases(None, flags(p=0.01, sigma=0.9, T=1800)) == [
         Phase("gaussian", sampling_probability=0.01, noise_multiplier=0.9, steps=1800)
     ]
 
 
 def test_single_phase_training_form():
     # p = 600/60000, T = ceil(18 * 60000 / 600) = 1800 (exact rational arithmetic).
-    (phase,) = parse_phases(None, **flags(n="60000", batch_size="600", epochs="18", sigma="0.9"))
+    (phase,) = parse_phases(None, flags(n=60000, batch_size=600, epochs=18.0, sigma=0.9))
     assert phase.sampling_probability == 0.01 and phase.steps == 1800
 
 
 def test_single_laplace_phase_from_flags():
-    (phase,) = parse_phases(None, **flags(mechanism=MechanismChoice.laplace, scale="20", T="3"))
+    (phase,) = parse_phases(None, flags(mechanism=MechanismChoice.laplace, scale=20.0, T=3))
     assert phase == Phase("laplace", sampling_probability=1.0, scale=20.0, steps=3)
-    (phase,) = parse_phases(None, **flags(mechanism=MechanismChoice.laplace, scale="20", T="1", p="0.5"))
+    (phase,) = parse_phases(None, flags(mechanism=MechanismChoice.laplace, scale=20.0, T=1, p=0.5))
     assert phase.sampling_probability == 0.5  # refusing p < 1 is the accountant's business
 
 
 def test_explicit_gaussian_mechanism_flag():
-    (phase,) = parse_phases(None, **flags(mechanism=MechanismChoice.gaussian, p="0.1", sigma="1", T="2"))
+    (phase,) = parse_phases(None, flags(mechanism=MechanismChoice.gaussian, p=0.1, sigma=1.0, T=2))
     assert phase.mechanism == "gaussian"
 
 
 def test_repeated_phases_in_order():
     phases = parse_phases(
-        ["p=0.01,sigma=2,T=500", " p = 0.02 , sigma = 0.8 , T = 1e3 ", "mechanism=laplace,scale=5,T=1"], **NO_FLAGS
+        ["p=0.01,sigma=2,T=500", " p = 0.02 , sigma = 0.8 , T = 1e3 ", "mechanism=laplace,scale=5,T=1"], NO_FLAGS
     )
     assert phases == [
         Phase("gaussian", sampling_probability=0.01, noise_multiplier=2.0, steps=500),
@@ -93,26 +93,26 @@ def test_phase_defaults_and_training_form():
 )
 def test_phase_errors_name_the_phase_key_range_and_value(spec, message):
     with pytest.raises(InputError) as error:
-        parse_phases(["p=0.01,sigma=1,T=1", spec], **NO_FLAGS)
+        parse_phases(["p=0.01,sigma=1,T=1", spec], NO_FLAGS)
     assert str(error.value) == message
 
 
 @pytest.mark.parametrize(
     "given, name",
     [
-        (dict(p="0.1"), "--p"),
-        (dict(sigma="1"), "--sigma"),
-        (dict(T="1"), "--T"),
-        (dict(n="10"), "--n"),
-        (dict(batch_size="1"), "--batch-size"),
-        (dict(epochs="1"), "--epochs"),
+        (dict(p=0.1), "--p"),
+        (dict(sigma=1.0), "--sigma"),
+        (dict(T=1), "--T"),
+        (dict(n=10), "--n"),
+        (dict(batch_size=1), "--batch-size"),
+        (dict(epochs=1.0), "--epochs"),
         (dict(mechanism=MechanismChoice.gaussian), "--mechanism"),
-        (dict(scale="1"), "--scale"),
+        (dict(scale=1.0), "--scale"),
     ],
 )
 def test_phase_with_single_phase_flags_is_a_conflict(given, name):
     with pytest.raises(InputError) as error:
-        parse_phases(["p=0.01,sigma=1,T=1"], **flags(**given))
+        parse_phases(["p=0.01,sigma=1,T=1"], flags(**given))
     assert str(error.value) == (
         f"--phase and {name} cannot be given together; "
         "describe every phase with --phase, or give one phase with the flags"
@@ -122,28 +122,40 @@ def test_phase_with_single_phase_flags_is_a_conflict(given, name):
 @pytest.mark.parametrize(
     "given, message",
     [
-        (dict(p="0.1", sigma="1", T="1", scale="2"), "--scale is for --mechanism laplace; the gaussian mechanism takes --sigma"),
-        (dict(p="0.1", T="1"), "--sigma is required (noise multiplier, > 0)"),
-        (dict(p="0.1", sigma="-1", T="1"), "--sigma must be in (0, inf), got -1"),
-        (dict(mechanism=MechanismChoice.laplace, T="1"), "--scale is required with --mechanism laplace (Laplace scale b, > 0)"),
-        (dict(mechanism=MechanismChoice.laplace, scale="1"), "--T is required (number of releases, an integer >= 1)"),
-        (dict(mechanism=MechanismChoice.laplace, scale="-1", T="1"), "--scale must be in (0, inf), got -1"),
-        (dict(mechanism=MechanismChoice.laplace, scale="1", T="0"), "--T must be an integer in [1, inf), got 0"),
-        (dict(mechanism=MechanismChoice.laplace, scale="1", T="1", p="2"), "--p must be in (0, 1], got 2"),
+        (dict(p=0.1, sigma=1.0, T=1, scale=2.0), "--scale is for --mechanism laplace; the gaussian mechanism takes --sigma"),
+        (dict(p=0.1, T=1), "--sigma is required (noise multiplier, > 0)"),
+        (dict(mechanism=MechanismChoice.laplace, T=1), "--scale is required with --mechanism laplace (Laplace scale b, > 0)"),
+        (dict(mechanism=MechanismChoice.laplace, scale=1.0), "--T is required (number of releases, an integer >= 1)"),
         (
-            dict(mechanism=MechanismChoice.laplace, scale="1", T="1", sigma="1"),
+            dict(mechanism=MechanismChoice.laplace, scale=1.0, T=1, sigma=1.0),
             "--mechanism laplace and --sigma cannot be given together; the laplace mechanism takes --scale, --T and optionally --p",
         ),
         (
-            dict(mechanism=MechanismChoice.laplace, scale="1", T="1", n="10"),
+            dict(mechanism=MechanismChoice.laplace, scale=1.0, T=1, n=10),
             "--mechanism laplace and --n cannot be given together; the laplace mechanism takes --scale, --T and optionally --p",
         ),
     ],
 )
 def test_single_phase_flag_errors(given, message):
     with pytest.raises(InputError) as error:
-        parse_phases(None, **flags(**given))
+        parse_phases(None, flags(**given))
     assert str(error.value) == message
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--p", "0.1", "--sigma", "-1", "--T", "1"), "--sigma must be in (0, inf), got -1"),
+        (("--mechanism", "laplace", "--scale", "-1", "--T", "1"), "--scale must be in (0, inf), got -1"),
+        (("--mechanism", "laplace", "--scale", "1", "--T", "0"), "--T must be an integer in [1, inf), got 0"),
+        (("--mechanism", "laplace", "--scale", "1", "--T", "1", "--p", "2"), "--p must be in (0, 1], got 2"),
+    ],
+)
+def test_single_phase_flag_values_are_checked_by_their_type(dpcalc, args, message):
+    """The flags reach parse_phases as numbers: their click types refuse a bad value, with the same message."""
+    for command in ("rdp", "pld"):
+        run = dpcalc(command, *args, "--no-tight" if command == "rdp" else "--json")
+        assert (run.code, run.stdout, run.stderr) == (2, "", f"Error: {message}\n")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -37,11 +37,11 @@ def test_t_sweep_json_rows_equal_single_runs(dpcalc):
 
 
 def test_epochs_sweep_computes_the_per_step_curve_once(dpcalc, monkeypatch):
-    from dpcalc.core import rdp as core
+    from dpcalc.core.rdp import curves  # where composed_rdp looks phase_rdp up
 
     calls = []
-    real = core.phase_rdp
-    monkeypatch.setattr(core, "phase_rdp", lambda *args: calls.append(args[0]) or real(*args))
+    real = curves.phase_rdp
+    monkeypatch.setattr(curves, "phase_rdp", lambda *args: calls.append(args[0]) or real(*args))
     run = dpcalc("rdp", "--n", "60000", "--batch-size", "256", "--epochs", "1:60:1", "--sigma", "1.1", "--no-tight",
                  "--json")
     assert run.code == 0

@@ -1,4 +1,4 @@
-"""Sweeps: list and range syntax, the order of rows, and the gdp command's sweep output."""
+"""Sweeps: list and range syntax, the order of rows (dpcalc.cli.request), and the gdp command's sweep output."""
 
 from __future__ import annotations
 
@@ -6,8 +6,10 @@ import math
 
 import pytest
 
-from dpcalc.cli.options import InputError
-from dpcalc.cli.sweeps import MAX_ROWS, expand, parse_sweep
+from dpcalc.cli.options import InputError, Swept, WrittenFloat, parse_sweepable
+from dpcalc.cli.request import start
+from dpcalc.cli.sweeps import MAX_ROWS, expand
+from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER
 
 GDP = ("gdp", "--p", "0.004", "--sigma", "1.1", "--no-tight")
 
@@ -38,8 +40,13 @@ def test_expand(text, integer, values):
     assert expand("--x", text, integer=integer) == values
 
 
-def test_expand_none_stays_none():
-    assert expand("--x", None) is None
+def test_one_value_stays_one_number_and_a_list_becomes_a_sweep():
+    one = parse_sweepable("--x", "0.5", POSITIVE)
+    assert one == 0.5 and isinstance(one, WrittenFloat) and one.text == "0.5"
+    swept = parse_sweepable("--x", "1:3:1", POSITIVE_INTEGER)
+    assert swept == Swept("--x", "1:3:1", (1, 2, 3)) and [type(value) for value in swept.values] == [type(swept.values[0])] * 3
+    with pytest.raises(InputError, match=r"^--x must be in \(0, inf\), got -1$"):
+        parse_sweepable("--x", "1,-1", POSITIVE)  # each value is checked as it would be alone
 
 
 @pytest.mark.parametrize(
@@ -79,24 +86,30 @@ def test_a_long_list_is_refused():
 
 def test_product_size_is_limited():
     with pytest.raises(InputError) as error:
-        parse_sweep({"--sigma": "1:200:1", "--T": "1:200:1"})
+        start({"sigma": parse_sweepable("--sigma", "1:200:1", POSITIVE),
+               "T": parse_sweepable("--T", "1:200:1", POSITIVE_INTEGER)})
     assert str(error.value) == (
         f"the sweep has 40000 rows (--sigma 200 x --T 200); a sweep takes at most {MAX_ROWS} rows"
     )
 
 
 def test_rows_product_last_option_fastest_outside_a_command():
-    sweep = parse_sweep({"--a": "1,2", "--b": "x", "--c": "3:4:1"})
-    assert sweep.swept == ["--a", "--c"] and len(sweep) == 4
-    assert [(row["--a"], row["--b"], row["--c"]) for row in sweep.rows()] == [
-        ("1", "x", "3"), ("1", "x", "4"), ("2", "x", "3"), ("2", "x", "4"),
-    ]
+    request = start({"a": Swept("--a", "1,2", (1, 2)), "b": 7, "c": Swept("--c", "3:4:1", (3, 4))})
+    assert request.swept == ("a", "c") and len(request.rows) == 4
+    assert [(row["a"], row["b"], row["c"]) for row in request.rows] == [(1, 7, 3), (1, 7, 4), (2, 7, 3), (2, 7, 4)]
+    assert request.given == {"a": [1, 2], "b": 7, "c": [3, 4]}
 
 
-def test_no_sweep_is_one_row_of_the_texts():
-    sweep = parse_sweep({"--a": "1", "--b": None})
-    assert not sweep.is_sweep and len(sweep) == 1
-    assert list(sweep.rows()) == [{"--a": "1", "--b": None}]
+def test_no_sweep_is_one_row_of_the_values():
+    request = start({"a": 1, "b": None})
+    assert not request.is_sweep and request.rows == ({"a": 1, "b": None},)
+
+
+def test_delta_defaults_unless_eps_is_given_and_not_both():
+    assert start({"delta": None, "eps": None}).rows == ({"delta": 1e-5, "eps": None},)
+    assert start({"delta": None, "eps": 2.0}).rows == ({"delta": None, "eps": 2.0},)
+    with pytest.raises(InputError, match=r"^--delta and --eps cannot be given together; give --delta"):
+        start({"delta": 1e-6, "eps": Swept("--eps", "1,2", (1.0, 2.0))})
 
 
 # ---------------------------------------------------------------------------------------------

@@ -78,11 +78,12 @@ def test_gdp_steps_are_exact_against_the_closed_form():
 
 
 def test_rdp_cached_curve_gives_the_accountants_epsilon_exactly():
-    from dpcalc.core.calibrate import _RDP, _Run
+    from dpcalc.core.calibrate.engines import engine_for
 
-    engine = _RDP(1e-5)
+    engine = engine_for("rdp", 1e-5)  # one per-step curve, scaled by T
     for steps in (1, 17, 10000, 10**9):
-        assert engine.epsilon(_Run(0.004, 1.1, steps)) == rdp_epsilon(0.004, 1.1, steps)
+        run = Phase("gaussian", sampling_probability=0.004, noise_multiplier=1.1, steps=steps)
+        assert engine.epsilon(run) == rdp_epsilon(0.004, 1.1, steps)
 
 
 @pytest.mark.parametrize(
@@ -199,7 +200,7 @@ def _full_accuracy_runs(monkeypatch):
 def test_pld_design_card_costs_one_or_two_full_evaluations(monkeypatch):
     # The level predicted from two coarser grids lands the first full-accuracy evaluation in
     # the precision window (measured: for the design card, and in 18 of 20 runs, see
-    # calibrate._Search.first_margin); a miss costs one more, never more.
+    # calibrate.search.Search.first_margin); a miss costs one more, never more.
     runs = _full_accuracy_runs(monkeypatch)
     result = calibrate("sigma", 2.0, 1e-5, sampling_probability=Fraction("0.004"), steps=10000)
     _check_pld_round_trip(result, 2.0)
@@ -220,19 +221,19 @@ def test_pld_level_prediction_is_close_to_the_full_accuracy_epsilon(p, steps, si
     # Richardson extrapolation from accuracies 1.6e-2 and 4e-3 (grid steps 4h and 2h) to the
     # default grid h: measured within 1.1e-4 (relative) on 20 runs; the bound read at the
     # finer grid alone is 2e-4..8e-4 off. Tolerance 2e-4: it steers, it is not a bound.
-    from dpcalc.core.calibrate import _LEVEL_ACCURACY, _PLD, _STEERING_ACCURACY, _Run
+    from dpcalc.core.calibrate.engines import LEVEL_ACCURACY, STEERING_ACCURACY, PLDEngine
 
-    engine = _PLD(1e-5)
-    run = _Run(p, sigma, steps)
+    engine = PLDEngine(1e-5)
+    run = Phase("gaussian", sampling_probability=p, noise_multiplier=sigma, steps=steps)
     steering = engine.steer(run)
     predicted = engine.level(run, steering)
     full = pld_epsilon(p, sigma, steps)
     finer = tight_epsilon([Phase("gaussian", sampling_probability=p, noise_multiplier=sigma, steps=steps)], 1e-5,
-                          accuracy=_LEVEL_ACCURACY).epsilon_upper
+                          accuracy=LEVEL_ACCURACY).epsilon_upper
     assert abs(predicted / full - 1.0) <= 2e-4
     assert abs(predicted / full - 1.0) < abs(finer / full - 1.0)
     assert steering >= finer >= full  # coarser grids, larger upper bounds (measured, not relied on)
-    assert _STEERING_ACCURACY == 4 * _LEVEL_ACCURACY  # grid steps in the ratio 2
+    assert STEERING_ACCURACY == 4 * LEVEL_ACCURACY  # grid steps in the ratio 2
 
 
 @settings(max_examples=3, deadline=None, derandomize=True)

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from dpcalc.core import rdp as core
 from dpcalc.core.phases import Phase
+from dpcalc.core.rdp import curves, fractional_orders
 from dpcalc.core.validation import ParameterError
 
 dp_rdp = pytest.importorskip("dp_accounting.rdp.rdp_privacy_accountant")
@@ -134,8 +135,8 @@ def test_orders_next_to_an_integer_are_continuous():
 
 def test_cvz_acceleration_sums_an_alternating_moment_sequence():
     # sum (-1)^k / (k + 1) = log 2; the weights reach it to rounding.
-    terms = np.array([1.0 / (k + 1) for k in range(core._TAIL_TERMS)])
-    assert float(core._CVZ_WEIGHTS @ terms) == pytest.approx(math.log(2.0), rel=1e-15)
+    terms = np.array([1.0 / (k + 1) for k in range(fractional_orders._TAIL_TERMS)])
+    assert float(fractional_orders._CVZ_WEIGHTS @ terms) == pytest.approx(math.log(2.0), rel=1e-15)
 
 
 # ----------------------------------------------------------------------------- large sigma
@@ -413,7 +414,21 @@ def test_grid_end_warnings():
     high = core.rdp_accountant(tiny, orders=[2.0, 4.0, 8.0], delta=1e-5)
     assert high.order == 8.0 and "largest order of the grid (8)" in high.warnings[0]
     inside = core.rdp_accountant([Phase(sampling_probability=0.004, noise_multiplier=1.1, steps=10000)], delta=1e-5)
-    assert inside.warnings == ()
+    assert inside.warnings == () and inside.grid_edge is None
+
+
+def test_grid_end_warning_names_no_option_unless_asked():
+    # The core words the warning without a command-line option; a command names its own.
+    phases = [Phase(sampling_probability=0.5, noise_multiplier=0.5, steps=1000)]
+    low = core.rdp_accountant(phases, orders=[3.0, 4.0, 5.0], delta=1e-5)
+    assert low.grid_edge == "smallest"
+    assert low.warnings == (
+        "the optimum is at the smallest order of the grid (3); a wider grid of orders may give a smaller epsilon.",
+    )
+    assert low.messages(orders_option="--orders") == (
+        "the optimum is at the smallest order of the grid (3); a wider grid (--orders) may give a smaller epsilon.",
+    )
+    assert not any("--" in warning for warning in low.warnings)
 
 
 def test_orders_are_validated():
@@ -458,10 +473,10 @@ def test_rdp_curve_non_decreasing_in_the_order(p, sigma):
 
 
 def test_chunked_evaluation_gives_the_same_values(monkeypatch):
-    # Large --orders lists are evaluated in groups of at most _TERMS_PER_CHUNK terms.
+    # Long lists of orders are evaluated in groups of at most _TERMS_PER_CHUNK terms.
     orders = [5.0, 7.5, 33.0, 40.5, 64.0, 3.5]
     whole = ours(0.01, 1.0, orders)
-    monkeypatch.setattr(core, "_TERMS_PER_CHUNK", 50)
+    monkeypatch.setattr(curves, "_TERMS_PER_CHUNK", 50)
     np.testing.assert_array_equal(ours(0.01, 1.0, orders), whole)
 
 

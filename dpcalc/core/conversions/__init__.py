@@ -25,11 +25,9 @@ from dpcalc.core.conversions.gaussian import (
     classic_gaussian_sigma,
 )
 from dpcalc.core.conversions.guarantees import (
-    DEFAULT_TRADEOFF_POINTS,
     DP_DELTA,
     EXTENDED_NON_NEGATIVE,
     EXTENDED_POSITIVE,
-    TRADEOFF_POINTS,
     dp_tradeoff,
     group_dp,
     pure_dp_to_mu,
@@ -38,9 +36,6 @@ from dpcalc.core.conversions.guarantees import (
 )
 from dpcalc.core.conversions.table import (
     AVAILABLE,
-    DEFAULT_CONVERT_ORDERS,
-    SOURCE_NOTIONS,
-    TARGET_NOTIONS,
     TERMS,
     ConversionError,
     GroupRefusal,
@@ -50,6 +45,13 @@ from dpcalc.core.conversions.table import (
     refusal,
 )
 from dpcalc.core.laplace import laplace_rdp  # the one implementation, shared with rdp
+from dpcalc.core.limits import (
+    DEFAULT_CONVERT_ORDERS,
+    DEFAULT_TRADEOFF_POINTS,
+    SOURCE_NOTIONS,
+    TARGET_NOTIONS,
+    TRADEOFF_POINTS,
+)
 from dpcalc.core.rdp_conversion import ORDER, best_delta, best_epsilon, rdp_to_delta, rdp_to_epsilon
 
 __all__ = [

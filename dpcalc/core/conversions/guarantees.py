@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from dpcalc.core.conversions.gaussian import _mu_with_max_advantage
+from dpcalc.core.limits import TRADEOFF_POINTS
 from dpcalc.core.rdp_conversion import ORDER
 from dpcalc.core.special import log_add, log_expm1
 from dpcalc.core.validation import POSITIVE_INTEGER, Interval
@@ -71,11 +72,8 @@ def randomized_response_rdp(order: float, epsilon: float) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-# Trade-off curves and group privacy (docs/mathematics.md §1, §6)
-
-DEFAULT_TRADEOFF_POINTS = 11  # alpha = 0, 0.1, ..., 1
-TRADEOFF_POINTS = Interval(2.0, 100_000.0, low_closed=True, high_closed=True, integer=True)
-
+# Trade-off curves and group privacy (docs/mathematics.md §1, §6); the number of points a curve
+# may have, TRADEOFF_POINTS, and its default are in dpcalc.core.limits
 
 def tradeoff_alphas(points: int) -> tuple[float, ...]:
     """`points` type-I errors evenly spaced on [0, 1], both ends included."""

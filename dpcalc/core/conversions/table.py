@@ -11,11 +11,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from dpcalc.core.conversions.guarantees import (
+from dpcalc.core.conversions.guarantees import DP_DELTA, EXTENDED_NON_NEGATIVE, EXTENDED_POSITIVE
+from dpcalc.core.limits import (
+    DEFAULT_CONVERT_ORDERS,
     DEFAULT_TRADEOFF_POINTS,
-    DP_DELTA,
-    EXTENDED_NON_NEGATIVE,
-    EXTENDED_POSITIVE,
+    SOURCE_NOTIONS,
+    TARGET_NOTIONS,
     TRADEOFF_POINTS,
 )
 from dpcalc.core.rdp_conversion import ORDER
@@ -23,15 +24,8 @@ from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, Interval
 
 # ---------------------------------------------------------------------------------------------
 # `dpcalc convert`: which conversions exist, and the dispatch
-
-SOURCE_NOTIONS = ("dp", "gdp", "zcdp", "rdp", "gaussian", "laplace")
-TARGET_NOTIONS = (*SOURCE_NOTIONS, "tradeoff")
-
-
-# The orders of the RDP curve when none are given: where the optimum of the conversion to
-# (epsilon, delta) usually falls for single mechanisms, plus a few large ones.
-DEFAULT_CONVERT_ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 16.0, 32.0, 64.0)
-
+# (the notions, SOURCE_NOTIONS and TARGET_NOTIONS, DEFAULT_CONVERT_ORDERS and the trade-off
+# points live in dpcalc.core.limits, which the command line reads without importing this package)
 
 # The terms of the command that refusals name, as {placeholders}: str() of an error fills them
 # with these neutral words; the command line fills them with its options (the same keys).

@@ -1,0 +1,44 @@
+"""Privacy budgets as code: a budget file read and checked, its releases composed against it.
+
+A budget file is TOML: one `[budget]` table (epsilon, delta, optional accountant) and any
+number of `[[release]]` tables, each naming a mechanism and its parameters.
+
+The package, one concept a module:
+- `schema`: the file's schema, read and checked field by field (`load_budget`, `BudgetFile`,
+  `Release`, `BudgetFileError` with the file, the line and the problem);
+- `releases`: mechanism releases as accountant phases (`release_phase`, `steps_of`);
+- `account`: each release's own epsilon and the composed total against the budget
+  (`account_budget`, `BudgetResult`), by the accountants of dpcalc.core.accountants.
+"""
+
+from dpcalc.core.budget.account import NO_RELEASES, BudgetResult, ReleaseEpsilon, account_budget
+from dpcalc.core.budget.releases import PHASE_MECHANISMS, release_phase, sampling_probability_of, steps_of
+from dpcalc.core.budget.schema import (
+    ACCOUNTANTS,
+    BUDGET_KEYS,
+    MECHANISMS,
+    UNIT_OR_ZERO,
+    BudgetFile,
+    BudgetFileError,
+    Release,
+    load_budget,
+)
+
+__all__ = [
+    "ACCOUNTANTS",
+    "BUDGET_KEYS",
+    "MECHANISMS",
+    "NO_RELEASES",
+    "PHASE_MECHANISMS",
+    "UNIT_OR_ZERO",
+    "BudgetFile",
+    "BudgetFileError",
+    "BudgetResult",
+    "Release",
+    "ReleaseEpsilon",
+    "account_budget",
+    "load_budget",
+    "release_phase",
+    "sampling_probability_of",
+    "steps_of",
+]

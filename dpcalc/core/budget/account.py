@@ -1,0 +1,216 @@
+"""Composing a budget file's releases: each one's own epsilon, the total, the verdict.
+
+The releases fall into groups, each accounted as tightly as its kind allows: the mechanism
+releases together by the budget's accountant (dpcalc.core.accountants: pld, with full-batch
+Gaussians exact, or rdp, which also takes the zCDP releases on its curve), zCDP releases by
+their conversion (Canonne, Kamath, Steinke 2020), pre-computed (eps, delta) releases by
+optimal composition (Kairouz, Oh, Viswanath 2015). The groups are joined by basic composition
+with the best of a few splits of delta.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from dpcalc.core.accountants import Accountant, accountant
+from dpcalc.core.budget.releases import PHASE_MECHANISMS, release_phase
+from dpcalc.core.budget.schema import BudgetFile, Release
+from dpcalc.core.phases import Phase
+from dpcalc.core.validation import large_delta_warnings
+
+# Shares of delta tried for the first of two groups (any split is a valid bound; the best is kept).
+_SPLIT_SHARES = (0.01, 0.05, 0.1, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 0.95, 0.99)
+# Coarser shares per group for three groups (their sum must stay below one).
+_SPLIT_SHARES_3 = (0.05, 0.2, 0.4, 0.6, 0.8)
+
+
+@dataclass(frozen=True)
+class ReleaseEpsilon:
+    """One release's own epsilon at the budget's delta, and what it was computed with."""
+
+    name: str
+    mechanism: str
+    epsilon: float
+    delta: float
+    method: str
+
+
+@dataclass(frozen=True)
+class BudgetResult:
+    """The composed total of every release against the budget.
+
+    `total_epsilon` is a valid bound at `total_delta` <= the budget's delta: the groups
+    (mechanisms accounted together, zCDP releases, pre-computed (eps, delta) releases) are
+    each accounted as tightly as their kind allows and joined by basic composition with the
+    best of a few splits of delta (`split` maps group to its share of delta).
+    """
+
+    budget: BudgetFile
+    releases: tuple[ReleaseEpsilon, ...]
+    total_epsilon: float
+    total_delta: float
+    within_budget: bool
+    method: str
+    split: dict[str, float]
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def headroom(self) -> float:
+        return self.budget.epsilon - self.total_epsilon
+
+
+def _rdp_with_zcdp_epsilon(phases: Sequence[Phase], rho: float, delta: float) -> float:
+    """The RDP group: the mechanism phases and rho-zCDP on one curve (RDP order * rho at every
+    order, Bun, Steinke 2016, Def. 1.1), converted as the RDP accountant converts."""
+    import numpy as np
+
+    from dpcalc.core.rdp import DEFAULT_ORDERS, composed_rdp, epsilon_from_curve
+
+    orders = np.asarray(DEFAULT_ORDERS)
+    curve = rho * orders
+    if phases:
+        curve = curve + composed_rdp(phases, DEFAULT_ORDERS)[0]
+    return epsilon_from_curve(DEFAULT_ORDERS, curve, delta)[0]
+
+
+def _zcdp_epsilon(rho: float, delta: float) -> float:
+    from dpcalc.core.zcdp import zcdp_epsilon
+
+    return zcdp_epsilon(rho, delta)[0]
+
+
+def _dp_epsilon(releases: list[Release], delta: float) -> float:
+    """Pre-computed (eps_i, delta_i) releases composed at total delta: exact KOV when they are
+    identical, else the best of basic, advanced and the numerical optimum; inf when their own
+    deltas already exceed `delta`."""
+    from dpcalc.core import composition
+
+    own = math.fsum(r.get("delta", 0.0) * r.get("count", 1) for r in releases)
+    slack = delta - own
+    if slack <= 0.0:
+        return math.inf
+    pairs = {(r.get("epsilon"), r.get("delta", 0.0)) for r in releases}
+    total = sum(int(r.get("count", 1)) for r in releases)
+    if len(pairs) == 1:
+        epsilon, own_delta = pairs.pop()
+        if total == 1:
+            return epsilon
+        return min(epsilon * total, composition.optimal_epsilon(epsilon, total, own_delta, slack))
+    epsilons = [r.get("epsilon") for r in releases for _ in range(int(r.get("count", 1)))]
+    deltas = [r.get("delta", 0.0) for r in releases for _ in range(int(r.get("count", 1)))]
+    result = composition.compose_heterogeneous(epsilons, deltas, slack)
+    candidates = [result.basic.epsilon, result.advanced.epsilon, result.optimal.epsilon]
+    return min(candidates)
+
+
+NO_RELEASES = "no releases are listed: nothing released yet, total epsilon 0, within budget."
+
+
+def account_budget(budget: BudgetFile) -> BudgetResult:
+    """Compose every release of the budget file and compare the total with the budget."""
+    if not budget.releases:
+        # Nothing released costs nothing: epsilon 0 at delta 0, the whole budget is headroom.
+        return BudgetResult(budget=budget, releases=(), total_epsilon=0.0, total_delta=0.0, within_budget=True,
+                            method="no releases", split={}, warnings=(NO_RELEASES,))
+    delta = budget.delta
+    mechanisms = [r for r in budget.releases if r.mechanism in PHASE_MECHANISMS]
+    zcdp_releases = [r for r in budget.releases if r.mechanism == "zcdp"]
+    dp_releases = [r for r in budget.releases if r.mechanism == "dp"]
+    phases = [release_phase(r) for r in mechanisms]
+    rho = math.fsum(r.get("rho") * r.get("count", 1) for r in zcdp_releases)
+    warnings: list[str] = []
+
+    # the budget's accountant for the mechanisms: with pld, full-batch Gaussians are exact
+    release_accountant = accountant(budget.accountant, exact_gaussian=True)
+
+    # Each group's epsilon as a function of its share of delta.
+    groups: dict[str, Callable[[float], float]] = {}
+    # the accountant's own warnings (e.g. the PLD grid's closed-form fallback) per (group, delta)
+    notes: dict[tuple[str, float], tuple[str, ...]] = {}
+
+    def pld_group(group_delta: float) -> float:
+        accounted = release_accountant.epsilon(phases, group_delta)
+        notes[("pld", group_delta)] = accounted.warnings
+        return accounted.epsilon
+
+    if budget.accountant == "rdp" and (phases or zcdp_releases):
+        groups["rdp"] = lambda d: _rdp_with_zcdp_epsilon(phases, rho, d)
+    else:
+        if phases:
+            groups["pld"] = pld_group
+        if zcdp_releases:
+            groups["zcdp"] = lambda d: _zcdp_epsilon(rho, d)
+    if dp_releases:
+        groups["dp"] = lambda d: _dp_epsilon(dp_releases, d)
+
+    cache: dict[tuple[str, float], float] = {}
+
+    def epsilon_of(group: str, share: float) -> float:
+        key = (group, share)
+        if key not in cache:
+            cache[key] = groups[group](share * delta)
+        return cache[key]
+
+    names = list(groups)
+    splits: list[tuple[float, ...]]
+    if len(names) == 1:
+        splits = [(1.0,)]
+    elif len(names) == 2:
+        splits = [(s, 1.0 - s) for s in _SPLIT_SHARES]
+    else:
+        splits = [(a, b, 1.0 - a - b) for a in _SPLIT_SHARES_3 for b in _SPLIT_SHARES_3 if a + b < 0.999]
+    best_total, best_split = math.inf, splits[0]
+    for split in splits:
+        total = math.fsum(epsilon_of(name, share) for name, share in zip(names, split))
+        if total < best_total:
+            best_total, best_split = total, split
+
+    own = [_release_epsilon(r, delta, release_accountant) for r in budget.releases]
+    for name, share in zip(names, best_split):
+        for note in notes.get((name, share * delta), ()):
+            if f"total: {note}" not in warnings:
+                warnings.append(f"total: {note}")
+    if len(names) > 1:
+        warnings.append(
+            "releases of different kinds were joined by basic composition with the best of a few "
+            "splits of delta (" + ", ".join(f"{n} {s:g}" for n, s in zip(names, best_split)) + "): a valid bound, "
+            "possibly looser than one accountant over all of them."
+        )
+    for release in budget.releases:
+        if "n" in release.parameters:
+            warnings += [f"release '{release.name}': {warning}"
+                         for warning in large_delta_warnings(release.parameters["n"], delta)]
+    if not math.isfinite(best_total):
+        warnings.append("no finite total epsilon at the budget's delta (the releases' own deltas use it up, or the noise is too small).")
+    method = {
+        "pld": "tight PLD accountant (certified upper bound)",
+        "rdp": "RDP accountant",
+        "zcdp": "zCDP (Canonne, Kamath, Steinke 2020)",
+        "dp": "optimal composition of (eps, delta) releases (Kairouz, Oh, Viswanath 2015)",
+    }
+    return BudgetResult(
+        budget=budget,
+        releases=tuple(own),
+        total_epsilon=best_total,
+        total_delta=delta,
+        within_budget=best_total <= budget.epsilon,
+        method="; ".join(method[name] for name in names),
+        split=dict(zip(names, best_split)),
+        warnings=tuple(warnings),
+    )
+
+
+def _release_epsilon(release: Release, delta: float, mechanisms: Accountant) -> ReleaseEpsilon:
+    """One release's own epsilon at delta; a mechanism release by the budget's accountant."""
+    if release.mechanism == "zcdp":
+        epsilon = _zcdp_epsilon(release.get("rho") * release.get("count", 1), delta)
+        method = "zCDP"
+    elif release.mechanism == "dp":
+        epsilon = _dp_epsilon([release], delta)
+        method = "given" if release.get("count", 1) == 1 else "optimal composition"
+    else:
+        accounted = mechanisms.epsilon([release_phase(release)], delta)
+        epsilon, method = accounted.epsilon, accounted.method
+    return ReleaseEpsilon(release.name, release.mechanism, epsilon, delta, method)

@@ -1,0 +1,44 @@
+"""A budget file's mechanism releases as accountant phases (dpcalc.core.phases.Phase)."""
+
+from __future__ import annotations
+
+import math
+
+from dpcalc.core.budget.schema import Release
+from dpcalc.core.phases import Phase
+
+# The releases an accountant of phases composes; zcdp and dp releases are their own groups.
+PHASE_MECHANISMS = ("subsampled-gaussian", "gaussian", "laplace", "gdp")
+
+
+def steps_of(release: Release) -> int:
+    """T for a subsampled-gaussian release: given, or ceil(epochs * n / batch_size)."""
+    if "T" in release.parameters:
+        return int(release.parameters["T"])
+    if "n" in release.parameters:
+        return math.ceil(release.parameters["epochs"] * release.parameters["n"] / release.parameters["batch_size"])
+    return math.ceil(release.parameters["epochs"] / release.parameters["p"])
+
+
+def sampling_probability_of(release: Release) -> float:
+    if "p" in release.parameters:
+        return release.parameters["p"]
+    return release.parameters["batch_size"] / release.parameters["n"]
+
+
+def release_phase(release: Release) -> Phase:
+    """The accountant phase of a mechanism release (gaussian, subsampled-gaussian, laplace, gdp)."""
+    count = int(release.get("count", 1))
+    sensitivity = release.get("sensitivity", 1.0)
+    if release.mechanism == "subsampled-gaussian":
+        return Phase("gaussian", sampling_probability_of(release), release.get("sigma"), None, steps_of(release))
+    if release.mechanism == "gaussian":
+        return Phase("gaussian", 1.0, release.get("sigma") / sensitivity, None, count)
+    if release.mechanism == "laplace":
+        # Scale relative to the L1 sensitivity: b / sensitivity, or 1/epsilon when epsilon is given.
+        scale = release.get("scale") / sensitivity if "scale" in release.parameters else 1.0 / release.get("epsilon")
+        return Phase("laplace", 1.0, None, scale, count)
+    if release.mechanism == "gdp":
+        # mu-GDP is exactly the Gaussian mechanism with noise multiplier 1/mu (Dong, Roth, Su 2022).
+        return Phase("gaussian", 1.0, 1.0 / release.get("mu"), None, count)
+    raise ValueError(f"release {release.name!r} ({release.mechanism}) is not a mechanism phase")

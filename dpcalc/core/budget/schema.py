@@ -1,0 +1,217 @@
+"""The budget file's schema: a TOML file read and checked field by field.
+
+A budget file is TOML: one `[budget]` table (epsilon, delta, optional accountant) and any
+number of `[[release]]` tables, each naming a mechanism and its parameters. Every problem is
+reported with the file name, the line of the release and what is wrong, e.g.
+
+    privacy-budget.toml:12: release 'counts': unknown key 'sigam' (did you mean 'sigma'?)
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10 reads TOML with tomli, tomllib's origin
+    import tomli as tomllib
+
+from dpcalc.core.accountants import CERTIFIED_ACCOUNTANTS
+from dpcalc.core.validation import (
+    MAX_COUNT,
+    MAX_COUNT_DIGITS,
+    NON_NEGATIVE,
+    OPEN_UNIT,
+    POSITIVE,
+    POSITIVE_INTEGER,
+    PROBABILITY,
+    Interval,
+)
+
+ACCOUNTANTS = CERTIFIED_ACCOUNTANTS  # pld, rdp: a budget is gated by certified figures only
+UNIT_OR_ZERO = Interval(0.0, 1.0, low_closed=True)  # a release's own delta may be 0
+
+# mechanism -> {key: (interval or None for text, required?)}; "name" and "mechanism" are common.
+# Alternatives (sigma/T vs n/batch_size/epochs, scale vs epsilon) are checked after the keys.
+MECHANISMS: dict[str, dict[str, Interval]] = {
+    "subsampled-gaussian": {
+        "p": PROBABILITY, "sigma": POSITIVE, "T": POSITIVE_INTEGER,
+        "n": POSITIVE_INTEGER, "batch_size": POSITIVE_INTEGER, "epochs": POSITIVE,
+    },
+    "gaussian": {"sigma": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
+    "laplace": {"scale": POSITIVE, "epsilon": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
+    "dp": {"epsilon": NON_NEGATIVE, "delta": UNIT_OR_ZERO, "count": POSITIVE_INTEGER},
+    "gdp": {"mu": POSITIVE, "count": POSITIVE_INTEGER},
+    "zcdp": {"rho": POSITIVE, "count": POSITIVE_INTEGER},
+}
+BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
+
+
+class BudgetFileError(ValueError):
+    """A malformed budget file; the message names the file, the line or release, and the problem."""
+
+
+@dataclass(frozen=True)
+class Release:
+    """One thing the project releases, with its parameters as given (defaults applied)."""
+
+    name: str
+    mechanism: str
+    parameters: dict[str, float] = field(default_factory=dict)
+    line: int = 0
+
+    def get(self, key: str, default: float | None = None) -> float | None:
+        return self.parameters.get(key, default)
+
+
+@dataclass(frozen=True)
+class BudgetFile:
+    epsilon: float
+    delta: float
+    accountant: str
+    releases: tuple[Release, ...]
+    source: str
+
+
+def load_budget(text: str, source: str) -> BudgetFile:
+    """Parse and check a budget file's text; `source` names it in error messages."""
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise BudgetFileError(f"{source}: TOML syntax error: {error}") from None
+    release_lines = _release_lines(text)
+    unknown = set(document) - {"budget", "release"}
+    if unknown:
+        key = sorted(unknown)[0]
+        raise BudgetFileError(f"{source}:{_line_of(text, key)}: unknown top-level key '{key}'"
+                              f"{_suggest(key, ['budget', 'release'])}; expected [budget] and [[release]]")
+    if "budget" not in document or not isinstance(document["budget"], dict):
+        raise BudgetFileError(f"{source}: missing [budget] table with epsilon and delta")
+    budget = document["budget"]
+    where = f"{source}:{_line_of(text, '[budget]')}: [budget]"
+    for key in budget:
+        if key not in (*BUDGET_KEYS, "accountant"):
+            raise BudgetFileError(f"{where}: unknown key '{key}'{_suggest(key, [*BUDGET_KEYS, 'accountant'])}")
+    values = {key: _number(where, key, budget.get(key), interval) for key, interval in BUDGET_KEYS.items()}
+    accountant = budget.get("accountant", "pld")
+    if accountant not in ACCOUNTANTS:
+        raise BudgetFileError(f"{where}: accountant must be one of {', '.join(ACCOUNTANTS)}, got {accountant!r}")
+    raw_releases = document.get("release", [])
+    if not isinstance(raw_releases, list):
+        raise BudgetFileError(f"{source}: 'release' must be an array of tables, written [[release]]")
+    releases = []
+    names: set[str] = set()
+    for index, raw in enumerate(raw_releases):
+        line = release_lines[index] if index < len(release_lines) else 0
+        release = _release(raw, index, line, source)
+        if release.name in names:
+            raise BudgetFileError(f"{source}:{line}: release '{release.name}': the name is used twice")
+        names.add(release.name)
+        releases.append(release)
+    # No [[release]] entries: a project that has released nothing, within any budget (account_budget).
+    return BudgetFile(values["epsilon"], values["delta"], accountant, tuple(releases), source)
+
+
+def _release(raw: Any, index: int, line: int, source: str) -> Release:
+    label = f"release {index + 1}"
+    if not isinstance(raw, dict):
+        raise BudgetFileError(f"{source}:{line}: {label}: must be a table")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise BudgetFileError(f"{source}:{line}: {label}: missing 'name' (a non-empty string)")
+    where = f"{source}:{line}: release '{name}'"
+    mechanism = raw.get("mechanism")
+    if mechanism not in MECHANISMS:
+        allowed = ", ".join(MECHANISMS)
+        if mechanism is None:
+            raise BudgetFileError(f"{where}: missing 'mechanism' (one of {allowed})")
+        raise BudgetFileError(f"{where}: unknown mechanism {mechanism!r}"
+                              f"{_suggest(str(mechanism), list(MECHANISMS))}; expected one of {allowed}")
+    schema = MECHANISMS[mechanism]
+    parameters: dict[str, float] = {}
+    for key, value in raw.items():
+        if key in ("name", "mechanism"):
+            continue
+        if key not in schema:
+            raise BudgetFileError(
+                f"{where}: unknown key '{key}' for mechanism '{mechanism}'{_suggest(key, list(schema))}; "
+                f"allowed: {', '.join(schema)}"
+            )
+        parameters[key] = _number(where, key, value, schema[key])
+    _check_alternatives(where, mechanism, parameters)
+    return Release(name=name, mechanism=mechanism, parameters=parameters, line=line)
+
+
+def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]) -> None:
+    def need(*keys: str) -> None:
+        missing = [key for key in keys if key not in parameters]
+        if missing:
+            raise BudgetFileError(f"{where}: missing '{missing[0]}' for mechanism '{mechanism}'")
+
+    def one_of(first: str, second: str) -> None:
+        if (first in parameters) == (second in parameters):
+            raise BudgetFileError(f"{where}: give exactly one of '{first}' and '{second}'")
+
+    if mechanism == "subsampled-gaussian":
+        need("sigma")
+        if "p" in parameters and ("n" in parameters or "batch_size" in parameters):
+            raise BudgetFileError(f"{where}: give 'p' or 'n' with 'batch_size', not both")
+        if "p" not in parameters:
+            need("n", "batch_size")
+            if parameters["batch_size"] > parameters["n"]:
+                raise BudgetFileError(f"{where}: batch_size must be at most n = {parameters['n']:g}, "
+                                      f"got {parameters['batch_size']:g}")
+        one_of("T", "epochs")
+        if "epochs" in parameters:
+            p = parameters["p"] if "p" in parameters else parameters["batch_size"] / parameters["n"]
+            if parameters["epochs"] / p >= MAX_COUNT:
+                raise BudgetFileError(f"{where}: epochs = {parameters['epochs']:g} gives T = ceil(epochs / p) "
+                                      f"above 1e+{MAX_COUNT_DIGITS} steps; lower epochs or raise p")
+    elif mechanism == "gaussian":
+        need("sigma")
+    elif mechanism == "laplace":
+        one_of("scale", "epsilon")
+    elif mechanism == "dp":
+        need("epsilon")
+    elif mechanism == "gdp":
+        need("mu")
+    elif mechanism == "zcdp":
+        need("rho")
+
+
+def _number(where: str, key: str, value: Any, interval: Interval) -> float:
+    if value is None:
+        raise BudgetFileError(f"{where}: missing '{key}' ({interval.requirement})")
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BudgetFileError(f"{where}: {key} must be a number {interval.requirement}, got {value!r}")
+    if abs(value) >= MAX_COUNT:  # also keeps float(value) from overflowing for a huge integer
+        shown = f"an integer of {len(str(abs(value)))} digits" if isinstance(value, int) else f"{value:g}"
+        raise BudgetFileError(f"{where}: {key} must be {interval.requirement} and below 1e+{MAX_COUNT_DIGITS}, "
+                              f"got {shown}")
+    if not interval.contains(float(value)):
+        raise BudgetFileError(f"{where}: {key} must be {interval.requirement}, got {value}")
+    return int(value) if interval.integer else float(value)
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _release_lines(text: str) -> list[int]:
+    return [number for number, line in enumerate(text.splitlines(), 1) if re.match(r"\s*\[\[\s*release\s*\]\]", line)]
+
+
+def _line_of(text: str, key: str) -> int:
+    """The first line that defines `key`: `key = ...`, `[key]` or `[[key]]` (1 when not found)."""
+    name = re.escape(key.strip("[]"))
+    pattern = re.compile(rf"\s*(\[\[?\s*{name}\s*\]\]?|{name}\s*=)")
+    for number, line in enumerate(text.splitlines(), 1):
+        if pattern.match(line):
+            return number
+    return 1
+

@@ -1,0 +1,120 @@
+"""The accountant a calibration searches with, at its delta: each run's figures, and the PLD extras.
+
+`Engine` holds one accountant of dpcalc.core.accountants at the calibration's delta and
+remembers what it said about each run (`Accounted`), so that the answer's figures are those of
+the evaluation that found it. The RDP accountant computes the per-step RDP curve of each
+(p, sigma) once and scales it by T (Mironov 2017, Prop. 1): calibrating T or epochs computes one
+curve. `PLDEngine` adds what the PLD search uses beyond the epsilon: the upper bound alone at
+coarser accuracies to steer (`steer`), a prediction of the full-accuracy level (`level`), and
+one composition shared by all T (`largest_steps`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from dpcalc.core.accountants import Accountant, Accounted, PLDAccountant, accountant
+from dpcalc.core.phases import Phase
+
+if TYPE_CHECKING:
+    from dpcalc.core.pld import PLDResult
+
+# Steering evaluations of the PLD accountant: the upper bound alone at accuracy 1.6e-2 (a grid
+# four times coarser than the default's) costs a fifth to a third of a full evaluation at the
+# default 1e-3 (design card: 38 ms against 125 ms), and its slope
+# d log epsilon / d log sigma matches the default's to 0.4-0.6% (measured on the design card
+# and at p = 0.004, T = 1e4, target 1), far better than the model's 5-30%. How many the search
+# makes: see search.STEERING_MIN.
+STEERING_ACCURACY = 1.6e-2
+
+# The level of the default accuracy's upper bound, predicted before it is computed: at the
+# last steering point the accountant also runs at LEVEL_ACCURACY (a grid twice as coarse as
+# the default's; the upper bound alone, a third of the cost). Both bounds err by O(h^2) in the
+# grid step h (see dpcalc.core.pld), so from upper bounds U(h) and U(2h) the one on the default
+# grid h/2 is about U(h) - (U(2h) - U(h)) / 4 (Richardson). Measured on 20 runs (p 1e-3..0.1,
+# T 1e2..1e5, target 0.3..8): within 1.1e-4 of the default's epsilon (relative), typically
+# 3e-5, against 2e-4..8e-4 for U(h) itself. It only steers: the answer is always evaluated at
+# full accuracy.
+LEVEL_ACCURACY = 4e-3
+
+# pld.largest_steps' `neighbours`: the admissible step counts around t (see there).
+Neighbours = Callable[[int], tuple[int, int | None]]
+
+
+class Engine:
+    """One accountant at the calibration's delta; each run (one Gaussian phase) accounted once."""
+
+    def __init__(self, accountant: Accountant, delta: float) -> None:
+        self.accountant = accountant
+        self.name = accountant.name
+        self.delta = delta
+        self._accounted: dict[Phase, Accounted] = {}
+
+    def account(self, run: Phase) -> Accounted:
+        """The accountant's figures at `run`: epsilon, its lower bound (pld) and warnings."""
+        accounted = self._accounted.get(run)
+        if accounted is None:
+            accounted = self._accounted[run] = self.accountant.epsilon([run], self.delta)
+        return accounted
+
+    def epsilon(self, run: Phase) -> float:
+        return self.account(run).epsilon
+
+
+class PLDEngine(Engine):
+    """The certified PLD accountant at its default accuracy (the number `dpcalc pld` prints),
+    with the cheaper bounds that steer its search and the shared composition over T."""
+
+    def __init__(self, delta: float) -> None:
+        super().__init__(PLDAccountant(), delta)
+        self._steering_step: float | None = None
+
+    def _coarse(self, run: Phase, accuracy: float) -> tuple[float, float]:
+        """The upper bound alone (`pld.upper_epsilon`) at a coarser accuracy, and its grid step."""
+        from dpcalc.core import pld
+
+        return pld.upper_epsilon([run], self.delta, accuracy=accuracy)
+
+    def steer(self, run: Phase) -> float:
+        """The upper bound at the coarser steering accuracy (a different, cheaper function)."""
+        upper, self._steering_step = self._coarse(run, STEERING_ACCURACY)
+        return upper
+
+    def level(self, run: Phase, steering_epsilon: float) -> float | None:
+        """A prediction of `epsilon(run)` (see LEVEL_ACCURACY), or None; one call at LEVEL_ACCURACY.
+
+        `steering_epsilon` is the steering function at `run`, interpolated by the search
+        between its steering points (close by: the last is within search.STEERING_CLOSE of the
+        target), on the grid of the last steering evaluation. When that grid's step is not
+        twice the finer one, the extrapolation does not apply and the finer bound itself is
+        the prediction.
+        """
+        finer, finer_step = self._coarse(run, LEVEL_ACCURACY)
+        if not 0.0 < finer < math.inf:
+            return None
+        if not (0.0 < steering_epsilon < math.inf) or self._steering_step != 2.0 * finer_step:
+            return finer
+        predicted = finer - 0.25 * (steering_epsilon - finer)
+        return predicted if predicted > 0.0 else finer
+
+    def largest_steps(self, target: float, sampling_probability: float, noise_multiplier: float, limit: int,
+                      estimate: float, neighbours: Neighbours | None,
+                      ) -> tuple[int, PLDResult | None, PLDResult | None] | None:
+        """The largest admissible T <= limit with epsilon <= target by one shared composition
+        (`pld.largest_steps`), or None. Its bounds are the shared composition's; `account` still
+        reports `tight_epsilon`'s, the number `dpcalc pld` prints at the answer."""
+        from dpcalc.core import pld
+
+        phase = Phase("gaussian", sampling_probability=sampling_probability, noise_multiplier=noise_multiplier,
+                      steps=1)
+        return pld.largest_steps(phase, self.delta, target, limit=limit, estimate=estimate,
+                                 neighbours=neighbours, fallback=False)
+
+
+def engine_for(name: str, delta: float) -> Engine:
+    """The engine of the accountant called `name` (dpcalc.core.accountants.ACCOUNTANTS)."""
+    if name == "pld":
+        return PLDEngine(delta)
+    return Engine(accountant(name), delta)

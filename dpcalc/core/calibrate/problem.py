@@ -1,0 +1,212 @@
+"""The calibration problem: the inputs, their ranges, and how a value of the quantity completes the run.
+
+Given all but one quantity of a Poisson-sampled noisy-SGD run (sampling probability p, noise
+multiplier sigma, steps T; or the training form: dataset size n, batch size b with p = b / n,
+and epochs with T = ceil(epochs / p)), a value of the remaining quantity completes the run: a
+Gaussian `Phase` for the accountant (`Problem.run`), and a continuous run with real T for the
+model (`Problem.model_run`). `grid_and_start` picks the grid searched and the model's answer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import Decimal
+from fractions import Fraction
+from typing import Literal
+
+from dpcalc.core import gdp
+from dpcalc.core.calibrate.grids import DecimalGrid, Grid, IntegerGrid
+from dpcalc.core.calibrate.model import LOG_CLIP, model_log_epsilon, model_log_mu
+from dpcalc.core.phases import Phase
+from dpcalc.core.special import find_root
+from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY, Interval
+
+Quantity = Literal["sigma", "T", "p", "epochs", "batch_size"]
+QUANTITIES: tuple[str, ...] = ("sigma", "T", "p", "epochs", "batch_size")
+
+# Relative precision of sigma and p: the returned value and a rejected one are at most this far
+# apart. 1e-4 is below what any training run can tell apart and costs about two evaluations
+# beyond the ones needed to find the answer at all.
+DEFAULT_PRECISION = 1e-4
+PRECISION = Interval(0.0, 0.1, high_closed=True)
+
+# The search ranges: the most private end (sigma_max, p_min, T = 1, ...) decides feasibility.
+# sigma = 1e6 makes epsilon 0 for any run a float64 can describe; p = 1e-10 is below any
+# dataset; 1e9 steps are more than any training run, and the PLD accountant composes them in
+# seconds (far more steps cost it minutes).
+SIGMA_RANGE = (Decimal("0.01"), Decimal("1e6"))
+P_RANGE = (Decimal("1e-10"), Decimal(1))
+MAX_STEPS = 10**9
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The fixed inputs of a calibration, exact where epochs / p needs it."""
+
+    quantity: Quantity
+    sampling_probability: float | None  # fixed p (float), or None
+    exact_probability: Fraction | None  # fixed p as an exact fraction (for epochs / p)
+    noise_multiplier: float | None
+    steps: int | None
+    epochs: Fraction | None
+    dataset_size: int | None
+
+    def run(self, value: Decimal | int) -> Phase:
+        """The run at a grid value (Decimal for sigma and p, int otherwise): one Gaussian phase."""
+        q = self.quantity
+        if q == "sigma":
+            return _run(self.sampling_probability, float(value), self.steps)
+        if q == "T":
+            return _run(self.sampling_probability, self.noise_multiplier, int(value))
+        if q == "epochs":
+            return _run(self.sampling_probability, self.noise_multiplier, steps_for_epochs(value, self.exact_probability))
+        if q == "p":
+            steps = self.steps if self.steps is not None else steps_for_epochs(self.epochs, Fraction(value))
+            return _run(float(value), self.noise_multiplier, steps)
+        # batch_size
+        n = self.dataset_size
+        steps = self.steps if self.steps is not None else steps_for_epochs(self.epochs, Fraction(int(value), n))
+        return _run(int(value) / n, self.noise_multiplier, steps)
+
+    def model_run(self, x: float) -> tuple[float, float, float]:
+        """(p, sigma, T) at a real value x of the quantity, T real: the model's continuous run."""
+        q = self.quantity
+        if q == "sigma":
+            return self.sampling_probability, x, float(self.steps)
+        if q == "T":
+            return self.sampling_probability, self.noise_multiplier, x
+        if q == "epochs":
+            return self.sampling_probability, self.noise_multiplier, x / self.sampling_probability
+        if q == "p":
+            steps = float(self.steps) if self.steps is not None else float(self.epochs) / x
+            return x, self.noise_multiplier, max(steps, 1.0)
+        p = x / self.dataset_size
+        steps = float(self.steps) if self.steps is not None else float(self.epochs) / p
+        return p, self.noise_multiplier, max(steps, 1.0)
+
+    def model_log_epsilon(self, x: float, delta: float) -> float:
+        """log of the model's epsilon (dpcalc.core.calibrate.model) at a real value x of the quantity."""
+        p, sigma, steps = self.model_run(x)
+        return model_log_epsilon(min(p, 1.0), sigma, steps, delta)
+
+
+def steps_for_epochs(epochs: int | float | Fraction | Decimal, exact_probability: Fraction) -> int:
+    """T = ceil(epochs / p) in exact rational arithmetic (never rounded down), at least 1."""
+    return max(1, math.ceil(Fraction(epochs) / exact_probability))
+
+
+def _run(sampling_probability: float, noise_multiplier: float, steps: int) -> Phase:
+    """The run as the accountants take it: one Poisson-subsampled Gaussian phase."""
+    return Phase("gaussian", sampling_probability=sampling_probability, noise_multiplier=noise_multiplier, steps=steps)
+
+
+def make_problem(quantity: Quantity, sampling_probability: float | Fraction | None, noise_multiplier: float | None,
+                 steps: int | None, epochs: float | Fraction | None, dataset_size: int | None,
+                 batch_size: int | None) -> Problem:
+    """Check that exactly the inputs `quantity` needs are given, and fix p and T."""
+    given = {
+        "sampling_probability": sampling_probability, "noise_multiplier": noise_multiplier, "steps": steps,
+        "epochs": epochs, "dataset_size": dataset_size, "batch_size": batch_size,
+    }
+    solved_input = {"sigma": "noise_multiplier", "T": "steps", "epochs": "epochs", "p": "sampling_probability",
+                    "batch_size": "batch_size"}[quantity]
+    if given[solved_input] is not None:
+        raise ValueError(f"{solved_input} is the quantity solved for ({quantity}); do not give it")
+    if quantity in ("T", "epochs") and (steps is not None or epochs is not None):
+        raise ValueError(f"give neither steps nor epochs when solving for {quantity}")
+    if quantity == "p" and (dataset_size is not None or batch_size is not None):
+        raise ValueError("solving for p takes neither dataset_size nor batch_size (solve batch_size instead)")
+    if quantity != "sigma":
+        if noise_multiplier is None:
+            raise ValueError(f"noise_multiplier is required when solving for {quantity}")
+        POSITIVE.check("noise_multiplier", noise_multiplier)
+        if math.isinf(noise_multiplier):
+            raise ValueError("noise_multiplier must be finite")
+    if quantity == "batch_size":
+        if dataset_size is None:
+            raise ValueError("dataset_size is required when solving for batch_size (p = batch_size / dataset_size)")
+        POSITIVE_INTEGER.check("dataset_size", dataset_size)
+        if sampling_probability is not None:
+            raise ValueError("sampling_probability is batch_size / dataset_size: do not give it when solving for batch_size")
+    exact_probability: Fraction | None = None
+    probability: float | None = None
+    if quantity in ("sigma", "T", "epochs"):
+        if sampling_probability is not None:
+            if dataset_size is not None or batch_size is not None:
+                raise ValueError("give sampling_probability or dataset_size and batch_size, not both")
+            PROBABILITY.check("sampling_probability", float(sampling_probability))
+            exact_probability = Fraction(sampling_probability)
+            probability = float(sampling_probability)
+        elif dataset_size is not None and batch_size is not None:
+            POSITIVE_INTEGER.check("dataset_size", dataset_size)
+            POSITIVE_INTEGER.check("batch_size", batch_size)
+            if batch_size > dataset_size:
+                raise ValueError(f"batch_size must be in [1, dataset_size] = [1, {dataset_size}], got {batch_size}")
+            exact_probability = Fraction(batch_size, dataset_size)
+            probability = batch_size / dataset_size
+        else:
+            raise ValueError("give sampling_probability, or dataset_size and batch_size")
+    total_steps: int | None = None
+    exact_epochs: Fraction | None = None
+    if quantity in ("sigma", "p", "batch_size"):
+        if (steps is None) == (epochs is None):
+            raise ValueError(f"give exactly one of steps and epochs when solving for {quantity}")
+        if steps is not None:
+            POSITIVE_INTEGER.check("steps", steps)
+            total_steps = int(steps)
+        else:
+            POSITIVE.check("epochs", float(epochs))
+            if math.isinf(float(epochs)):
+                raise ValueError("epochs must be finite")
+            exact_epochs = Fraction(epochs)
+            if quantity == "sigma":
+                total_steps = steps_for_epochs(exact_epochs, exact_probability)
+    return Problem(quantity, probability, exact_probability, noise_multiplier, total_steps, exact_epochs, dataset_size)
+
+
+def grid_and_start(problem: Problem, precision: float, target: float, delta: float) -> tuple[Grid, int, float]:
+    """The grid of candidate values, the sign (+1: epsilon grows with the value) and a start value.
+
+    The start is the model's own answer (found by bracketing in log x over the whole range):
+    for E > 0 where the central-limit epsilon meets E, for E = 0 where mu-GDP's delta(0) meets
+    delta; a typical value when the model has no answer in the range.
+    """
+    q = problem.quantity
+    grid: Grid
+    if q == "sigma":
+        grid, sign, default = DecimalGrid(precision, *SIGMA_RANGE), -1, 1.0
+    elif q == "p":
+        grid, sign, default = DecimalGrid(precision, *P_RANGE), 1, 0.01
+    elif q == "T":
+        grid, sign, default = IntegerGrid(1, MAX_STEPS), 1, 1000.0
+    elif q == "epochs":
+        most = max(1, math.floor(MAX_STEPS * problem.exact_probability))
+        grid, sign, default = IntegerGrid(1, most), 1, 10.0
+    else:
+        grid, sign, default = IntegerGrid(1, problem.dataset_size), 1, max(1.0, problem.dataset_size / 100.0)
+    start = default
+    low, high = math.log(float(grid.low)), math.log(float(grid.high))
+    if target > 0.0:
+        log_target = math.log(target)
+
+        def excess(u: float) -> float:
+            return sign * (problem.model_log_epsilon(math.exp(u), delta) - log_target)
+    else:
+        # epsilon = 0 holds once delta(0) = TV <= delta; for mu-GDP that is 2 Phi(mu/2) - 1 <= delta
+        log_delta = math.log(delta)
+
+        def excess(u: float) -> float:
+            p, sigma, steps = problem.model_run(math.exp(u))
+            advantage = gdp.max_advantage(math.exp(model_log_mu(min(p, 1.0), sigma, steps)))
+            return sign * ((math.log(advantage) if advantage > 0.0 else -LOG_CLIP) - log_delta)
+
+    f_low, f_high = excess(low), excess(high)
+    if f_low < 0.0 < f_high:
+        start = math.exp(find_root(excess, low, high, rtol=1e-10))
+    elif f_high <= 0.0:
+        start = float(grid.high)
+    elif f_low >= 0.0:
+        start = float(grid.low)
+    return grid, sign, start
+

@@ -1,0 +1,40 @@
+"""Defaults and limits shared by the core and the command line, in a module free of numpy.
+
+The command line states these numbers in its help and checks its options against them before
+any numerical module is imported (`dpcalc gdp`, `convert` and `--help` never load numpy or
+scipy). Each is written here once; the core modules that use them import them from here.
+"""
+
+from __future__ import annotations
+
+from dpcalc.core.validation import Interval
+
+# The PLD accountant (core.pld): the default relative width of the certified interval,
+# (upper - lower) <= 0.001 * upper, and the widths a caller may ask for.
+DEFAULT_ACCURACY = 1e-3
+ACCURACY = Interval(0.0, 1.0, low_closed=False, high_closed=False)
+
+# The RDP accountant (core.rdp): orders above this cost more terms than any run needs. The
+# optimum order is about sqrt(2 log(1/delta) / rho) for a composed RDP slope rho, so an order
+# of 1e5 already serves epsilon ~ 1e-4 at delta = 1e-5.
+MAX_ORDER = 1e5
+
+# Calibration (core.calibrate): the relative precision of sigma and p. The returned value and a
+# rejected one are at most this far apart; 1e-4 is below what any training run can tell apart
+# and costs about two evaluations beyond the ones needed to find the answer at all.
+DEFAULT_PRECISION = 1e-4
+PRECISION = Interval(0.0, 0.1, high_closed=True)
+
+# Conversions (core.conversions): the notions a guarantee can be stated in; tradeoff is a
+# target only.
+SOURCE_NOTIONS = ("dp", "gdp", "zcdp", "rdp", "gaussian", "laplace")
+TARGET_NOTIONS = (*SOURCE_NOTIONS, "tradeoff")
+
+# The orders of a converted RDP curve when none are given: where the optimum of the conversion
+# to (epsilon, delta) usually falls for single mechanisms, plus a few large ones.
+DEFAULT_CONVERT_ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 16.0, 32.0, 64.0)
+
+# Trade-off curves (core.conversions): the number of evenly spaced type I errors of a printed
+# curve, by default alpha = 0, 0.1, ..., 1.
+DEFAULT_TRADEOFF_POINTS = 11
+TRADEOFF_POINTS = Interval(2.0, 100_000.0, low_closed=True, high_closed=True, integer=True)
