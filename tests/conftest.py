@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import settings
 
 from dpcalc.cli.app import main
+
+# Property tests must give the same verdict on any machine and under any load: no per-example
+# time deadline; under CI (CI set, as .ci/run and most CI services set it) the examples are
+# derandomized, so a CI run is repeatable; elsewhere they vary from run to run.
+settings.register_profile("dpcalc", deadline=None)
+settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True)
+settings.load_profile("ci" if os.environ.get("CI", "").lower() in ("1", "true", "yes") else "dpcalc")
 
 
 def strict_json(text: str):

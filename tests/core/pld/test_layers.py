@@ -1,0 +1,100 @@
+"""layers: two-resolution measures, a fine bulk and a coarse tail (S3 of docs/pld-soundness.md).
+
+Reference: the Gaussian mechanism without subsampling, whose n-fold composition is exactly
+mu-GDP with mu = sqrt(n)/sigma (Dong, Roth, Su 2022, Cor. 3.3; `dpcalc.core.gdp`). One step is
+discretised by hand into a bulk (step 2^-9) and a tail (step 2^-5); every operation on the
+layers (products, moving the bulk's top into the tail, coarsening the bulk until the layers
+merge, cutting the windows) must leave the certified profile bracketing the exact one.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpcalc.core.pld import bounds, discretise, layers
+from dpcalc.core.pld.layers import Layered
+from dpcalc.core.pld.pairs import GaussianPair
+from tests.core.pld.helpers import brackets, gdp_delta, gdp_epsilon
+
+SIGMA = 1.0
+BULK_STEP, TAIL_STEP = 2.0**-9, 2.0**-5
+EPSILONS = np.linspace(0.0, 6.0, 13)
+
+
+@pytest.fixture(scope="module")
+def one_step():
+    """(upper, lower) two-layer measures of one step of sigma = 1, p = 1 (loss N(1/2, 1)),
+    tilted by lam = 1/2: the bulk up to 2.5, the tail up to 14.5."""
+    pair = GaussianPair(1.0, SIGMA, "remove")
+    k_lo = math.floor(-5.5 / BULK_STEP)
+    k_cut = round(2.5 / TAIL_STEP) * round(TAIL_STEP / BULK_STEP)
+    j_hi = math.ceil(14.5 / TAIL_STEP)
+    ub, ut, lb, lt = discretise.discretise_step_layers(pair, BULK_STEP, k_lo, k_cut, TAIL_STEP, j_hi, 0.5, 1)
+    assert ut is not None and lt is not None
+    return Layered(ub, ut), Layered(lb, lt)
+
+
+@pytest.fixture(scope="module")
+def two_steps(one_step):
+    upper, lower = one_step
+    return layers.convolve(upper, upper), layers.convolve(lower, lower)
+
+
+def assert_brackets_gdp(upper: Layered, lower: Layered, steps: int) -> None:
+    for eps in EPSILONS:
+        exact = gdp_delta(SIGMA, steps, float(eps))
+        assert brackets(bounds.delta_bound(lower, eps), exact, bounds.delta_bound(upper, eps))
+    for delta in (1e-3, 1e-6):
+        exact = gdp_epsilon(SIGMA, steps, delta)
+        assert brackets(bounds.epsilon_bound(lower, delta), exact, bounds.epsilon_bound(upper, delta))
+
+
+def test_one_step_in_two_layers_brackets_gdp(one_step):
+    upper, lower = one_step
+    assert (upper.bulk.h, upper.tail.h) == (BULK_STEP, TAIL_STEP)
+    assert upper.bins == len(upper.bulk.t) + len(upper.tail.t) and len(upper.layers()) == 2
+    assert_brackets_gdp(upper, lower, 1)
+
+
+def test_two_layer_convolutions_bracket_gdp(one_step, two_steps):
+    upper, lower = two_steps
+    # bulk * bulk on the fine grid, the cross and tail products on the coarse one
+    assert (upper.bulk.h, upper.tail.h) == (BULK_STEP, TAIL_STEP) and upper.steps == 2
+    assert upper.tail.inf_mass == 0.0 and upper.tail.log_theta_mgf is None  # whole-measure fields on the bulk
+    assert_brackets_gdp(upper, lower, 2)
+    # a product of two different measures (the cross products taken one by one)
+    three = layers.convolve(one_step[0], upper), layers.convolve(one_step[1], lower)
+    assert_brackets_gdp(*three, 3)
+
+
+@pytest.mark.parametrize("log_weight_limit", [-2.0, -5.0, -8.0])
+def test_resplit_moves_the_bulks_top_into_the_tail(two_steps, log_weight_limit):
+    upper, lower = two_steps
+    moved = layers.resplit(upper, log_weight_limit), layers.resplit(lower, log_weight_limit)
+    for before, after in zip(two_steps, moved):
+        assert len(after.bulk.t) < len(before.bulk.t) and after.tail.h == TAIL_STEP
+        assert after.bulk.k0 == before.bulk.k0
+    assert_brackets_gdp(*moved, 2)
+
+
+def test_coarsening_the_bulk_merges_the_layers(two_steps):
+    upper, lower = two_steps
+    while upper.tail is not None:
+        upper, lower = layers.coarsen_bulk(upper), layers.coarsen_bulk(lower)
+    assert upper.bulk.h == TAIL_STEP and lower.tail is None
+    assert upper.bulk.inf_mass == two_steps[0].bulk.inf_mass  # the whole-measure fields counted once
+    assert_brackets_gdp(upper, lower, 2)
+    assert layers.align(two_steps[0], 4 * BULK_STEP).bulk.h == 4 * BULK_STEP
+    assert two_steps[0].coarse_bulk(TAIL_STEP) is two_steps[0].coarse_bulk(TAIL_STEP)  # coarsened once
+
+
+def test_truncating_layers_keeps_the_mass_at_inf_on_the_bulk(two_steps):
+    budgets = {"log_inf_budget": math.log(1e-9), "log_rho_budget": math.log(1e-9), "multiplicity": 1}
+    upper, lower = (layers.truncate(m, **budgets) for m in two_steps)
+    assert upper.tail.inf_mass == 0.0 and 0.0 < upper.bulk.inf_mass <= 1e-9 * (1 + 1e-9)
+    for before, after in zip(two_steps, (upper, lower)):
+        assert after.bins < before.bins
+    assert_brackets_gdp(upper, lower, 2)

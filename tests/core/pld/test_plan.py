@@ -1,0 +1,88 @@
+"""plan: how finely and over which window one step of a phase is discretised (S3, S6 of
+docs/pld-soundness.md).
+
+References: for the Gaussian mechanism without subsampling the loss of one step is N(m, 2m),
+m = 1/(2 sigma^2), whose tails are normal tails (`dpcalc.core.special.ndtr`, itself checked
+against mpmath in tests/core/test_special.py); elsewhere properties that must hold: the
+window holds the mean, the mass above it is within its share of the budget, and a plan for a
+finer accuracy discretises on a finer grid.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpcalc.core.pld import plan
+from dpcalc.core.pld.pairs import GaussianPair
+from dpcalc.core.special import ndtr
+from tests.core.pld.helpers import DESIGN_CARD, discretised_step, gaussian
+
+RUNS = [(gaussian(*DESIGN_CARD), 1e-5), (gaussian(1.0, 2.0, 100), 1e-5), (gaussian(0.1, 0.7, 1000), 1e-8)]
+
+
+@pytest.mark.parametrize("phase, delta", RUNS)
+def test_the_step_window_contains_the_mean(phase, delta):
+    step = discretised_step(phase, delta)
+    model, the_plan = step.model, step.plan
+    h = step.lower.bulk.h
+    k_lo, k_hi = plan.step_window(model, h, the_plan)
+    assert k_lo * h < model.mean < k_hi * h
+    assert model.pair.support[0] - 2 * h <= k_lo * h
+    # the mass at or above the top is at most its share of the budget (one of `events`
+    # truncations, for each of the phase's steps)
+    share = the_plan.log_inf_budget - math.log(the_plan.events) - math.log(phase.steps)
+    assert plan.log_tail_above(model.pair, np.array([k_hi * h]))[0] <= share
+    assert model.cap >= model.mean and model.cap == plan.cap(model, the_plan.log_inf_budget, the_plan.events)
+
+
+def test_the_tails_bound_the_exact_ones():
+    pair = GaussianPair(1.0, 1.0, "remove")  # loss N(1/2, 1)
+    points = np.array([-2.0, 0.0, 1.0, 3.0, 6.0, 9.0])
+    above = np.exp(plan.log_tail_above(pair, points))
+    below = np.exp(plan.log_tail_below(pair, points))
+    for c, high, low in zip(points, above, below):
+        exact_above, exact_below = ndtr(0.5 - c), ndtr(c - 0.5)
+        assert exact_above <= high <= exact_above * (1 + 1e-9)
+        assert exact_below <= low <= exact_below * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("phase, delta", RUNS)
+def test_a_plan_twice_as_fine_halves_the_grid_step(phase, delta):
+    step = discretised_step(phase, delta)
+    lam, events = step.plan.lam, step.plan.events
+    coarse = plan.make_plan(lam, 0.0, delta, 1.0, plan.INF_SHARE, events, 1e-6)
+    fine = plan.make_plan(lam, 0.0, delta, 2.0, plan.INF_SHARE, events, 1e-6)
+    assert (fine.step_bins, fine.upper_coarse_bins, fine.lower_coarse_bins) == (
+        2 * coarse.step_bins, 2 * coarse.upper_coarse_bins, 2 * coarse.lower_coarse_bins)
+    assert fine.min_step == coarse.min_step / 2
+    assert coarse.log_inf_budget == pytest.approx(math.log(plan.INF_SHARE * delta), rel=1e-15)
+    (upper, lower), (fine_upper, fine_lower) = (plan.step_measures(step.model, p) for p in (coarse, fine))
+    assert fine_lower.bulk.h == lower.bulk.h / 2 and fine_upper.bulk.h == upper.bulk.h / 2
+    # the upper bound's step is one coarsening above the lower bound's (its error is far smaller)
+    assert upper.bulk.h == 2 * lower.bulk.h and upper.steps == lower.steps == 1
+    # in epsilon mode the budget scales with the Chernoff bound on delta instead
+    by_eps = plan.make_plan(lam, math.log(1e-7), None, 1.0, plan.INF_SHARE, events, 0.0)
+    assert by_eps.log_inf_budget == pytest.approx(math.log(plan.INF_SHARE * 1e-7), rel=1e-15)
+
+
+def test_long_tails_get_a_coarse_layer():
+    design = discretised_step(gaussian(*DESIGN_CARD), 1e-5)
+    assert design.upper.tail is not None and design.lower.tail is not None
+    ratio = design.lower.tail.h / design.lower.bulk.h
+    assert ratio >= 2 and ratio == 2 ** round(math.log2(ratio))
+    narrow = discretised_step(gaussian(1.0, 2.0, 100), 1e-5)
+    assert narrow.upper.tail is None
+    model, h = narrow.model, narrow.lower.bulk.h
+    assert plan.tail_split(model, h, *plan.step_window(model, h, narrow.plan), narrow.plan.lam) is None
+
+
+@pytest.mark.parametrize("target", [3.7, 0.01, 29.99])
+def test_grid_search_finds_the_first_grid_point(target):
+    h = 2.0**-4
+    assert plan.grid_search(lambda c: c >= target, 0.0, 1.0, True, h) == math.ceil(target / h)
+    assert plan.grid_search(lambda c: c <= -target, 0.0, 1.0, False, h) == math.floor(-target / h)
+    with pytest.raises(FloatingPointError, match="does not decay"):
+        plan.grid_search(lambda c: np.zeros(len(c), dtype=bool), 0.0, 1.0, True, h)

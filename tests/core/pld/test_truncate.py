@@ -1,0 +1,98 @@
+"""truncate: a measure's window cut to where it matters (S3 and S6 of docs/pld-soundness.md).
+
+References (properties that must hold): an upper measure's top moves to +inf, where it is
+counted in full (`inf_mass` grows by at least the mass that left the window, and by at most
+the budget); its bottom is dropped with a certified bound (`drop_mass` at least the mass that
+was dropped, `drop_rel` within its budget); the window only shrinks and the masses kept are
+unchanged. A lower measure loses its top and a bottom whose tilted weight is at most the
+allowance, and its profile can only fall.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpcalc.core.pld import discretise, fft, truncate
+from dpcalc.core.pld.measure import kappa
+from dpcalc.core.pld.pairs import GaussianPair
+from tests.core.pld.helpers import hockey_stick, masses
+
+
+@pytest.fixture(scope="module")
+def eight_steps():
+    """Eight steps of p = 0.05, sigma = 1 (remove) composed: long windows to cut."""
+    pair = GaussianPair(0.05, 1.0, "remove")
+    h = 2.0**-9
+    upper, lower = discretise.discretise_step(pair, h, math.floor(pair.support[0] / h) - 1, int(4.0 / h), 3.0, 1)
+    for _ in range(3):
+        upper, lower = fft.convolve(upper, upper), fft.convolve(lower, lower)
+    return upper, lower
+
+
+def _cut(m, inf_budget, rho_budget, multiplicity=1, **flags):
+    return truncate.truncate(m, log_inf_budget=math.log(inf_budget), log_rho_budget=math.log(rho_budget),
+                             multiplicity=multiplicity, **flags)
+
+
+def _window(m, out):
+    start = out.k0 - m.k0
+    return start, start + len(out.t)
+
+
+@pytest.mark.parametrize("inf_budget", [1e-12, 1e-9, 1e-6])
+@pytest.mark.parametrize("rho_budget", [1e-12, 1e-6])
+def test_upper_top_goes_to_inf_and_the_bottom_is_accounted(eight_steps, inf_budget, rho_budget):
+    m, _ = eight_steps
+    out = _cut(m, inf_budget, rho_budget)
+    start, stop = _window(m, out)
+    assert 0 < start < stop < len(m.t)  # both ends cut
+    assert masses(out) == pytest.approx(masses(m)[start:stop], rel=1e-13)
+    moved = masses(m)[stop:].sum()
+    assert moved <= out.inf_mass - m.inf_mass <= inf_budget * (1 + 1e-9)  # (the rounding of the sum)
+    assert masses(m)[:start].sum() <= out.drop_mass
+    assert 0.0 < out.drop_rel <= rho_budget
+    # the profile with the mass at +inf counted in full is at least the uncut one's (the
+    # dropped bottom lies below zero, where the profile's weight is 0)
+    assert m.losses[start] <= 0.0
+    for eps in (0.0, 0.5, 1.0, 2.0):
+        slack = kappa(m.lam) * math.exp(m.log_z - m.lam * eps) * (m.err + out.err)
+        assert hockey_stick(out, eps) + out.inf_mass >= hockey_stick(m, eps) + m.inf_mass - slack
+
+
+def test_multiplicity_and_budgets_widen_or_narrow_the_window(eight_steps):
+    m, _ = eight_steps
+    narrow = _cut(m, 1e-6, 1e-6)
+    wide = _cut(m, 1e-12, 1e-12)
+    many = _cut(m, 1e-6, 1e-6, multiplicity=1000)
+    assert wide.k0 <= narrow.k0 and wide.k0 + len(wide.t) >= narrow.k0 + len(narrow.t)
+    # the dropped bottom is shared among `multiplicity` copies: each may drop less
+    assert many.k0 <= narrow.k0 and many.drop_rel <= 1e-6
+    # cap=False keeps the top; floor=False keeps the bottom
+    no_cap = _cut(m, 1e-6, 1e-6, cap=False)
+    no_floor = _cut(m, 1e-6, 1e-6, floor=False)
+    assert no_cap.k0 + len(no_cap.t) == m.k0 + len(m.t) and no_cap.inf_mass == m.inf_mass
+    assert no_floor.k0 == m.k0 and no_floor.drop_rel == m.drop_rel == 0.0
+
+
+@pytest.mark.parametrize("inf_budget", [1e-12, 1e-6])
+def test_lower_ends_are_dropped(eight_steps, inf_budget):
+    _, m = eight_steps
+    out = _cut(m, inf_budget, 1e-9, multiplicity=4)
+    start, stop = _window(m, out)
+    assert 0 < start < stop < len(m.t)
+    assert masses(out) == pytest.approx(masses(m)[start:stop], rel=1e-13)
+    # the top is dropped, not moved to +inf; the bottom's tilted weight within the allowance
+    assert out.inf_mass == 0.0 and out.drop_rel == 0.0 and out.drop_mass == 0.0
+    assert m.t[:start].sum() <= truncate._LOWER_DROP / 4
+    for eps in (0.0, 0.5, 1.0, 2.0):
+        slack = kappa(m.lam) * math.exp(m.log_z - m.lam * eps) * (m.err + out.err)
+        assert hockey_stick(out, eps) <= hockey_stick(m, eps) + slack
+
+
+def test_nothing_to_cut_returns_the_measure(eight_steps):
+    m, _ = eight_steps
+    assert _cut(m, 1e-6, 1e-6, cap=False, floor=False) is m
+    assert np.isfinite(m.t).all()
