@@ -115,6 +115,24 @@ class _SubsampledRatio:
         sens = 1.0 / -np.expm1(-d_safe)
         err = c * (d_err * sens + 8.0 * U * (abs(self.log1m_p) + np.abs(log_e) + abs(self.log_p) + 1.0))
         err = err + 4.0 * U * np.abs(y)
+        # Near the bulk the form above subtracts two logarithms of similar size (log(e^d - 1) and
+        # log p, both ~ log p): its error, ~u |log p| c, is far larger than the change of y over a
+        # fine grid cell, and every cell mass inherits it. There the same point is
+        #   y = 1/2 + c log1p(expm1(l) / p)     (r(y) = e^l  <=>  e^((y - 1/2)/c) = 1 + (e^l - 1)/p),
+        # whose error is relative to the (small) result: b = expm1(l)/p carries <= 2u relative
+        # (expm1 within an ulp, one division), log1p turns it into <= 2u |b|/(1 + b) absolute
+        # and adds an ulp of its result, c (itself rounded) an ulp more, and the final sum half an
+        # ulp of y; twice each of those is the bound. Used where |l| <= 1 and b > -1/2, where
+        # neither overflow nor the condition number |b|/(1 + b) <= 1 is a concern.
+        with np.errstate(over="ignore", invalid="ignore"):
+            b = np.expm1(np.where(valid, loss, 0.0)) / self.p
+        near = valid & (np.abs(loss) <= 1.0) & (b > -0.5)
+        b_near = np.where(near, b, 0.0)
+        log_near = np.log1p(b_near)
+        y_near = 0.5 + c * log_near
+        err_near = c * (4.0 * U * np.abs(b_near) / (1.0 + b_near) + 4.0 * U * np.abs(log_near)) + 4.0 * U * np.abs(y_near)
+        y = np.where(near, y_near, y)
+        err = np.where(near, err_near, err)
         y = np.where(valid, y, -math.inf)
         err = np.where(valid & np.isfinite(y), err, 0.0)
         return y, err
