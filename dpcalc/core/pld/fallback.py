@@ -161,7 +161,8 @@ def _one_step_lower(phase: Phase, delta: float | None, epsilon: float | None) ->
         for c in _LOWER_SHARES:
             gain = -math.expm1(-c)
             if delta is not None:
-                q = delta * (1.0 + 1e-9) / (gain * p)
+                # gain * p underflows to 0 for subnormal p: then no share of the loss is shown
+                q = delta * (1.0 + 1e-9) / (gain * p) if gain * p > 0.0 else math.inf
                 if not q < 1.0 - 1e-9:
                     continue
                 z = ndtri(q)
