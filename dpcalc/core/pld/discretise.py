@@ -18,8 +18,10 @@ from dpcalc.core.pld.measure import THETAS, Tilted, U
 from dpcalc.core.pld.pairs import Pair
 from dpcalc.core.special_array import finite_abs, log1mexp, log_add, log_sub
 
-# exp(-x) is exactly 0 in float64 for x above about 745.1.
-_EXP_UNDERFLOW = 750.0
+# Weights below e^-700 of the largest are not summed one by one (e^-708.4 is the smallest
+# normal float64); their total is bounded by _EXP_REST times the measure's mass instead.
+_EXP_CUTOFF = 700.0
+_EXP_REST = math.exp(-_EXP_CUTOFF)
 
 # The largest fraction of the next cell that the lower-bound construction may need to lift a
 # cell's likelihood ratio onto the grid (see `_lower_masses`); beyond it the cell is rounded down.
@@ -166,9 +168,11 @@ def _theta_table(measure: Tilted) -> np.ndarray:
     largest weight is added.
 
     The losses are the uniform grid (k0 + i) h, so for each theta the largest weight sits at one
-    end, and only points within _EXP_UNDERFLOW of it in the exponent are summed: every other
-    weight, divided by the largest, is below e^-750 and is exactly 0 in float64 anyway. For
-    large theta this is a few points instead of the whole grid (the same sum, ~4x cheaper).
+    end, and only points within _EXP_CUTOFF of it in the exponent are summed; every other weight,
+    divided by the largest, is below e^-700, so together they add at most e^-700 (1 + err) to the
+    sum, which is added. This keeps every exponential a normal float (a subnormal one costs
+    ~100 times as much on x86: the table took 18 ms for one step of the design card, now
+    0.3 ms), and for large theta it sums a few points instead of the whole grid.
     """
     s = measure.losses
     t = np.where(measure.t > 0.0, measure.t, 0.0)
@@ -177,13 +181,14 @@ def _theta_table(measure: Tilted) -> np.ndarray:
     for index, rate in enumerate(measure.lam + THETAS):
         lo, hi = 0, count
         if rate * measure.h > 0.0:  # largest weight at the low end
-            hi = min(count, math.ceil(_EXP_UNDERFLOW / (rate * measure.h)) + 1)
+            hi = min(count, math.floor(_EXP_CUTOFF / (rate * measure.h)) + 1)
         elif rate * measure.h < 0.0:  # at the high end
-            lo = max(0, count - 1 - math.ceil(_EXP_UNDERFLOW / (-rate * measure.h)))
+            lo = max(0, count - 1 - math.floor(_EXP_CUTOFF / (-rate * measure.h)))
         exponent = measure.log_z - rate * s[lo:hi]
         top = exponent.max()
+        rest = _EXP_REST * (1.0 + measure.err) if (lo, hi) != (0, count) else 0.0
         with np.errstate(divide="ignore"):
-            values[index] = np.log(np.exp(exponent - top) @ t[lo:hi] + measure.err) + top
+            values[index] = np.log(np.exp(exponent - top) @ t[lo:hi] + measure.err + rest) + top
     return values + 1e-12
 
 
