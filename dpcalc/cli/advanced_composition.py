@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -12,6 +13,9 @@ from dpcalc.cli.options import InputError, Json, MaxEpsilon, Numbers, Parsed, co
 from dpcalc.cli.output import Report, Table, emit, format_bound, format_lower, format_number, format_upper
 from dpcalc.core.composition import COMPOSITIONS, PER_MECHANISM_DELTA
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval, ParameterError
+
+if TYPE_CHECKING:
+    from dpcalc.core.composition import CompositionResult, InverseResult
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
 
@@ -100,22 +104,22 @@ def advanced_composition(
     if target_eps is not None:
         if max_eps is not None:
             raise conflict("--max-eps", "--target-eps", "--target-eps already is the budget")
-        result = _inverse(core, eps, deltas, k, target_eps, slack, total_delta)
-        report = _inverse_report(result, eps, deltas, k, slack, total_delta)
+        inverse = _inverse(eps, deltas, k, target_eps, slack, total_delta)
+        report = _inverse_report(inverse, eps, deltas, k, slack, total_delta)
         raise typer.Exit(emit(report, json_mode=json_output))
 
     if eps is None:
         raise InputError("--eps is required (the epsilon of each mechanism, >= 0, or a comma list)")
     if len(eps) > 1 or len(deltas) > 1:
         mechanisms = _mechanism_lists(eps, deltas, k)
-        if total_delta is None:
+        if slack is not None:  # no --total-delta: the total is the deltas plus delta'
             _check_total_delta(sum(mechanisms[1]), slack, len(mechanisms[0]), deltas, per_mechanism=False)
         with _total_delta_errors(total_delta):
             result = core.compose_heterogeneous(*mechanisms, slack, total_delta)
     else:
         if k is None:
             raise InputError("--k is required with a single --eps (or give --eps as a comma list, one value per mechanism)")
-        if total_delta is None:
+        if slack is not None:
             _check_total_delta(k * deltas[0], slack, k, deltas, per_mechanism=True)
         with _total_delta_errors(total_delta):
             result = core.compose(eps[0], deltas[0], k, slack, total_delta)
@@ -164,7 +168,7 @@ def _check_total_delta(sum_deltas: float, slack: float, count: int, deltas: Numb
 
 
 @contextmanager
-def _total_delta_errors(total_delta: float | None):
+def _total_delta_errors(total_delta: float | None) -> Iterator[None]:
     """The core's refusal of a total delta below the mechanisms' own, as an --total-delta error."""
     try:
         yield
@@ -174,7 +178,12 @@ def _total_delta_errors(total_delta: float | None):
         raise InputError(f"--total-delta must be {error.requirement}, got {written(total_delta)}") from None
 
 
-def _inverse(core, epsilons, deltas, count, target, slack, fixed_total):
+def _inverse(epsilons: Numbers | None, deltas: Numbers, count: int | None, target: float, slack: float | None,
+             fixed_total: float | None) -> InverseResult:
+    """The inverse question (--target-eps): the largest k (given --eps) or the largest epsilon per
+    mechanism (given --k) under each theorem (dpcalc.core.composition.inverse)."""
+    from dpcalc.core import composition as core
+
     if (epsilons is None) == (count is None):
         raise InputError(
             "--target-eps needs exactly one of --eps (to get the largest k) and --k "
@@ -207,6 +216,7 @@ def _inverse(core, epsilons, deltas, count, target, slack, fixed_total):
             with _total_delta_errors(fixed_total):
                 return core.max_compositions(epsilons[0], deltas[0], target, total_delta=fixed_total)
         return core.max_compositions(epsilons[0], deltas[0], target, slack)
+    assert count is not None, "exactly one of --eps and --k (checked above)"
     if fixed_total is not None:
         with _total_delta_errors(fixed_total):
             return core.max_epsilon_per_mechanism(count, deltas[0], target, total_delta=fixed_total)
@@ -219,10 +229,10 @@ def _note(name: str, applicable: bool = True, valid: bool = True) -> str:
     return _NOTES[name] + ("" if valid else ": NOT VALID (needs < 1)")
 
 
-def _forward_report(result, max_epsilon: float | None, fixed_total: float | None) -> Report:
+def _forward_report(result: CompositionResult, max_epsilon: float | None, fixed_total: float | None) -> Report:
     heterogeneous = len(result.epsilons) > 1 or len(result.deltas) > 1
     optimal = result.optimal
-    entries = {
+    entries: dict[str, dict[str, Any]] = {
         "basic": {"epsilon": result.basic.epsilon, "delta": result.basic.delta},
         "advanced": {"epsilon": result.advanced.epsilon, "delta": result.advanced.delta},
         "simplified": {"epsilon": result.simplified.epsilon, "delta": result.simplified.delta, "valid": result.simplified_valid},
@@ -278,9 +288,10 @@ def _forward_report(result, max_epsilon: float | None, fixed_total: float | None
     )
 
 
-def _inverse_report(result, epsilons, deltas, count, slack, fixed_total) -> Report:
+def _inverse_report(result: InverseResult, epsilons: Numbers | None, deltas: Numbers, count: int | None,
+                    slack: float | None, fixed_total: float | None) -> Report:
     key = result.question
-    entries = {}
+    entries: dict[str, dict[str, Any]] = {}
     rows = []
     for name in ("basic", "advanced", "simplified", "optimal"):
         entry = getattr(result, name)

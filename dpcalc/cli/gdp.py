@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from enum import Enum
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypedDict
 
 import typer
 
-from dpcalc.cli.figures import Chart, PlotFile
+from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
     DatasetSize,
@@ -22,14 +23,18 @@ from dpcalc.cli.options import (
     Steps,
     SweepableReal,
     conflict,
-    large_delta_warnings,
     sweepable,
 )
 from dpcalc.cli.output import Report, Table, format_number, format_upper
 from dpcalc.cli.phases import TRAINING_FLAGS, training_run
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
-from dpcalc.core.validation import POSITIVE
+from dpcalc.core.validation import POSITIVE, large_delta_warnings
+
+if TYPE_CHECKING:
+    from dpcalc.cli.figures import TightCurves
+    from dpcalc.core.gdp import GDPResult
+    from dpcalc.core.phases import Phase
 
 
 class SamplingScheme(str, Enum):
@@ -112,7 +117,20 @@ def gdp(
     request.finish(report)
 
 
-def _gate(result, tight: float | None, *, given_mu: bool, sampling, no_tight: bool) -> dict:
+class _Gate(TypedDict):
+    """What --max-eps compares for one run: Report's epsilon, basis and no_gate."""
+
+    epsilon: float | None
+    basis: str | None
+    no_gate: str | None
+
+
+# One evaluated run: (core result, tight epsilon or None, warnings, echoed inputs).
+_Evaluated = tuple["GDPResult", float | None, list[str], dict[str, Any]]
+
+
+def _gate(result: GDPResult, tight: float | None, *, given_mu: bool, sampling: SamplingScheme,
+          no_tight: bool) -> _Gate:
     """What --max-eps compares (Report's epsilon, basis, no_gate): a sound figure or nothing.
 
     The central-limit epsilon is an approximation and never passes a gate: a training run is
@@ -137,7 +155,8 @@ def _gate(result, tight: float | None, *, given_mu: bool, sampling, no_tight: bo
     return {"epsilon": None, "basis": None, "no_gate": why}
 
 
-def _evaluate(row: dict, sampling, no_tight: bool, quote_gap: bool = True, tight_given=None):
+def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quote_gap: bool = True,
+              tight_given: tuple[float | None, list[str]] | None = None) -> _Evaluated:
     """One run (a row of the Request): (core result, tight epsilon or None, warnings, echoed inputs
     without max_eps/no_tight).
 
@@ -152,26 +171,25 @@ def _evaluate(row: dict, sampling, no_tight: bool, quote_gap: bool = True, tight
             if row[name] is not None:
                 raise conflict("--mu", option, "--mu converts a given mu; the training run gives its own")
         result = core.gdp_guarantee(row["mu"], delta=target_delta, epsilon=target_epsilon)
-        probability = noise = steps = None
+        run = None
     else:
-        probability, noise, steps = training_run(row)
-        result = core.noisy_sgd_gdp(
-            probability, noise, steps, sampling=sampling.value, delta=target_delta, epsilon=target_epsilon
-        )
+        run = training_run(row)  # (p, sigma, T)
+        result = core.noisy_sgd_gdp(*run, sampling=sampling.value, delta=target_delta, epsilon=target_epsilon)
+    probability, noise, steps = (None, None, None) if run is None else run
     warnings = list(result.warnings) + large_delta_warnings(row["n"], target_delta)
     tight = None
-    if row["mu"] is None and target_delta is not None and not no_tight:
+    if run is not None and target_delta is not None and not no_tight:
         if sampling is SamplingScheme.poisson:
             from dpcalc.core.phases import Phase
 
             tight, tight_warnings = tight_given or tight_epsilon(
-                [Phase("gaussian", probability, noise, None, steps)], target_delta)
+                [Phase("gaussian", run[0], run[1], None, run[2])], target_delta)
             if quote_gap and tight is not None:
                 warnings[0] += _gap_sentence(result.epsilon, tight)
             warnings += tight_warnings
         else:
             warnings.append("no tight epsilon for uniform sampling: the PLD accountant covers Poisson sampling.")
-    inputs = {
+    inputs: dict[str, Any] = {
         "p": probability,
         "sigma": noise,
         "T": steps,
@@ -190,7 +208,7 @@ def _evaluate(row: dict, sampling, no_tight: bool, quote_gap: bool = True, tight
 _ROW_RESULT_KEYS = ("mu", "epsilon", "delta", "max_advantage", "tight_epsilon")
 
 
-def _gdp_sweep(request: Request, sampling, no_tight: bool) -> NoReturn:
+def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> NoReturn:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
     A row holds the swept inputs, the run (p, sigma, T) when it comes from the training form,
@@ -255,7 +273,8 @@ def _gdp_sweep(request: Request, sampling, no_tight: bool) -> NoReturn:
     request.finish(report)
 
 
-def gdp_panels(mu: float, delta: float, tight_run=None, approximate: bool = False):
+def gdp_panels(mu: float, delta: float, tight_run: Sequence[Phase] | None = None,
+               approximate: bool = False) -> list[Panel]:
     """The trade-off curve of mu-GDP beside the no-privacy diagonal, and its privacy profile.
 
     `approximate`: mu is the central-limit mu of a training run (so labelled in the legend).
@@ -289,14 +308,16 @@ def gdp_panels(mu: float, delta: float, tight_run=None, approximate: bool = Fals
     return [tradeoff, profile]
 
 
-def _tight_run(result):
+def _tight_run(result: GDPResult) -> list[Phase]:
     """The phases of the run whose tight epsilon was computed (one Poisson-subsampled Gaussian)."""
     from dpcalc.core.phases import Phase
 
-    return [Phase("gaussian", result.sampling_probability, result.noise_multiplier, None, result.steps)]
+    p, sigma, steps = result.sampling_probability, result.noise_multiplier, result.steps
+    assert p is not None and sigma is not None and steps is not None, "a training run echoes its run (noisy_sgd_gdp)"
+    return [Phase("gaussian", p, sigma, None, steps)]
 
 
-def _tight_curves(phases, delta: float):
+def _tight_curves(phases: Sequence[Phase], delta: float) -> TightCurves | None:
     """The certified curves of the run for the figure, or None when the accountant cannot draw them
     (the tight figure is an addition: its absence must not fail the command)."""
     import warnings as python_warnings
@@ -322,7 +343,7 @@ def _gap_sentence(clt_epsilon: float, tight: float) -> str:
     )
 
 
-def _summary_table(result, from_training_run: bool, tight: float | None) -> Table:
+def _summary_table(result: GDPResult, from_training_run: bool, tight: float | None) -> Table:
     if from_training_run:
         title = (
             f"Noisy SGD, p = {format_number(result.sampling_probability)}, "

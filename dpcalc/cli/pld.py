@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, NoReturn
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
-from dpcalc.cli.figures import Chart, PlotFile
+from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
     DatasetSize,
@@ -19,7 +20,6 @@ from dpcalc.cli.options import (
     SamplingProbability,
     Steps,
     SweepableReal,
-    large_delta_warnings,
     sweepable,
 )
 from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
@@ -27,6 +27,15 @@ from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases, phase_i
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import paused_gc
 from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
+from dpcalc.core.validation import large_delta_warnings
+
+if TYPE_CHECKING:
+    from dpcalc.cli.phases import MechanismChoice
+    from dpcalc.core.phases import Phase
+    from dpcalc.core.pld import PLDResult
+
+# One run of a sweep: its row of inputs and its phases.
+_Run = tuple[dict[str, Any], list["Phase"]]
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
 
@@ -129,7 +138,8 @@ def pld(
     request.finish(report)
 
 
-def pld_panels(phases, target_delta: float | None, target_epsilon: float | None):
+def pld_panels(phases: Sequence[Phase], target_delta: float | None,
+               target_epsilon: float | None) -> tuple[list[Panel], list[str]]:
     """(panels, warnings): the certified trade-off curve and privacy profile of the run.
 
     Both come from the accountant's certified upper bounds on delta(eps) over a grid of eps
@@ -154,25 +164,24 @@ def pld_panels(phases, target_delta: float | None, target_epsilon: float | None)
     curves = tight_curves(phases, smallest_delta=smallest,
                           extra_epsilons=() if target_epsilon is None else (target_epsilon,))
     mu, approximate = gdp_mu(phases)
-    gdp_label = None
-    if mu is not None:
-        gdp_label = f"{format_number(mu)}-GDP" + (", central-limit approximation" if approximate else " (exact)")
+    gdp_label = "" if mu is None else f"{format_number(mu)}-GDP" + (
+        ", central-limit approximation" if approximate else " (exact)")
     alphas = curves.alphas
     series = [Series("tight (PLD, certified)", alphas, curves.betas)]
-    if gdp_label is not None:
+    if mu is not None:
         series.append(Series(gdp_label, alphas, [gdp.tradeoff(alpha, mu) for alpha in alphas]))
     series.append(Series("no privacy lost (1 - alpha)", alphas, [1.0 - alpha for alpha in alphas], dashed=True))
     tradeoff = tradeoff_panel("Trade-off curve (tight, certified)", series)
     epsilons, deltas = positive_points(curves.epsilons, curves.delta_upper)
     profile_series = [Series("tight delta (PLD, certified upper bound)", epsilons, deltas)]
-    if gdp_label is not None:
+    if mu is not None:
         x, y = positive_points(curves.epsilons, [gdp.delta_for_epsilon(e, mu) for e in curves.epsilons])
         profile_series.append(Series(gdp_label, x, y))
     profile = profile_panel(profile_series)
     return [tradeoff, profile], curves.warnings
 
 
-def gate_basis(result, epsilon_solved: bool) -> str:
+def gate_basis(result: PLDResult, epsilon_solved: bool) -> str:
     """What --max-eps compares for a PLD result (`result.epsilon`)."""
     if not epsilon_solved:
         return "the given epsilon, at the certified upper bound on delta"
@@ -181,11 +190,12 @@ def gate_basis(result, epsilon_solved: bool) -> str:
     return "PLD certified upper bound"
 
 
-def _accuracy(row: dict) -> float:
+def _accuracy(row: Mapping[str, Any]) -> float:
     return DEFAULT_ACCURACY if row["accuracy"] is None else row["accuracy"]
 
 
-def account(phases, target_delta: float | None, target_epsilon: float | None, accuracy: float):
+def account(phases: Sequence[Phase], target_delta: float | None, target_epsilon: float | None,
+            accuracy: float) -> PLDResult:
     """One run through the PLD accountant (core.pld.PLDResult): epsilon at delta, or delta at epsilon.
 
     Sweeps call this for the rows that cannot share a composition (see `_account_rows`).
@@ -194,10 +204,11 @@ def account(phases, target_delta: float | None, target_epsilon: float | None, ac
 
     if target_delta is not None:
         return core.tight_epsilon(phases, target_delta, accuracy=accuracy)
+    assert target_epsilon is not None, "exactly one of --delta and --eps (checked by the request)"
     return core.tight_delta(phases, target_epsilon, accuracy=accuracy)
 
 
-def _account_rows(runs) -> list:
+def _account_rows(runs: Sequence[_Run]) -> list[PLDResult]:
     """The results of a sweep's runs (row, phases), in order: runs that differ only in T share one
     composition (`core.accountants.shared_over_steps`); the others are accounted one by one."""
     from dpcalc.core.accountants import shared_over_steps
@@ -209,7 +220,7 @@ def _account_rows(runs) -> list:
     ]
 
 
-def _result_keys(result) -> dict:
+def _result_keys(result: PLDResult) -> dict[str, Any]:
     return {
         "epsilon": result.epsilon,
         "epsilon_lower": result.epsilon_lower,
@@ -223,7 +234,7 @@ def _result_keys(result) -> dict:
     }
 
 
-def _pld_sweep(request: Request, mechanism) -> NoReturn:
+def _pld_sweep(request: Request, mechanism: MechanismChoice | None) -> NoReturn:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
     A row holds the swept inputs, the run (p, sigma or scale, T) and the result keys of a
@@ -266,12 +277,12 @@ def _pld_sweep(request: Request, mechanism) -> NoReturn:
     request.finish(report)
 
 
-def _sweep_figure(rows, x_key: str, y_key: str, series_keys: list[str]):
+def _sweep_figure(rows: list[dict[str, Any]], x_key: str, y_key: str, series_keys: list[str]) -> list[Panel]:
     """The certified epsilon (or delta, on a log axis) against the last swept input."""
     from dpcalc.cli.sweeps import sweep_panels
 
     names = {"batch_size": "batch size"}
-    panels = sweep_panels(
+    panels: list[Panel] = sweep_panels(
         rows, x_key=x_key, y_key=y_key, series_keys=series_keys,
         title=f"certified {y_key} against {names.get(x_key, x_key)} (PLD)",
         xlabel=names.get(x_key, x_key), ylabel=f"{y_key} (certified upper bound)",
@@ -282,7 +293,7 @@ def _sweep_figure(rows, x_key: str, y_key: str, series_keys: list[str]):
     return panels
 
 
-def _summary_table(result, epsilon_solved: bool) -> Table:
+def _summary_table(result: PLDResult, epsilon_solved: bool) -> Table:
     if epsilon_solved:
         rows = [
             ("epsilon", format_upper(result.epsilon_upper), "certified upper bound (quote this)"),
@@ -304,4 +315,4 @@ def _summary_table(result, epsilon_solved: bool) -> Table:
             ("binding direction", result.binding, "remove or add adjacency"),
             ("final grid step", format_number(result.grid_step), f"largest grid {result.grid_size} bins"),
         ]
-    return Table(columns=("quantity", "value", "note"), rows=rows, title=phases_title("Tight accounting (PLD)", result.phases))
+    return Table(columns=("quantity", "value", "note"), rows=rows, title=phases_title("Tight accounting (PLD)", list(result.phases)))

@@ -137,9 +137,9 @@ def gdp_mu(phases: Sequence[Phase]) -> tuple[float | None, bool]:
     total, approximate = 0.0, False
     for item in phases:
         if item.sampling_probability == 1.0:
-            mu = math.sqrt(item.steps) / item.noise_multiplier
+            mu = math.sqrt(item.steps) / item.noise
         else:
-            mu = clt_mu(item.sampling_probability, item.noise_multiplier, item.steps)
+            mu = clt_mu(item.sampling_probability, item.noise, item.steps)
             approximate = True
         total += mu * mu
     mu = math.sqrt(total)
@@ -267,7 +267,8 @@ def gdp_guarantee(
     epsilon: float | None = None,
     alphas: tuple[float, ...] = DEFAULT_TRADEOFF_ALPHAS,
 ) -> GDPResult:
-    """Describe mu-GDP: epsilon at `delta`, or delta at `epsilon` (exactly one is given)."""
+    """Describe mu-GDP: epsilon at `delta`, or delta at `epsilon` (exactly one is given), by DRS
+    Cor. 2.13, with the largest advantage and the trade-off curve G_mu at `alphas` (DRS Def. 2.7)."""
     if (delta is None) == (epsilon is None):
         raise ValueError("give exactly one of delta and epsilon")
     if math.isnan(mu) or mu < 0.0:
@@ -281,6 +282,7 @@ def gdp_guarantee(
                 f"epsilon overflows float64 for mu = {mu:.6g}: no finite epsilon holds at delta = {delta:g}."
             )
     else:
+        assert epsilon is not None  # exactly one of the two, checked above
         NON_NEGATIVE.check("epsilon", epsilon)
         delta = delta_for_epsilon(epsilon, mu)
     return GDPResult(

@@ -69,7 +69,7 @@ class LaplaceAccuracy:
 
     @property
     def std(self) -> float:
-        """The standard deviation of Lap(b): sqrt(2) * b."""
+        """The standard deviation of Lap(b): sqrt(2) * b (its variance is 2 b^2, DR Def. 3.2)."""
         return math.sqrt(2.0) * self.scale
 
 
@@ -105,7 +105,7 @@ def _log_all_within(log_u: float, dims: int) -> float:
 def scaled_tolerance_for(
     failure_probability: float, dims: int = 1, one_sided: bool = False, probability: float | None = None
 ) -> float:
-    """The x = tolerance / scale at which 1 - P(all `dims` coordinates within) equals q.
+    """The x = tolerance / scale at which 1 - P(all `dims` coordinates within) equals q (DR Fact 3.7).
 
     Inverts `failure_probability` exactly: u = -expm1(log1p(-q) / dims), x = -log u (two-sided)
     or x = -log(2u) (one-sided). One-sided, P >= 2^(-dims) holds at every scale (each
@@ -143,6 +143,9 @@ def laplace_accuracy(
 ) -> LaplaceAccuracy:
     """Solve the Laplace accuracy relation for the one of tolerance, probability, epsilon not given.
 
+    The mechanism adds Lap(sensitivity / epsilon) to each coordinate (DR Def. 3.3, Thm 3.6); the
+    relation is DR Fact 3.7 for all `dims` coordinates at once (docs/mathematics.md §4).
+
     Exactly two of `tolerance`, `probability`, `epsilon` are given. `failure_probability_exact`
     may accompany `probability` with 1 - probability computed exactly from its decimal text
     (1 - 0.999999999999 is 1.0000889e-12 in float64 arithmetic but 1e-12 exactly); it must
@@ -159,7 +162,7 @@ def laplace_accuracy(
     warnings: list[str] = []
     unknown: Unknown = missing[0]  # type: ignore[assignment]
 
-    q = None
+    q: float | None = None
     if probability is not None:
         # With the exact complement, probability may round to 1.0 (P = 1 - 1e-20 given exactly).
         (OPEN_UNIT if failure_probability_exact is None else _UNIT_RIGHT_CLOSED).check("probability", probability)
@@ -174,26 +177,29 @@ def laplace_accuracy(
     if epsilon is not None:
         _check_finite_positive("epsilon", epsilon)
 
-    if unknown == "epsilon":
-        x = scaled_tolerance_for(q, dims, one_sided, probability)
-        epsilon = x * sensitivity / tolerance
-        if x == 0.0:
-            warnings.append(_one_sided_trivial(dims))
-        elif math.isinf(epsilon):
-            warnings.append("epsilon overflows float64: the tolerance is too small for any finite epsilon.")
-    elif unknown == "tolerance":
-        x = scaled_tolerance_for(q, dims, one_sided, probability)
-        tolerance = x * sensitivity / epsilon
-        if x == 0.0:
-            warnings.append(_one_sided_trivial(dims))
-        elif math.isinf(tolerance):
-            warnings.append("the tolerance overflows float64 at this epsilon.")
-    else:
+    if unknown == "probability":
+        assert tolerance is not None and epsilon is not None  # the two given
         x = tolerance * epsilon / sensitivity
         q = failure_probability(x, dims, one_sided)
         # P from log P = dims * log(1 - u): keeps its relative precision when P is small.
         log_u = -x - (_LOG2 if one_sided else 0.0)
         probability = 1.0 - q if q < 0.5 else math.exp(_log_all_within(log_u, dims))
+    else:
+        assert q is not None and probability is not None  # given, with its complement
+        # epsilon and the tolerance enter only as their product: x = tolerance * epsilon / sensitivity.
+        x = scaled_tolerance_for(q, dims, one_sided, probability)
+        if unknown == "epsilon":
+            assert tolerance is not None  # the other one given
+            epsilon = solved = x * sensitivity / tolerance
+            overflow = "epsilon overflows float64: the tolerance is too small for any finite epsilon."
+        else:
+            assert epsilon is not None  # the other one given
+            tolerance = solved = x * sensitivity / epsilon
+            overflow = "the tolerance overflows float64 at this epsilon."
+        if x == 0.0:
+            warnings.append(_one_sided_trivial(dims))
+        elif math.isinf(solved):
+            warnings.append(overflow)
 
     scale = sensitivity / epsilon if epsilon > 0.0 else math.inf
     return LaplaceAccuracy(

@@ -9,7 +9,7 @@ Kept apart from `conversions` so that the RDP accountant does not import the res
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval
@@ -61,15 +61,20 @@ def best_epsilon(
     orders: Sequence[float], rdp: Sequence[float], delta: float, conversion: Conversion = "improved"
 ) -> tuple[float, float]:
     """(epsilon, order): the smallest epsilon at `delta` over an RDP curve, and the order giving it."""
-    if len(orders) != len(rdp) or not orders:
-        raise ValueError("orders and rdp must be non-empty and of equal length")
-    return min((rdp_to_epsilon(a, r, delta, conversion), a) for a, r in zip(orders, rdp))
+    return _best_over_curve(orders, rdp, lambda order, value: rdp_to_epsilon(order, value, delta, conversion))
 
 
 def best_delta(
     orders: Sequence[float], rdp: Sequence[float], epsilon: float, conversion: Conversion = "improved"
 ) -> tuple[float, float]:
     """(delta, order): the smallest delta at `epsilon` over an RDP curve, and the order giving it."""
+    return _best_over_curve(orders, rdp, lambda order, value: rdp_to_delta(order, value, epsilon, conversion))
+
+
+def _best_over_curve(
+    orders: Sequence[float], rdp: Sequence[float], convert: Callable[[float, float], float]
+) -> tuple[float, float]:
+    """(the smallest convert(order, rdp) over the curve, the order giving it); ties to the smaller order."""
     if len(orders) != len(rdp) or not orders:
         raise ValueError("orders and rdp must be non-empty and of equal length")
-    return min((rdp_to_delta(a, r, epsilon, conversion), a) for a, r in zip(orders, rdp))
+    return min((convert(a, r), a) for a, r in zip(orders, rdp))

@@ -159,11 +159,16 @@ _LARGEST_LOG_ORDER = 709.0
 
 
 def zcdp_guarantee(rho: float, *, delta: float | None = None, epsilon: float | None = None) -> ZCDPConversion:
-    """rho-zCDP as (epsilon, delta): epsilon at `delta`, or delta at `epsilon` (exactly one given)."""
+    """rho-zCDP as (epsilon, delta): epsilon at `delta`, or delta at `epsilon` (exactly one given).
+
+    The tight values over all orders (CKS Prop. 12, `zcdp_epsilon` / `zcdp_delta`), with the
+    Bun-Steinke bound beside them (BS16 Prop. 1.3).
+    """
     if (delta is None) == (epsilon is None):
         raise ValueError("give exactly one of delta and epsilon")
     if delta is not None:
         tight, order = zcdp_epsilon(rho, delta)
         return ZCDPConversion(rho, tight, delta, order, epsilon_bs16(rho, delta), delta)
+    assert epsilon is not None  # exactly one of the two, checked above
     tight_delta, order = zcdp_delta(rho, epsilon)
     return ZCDPConversion(rho, epsilon, tight_delta, order, epsilon, delta_bs16(rho, epsilon))

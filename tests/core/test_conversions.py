@@ -33,7 +33,7 @@ from dpcalc.core.conversions import (
     refusal,
     tradeoff_alphas,
 )
-from dpcalc.core.conversions.dispatch import _CONVERTERS
+from dpcalc.core.conversions.converters import CONVERTERS
 from dpcalc.core.validation import ParameterError
 
 # The accuracy target against mpmath.
@@ -306,7 +306,7 @@ def test_group_dp():
 def test_every_pair_is_converted_or_refused():
     for source in SOURCE_NOTIONS:
         for target in TARGET_NOTIONS:
-            converted = (source, target) in _CONVERTERS
+            converted = (source, target) in CONVERTERS
             refused = refusal(source, target) is not None
             assert converted != refused, (source, target)
             if refused:

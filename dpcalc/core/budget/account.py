@@ -58,6 +58,8 @@ class BudgetResult:
 
     @property
     def headroom(self) -> float:
+        """The budget's epsilon minus the composed total (negative when over budget); what basic
+        composition (Dwork, Roth 2014, Thm 3.16) leaves for further releases at this delta."""
         return self.budget.epsilon - self.total_epsilon
 
 
@@ -91,14 +93,14 @@ def _dp_epsilon(releases: list[Release], delta: float) -> float:
     slack = delta - own
     if slack <= 0.0:
         return math.inf
-    pairs = {(r.get("epsilon"), r.get("delta", 0.0)) for r in releases}
+    pairs = {(r.number("epsilon"), r.get("delta", 0.0)) for r in releases}
     total = sum(int(r.get("count", 1)) for r in releases)
     if len(pairs) == 1:
         epsilon, own_delta = pairs.pop()
         if total == 1:
             return epsilon
         return min(epsilon * total, composition.optimal_epsilon(epsilon, total, own_delta, slack))
-    epsilons = [r.get("epsilon") for r in releases for _ in range(int(r.get("count", 1)))]
+    epsilons = [r.number("epsilon") for r in releases for _ in range(int(r.get("count", 1)))]
     deltas = [r.get("delta", 0.0) for r in releases for _ in range(int(r.get("count", 1)))]
     result = composition.compose_heterogeneous(epsilons, deltas, slack)
     candidates = [result.basic.epsilon, result.advanced.epsilon, result.optimal.epsilon]
@@ -109,7 +111,10 @@ NO_RELEASES = "no releases are listed: nothing released yet, total epsilon 0, wi
 
 
 def account_budget(budget: BudgetFile) -> BudgetResult:
-    """Compose every release of the budget file and compare the total with the budget."""
+    """Compose every release of the budget file and compare the total with the budget.
+
+    The groups and their accounting are the module docstring's (docs/mathematics.md §2-§3 for
+    the accountants, §5 for KOV and basic composition, DR Thm 3.16, §6 for zCDP)."""
     if not budget.releases:
         # Nothing released costs nothing: epsilon 0 at delta 0, the whole budget is headroom.
         return BudgetResult(budget=budget, releases=(), total_epsilon=0.0, total_delta=0.0, within_budget=True,
@@ -119,7 +124,7 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
     zcdp_releases = [r for r in budget.releases if r.mechanism == "zcdp"]
     dp_releases = [r for r in budget.releases if r.mechanism == "dp"]
     phases = [release_phase(r) for r in mechanisms]
-    rho = math.fsum(r.get("rho") * r.get("count", 1) for r in zcdp_releases)
+    rho = math.fsum(r.number("rho") * r.get("count", 1) for r in zcdp_releases)
     warnings: list[str] = []
 
     # the budget's accountant for the mechanisms: with pld, full-batch Gaussians are exact
@@ -205,7 +210,7 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
 def _release_epsilon(release: Release, delta: float, mechanisms: Accountant) -> ReleaseEpsilon:
     """One release's own epsilon at delta; a mechanism release by the budget's accountant."""
     if release.mechanism == "zcdp":
-        epsilon = _zcdp_epsilon(release.get("rho") * release.get("count", 1), delta)
+        epsilon = _zcdp_epsilon(release.number("rho") * release.get("count", 1), delta)
         method = "zCDP"
     elif release.mechanism == "dp":
         epsilon = _dp_epsilon([release], delta)

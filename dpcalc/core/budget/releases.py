@@ -12,7 +12,8 @@ PHASE_MECHANISMS = ("subsampled-gaussian", "gaussian", "laplace", "gdp")
 
 
 def steps_of(release: Release) -> int:
-    """T for a subsampled-gaussian release: given, or ceil(epochs * n / batch_size)."""
+    """T for a subsampled-gaussian release: given, or ceil(epochs * n / batch_size) (epochs / p
+    steps, as the calibration's training form, docs/mathematics.md §7)."""
     if "T" in release.parameters:
         return int(release.parameters["T"])
     if "n" in release.parameters:
@@ -21,24 +22,28 @@ def steps_of(release: Release) -> int:
 
 
 def sampling_probability_of(release: Release) -> float:
+    """p for a subsampled-gaussian release: given, or batch_size / n (the Poisson sampling rate,
+    docs/mathematics.md, Notation)."""
     if "p" in release.parameters:
         return release.parameters["p"]
     return release.parameters["batch_size"] / release.parameters["n"]
 
 
 def release_phase(release: Release) -> Phase:
-    """The accountant phase of a mechanism release (gaussian, subsampled-gaussian, laplace, gdp)."""
+    """The accountant phase of a mechanism release (gaussian, subsampled-gaussian, laplace, gdp).
+
+    mu-GDP is the Gaussian mechanism with noise multiplier 1/mu (DRS Thm 2.7, docs/mathematics.md §1)."""
     count = int(release.get("count", 1))
     sensitivity = release.get("sensitivity", 1.0)
     if release.mechanism == "subsampled-gaussian":
-        return Phase("gaussian", sampling_probability_of(release), release.get("sigma"), None, steps_of(release))
+        return Phase("gaussian", sampling_probability_of(release), release.number("sigma"), None, steps_of(release))
     if release.mechanism == "gaussian":
-        return Phase("gaussian", 1.0, release.get("sigma") / sensitivity, None, count)
+        return Phase("gaussian", 1.0, release.number("sigma") / sensitivity, None, count)
     if release.mechanism == "laplace":
         # Scale relative to the L1 sensitivity: b / sensitivity, or 1/epsilon when epsilon is given.
-        scale = release.get("scale") / sensitivity if "scale" in release.parameters else 1.0 / release.get("epsilon")
+        scale = release.number("scale") / sensitivity if "scale" in release.parameters else 1.0 / release.number("epsilon")
         return Phase("laplace", 1.0, None, scale, count)
     if release.mechanism == "gdp":
         # mu-GDP is exactly the Gaussian mechanism with noise multiplier 1/mu (Dong, Roth, Su 2022).
-        return Phase("gaussian", 1.0, 1.0 / release.get("mu"), None, count)
+        return Phase("gaussian", 1.0, 1.0 / release.number("mu"), None, count)
     raise ValueError(f"release {release.name!r} ({release.mechanism}) is not a mechanism phase")

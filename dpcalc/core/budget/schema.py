@@ -13,7 +13,7 @@ import difflib
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -64,8 +64,19 @@ class Release:
     parameters: dict[str, float] = field(default_factory=dict)
     line: int = 0
 
+    @overload
+    def get(self, key: str) -> float | None: ...
+
+    @overload
+    def get(self, key: str, default: float) -> float: ...
+
     def get(self, key: str, default: float | None = None) -> float | None:
+        """The parameter `key` as given, or `default` (a float default gives a float)."""
         return self.parameters.get(key, default)
+
+    def number(self, key: str) -> float:
+        """A parameter the mechanism requires, present once the release is checked (`_check_alternatives`)."""
+        return self.parameters[key]
 
 
 @dataclass(frozen=True)
@@ -78,7 +89,9 @@ class BudgetFile:
 
 
 def load_budget(text: str, source: str) -> BudgetFile:
-    """Parse and check a budget file's text; `source` names it in error messages."""
+    """Parse and check a budget file's text; `source` names it in error messages.
+
+    The format is the module docstring's (README.md, "dpcalc check: privacy budgets as code")."""
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

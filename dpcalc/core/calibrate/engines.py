@@ -60,6 +60,7 @@ class Engine:
         return accounted
 
     def epsilon(self, run: Phase) -> float:
+        """The accountant's epsilon at `run` (see `account`; docs/mathematics.md §1-§3 for the accountants)."""
         return self.account(run).epsilon
 
 

@@ -35,9 +35,13 @@ class DecimalGrid:
         return min(max(value.quantize(self._quantum(value), rounding=rounding), self.low), self.high)
 
     def up(self, x: float) -> Decimal:
+        """The smallest grid value >= x (clamped to the range): sigma is only rounded up
+        (dpcalc.core.calibrate, "Conservative by construction")."""
         return self._round(x, ROUND_CEILING)
 
     def down(self, x: float) -> Decimal:
+        """The largest grid value <= x (clamped to the range): p is only rounded down
+        (dpcalc.core.calibrate, "Conservative by construction")."""
         return self._round(x, ROUND_FLOOR)
 
     def above(self, value: Decimal) -> Decimal:
@@ -62,15 +66,20 @@ class IntegerGrid:
         self.low, self.high = low, high
 
     def up(self, x: float) -> int:
+        """The smallest integer >= x in [low, high] (the high end for +inf, the low end for -inf)."""
         return int(min(max(math.ceil(x), self.low), self.high)) if math.isfinite(x) else (self.high if x > 0 else self.low)
 
     def down(self, x: float) -> int:
+        """The largest integer <= x in [low, high]: T, epochs and the batch size are only rounded down
+        (dpcalc.core.calibrate, "Conservative by construction")."""
         return int(min(max(math.floor(x), self.low), self.high)) if math.isfinite(x) else (self.high if x > 0 else self.low)
 
     def above(self, value: int) -> int:
+        """value + 1, at most high."""
         return min(value + 1, self.high)
 
     def below(self, value: int) -> int:
+        """value - 1, at least low."""
         return max(value - 1, self.low)
 
 

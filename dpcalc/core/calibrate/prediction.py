@@ -108,32 +108,31 @@ class Predictor:
         elif len(own) == 1 and len(steering) >= 2:
             a, b = steering[0], steering[1]
             if a.key == b.key:
-                return (None, []) if accountant_only else (_constant(own[0].residual), own)
-            slope = (b.residual - a.residual) / (b.key - a.key)
+                return (None, []) if accountant_only else (_constant(_known_residual(own[0])), own)
             level = own[0]
-            return (lambda key: level.residual + slope * (key - level.key)), [level, a, b]
+            return _line(level, _slope(a, b)), [level, a, b]
         elif own:
-            return _constant(own[0].residual), own
+            return _constant(_known_residual(own[0])), own
         elif steering:
             anchors = steering[:2]
         else:
             return _constant(self.prior_residual), []
         if len(anchors) == 1 or anchors[0].key == anchors[1].key:
-            return _constant(anchors[0].residual), anchors
+            return _constant(_known_residual(anchors[0])), anchors
         a, b = anchors
-        slope = (b.residual - a.residual) / (b.key - a.key)
-        return (lambda key: a.residual + slope * (key - a.key)), anchors
+        return _line(a, _slope(a, b)), anchors
 
     def _predict(self, best: Point | None, fail: Point | None, accountant_only: bool = False) -> float | None:
         """The key where model + residual meets the target, or None."""
-        if self.log_target is None:
+        log_target = self.log_target
+        if log_target is None:
             return None
         residual, anchors = self._residual(best, fail, accountant_only)
         if residual is None:
             return None
 
         def excess(key: float) -> float:
-            return self._model_at(key) + residual(key) - self.log_target
+            return self._model_at(key) + residual(key) - log_target
 
         if best is not None and fail is not None:
             low, high = best.key, fail.key
@@ -142,8 +141,9 @@ class Predictor:
             return None
         # one side known (or none): walk from the nearest known point toward the other side
         # until the sign changes, then solve on that bracket
-        if best is not None or fail is not None:
-            origin = best.key if best is not None else fail.key
+        known = best if best is not None else fail
+        if known is not None:
+            origin = known.key
         elif anchors:
             origin = anchors[0].key
         else:
@@ -169,7 +169,7 @@ class Predictor:
     def _estimated_boundary(self, best: Point | None, fail: Point | None) -> float | None:
         """The boundary interpolated between two accountant points, when both lie near it
         (decimal grids: the search asks only there)."""
-        if best is None:
+        if best is None or self.log_target is None:
             return None
         predicted = self._predict(best, fail, accountant_only=True)
         if predicted is None:
@@ -187,5 +187,23 @@ class Predictor:
 
 
 def _constant(value: float) -> Residual:
+    """r(k) = value: the residual held constant."""
     return lambda key: value
+
+
+def _known_residual(point: Point) -> float:
+    """The residual of a point taken from those that have one (the lists in `_residual`)."""
+    assert point.residual is not None, "only points with a residual are anchors"
+    return point.residual
+
+
+def _slope(a: Point, b: Point) -> float:
+    """dr/dk between two points with residuals at different keys."""
+    return (_known_residual(b) - _known_residual(a)) / (b.key - a.key)
+
+
+def _line(anchor: Point, slope: float) -> Residual:
+    """r(k) through the anchor's residual with the given slope."""
+    level, key0 = _known_residual(anchor), anchor.key
+    return lambda key: level + slope * (key - key0)
 

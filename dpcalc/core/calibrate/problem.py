@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Literal
+from typing import Literal, TypeVar
 
 from dpcalc.core import gdp
 from dpcalc.core.calibrate.grids import DecimalGrid, Grid, IntegerGrid
@@ -39,6 +39,8 @@ SIGMA_RANGE = (Decimal("0.01"), Decimal("1e6"))
 P_RANGE = (Decimal("1e-10"), Decimal(1))
 MAX_STEPS = 10**9
 
+_T = TypeVar("_T")
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -52,38 +54,73 @@ class Problem:
     epochs: Fraction | None
     dataset_size: int | None
 
+    # The inputs make_problem fixes for the quantity solved (None only when solving for another):
+    # sigma, T, epochs fix p; all but sigma fix the noise multiplier; sigma fixes T; batch_size n.
+    @property
+    def fixed_probability(self) -> float:
+        """p, fixed when solving for sigma, T or epochs (`make_problem`)."""
+        return _fixed(self.sampling_probability, "sampling_probability")
+
+    @property
+    def fixed_exact_probability(self) -> Fraction:
+        """p as an exact fraction, fixed when solving for sigma, T or epochs (`make_problem`)."""
+        return _fixed(self.exact_probability, "exact_probability")
+
+    @property
+    def fixed_noise_multiplier(self) -> float:
+        """sigma, fixed unless solving for it (`make_problem`)."""
+        return _fixed(self.noise_multiplier, "noise_multiplier")
+
+    @property
+    def fixed_steps(self) -> int:
+        """T, fixed when solving for sigma (given, or ceil(epochs / p); `make_problem`)."""
+        return _fixed(self.steps, "steps")
+
+    @property
+    def fixed_dataset_size(self) -> int:
+        """n, fixed when solving for the batch size (`make_problem`)."""
+        return _fixed(self.dataset_size, "dataset_size")
+
     def run(self, value: Decimal | int) -> Phase:
         """The run at a grid value (Decimal for sigma and p, int otherwise): one Gaussian phase."""
         q = self.quantity
         if q == "sigma":
-            return _run(self.sampling_probability, float(value), self.steps)
+            return _run(self.fixed_probability, float(value), self.fixed_steps)
         if q == "T":
-            return _run(self.sampling_probability, self.noise_multiplier, int(value))
+            return _run(self.fixed_probability, self.fixed_noise_multiplier, int(value))
         if q == "epochs":
-            return _run(self.sampling_probability, self.noise_multiplier, steps_for_epochs(value, self.exact_probability))
+            return _run(self.fixed_probability, self.fixed_noise_multiplier,
+                        steps_for_epochs(value, self.fixed_exact_probability))
         if q == "p":
-            steps = self.steps if self.steps is not None else steps_for_epochs(self.epochs, Fraction(value))
-            return _run(float(value), self.noise_multiplier, steps)
+            return _run(float(value), self.fixed_noise_multiplier, self._steps_at(Fraction(value)))
         # batch_size
-        n = self.dataset_size
-        steps = self.steps if self.steps is not None else steps_for_epochs(self.epochs, Fraction(int(value), n))
-        return _run(int(value) / n, self.noise_multiplier, steps)
+        n = self.fixed_dataset_size
+        return _run(int(value) / n, self.fixed_noise_multiplier, self._steps_at(Fraction(int(value), n)))
 
     def model_run(self, x: float) -> tuple[float, float, float]:
         """(p, sigma, T) at a real value x of the quantity, T real: the model's continuous run."""
         q = self.quantity
         if q == "sigma":
-            return self.sampling_probability, x, float(self.steps)
+            return self.fixed_probability, x, float(self.fixed_steps)
         if q == "T":
-            return self.sampling_probability, self.noise_multiplier, x
+            return self.fixed_probability, self.fixed_noise_multiplier, x
         if q == "epochs":
-            return self.sampling_probability, self.noise_multiplier, x / self.sampling_probability
+            return self.fixed_probability, self.fixed_noise_multiplier, x / self.fixed_probability
         if q == "p":
-            steps = float(self.steps) if self.steps is not None else float(self.epochs) / x
-            return x, self.noise_multiplier, max(steps, 1.0)
-        p = x / self.dataset_size
-        steps = float(self.steps) if self.steps is not None else float(self.epochs) / p
-        return p, self.noise_multiplier, max(steps, 1.0)
+            return x, self.fixed_noise_multiplier, self._real_steps_at(x)
+        p = x / self.fixed_dataset_size
+        return p, self.fixed_noise_multiplier, self._real_steps_at(p)
+
+    def _steps_at(self, exact_probability: Fraction) -> int:
+        """T at a value of p (solving for p or the batch size): the given steps, or ceil(epochs / p)."""
+        if self.steps is not None:
+            return self.steps
+        return steps_for_epochs(_fixed(self.epochs, "epochs"), exact_probability)
+
+    def _real_steps_at(self, p: float) -> float:
+        """The model's T at a real p (solving for p or the batch size): steps, or epochs / p; at least 1."""
+        steps = float(self.steps) if self.steps is not None else float(_fixed(self.epochs, "epochs")) / p
+        return max(steps, 1.0)
 
     def model_log_epsilon(self, x: float, delta: float) -> float:
         """log of the model's epsilon (dpcalc.core.calibrate.model) at a real value x of the quantity."""
@@ -94,6 +131,12 @@ class Problem:
 def steps_for_epochs(epochs: int | float | Fraction | Decimal, exact_probability: Fraction) -> int:
     """T = ceil(epochs / p) in exact rational arithmetic (never rounded down), at least 1."""
     return max(1, math.ceil(Fraction(epochs) / exact_probability))
+
+
+def _fixed(value: _T | None, name: str) -> _T:
+    """`value`, an input `make_problem` fixes for the quantity solved (None only for the others)."""
+    assert value is not None, f"{name} is fixed for this quantity (make_problem)"
+    return value
 
 
 def _run(sampling_probability: float, noise_multiplier: float, steps: int) -> Phase:
@@ -156,11 +199,13 @@ def make_problem(quantity: Quantity, sampling_probability: float | Fraction | No
             POSITIVE_INTEGER.check("steps", steps)
             total_steps = int(steps)
         else:
+            assert epochs is not None, "exactly one of steps and epochs (checked above)"
             POSITIVE.check("epochs", float(epochs))
             if math.isinf(float(epochs)):
                 raise ValueError("epochs must be finite")
             exact_epochs = Fraction(epochs)
             if quantity == "sigma":
+                assert exact_probability is not None, "fixed above when solving for sigma"
                 total_steps = steps_for_epochs(exact_epochs, exact_probability)
     return Problem(quantity, probability, exact_probability, noise_multiplier, total_steps, exact_epochs, dataset_size)
 
@@ -181,10 +226,11 @@ def grid_and_start(problem: Problem, precision: float, target: float, delta: flo
     elif q == "T":
         grid, sign, default = IntegerGrid(1, MAX_STEPS), 1, 1000.0
     elif q == "epochs":
-        most = max(1, math.floor(MAX_STEPS * problem.exact_probability))
+        most = max(1, math.floor(MAX_STEPS * problem.fixed_exact_probability))
         grid, sign, default = IntegerGrid(1, most), 1, 10.0
     else:
-        grid, sign, default = IntegerGrid(1, problem.dataset_size), 1, max(1.0, problem.dataset_size / 100.0)
+        n = problem.fixed_dataset_size
+        grid, sign, default = IntegerGrid(1, n), 1, max(1.0, n / 100.0)
     start = default
     low, high = math.log(float(grid.low)), math.log(float(grid.high))
     if target > 0.0:

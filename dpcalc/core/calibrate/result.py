@@ -60,7 +60,7 @@ def build_result(problem: Problem, engine: Engine, outcome: Outcome, target: flo
     def output_value(value: Value) -> float | int:
         return float(value) if isinstance(value, Decimal) else int(value)
 
-    point = outcome.best if outcome.best is not None else outcome.closest
+    point = outcome.reported
     run = problem.run(point.value)
     accounted = engine.account(run)
     epsilon, epsilon_lower = accounted.epsilon, accounted.epsilon_lower
@@ -70,7 +70,7 @@ def build_result(problem: Problem, engine: Engine, outcome: Outcome, target: flo
         return CalibrationResult(
             quantity=quantity, value=None, epsilon=epsilon, target_epsilon=target, delta=delta,
             accountant=engine.name, evaluations=outcome.evaluations, feasible=False,
-            sampling_probability=run.sampling_probability, noise_multiplier=run.noise_multiplier,
+            sampling_probability=run.sampling_probability, noise_multiplier=run.noise,
             steps=run.steps, precision=None if grid.integer else precision,
             closest=output_value(point.value), epsilon_lower=epsilon_lower, message=message,
             suggest_solve_steps=quantity == "epochs",
@@ -89,7 +89,7 @@ def build_result(problem: Problem, engine: Engine, outcome: Outcome, target: flo
     return CalibrationResult(
         quantity=quantity, value=output_value(point.value), epsilon=epsilon, target_epsilon=target, delta=delta,
         accountant=engine.name, evaluations=outcome.evaluations, feasible=True,
-        sampling_probability=run.sampling_probability, noise_multiplier=run.noise_multiplier, steps=run.steps,
+        sampling_probability=run.sampling_probability, noise_multiplier=run.noise, steps=run.steps,
         precision=None if grid.integer else precision,
         rejected=None if rejected is None else output_value(rejected.value),
         rejected_epsilon=None if rejected is None else rejected.epsilon,

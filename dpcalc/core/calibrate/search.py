@@ -64,6 +64,13 @@ class Outcome:
     evaluations: int
     boundary: float | None = None  # interpolated value where epsilon = target (decimal grids)
 
+    @property
+    def reported(self) -> Point:
+        """The point a result reports: the answer's, or when infeasible the closest one."""
+        point = self.best if self.best is not None else self.closest
+        assert point is not None, "a search ends with an answer or with the closest point"
+        return point
+
 
 class Search(Predictor):
     """Find the pass/fail boundary of epsilon(value) <= target on a grid (see the module docstring).
@@ -148,6 +155,7 @@ class Search(Predictor):
         return point
 
     def _add_steering(self, value: Value) -> None:
+        assert self.steer is not None, "steering evaluations are made only with `steer` (steering_left)"
         self.calls += 1
         self.steering_points.append(self._point(value, self.steer(value)))
 
@@ -188,7 +196,7 @@ class Search(Predictor):
             distance = max(direction * (predicted - known.key), expansion)
             return self._one_sided(best, fail, known.key + direction * distance, predicted)
         if predicted is None:
-            if best is None and fail is None:
+            if known is None:  # neither side known yet
                 return self._toward_pass(self._clamp(self.start_key))
             direction = 1.0 if best is not None else -1.0
             key = known.key + direction * _EXPANSION_STEP * 4.0 ** min(len(self.points) - 1, 40)
@@ -214,7 +222,7 @@ class Search(Predictor):
         known = best if best is not None else fail
         if known is not None and (candidate in self.points
                                   or (best is not None and self._key(candidate) <= best.key)
-                                  or (best is None and self._key(candidate) >= fail.key)):
+                                  or (best is None and self._key(candidate) >= known.key)):
             step = _EXPANSION_STEP if predicted is None else 1e-6
             for _ in range(200):
                 key = self._clamp(known.key + (step if best is not None else -step))
@@ -238,12 +246,15 @@ class Search(Predictor):
 
     # driver ---------------------------------------------------------------------------------
     def run(self) -> Outcome:
+        """Steer, then evaluate the accountant until the boundary is bracketed within the precision
+        (the module docstring); the outcome rests on accountant points only."""
         most_private = self.grid.low if self.sign > 0 else self.grid.high
         least_private = self.grid.high if self.sign > 0 else self.grid.low
         while self.steering_left > 0:
             self.steering_left -= 1
             last = self.steering_points[-1] if self.steering_points else None
             if (last is not None and len(self.steering_points) >= STEERING_MIN and last.residual is not None
+                    and self.log_target is not None
                     and abs(math.log(last.epsilon) - self.log_target) < STEERING_CLOSE):
                 break
             predicted = self._predict(None, None)
@@ -265,7 +276,7 @@ class Search(Predictor):
                 return Outcome(None, None, fail, False, self.calls)
             if best is not None and best.value == least_private:
                 return Outcome(best, None, None, True, self.calls)
-            if self.estimate:
+            if self.estimate and best is not None:
                 boundary = self._estimated_boundary(best, fail)
                 if boundary is not None and boundary - best.key <= math.log1p(self.precision):
                     return Outcome(best, None, None, False, self.calls, self._x(boundary))
@@ -291,7 +302,7 @@ class Search(Predictor):
             return
         value = self._toward_pass(self._clamp(predicted_key))
         residual, anchors = self._residual(None, None)
-        if not anchors:
+        if residual is None or not anchors:
             return
         key = self._key(value)
         steering_log_epsilon = self._model_at(key) + residual(key)

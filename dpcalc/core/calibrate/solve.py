@@ -126,7 +126,7 @@ def _largest_steps(problem: Problem, engine: PLDEngine, grid: Grid, start: float
     composition answers for the admissible counts T(e) only, with T(e + 1) as the witness.
     The answer's epsilon is `tight_epsilon`'s (what the engine reports and `dpcalc pld` prints).
     """
-    exact_p = problem.exact_probability
+    exact_p = problem.fixed_exact_probability
     neighbours: Neighbours | None
     if problem.quantity == "T":
         limit, neighbours, estimate = int(grid.high), None, start
@@ -138,8 +138,8 @@ def _largest_steps(problem: Problem, engine: PLDEngine, grid: Grid, start: float
             below = steps_for_epochs(epochs, exact_p) if epochs >= 1 else 0
             return below, (steps_for_epochs(epochs + 1, exact_p) if epochs < most else None)
 
-        limit, estimate = steps_for_epochs(most, exact_p), start / problem.sampling_probability
-    found = engine.largest_steps(target, problem.sampling_probability, problem.noise_multiplier, limit, estimate,
+        limit, estimate = steps_for_epochs(most, exact_p), start / problem.fixed_probability
+    found = engine.largest_steps(target, problem.fixed_probability, problem.fixed_noise_multiplier, limit, estimate,
                                  neighbours)
     if found is None:
         return None
@@ -156,6 +156,7 @@ def _largest_steps(problem: Problem, engine: PLDEngine, grid: Grid, start: float
         return Point(value, math.log(value), epsilon, epsilon <= target, residual)
 
     if at_answer is None:  # even the most private value (T = 1, one epoch) exceeds the target
+        assert at_witness is not None, "pld.largest_steps: the witness T + 1 = 1 is within the limit"
         return Outcome(None, None, point(at_witness.phases[0].steps, at_witness.epsilon_upper), False, 1)
     # The answer is checked by the accountant `dpcalc pld` runs (a grid of its own; the two
     # certified upper bounds differ by ~1e-7 relative), so the reported epsilon is the one a

@@ -34,12 +34,13 @@ The package, one concept a module:
 - `optimal`: the optimal (KOV) epsilon: the privacy-loss walk, the allowances at a slack or
   total delta, `optimal_epsilon` and `optimal_delta`;
 - `heterogeneous`: `compose_heterogeneous`, per-mechanism lists, exact or on a lattice;
-- `inverse`: the inverse questions (`max_compositions`, `max_epsilon_per_mechanism`).
+- `inverse`: the inverse questions (`max_compositions`, `max_epsilon_per_mechanism`);
+- `search`: the monotone searches behind them (the largest k, the largest epsilon).
 """
 
 from dpcalc.core.composition.binomial import log_binomial_pmf
 from dpcalc.core.composition.heterogeneous import EXACT_ATOM_LIMIT, compose_heterogeneous
-from dpcalc.core.composition.inverse import MAX_K_SEARCHED, max_compositions, max_epsilon_per_mechanism
+from dpcalc.core.composition.inverse import max_compositions, max_epsilon_per_mechanism
 from dpcalc.core.composition.optimal import optimal_delta, optimal_epsilon
 from dpcalc.core.composition.results import (
     COMPOSITIONS,
@@ -50,6 +51,7 @@ from dpcalc.core.composition.results import (
     InverseResult,
     OptimalBound,
 )
+from dpcalc.core.composition.search import MAX_K_SEARCHED
 from dpcalc.core.composition.theorems import (
     advanced_composition,
     basic_composition,

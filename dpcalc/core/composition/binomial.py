@@ -4,6 +4,13 @@ randomized-response probabilities and Chernoff tail bound the optimal compositio
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    FloatArray = npt.NDArray[np.float64]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -84,7 +91,7 @@ def _log_lower_tail_chernoff(a: float, n: int, log_success: float, log_failure: 
     return -n * max(divergence, 0.0)
 
 
-def _log_binomial_pmf_array(x, n: int, log_success: float, log_failure: float):
+def _log_binomial_pmf_array(x: FloatArray, n: int, log_success: float, log_failure: float) -> FloatArray:
     """`log_binomial_pmf` for an array of 0 <= x < n (numpy; the same Loader 2000 formulas)."""
     import numpy as np
 
@@ -101,8 +108,8 @@ def _log_binomial_pmf_array(x, n: int, log_success: float, log_failure: float):
     )
 
 
-def _stirling_error_array(n):
-
+def _stirling_error_array(n: FloatArray) -> FloatArray:
+    """`_stirling_error` for an array of n >= 1 (numpy; Loader 2000)."""
     nn = n * n
     series = (_S0 - (_S1 - (_S2 - (_S3 - _S4 / nn) / nn) / nn) / nn) / n
     small = n <= 15.0
@@ -112,7 +119,8 @@ def _stirling_error_array(n):
     return series
 
 
-def _deviance_array(x, mean: float, log_mean: float):
+def _deviance_array(x: FloatArray, mean: float, log_mean: float) -> FloatArray:
+    """`_deviance` for an array of x > 0 (numpy; Loader 2000, bd0)."""
     import numpy as np
 
     result = x * (np.log(x) - log_mean) + mean - x

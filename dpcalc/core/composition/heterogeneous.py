@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from dpcalc.core.composition.binomial import _randomized_response_logs, log_binomial_pmf
 from dpcalc.core.composition.optimal import (
@@ -32,9 +33,21 @@ from dpcalc.core.composition.results import (
     _check_one_of,
     _check_total_delta,
 )
-from dpcalc.core.composition.theorems import _best, _expm1, _fsum, _simplified_warning, _theorems_at_total
+from dpcalc.core.composition.theorems import (
+    _closed_forms,
+    _composition_result,
+    _expm1,
+    _fsum,
+    _theorems_at_total,
+)
 from dpcalc.core.special import log_add
 from dpcalc.core.validation import OPEN_UNIT
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Floats = npt.NDArray[np.floating[Any]]
 
 # Heterogeneous lists whose composed randomized responses have at most this many atoms
 # are composed exactly in pure Python (a list of up to 14 distinct values, or a few distinct
@@ -81,23 +94,22 @@ def compose_heterogeneous(
     def simplified_value(slack: float) -> float:
         return 2.0 * math.sqrt(2.0 * -math.log(slack) * sum_squares)
 
-    missing: tuple[str, ...] = ()
     if total_delta is None:
+        assert delta_prime is not None  # exactly one of the two (_check_one_of)
         OPEN_UNIT.check("delta_prime", delta_prime)
         total_delta = math.fsum(deltas) + delta_prime
         _check_total_delta(total_delta, "sum(delta) + delta_prime")
-        basic = Bound(basic_epsilon, math.fsum(deltas))
-        advanced = Bound(advanced_value(delta_prime), total_delta)
-        simplified = Bound(simplified_value(delta_prime), total_delta)
-        valid = simplified.epsilon < 1.0 and simplified.epsilon >= advanced.epsilon
-        warnings = list(_simplified_warning(simplified.epsilon, valid))
+        closed = _closed_forms(
+            Bound(basic_epsilon, math.fsum(deltas)),
+            Bound(advanced_value(delta_prime), total_delta),
+            Bound(simplified_value(delta_prime), total_delta),
+        )
         log_allowed = _log_allowed_rr_delta(delta_counts, delta_prime)
     else:
         log_allowed = _require_reachable(delta_counts, total_delta, "1 - prod(1 - delta_i)")
-        basic, advanced, simplified, valid, missing, found = _theorems_at_total(
+        closed = _theorems_at_total(
             delta_counts, total_delta, basic_epsilon, advanced_value, simplified_value, "the sum of the deltas"
         )
-        warnings = list(found)
 
     groups = Counter(e for e in epsilons if e > 0.0)
     if log_allowed == -math.inf:
@@ -114,34 +126,21 @@ def compose_heterogeneous(
     elif math.prod(count + 1 for count in groups.values()) <= EXACT_ATOM_LIMIT:
         optimal = _exact_bound(_solve_profile(_exact_atoms(groups), log_allowed), total_delta)
     else:
-        optimal = _lattice_optimal(groups, log_allowed, total_delta, advanced.epsilon)
+        optimal = _lattice_optimal(groups, log_allowed, total_delta, closed.advanced.epsilon)
     if optimal.epsilon > basic_epsilon:  # eps_g = sum eps_i always holds: delta_RR is 0 there
         optimal = OptimalBound(basic_epsilon, total_delta, min(optimal.epsilon_lower, basic_epsilon),
                                optimal.method, optimal.grid_step)
+    warnings: tuple[str, ...] = ()
     if optimal.method == "lattice":
-        warnings.append(
+        warnings = (
             f"the optimal epsilon of these {k} mechanisms is computed on a lattice (step "
             f"{optimal.grid_step:.3g}): it is a certified upper bound, at most {optimal.tolerance:.3g} "
-            "above the exact optimum (epsilon_lower is a lower bound)."
+            "above the exact optimum (epsilon_lower is a lower bound).",
         )
-    return CompositionResult(
-        k=k,
-        epsilons=tuple(epsilons),
-        deltas=tuple(deltas),
-        delta_prime=delta_prime,
-        basic=basic,
-        advanced=advanced,
-        simplified=simplified,
-        simplified_valid=valid,
-        optimal=optimal,
-        best=_best(basic, advanced, simplified, valid, optimal, missing),
-        warnings=tuple(warnings),
-        total_delta=total_delta,
-        not_applicable=missing,
-    )
+    return _composition_result(epsilons, deltas, k, delta_prime, total_delta, closed, optimal, warnings)
 
 
-def _exact_atoms(groups: Counter) -> list[tuple[float, float]]:
+def _exact_atoms(groups: Counter[float]) -> list[tuple[float, float]]:
     """All atoms (loss, log P) of the composed randomized responses, one group per distinct eps, sorted down.
 
     A group of c mechanisms with the same eps has atoms (c - 2b) eps with probability
@@ -157,7 +156,7 @@ def _exact_atoms(groups: Counter) -> list[tuple[float, float]]:
 
 
 def _lattice_optimal(
-    groups: Counter, log_allowed: float, total_delta: float, advanced_epsilon: float
+    groups: Counter[float], log_allowed: float, total_delta: float, advanced_epsilon: float
 ) -> OptimalBound:
     """Upper and lower bounds on the optimal epsilon from a lattice composition (numpy).
 
@@ -218,7 +217,7 @@ def _lattice_optimal(
     return OptimalBound(upper, total_delta, min(lower, upper), method="lattice", grid_step=step)
 
 
-def _solve_profile_arrays(losses, masses, log_allowed: float, log_mass_above: float) -> float:
+def _solve_profile_arrays(losses: Floats, masses: Floats, log_allowed: float, log_mass_above: float) -> float:
     """`optimal._solve_profile` vectorised with numpy, for the many atoms of a lattice.
 
     losses: strictly decreasing positive losses; masses: their probabilities (linear scale,

@@ -1,4 +1,5 @@
-"""Result types of the composition theorems and the input checks they share."""
+"""Result types of the composition theorems (`_inverse_result` builds the inverse questions' one)
+and the input checks they share."""
 
 from __future__ import annotations
 
@@ -39,6 +40,8 @@ class OptimalBound:
 
     @property
     def tolerance(self) -> float:
+        """epsilon - epsilon_lower: how far the reported optimum may be above the exact one
+        (0 for the exact KOV walk; the lattice bound of docs/mathematics.md §5 otherwise)."""
         return 0.0 if self.epsilon == self.epsilon_lower else self.epsilon - self.epsilon_lower
 
 
@@ -105,6 +108,42 @@ class InverseResult:
     # The one total delta every answer holds at (None for max_k with delta > 0 and a slack
     # delta': each theorem's k then gives its own k delta).
     total_delta: float | None = None
+
+
+def _inverse_result(
+    question: str,
+    target_epsilon: float,
+    delta: float,
+    entries: dict[str, InverseEntry],
+    warnings: list[str],
+    *,
+    epsilon: float | None = None,
+    k: int | None = None,
+    delta_prime: float | None = None,
+    total_delta: float | None = None,
+) -> InverseResult:
+    """The InverseResult of the four theorems' `entries`, naming the best of them."""
+    return InverseResult(
+        question=question,
+        target_epsilon=target_epsilon,
+        epsilon=epsilon,
+        k=k,
+        delta=delta,
+        delta_prime=delta_prime,
+        basic=entries["basic"],
+        advanced=entries["advanced"],
+        simplified=entries["simplified"],
+        optimal=entries["optimal"],
+        best=_inverse_best(entries),
+        warnings=tuple(warnings),
+        total_delta=total_delta,
+    )
+
+
+def _inverse_best(entries: dict[str, InverseEntry]) -> str:
+    """The theorem with the largest answer among those that hold (valid and applicable)."""
+    names = [name for name in entries if entries[name].valid and entries[name].applicable] or list(entries)
+    return max(names, key=lambda name: entries[name].value or 0)
 
 
 def _check_one_of(delta_prime: float | None, total_delta: float | None) -> None:

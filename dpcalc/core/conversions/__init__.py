@@ -12,7 +12,8 @@ One concept a module, all re-exported here:
 - `gaussian`: calibrating the Gaussian mechanism (the analytic sigma, rounded up; the classic one);
 - `guarantees`: pure DP as mu-GDP and RDP, trade-off curves, group privacy;
 - `table`: the notions, Guarantee and Target, which conversions exist and the refusals;
-- `dispatch`: each conversion that exists, and `convert`, which dispatches to it.
+- `converters`: each conversion that exists, one function a (source, target) pair;
+- `dispatch`: `convert`, which applies group privacy and dispatches to them.
 """
 
 from __future__ import annotations

@@ -76,7 +76,8 @@ def randomized_response_rdp(order: float, epsilon: float) -> float:
 # may have, TRADEOFF_POINTS, and its default are in dpcalc.core.limits
 
 def tradeoff_alphas(points: int) -> tuple[float, ...]:
-    """`points` type-I errors evenly spaced on [0, 1], both ends included."""
+    """`points` type-I errors evenly spaced on [0, 1], both ends included: where a trade-off curve
+    (DRS §2; docs/mathematics.md §1) is reported."""
     TRADEOFF_POINTS.check("points", points)
     return tuple(i / (points - 1) for i in range(points))
 

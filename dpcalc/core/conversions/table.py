@@ -60,7 +60,8 @@ class ConversionError(ValueError):
         super().__init__(self.describe(TERMS))
 
     def describe(self, terms: dict[str, str]) -> str:
-        """The message, with the terms named by `terms` (TERMS for neutral words)."""
+        """The message, with the terms named by `terms` (TERMS for neutral words); the reasons are
+        those of docs/mathematics.md §6."""
         reason = self.reason.format_map(terms)
         if self.alternatives is None:
             return reason
@@ -119,6 +120,27 @@ _SOURCE_FIELDS: dict[str, tuple[tuple[str, Interval], ...]] = {
     "gaussian": (("sigma", POSITIVE), ("sensitivity", EXTENDED_POSITIVE)),
     "laplace": (("scale", POSITIVE), ("sensitivity", EXTENDED_POSITIVE)),
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# The fields of a source's notion, as floats (Guarantee.__post_init__ checks that they are set;
+# `converters._mu_of` reads mu, or sensitivity / sigma)
+
+
+def _given(value: float | None) -> float:
+    """A field of a source that its notion sets."""
+    assert value is not None, "Guarantee.__post_init__ checks the fields of its notion"
+    return value
+
+
+def _dp_pair(source: Guarantee) -> tuple[float, float]:
+    """(epsilon, delta) of a dp source."""
+    return _given(source.epsilon), _given(source.delta)
+
+
+def _rdp_point(source: Guarantee) -> tuple[float, float]:
+    """(order, rdp) of an rdp source."""
+    return _given(source.order), _given(source.rdp)
 
 
 @dataclass(frozen=True)
@@ -217,7 +239,8 @@ def _refused(source: str, target: str, reason: str) -> ConversionError:
 
 
 def refusal(source: str, target: str) -> ConversionError | None:
-    """Why `source -> target` does not exist whatever its parameters, or None when it may exist.
+    """Why `source -> target` does not exist whatever its parameters, or None when it may exist
+    (docs/mathematics.md §6).
 
     Whether dp -> gdp/zcdp/rdp/laplace/gaussian exists depends on delta; `convert` decides those.
     """
@@ -230,7 +253,8 @@ def refusal(source: str, target: str) -> ConversionError | None:
 
 
 def group_refusal(source: str, target: str) -> GroupRefusal | None:
-    """Why group privacy cannot be applied to `source -> target`, or None when it can."""
+    """Why group privacy cannot be applied to `source -> target`, or None when it can
+    (docs/mathematics.md §6, group privacy)."""
     if source == "rdp":
         return GroupRefusal(source, target, "source")
     if target in ("gaussian", "laplace"):

@@ -158,6 +158,7 @@ def rdp_accountant(
     if delta is not None:
         epsilon, best_order = epsilon_from_curve(grid, curve, delta, conversion)
     else:
+        assert epsilon is not None, "exactly one of delta and epsilon (checked above)"
         delta, best_order = delta_from_curve(grid, curve, epsilon, conversion)
     return RDPResult(
         epsilon=float(epsilon),
