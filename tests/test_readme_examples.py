@@ -4,7 +4,9 @@ Each ```console block holding one `$ dpcalc ...` command and its output is run i
 compared with the README line by line (trailing spaces ignored). Blocks with several commands,
 shell syntax or a `--plot` file are illustrations of a workflow and are left out.
 `python tools/update_readme_examples.py` rewrites the outputs in README.md (`--check` lists
-the blocks that differ).
+the blocks that differ). The outputs are regression snapshots of dpcalc itself: they show what
+the commands print, not that it is right (the figures are checked against independent
+references in the other tests, docs/reference-values.md).
 
 How the figures are compared:
 

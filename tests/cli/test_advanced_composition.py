@@ -65,7 +65,8 @@ def test_simplified_valid_case(dpcalc):
 def test_large_k(dpcalc):
     result = dpcalc("advanced-composition", "--eps", "0.001", "--k", "1e6", "--json").json()["result"]
     assert result["optimal"]["epsilon"] < result["advanced"]["epsilon"] < result["basic"]["epsilon"]
-    assert result["optimal"]["epsilon"] == pytest.approx(4.377171, abs=1e-6)  # mpmath-checked in tests/core
+    # KOV Thm 3.3 solved in mpmath (50 digits, docs/reference-values.md): 4.3771710927; rel 1e-9, the optimum's accuracy
+    assert result["optimal"]["epsilon"] == pytest.approx(4.3771710927, rel=1e-9)
 
 
 def test_heterogeneous_lists(dpcalc):
@@ -274,6 +275,8 @@ def test_issue_example_at_one_total_delta(dpcalc, monkeypatch):
     assert document["inputs"]["total_delta"] == 1e-4 and document["inputs"]["delta_prime"] is None
     result = document["result"]
     assert result["total_delta"] == 1e-4
+    # the largest k of DR Thm 3.16, Thm 3.20, Cor. 3.21 and KOV Thm 3.3 at total delta 1e-4, in mpmath
+    # (docs/reference-values.md)
     assert [result[name]["max_k"] for name in THEOREMS] == [50, 79, 32, 99]
     assert all(result[name]["delta"] == 1e-4 for name in THEOREMS)
     assert all(result[name]["epsilon"] <= 5 for name in THEOREMS)
@@ -293,6 +296,7 @@ def test_with_delta_zero_total_delta_replaces_delta_prime(dpcalc):
     for name in THEOREMS:
         assert slack["result"][name]["max_k"] == total["result"][name]["max_k"]
         assert slack["result"][name]["epsilon"] == total["result"][name]["epsilon"]
+    # the largest k of each theorem at delta' = 1e-5, in mpmath (docs/reference-values.md)
     assert [total["result"][name]["max_k"] for name in THEOREMS] == [50, 76, 27, 128]
 
 
@@ -308,7 +312,8 @@ def test_forward_mode_at_a_total_delta(dpcalc, monkeypatch):
     # advanced with delta' = total delta - k delta = 5e-5
     expected = 0.1 * math.sqrt(100 * math.log(1 / 5e-5)) + 50 * 0.1 * math.expm1(0.1)
     assert result["advanced"]["epsilon"] == pytest.approx(expected, rel=1e-14)
-    assert result["optimal"]["epsilon"] == pytest.approx(2.584094, abs=1e-6)  # mpmath-checked in tests/core
+    # KOV Thm 3.3 solved in mpmath (50 digits, docs/reference-values.md): 2.5840935462; rel 1e-9, the optimum's accuracy
+    assert result["optimal"]["epsilon"] == pytest.approx(2.5840935462, rel=1e-9)
     assert result["best"] == "optimal"
     table = dpcalc("advanced-composition", "--eps", "0.1", "--delta", "1e-6", "--k", "50", "--total-delta", "1e-4")
     assert "total delta = 0.0001" in table.stdout and "delta' =" not in table.stdout

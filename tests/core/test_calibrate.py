@@ -176,6 +176,8 @@ def test_pld_design_card_round_trip():
     # design card: p = 0.004, T = 10000, target 2 (docs/reference-values.md: sigma = 1.1 gives the tight 1.8410)
     result = calibrate("sigma", 2.0, 1e-5, sampling_probability=Fraction("0.004"), steps=10000)
     _check_pld_round_trip(result, 2.0)
+    # regression snapshot (dpcalc 7acfb53, 2026-11): sigma 1.04909; the interval, 3e-4 relative, is about what a
+    # 1e-3 relative certified width in epsilon moves sigma by. The round trip above is the independent check
     assert 1.0489 < result.value < 1.0492 and significant_digits(result.value) <= 6
     assert result.epsilon_lower <= result.epsilon
     assert result.evaluations <= 6  # two to four steering evaluations, then two full ones
@@ -284,7 +286,9 @@ def test_pld_steps_where_the_two_compositions_disagree_the_search_decides():
     p, sigma = Fraction("0.004"), 1.1
     shared_count, at, _ = largest_steps(Phase("gaussian", 0.004, 1.1, None, 1), 1e-5, 2.0, fallback=False)
     single = pld_epsilon(0.004, sigma, shared_count)
-    assert shared_count == 11648 and at.epsilon_upper < single  # the premise of this test
+    # regression snapshot (dpcalc 7acfb53, 2026-11): the premise of this test, a count where the two compositions
+    # straddle the target; exact, since another count would test nothing
+    assert shared_count == 11648 and at.epsilon_upper < single
     target = (at.epsilon_upper + single) / 2
     result = calibrate("T", target, 1e-5, sampling_probability=p, noise_multiplier=sigma)
     assert result.value == 11647 and result.rejected == 11648 and result.rejected_epsilon == single
