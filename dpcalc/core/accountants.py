@@ -63,7 +63,9 @@ class Accountant(Protocol):
     name: AccountantName
     certified: bool
 
-    def epsilon(self, phases: Sequence[Phase], delta: float) -> Accounted: ...
+    def epsilon(self, phases: Sequence[Phase], delta: float) -> Accounted:
+        """Epsilon of the composition of `phases` at `delta`."""
+        ...
 
 
 class GDPAccountant:

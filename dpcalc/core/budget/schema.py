@@ -81,6 +81,9 @@ class Release:
 
 @dataclass(frozen=True)
 class BudgetFile:
+    """A budget file: the total (epsilon, delta) allowed, the accountant that composes the
+    mechanism releases (pld or rdp, both certified: docs/mathematics.md §3, §2), and the releases."""
+
     epsilon: float
     delta: float
     accountant: str

@@ -111,10 +111,12 @@ class Attempt:
 
     @property
     def value(self) -> float:
+        """The upper bound where finite (0 otherwise): what the width is compared against."""
         return self.upper if math.isfinite(self.upper) else 0.0
 
     @property
     def width(self) -> float:
+        """upper - lower (the lower bound must have been asked for)."""
         assert self.lower is not None
         return self.upper - self.lower
 

@@ -56,6 +56,8 @@ class Profile:
         self.points = np.concatenate([part.s for part in self.parts])
 
     def at(self, x: np.ndarray) -> np.ndarray:
+        """The certified bound of delta at every point of x (each >= the floor): the layers'
+        values plus (upper) or minus (lower) the error terms of S5 and S6."""
         x = np.asarray(x, dtype=float)
         if len(x) and not float(x.min()) >= self.floor:
             raise ValueError(f"this profile is evaluated at eps >= {self.floor} only")
@@ -83,6 +85,7 @@ class Profile:
         return np.maximum(0.0, total - error)
 
     def one(self, eps: float) -> float:
+        """`at` for a single epsilon."""
         return float(self.at(np.array([float(eps)]))[0])
 
 

@@ -29,6 +29,9 @@ from dpcalc.core.pld.measure import Tilted, add, bare, piece, renormalise
 
 @dataclass
 class Layered:
+    """A measure as the sum of a bulk on a fine grid and an optional light tail on a coarser one
+    (S3 of docs/pld-soundness.md); the whole-measure quantities live on the bulk."""
+
     bulk: Tilted
     tail: Tilted | None = None
     # the bulk coarsened to the tail's step, as the cross products of `convolve` use it (a
@@ -44,21 +47,26 @@ class Layered:
 
     @property
     def kind(self) -> str:
+        """"upper" or "lower": which side of delta the measure bounds."""
         return self.bulk.kind
 
     @property
     def steps(self) -> int:
+        """How many steps of the phase the measure composes."""
         return self.bulk.steps
 
     @property
     def bins(self) -> int:
+        """The number of grid points held, over both layers."""
         return len(self.bulk.t) + (len(self.tail.t) if self.tail is not None else 0)
 
     def layers(self) -> list[Tilted]:
+        """The layers, the bulk first."""
         return [self.bulk] + ([self.tail] if self.tail is not None else [])
 
 
 def single(m: Tilted) -> Layered:
+    """A one-grid measure as a layered one (no tail)."""
     return Layered(m, None)
 
 

@@ -53,9 +53,11 @@ class Tilted:
 
     @property
     def losses(self) -> np.ndarray:
+        """The grid's losses (k0 + i) h, one per stored mass."""
         return (self.k0 + np.arange(len(self.t))) * self.h
 
     def copy(self) -> Tilted:
+        """The same measure with its own copy of the masses."""
         return replace(self, t=self.t.copy())
 
 

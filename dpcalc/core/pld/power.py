@@ -34,6 +34,7 @@ class Usage:
     capped: bool = False
 
     def note(self, m: Layered) -> Layered:
+        """Record m's bins; m itself is returned."""
         self.bins = max(self.bins, m.bins)
         return m
 
@@ -110,6 +111,7 @@ class Powers:
         return self.usage.note(limit(m, self.usage))
 
     def power_of_two(self, level: int) -> Layered:
+        """P^(2^level), squaring the last known power as often as needed."""
         while len(self.chain) <= level:
             last = self.chain[-1]
             square = cut(layers.convolve(last, last), self.plan, max(1, self.top >> len(self.chain)))
