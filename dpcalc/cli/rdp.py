@@ -27,7 +27,7 @@ from dpcalc.cli.output import Report, Table, format_number, format_upper
 from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases, phase_inputs, phases_table, phases_title
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
-from dpcalc.core.limits import MAX_ORDER
+from dpcalc.core.limits import MAX_ORDER, default_orders_text
 
 
 class ConversionChoice(str, Enum):
@@ -35,11 +35,7 @@ class ConversionChoice(str, Enum):
     classic = "classic"
 
 
-DEFAULT_GRID_TEXT = (
-    "1.05-10.95 by 0.05, 11-31.5 by 0.5, 32-63 by 1, 64-124 by 4, 128-240 by 16, "
-    "256-960 by 64, then 1024, 2048, 4096 (312 orders; a superset of dp_accounting's "
-    "default orders)"
-)
+DEFAULT_GRID_TEXT = default_orders_text()
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
 

@@ -19,6 +19,33 @@ ACCURACY = Interval(0.0, 1.0, low_closed=False, high_closed=False)
 # of 1e5 already serves epsilon ~ 1e-4 at delta = 1e-5.
 MAX_ORDER = 1e5
 
+# The RDP accountant's default orders (core.rdp.orders.DEFAULT_ORDERS), as segments (first, last,
+# step) and the single orders after them: written once, for the accountant and for the help of
+# `dpcalc rdp`. Why this grid: core/rdp/orders.py.
+DEFAULT_ORDER_SEGMENTS = (
+    (1.05, 10.95, 0.05), (11.0, 31.5, 0.5), (32.0, 63.0, 1.0), (64.0, 124.0, 4.0), (128.0, 240.0, 16.0),
+    (256.0, 960.0, 64.0),
+)
+DEFAULT_ORDER_SINGLES = (1024.0, 2048.0, 4096.0)
+
+
+def default_orders() -> tuple[float, ...]:
+    """The default Renyi orders, ascending: every segment's orders, then the single ones. Each
+    order has at most two decimals and is the float nearest them (round(., 2))."""
+    grid: list[float] = []
+    for first, last, step in DEFAULT_ORDER_SEGMENTS:
+        count = round((last - first) / step) + 1
+        grid += [round(first + index * step, 2) for index in range(count)]
+    return (*grid, *DEFAULT_ORDER_SINGLES)
+
+
+def default_orders_text() -> str:
+    """The default orders in words, for help texts: "1.05-10.95 by 0.05, ..., then 1024, ..."."""
+    segments = ", ".join(f"{first:g}-{last:g} by {step:g}" for first, last, step in DEFAULT_ORDER_SEGMENTS)
+    singles = ", ".join(f"{order:g}" for order in DEFAULT_ORDER_SINGLES)
+    return f"{segments}, then {singles} ({len(default_orders())} orders; a superset of dp_accounting's default orders)"
+
+
 # Calibration (core.calibrate): the relative precision of sigma and p. The returned value and a
 # rejected one are at most this far apart; 1e-4 is below what any training run can tell apart
 # and costs about two evaluations beyond the ones needed to find the answer at all.

@@ -11,28 +11,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpcalc.core.limits import MAX_ORDER
+from dpcalc.core.limits import MAX_ORDER, default_orders
 from dpcalc.core.validation import Interval
-
-
-def _default_orders() -> tuple[float, ...]:
-    grid: list[float] = []
-    grid += [round(1.0 + k / 20.0, 2) for k in range(1, 200)]  # 1.05, 1.10, ..., 10.95
-    grid += [11.0 + k / 2.0 for k in range(0, 42)]  # 11, 11.5, ..., 31.5
-    grid += [float(k) for k in range(32, 64)]  # 32, 33, ..., 63
-    grid += [float(k) for k in range(64, 128, 4)]  # 64, 68, ..., 124
-    grid += [float(k) for k in range(128, 256, 16)]  # 128, 144, ..., 240
-    grid += [float(k) for k in range(256, 1024, 64)]  # 256, 320, ..., 960
-    grid += [1024.0, 2048.0, 4096.0]
-    return tuple(grid)
-
 
 # The default order grid: a superset of dp_accounting's DEFAULT_RDP_ORDERS (1.1..10.9 by 0.1,
 # 11..63, 128, 256, 512, 1024), twice as dense from 1 to 32, where the optima of DP-SGD runs
 # fall (epsilon between ~0.3 and ~10 at delta ~ 1e-5), and with 64..1024 filled in and 2048,
 # 4096 added for small-epsilon runs. A superset is never worse: epsilon is a minimum over
 # the grid. The size is bounded by speed: every order a costs ~a terms per phase.
-DEFAULT_ORDERS: tuple[float, ...] = _default_orders()
+# Its segments are written in dpcalc.core.limits (numpy-free), where `dpcalc rdp --help` reads them.
+DEFAULT_ORDERS: tuple[float, ...] = default_orders()
 
 # The largest order, MAX_ORDER (1e5), is in dpcalc.core.limits, where the command line reads it
 # without loading numpy.
