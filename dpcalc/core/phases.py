@@ -15,6 +15,15 @@ from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY
 Mechanism = Literal["gaussian", "laplace"]
 
 
+def count_as_float(count: int) -> float:
+    """A count of steps as a float: inf past float64's range (such a count makes every upper
+    bound that scales with it infinite, which is sound), instead of an OverflowError."""
+    try:
+        return float(count)
+    except OverflowError:
+        return math.inf
+
+
 @dataclass(frozen=True)
 class Phase:
     """`steps` repetitions of a Poisson-subsampled mechanism.
@@ -38,6 +47,11 @@ class Phase:
         assert value is not None, "checked in __post_init__"
         return value
 
+    @property
+    def steps_float(self) -> float:
+        """`steps` as a float (`count_as_float`)."""
+        return count_as_float(self.steps)
+
     def __post_init__(self) -> None:
         PROBABILITY.check("sampling_probability", self.sampling_probability)
         POSITIVE_INTEGER.check("steps", self.steps)
@@ -51,5 +65,5 @@ class Phase:
             POSITIVE.check("scale", self.scale)
         else:
             raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got mechanism={self.mechanism!r}")
-        if math.isinf(self.steps):
+        if not isinstance(self.steps, int) and math.isinf(self.steps):
             raise ValueError("steps must be finite")

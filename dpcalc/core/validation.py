@@ -41,9 +41,12 @@ class Interval:
         return f"an integer in {self}" if self.integer else f"in {self}"
 
     def contains(self, value: float) -> bool:
-        if math.isnan(value):
+        """Whether `value` lies in the interval (and is whole, for an integer interval). An int
+        of any size is compared exactly (math.isnan would overflow past 1e308)."""
+        exact_int = isinstance(value, int)
+        if not exact_int and math.isnan(value):
             return False
-        if self.integer and not (math.isfinite(value) and value == int(value)):
+        if self.integer and not exact_int and not (math.isfinite(value) and value == int(value)):
             return False
         above = value >= self.low if self.low_closed else value > self.low
         below = value <= self.high if self.high_closed else value < self.high

@@ -330,3 +330,20 @@ def test_json_is_strict_even_when_infeasible(dpcalc):
                       "--accountant", "gdp", "--json").json()
     assert document["result"]["feasible"] is False
     assert isinstance(document["result"]["closest"]["epsilon"], float)
+
+
+@pytest.mark.parametrize("accountant", ["gdp", "rdp", "pld"])
+def test_a_step_count_past_float_range_is_an_answer_not_an_internal_error(dpcalc, accountant):
+    # epochs 1e299 at p down to 1e-10 is T up to 1e309 steps, past float64: every accountant
+    # reports an (infinite or huge) epsilon, the target is infeasible, exit 1 with one message
+    run = dpcalc("calibrate", "--accountant", accountant, "--solve", "p", "--sigma", "1", "--epochs", "1e299",
+                 "--target-eps", "1", "--json")
+    assert run.code == 1
+    assert run.json()["result"]["feasible"] is False
+
+
+def test_an_infeasible_message_writes_a_huge_step_count_briefly(dpcalc):
+    run = dpcalc("calibrate", "--solve", "batch-size", "--n", "60000", "--sigma", "1", "--epochs", "1e299",
+                 "--target-eps", "1")
+    assert run.code == 1
+    assert "T = 6e+303)" in run.stderr + run.stdout

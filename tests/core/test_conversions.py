@@ -445,3 +445,11 @@ def test_analytic_mu_at_a_subnormal_epsilon_is_the_epsilon_zero_answer(epsilon):
     and doubling 0 never ended (the command hung)."""
     zero = conv.analytic_gaussian_mu(0.0, 1e-12)
     assert conv.analytic_gaussian_mu(epsilon, 1e-12) == pytest.approx(zero, rel=1e-12)
+
+
+@pytest.mark.parametrize("epsilon, delta", [(5e-324, 5e-324), (1e-300, 1e-320), (5e-324, 1e-310)])
+def test_gaussian_calibration_at_subnormal_targets_is_an_answer(epsilon, delta):
+    # delta(eps; mu) at a subnormal mu has a subnormal's few digits: the calibration must still
+    # answer (a sigma past float64's range is inf, which is sound: more noise is private too)
+    sigma = calibrate_gaussian(epsilon, delta).sigma
+    assert sigma > 1e300

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Context, Decimal
 
 from dpcalc.core.accountants import AccountantName
 from dpcalc.core.calibrate.engines import Engine
@@ -113,11 +113,11 @@ def _infeasible_message(quantity: Quantity, value: Value, run: Phase, epsilon: f
     if quantity == "T":
         return f"even T = 1 step gives {figure}: no number of steps meets the target; raise sigma or lower p"
     if quantity == "epochs":
-        return (f"even 1 epoch (T = {run.steps} steps) gives {figure}: no whole number of epochs meets the "
+        return (f"even 1 epoch (T = {_count(run.steps)} steps) gives {figure}: no whole number of epochs meets the "
                 f"target; raise sigma, lower p, or {SOLVE_STEPS_HINT} to train part of an epoch")
     if quantity == "p":
         return f"even p = {float(value):g} gives {figure}: no sampling probability meets the target; raise sigma or lower T"
-    return f"even batch size 1 (p = {run.sampling_probability:g}, T = {run.steps}) gives {figure}; raise sigma or lower T"
+    return f"even batch size 1 (p = {run.sampling_probability:g}, T = {_count(run.steps)}) gives {figure}; raise sigma or lower T"
 
 
 def _bound_note(quantity: Quantity, value: Value, problem: Problem) -> str:
@@ -128,6 +128,17 @@ def _bound_note(quantity: Quantity, value: Value, problem: Problem) -> str:
     if quantity == "sigma":
         return f"the smallest noise multiplier searched, {value}, already meets the target."
     return f"{_NAMES[quantity]} = {value}, the end of the search range, already meets the target."
+
+
+def _count(steps: int) -> str:
+    """A step count as written, or in scientific notation past 1e15 (exact digits mean nothing there)."""
+    if steps < 10**15:
+        return str(steps)
+    # six significant digits, as :g writes a float (a float cannot hold counts past 1e308)
+    rounded = Context(prec=6).create_decimal(steps).normalize()
+    digits = "".join(map(str, rounded.as_tuple().digits))
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{mantissa}e+{rounded.adjusted()}"
 
 
 def _short(value: float) -> str:

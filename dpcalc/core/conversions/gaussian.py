@@ -92,6 +92,13 @@ def analytic_gaussian_mu(epsilon: float, delta: float) -> float:
         # eps so small (subnormal) that mu_low underflows to 0: the eps = 0 answer mu_0 is a
         # lower end too, since delta(eps; mu_0) <= delta(0; mu_0) = delta
         low = _mu_with_max_advantage(delta, math.log1p(-delta) - math.log(2.0))
+        # at a subnormal delta mu_0 is subnormal too and delta(eps; mu_0) is computed with a
+        # subnormal's few digits: halve until the sign is certain, or report mu = 0 (no finite
+        # noise is certified; sigma = sensitivity / mu overflows float64 there anyway)
+        while low > 0.0 and excess(low) > 0.0:
+            low *= 0.5
+        if not low > 0.0:
+            return 0.0
     high = 2.0 * low
     while excess(high) < 0.0:
         low, high = high, 2.0 * high
@@ -153,7 +160,7 @@ def calibrate_gaussian(epsilon: float, delta: float, sensitivity: float = 1.0) -
     mu = analytic_gaussian_mu(epsilon, delta)
     # below the smallest positive float sigma would round to 0 (e.g. sensitivity 1e-300 at
     # epsilon 1e300): the smallest positive float is then the answer rounded up
-    sigma = max(sensitivity / mu, math.ulp(0.0))
+    sigma = max(sensitivity / mu, math.ulp(0.0)) if mu > 0.0 else math.inf
     log_target = math.log(delta)
     step = _ULP
     for _ in range(_SIGMA_NUDGES):

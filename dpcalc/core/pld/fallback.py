@@ -70,7 +70,7 @@ def _laplace_pure_epsilon(phases: Sequence[Phase]) -> float:
         p, inv_b = phase.sampling_probability, 1.0 / phase.noise
         remove = inv_b + math.log(p) if inv_b > 700.0 else math.log1p(p * math.expm1(inv_b))
         add = -math.log1p(-p * -math.expm1(-inv_b)) if p * -math.expm1(-inv_b) < 1.0 else math.inf
-        total += phase.steps * max(remove, add) * (1.0 + 1e-12) + 1e-300
+        total += phase.steps_float * max(remove, add) * (1.0 + 1e-12) + 1e-300
     return total
 
 
@@ -111,7 +111,7 @@ def _total_variation_upper(phases: Sequence[Phase]) -> float:
             tv = math.erf(0.5 / (phase.noise * math.sqrt(2.0)))
         else:
             tv = -math.expm1(-0.5 / phase.noise)
-        total += phase.steps * phase.sampling_probability * tv * (1.0 + 1e-12)
+        total += phase.steps_float * phase.sampling_probability * tv * (1.0 + 1e-12)
     return min(total + 1e-300, 1.0)
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dpcalc.core.laplace import laplace_rdp
-from dpcalc.core.phases import Mechanism, Phase
+from dpcalc.core.phases import Mechanism, Phase, count_as_float
 from dpcalc.core.rdp.fractional_orders import (
     _TAIL_TERMS,
     _log_a_fractional_and_trust,
@@ -167,7 +167,8 @@ def composed_rdp(
             if per_step_cache is not None:
                 per_step_cache[cache_key] = (per_step, phase_bounds)
         with np.errstate(over="ignore", invalid="ignore"):
-            total = total + float(steps) * per_step
+            # inf past float64's range (Phase.steps_float): the curve, and epsilon, are then inf
+            total = total + count_as_float(steps) * per_step
         for bound in phase_bounds:
             bounded[bound.order] = bound
     return total, tuple(bounded[order] for order in sorted(bounded))

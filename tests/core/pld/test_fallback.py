@@ -98,3 +98,11 @@ def test_closed_forms_at_subnormal_sampling_probabilities(p):
     for delta, epsilon in ((1e-5, None), (None, 1.0)):
         result = _closed([gaussian(p, 1.1, 100)], delta=delta, epsilon=epsilon)
         assert 0.0 <= result.epsilon_lower <= result.epsilon_upper and 0.0 <= result.delta_lower <= result.delta_upper
+
+
+def test_closed_forms_at_a_step_count_past_float_range():
+    # 10**400 steps: the counts that scale the bounds become inf (Phase.steps_float), not an error
+    result = _closed([gaussian(0.004, 1.1, 10**400)], delta=1e-5)
+    assert result.epsilon_upper == math.inf and result.epsilon_lower >= 0.0
+    result = _closed([gaussian(0.004, 1.1, 10**400)], epsilon=1.0)
+    assert result.delta_upper == 1.0
