@@ -44,6 +44,10 @@ _TAIL_BINS = 2048
 TAIL_SHARE = 1e-5
 
 
+# Grid indices are int64 in numpy: a window whose ends lie further out is not a grid's.
+_MAX_INDEX = 2**62
+
+
 @dataclass(frozen=True)
 class Plan:
     """Tilt, budgets and grid choices of one composition."""
@@ -109,6 +113,9 @@ def grid_search(holds: Callable[[np.ndarray], np.ndarray], start: float, step: f
         bad, good = math.floor(near / h), math.ceil(far / h)
     else:
         bad, good = math.ceil(near / h), math.floor(far / h)
+    if max(abs(bad), abs(good)) > _MAX_INDEX:
+        # e.g. a target epsilon of 1e300: the window would need grid indices past int64
+        raise FloatingPointError("the tail of the privacy loss lies beyond the grid's index range")
     while abs(good - bad) > 1:
         ks = np.linspace(bad, good, 66)[1:-1].round().astype(np.int64)
         ks = np.sort(ks)

@@ -304,3 +304,12 @@ def test_epsilon_zero_when_delta_exceeds_the_total_variation():
     # one step at p = 1e-5 has total variation far below 0.01: epsilon is exactly 0
     result = tight_epsilon([gaussian(1e-5, 1.0, 1)], 1e-2)
     assert result.epsilon_upper == 0.0 == result.epsilon_lower
+
+
+@pytest.mark.parametrize("epsilon", [1e20, 1e100, 1e300])
+def test_delta_at_an_astronomical_epsilon_is_an_answer(epsilon):
+    # the grid's window would need indices past int64 (found by the no-internal-errors property):
+    # the closed forms answer, with delta_upper the smallest positive float, never 0
+    result = tight_delta([gaussian(0.004, 1.1, 10_000)], epsilon)
+    assert 0.0 <= result.delta_lower <= result.delta_upper <= 1e-300
+    assert result.delta_upper > 0.0
