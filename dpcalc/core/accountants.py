@@ -80,6 +80,7 @@ class GDPAccountant:
     certified = False
 
     def epsilon(self, phases: Sequence[Phase], delta: float) -> Accounted:
+        """The central-limit epsilon at delta (an approximation, never certified)."""
         from dpcalc.core import gdp
 
         mus = []
@@ -107,6 +108,8 @@ class RDPAccountant:
         self._per_step: dict[object, object] = {}
 
     def epsilon(self, phases: Sequence[Phase], delta: float) -> Accounted:
+        """The RDP accountant's epsilon at delta (an upper bound, M17 Prop. 1 and the conversion of
+        docs/mathematics.md §2)."""
         from dpcalc.core import rdp
 
         result = rdp.rdp_accountant(phases, delta=delta, per_step_cache=self._per_step)
@@ -130,6 +133,8 @@ class PLDAccountant:
         self.exact_gaussian = exact_gaussian
 
     def epsilon(self, phases: Sequence[Phase], delta: float) -> Accounted:
+        """The certified upper bound at delta (docs/pld-soundness.md), or the exact mu-GDP value
+        for full-batch Gaussian phases with `exact_gaussian`."""
         if self.exact_gaussian:
             phases = merge_full_batch_gaussians(phases)
             if len(phases) == 1 and _full_batch_gaussian(phases[0]):

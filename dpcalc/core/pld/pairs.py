@@ -170,6 +170,8 @@ class GaussianPair(Pair):
         return x[1:], err[1:], x[:-1], err[:-1]
 
     def cell_masses(self, edges: np.ndarray) -> CellMasses:
+        """`Pair.cell_masses` for the subsampled Gaussian: the x-interval of each loss cell, its masses
+        under both components as differences of normal tails, with their error bounds (S2)."""
         edges = np.asarray(edges, dtype=float)
         x_lo, e_lo, x_hi, e_hi = self._x_interval(edges)
         # x may be +-inf at the ends: x(l) = -inf below the support; +inf for l = +inf
@@ -226,6 +228,7 @@ class GaussianPair(Pair):
         return z, step
 
     def log_mgf(self, lam: float, cap: float = math.inf) -> float:
+        """`Pair.log_mgf` by quadrature over x (the loss is monotone in x)."""
         power = lam + 1.0 if self.direction == "remove" else -lam
         z, step = self._grid(power, cap)
         if len(z) == 0:
@@ -235,6 +238,7 @@ class GaussianPair(Pair):
         return top + math.log(float(np.exp(values - top).sum()) * step)
 
     def moments(self) -> tuple[float, float]:
+        """`Pair.moments`: mean and variance of the loss under P, by the same quadrature."""
         power = 1.0 if self.direction == "remove" else 0.0
         z, step = self._grid(power)
         log_r = self.ratio.log_ratio(self.sigma * z)
@@ -303,6 +307,8 @@ class LaplacePair(Pair):
         return log_m0, rel, log_m1, rel
 
     def cell_masses(self, edges: np.ndarray) -> CellMasses:
+        """`Pair.cell_masses` for the subsampled Laplace mechanism: the middle part in closed form
+        and the two atoms (x <= 0, x >= 1) placed by the upper end of their location (S2)."""
         edges = np.asarray(edges, dtype=float)
         p = self.p
         if self.direction == "remove":
@@ -360,6 +366,7 @@ class LaplacePair(Pair):
         return ((a_minus, 0.5), (a_plus, 0.5 * e))  # (log r, Q-mass)
 
     def log_mgf(self, lam: float, cap: float = math.inf) -> float:
+        """`Pair.log_mgf`: the middle by Gauss-Legendre quadrature, plus the two atoms."""
         power = lam + 1.0 if self.direction == "remove" else -lam
         sign = 1.0 if self.direction == "remove" else -1.0
         x, logw = self._quadrature()
@@ -375,6 +382,7 @@ class LaplacePair(Pair):
         return top + math.log(float(np.exp(arr - top).sum()))
 
     def moments(self) -> tuple[float, float]:
+        """`Pair.moments`: mean and variance of the loss under P (quadrature and atoms)."""
         power = 1.0 if self.direction == "remove" else 0.0
         x, logw = self._quadrature()
         atoms = self._remove_atoms()
