@@ -38,8 +38,10 @@ def _bounds(log_value: np.ndarray, rel: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 
 def discretise_step(pair: Pair, h: float, k_lo: int, k_hi: int, lam: float,
-                    drop_multiplicity: int) -> tuple[Tilted, Tilted]:
-    """One step of `pair` on the grid {k h : k_lo <= k <= k_hi}, tilted by exp(lam * loss).
+                    drop_multiplicity: int, offset: float = 0.0) -> tuple[Tilted, Tilted]:
+    """One step of `pair` on the grid {o + k h : k_lo <= k <= k_hi}, o = `offset` (0, or a
+    multiple of a power of two at most h 2^-12: `plan.grid_offset`), tilted by exp(lam * loss). Below, "kh" stands for
+    the grid point o + kh.
 
     Returns the upper measure (S1, S2) and the lower one (S4), from the same cell masses.
 
@@ -58,13 +60,13 @@ def discretise_step(pair: Pair, h: float, k_lo: int, k_hi: int, lam: float,
     count = k_hi - k_lo + 1
     work.charge(work.DISCRETISE_COST * count)
     # half-grid edges e_j = (2 k_lo - 1 + j) h/2, j = 0 .. 2 count; cells: tail, halves, tail
-    half_edges = (2 * k_lo - 1 + np.arange(2 * count + 1)) * (0.5 * h)
+    half_edges = offset + (2 * k_lo - 1 + np.arange(2 * count + 1)) * (0.5 * h)
     edges = np.concatenate(([-math.inf], half_edges, [math.inf]))
     cells = pair.cell_masses(edges)
     lp, lpl = _bounds(cells.log_p, cells.rel_p)
     lq, lql = _bounds(cells.log_q, cells.rel_q)
     # index 0: below e_0; 1 .. 2count: halves; 2count + 1: at or above e_{2count}
-    grid = (k_lo + np.arange(count)) * h
+    grid = offset + (k_lo + np.arange(count)) * h
     upper = _upper_step(h, k_lo, grid, lp, lql, lam, drop_multiplicity)
     upper.log_theta_mgf = _theta_table(upper)
     lower = _lower_step(h, k_lo, grid, lp, lpl, lq, lql, lam)
@@ -72,9 +74,11 @@ def discretise_step(pair: Pair, h: float, k_lo: int, k_hi: int, lam: float,
 
 
 def discretise_step_layers(pair: Pair, h: float, k_lo: int, k_cut: int, tail_step: float, j_hi: int,
-                           lam: float, drop_multiplicity: int) -> tuple[Tilted, Tilted, Tilted, Tilted | None]:
+                           lam: float, drop_multiplicity: int,
+                           offset: float = 0.0) -> tuple[Tilted, Tilted, Tilted, Tilted | None]:
     """One step as two layers: the bulk on the grid h up to k_cut h, the tail on a grid of
-    step H = tail_step (a power-of-two multiple of h, k_cut h a multiple of H) up to j_hi H.
+    step H = tail_step (a power-of-two multiple of h, k_cut h a multiple of H) up to j_hi H;
+    both grids shifted by `offset` (see `discretise_step`).
 
     Returns (upper bulk, upper tail, lower bulk, lower tail). The bulk layers carry the
     quantities of the whole measure (mass at +inf, dropped lower tail, total mass, the
@@ -91,14 +95,14 @@ def discretise_step_layers(pair: Pair, h: float, k_lo: int, k_cut: int, tail_ste
     count = k_cut - k_lo + 1
     tail_count = j_hi - j0
     work.charge(work.DISCRETISE_COST * (count + tail_count))
-    half_edges = (2 * k_lo - 1 + np.arange(2 * count + 1)) * (0.5 * h)
-    coarse_halves = (2 * j0 + 1 + np.arange(2 * tail_count + 1)) * (0.5 * H)
+    half_edges = offset + (2 * k_lo - 1 + np.arange(2 * count + 1)) * (0.5 * h)
+    coarse_halves = offset + (2 * j0 + 1 + np.arange(2 * tail_count + 1)) * (0.5 * H)
     edges = np.concatenate(([-math.inf], half_edges, coarse_halves, [math.inf]))
     cells = pair.cell_masses(edges)
     lp, lpl = _bounds(cells.log_p, cells.rel_p)
     lq, lql = _bounds(cells.log_q, cells.rel_q)
     nb = 2 * count + 1  # cells 0 .. nb - 1: below, the bulk's halves; then the gap, coarse halves, top
-    grid = (k_lo + np.arange(count)) * h
+    grid = offset + (k_lo + np.arange(count)) * h
 
     def rest(x: np.ndarray) -> float:
         return float(np.logaddexp.reduce(x))
@@ -114,7 +118,7 @@ def discretise_step_layers(pair: Pair, h: float, k_lo: int, k_cut: int, tail_ste
     gap = nb
     halves = nb + 1 + np.arange(2 * tail_count)
     top = nb + 1 + 2 * tail_count
-    tail_grid = np.arange(j0, j_hi + 1) * H
+    tail_grid = offset + np.arange(j0, j_hi + 1) * H
     # upper: cell j0 = the bulk's last half + gap + first coarse half; then pairs of halves
     first_p = rest(np.array([lp[nb - 1], lp[gap], lp[halves[0]]]))
     first_q = rest(np.array([lql[nb - 1], lql[gap], lql[halves[0]]]))
@@ -137,7 +141,7 @@ def discretise_step_layers(pair: Pair, h: float, k_lo: int, k_cut: int, tail_ste
             return out
 
         t_lp, t_lpl, t_lq, t_lql = sl(lp), sl(lpl), sl(lq), sl(lql)
-        centred = (j0 + 1 + np.arange(tail_count)) * H
+        centred = offset + (j0 + 1 + np.arange(tail_count)) * H
         log_m, gap_mass, _ = _lower_masses(centred, t_lp, t_lpl, t_lq, t_lql, H, tail_to_top=True)
         # the gap [(k_cut + 1/2) h, (j0 + 1/2) H) is rounded down to j0 H
         log_lo = np.concatenate(([t_lpl[0]], log_m))
@@ -438,5 +442,8 @@ def _tilt(kind: str, log_m: np.ndarray, grid: np.ndarray, h: float, k_lo: int, l
     err = float((t * np.expm1(arg_err)).sum()) + 4.0 * U
     # values flushed to zero by exp underflow are below 1e-300 relative each
     err += float((~finite).sum() * 0.0 + (t == 0.0).sum()) * 1e-300
-    return Tilted(kind=kind, lam=lam, h=h, k0=k_lo, t=t, log_z=log_z, log_z_err=4.0 * U * (abs(log_z) + 1.0), err=err)
+    # the grid is offset + (k_lo + i) h, each point exact (`Tilted.losses`), so is the difference
+    offset = float(grid[0]) - k_lo * h
+    return Tilted(kind=kind, lam=lam, h=h, k0=k_lo, t=t, log_z=log_z, log_z_err=4.0 * U * (abs(log_z) + 1.0), err=err,
+                  offset=offset)
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from dpcalc.core.pld import work
-from dpcalc.core.pld.measure import Tilted, U
+from dpcalc.core.pld.measure import Tilted, U, add_offsets
 
 # Relative error of one complex FFT pass of length n, per level of the radix-2 recursion:
 # Higham, "Accuracy and Stability of Numerical Algorithms" (2002), Thm 24.2, gives
@@ -89,7 +89,7 @@ def convolve(a: Tilted, b: Tilted) -> Tilted:
     log_z_err = a.log_z_err + b.log_z_err + 4.0 * U * (abs(log_z) + abs(a.log_z) + abs(log_s) + 1.0)
     out = Tilted(
         kind=a.kind, lam=a.lam, h=a.h, k0=a.k0 + b.k0, t=c, log_z=log_z, log_z_err=log_z_err, err=err,
-        steps=a.steps + b.steps,
+        steps=a.steps + b.steps, offset=add_offsets(a.offset, b.offset),
     )
     if a.kind == "upper":
         ma, mb = math.exp(a.log_mass), math.exp(b.log_mass)

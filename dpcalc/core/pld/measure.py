@@ -1,7 +1,9 @@
 """A discretised privacy-loss distribution on a tilted uniform grid (`Tilted`), and the
 operations that keep its error bounds while moving no mass (sums, pieces, renormalising).
 
-A measure on the grid {k h} is stored tilted and normalised: the mass at loss s = k h is
+A measure on the grid {o + k h} (o the grid's offset, 0 unless the step was aligned with an end
+of its support, see `plan.grid_offset`) is stored tilted and normalised: the mass at loss
+s = o + k h is
     m(s) = exp(log_z) * t[k - k0] * exp(-lam * s),
 so that t sums to about 1 and holds the measure seen through exp(lam * s). Convolution
 commutes with the tilt (exp(lam (s1 + s2)) = exp(lam s1) exp(lam s2)), so the FFT works on t,
@@ -50,16 +52,38 @@ class Tilted:
     log_theta_mgf: np.ndarray | None = None  # upper: log bounds on E[e^(-theta S)], theta in THETAS (S6)
     steps: int = 1
     borrowed_from_tail: float = 0.0  # lower, one step: share of the tail above the grid merged in
+    offset: float = 0.0  # the grid is {offset + k h}; offsets add under composition
 
     @property
     def losses(self) -> np.ndarray:
-        """The grid's losses (k0 + i) h, one per stored mass."""
-        return (self.k0 + np.arange(len(self.t))) * self.h
+        """The grid's losses offset + (k0 + i) h, one per stored mass, computed exactly: h is a
+        power of two, and the offset a multiple of h 2^-12 (`plan.grid_offset`), so every sum
+        is a multiple of one power of two and exact while it stays below 2^53 of them; it is
+        checked (a rounded loss would break the orderings of S3/S4)."""
+        steps = (self.k0 + np.arange(len(self.t))) * self.h
+        if self.offset == 0.0:
+            return steps
+        losses: np.ndarray = self.offset + steps
+        # TwoSum (Knuth): the rounding error of offset + steps, zero when the sum is exact
+        back = losses - self.offset
+        error = (self.offset - (losses - back)) + (steps - back)
+        if np.any(error != 0.0):
+            raise FloatingPointError("the grid's losses are not representable exactly")
+        return losses
 
     def copy(self) -> Tilted:
         """The same measure with its own copy of the masses."""
         return replace(self, t=self.t.copy())
 
+
+
+def add_offsets(a: float, b: float) -> float:
+    """a + b for two grid offsets, which must add exactly (`Tilted.losses`)."""
+    total = a + b
+    back = total - a
+    if (a - (total - back)) + (b - back) != 0.0:
+        raise FloatingPointError("the grid offsets do not add exactly")
+    return total
 
 
 def kappa(lam: float) -> float:
@@ -94,8 +118,8 @@ def bare(m: Tilted) -> Tilted:
 
 def add(x: Tilted, y: Tilted) -> Tilted:
     """The sum of two measures on the same grid (same kind and tilt)."""
-    if x.kind != y.kind or x.lam != y.lam or x.h != y.h:
-        raise ValueError("add needs measures of the same kind, tilt and grid step")
+    if x.kind != y.kind or x.lam != y.lam or x.h != y.h or x.offset != y.offset:
+        raise ValueError("add needs measures of the same kind, tilt, grid step and offset")
     lo = min(x.k0, y.k0)
     hi = max(x.k0 + len(x.t), y.k0 + len(y.t))
     log_z = max(x.log_z, y.log_z)

@@ -209,8 +209,82 @@ def tail_split(model: PhaseModel, h: float, k_lo: int, k_hi: int, lam: float) ->
     return k_cut, H, j_hi
 
 
-def step_measures(model: PhaseModel, plan: Plan) -> tuple[Layered, Layered]:
-    """One step of a phase discretised on the plan's grid (S1-S4, S6): (upper, lower)."""
+# A grid offset is a multiple of a power of two u, at most h 2^-_OFFSET_BITS, chosen so that the
+# offsets of up to `steps` compositions and the grid points add exactly (`measure.Tilted.losses`);
+# where u would have to exceed h 2^-_MIN_OFFSET_BITS the grid is not aligned.
+_OFFSET_BITS = 12
+_MIN_OFFSET_BITS = 4
+
+
+def grid_offset(model: PhaseModel, h: float, lam: float) -> float:
+    """An offset o for one step's grid {o + k h}: o itself is the grid point at the likelihood ratio
+    of the cell at an end of the support (S4 of docs/pld-soundness.md). It is the point k = 0 of
+    every coarsening of the grid, and n o, the point of n steps' piles, that of every coarsening
+    an n-fold composition goes through.
+
+    A subsampled mechanism's losses pile up at an end of their support: half of one step's
+    mass lies within p/2 of log(1 - p) (remove) or of -log(1 - p) (add), and the Laplace pair
+    has atoms at both ends. When the pile is narrower than h the lower measure must place the
+    whole pile at a grid point at or below its ratio; off the grid that costs up to h per step
+    (p = 1e-5, sigma = 0.5, T = 1e7 kept a lower bound of 0). For the lower end e the cell of a
+    point g in [e, e + h/2] is [e, g + h/2) (nothing lies below e); its ratio r(g) grows more
+    slowly than g, so r(g) = g has at most one root there, found by bisection and rounded down
+    to a multiple of h 2^-12 (the cell's ratio then lies at most that far above its point; a
+    coarser multiple for runs so long that n o would not be exact, none beyond h 2^-4).
+    The upper end likewise, with the cell [g - h/2, e]. Without a root (a pile wider than half
+    a cell, which the grid resolves, the lower measure merging the end cell into its neighbour:
+    `discretise._merge_edges`) or a finite end the offset is 0. Of two finite ends the one whose
+    cell has the larger tilted mass is aligned. The choice affects accuracy only: any offset
+    gives sound measures.
+    """
+    pair = model.pair
+    lo, hi = pair.support
+    best: tuple[float, float] | None = None  # (log tilted mass of the cell, g)
+    for end in (lo, hi):
+        if not math.isfinite(end):
+            continue
+        below = end == lo
+
+        def cell(g: float, end: float = end, below: bool = below) -> tuple[float, float]:
+            edges = [end, g + 0.5 * h] if below else [g - 0.5 * h, end]
+            masses = pair.cell_masses(np.array([-math.inf, *edges, math.inf]))
+            return float(masses.log_p[1]), float(masses.log_q[1])
+
+        def excess(g: float) -> float:  # r(g) - g, decreasing in g
+            log_p, log_q = cell(g)
+            return log_p - log_q - g if math.isfinite(log_p) and math.isfinite(log_q) else math.nan
+
+        a, b = (end, end + 0.5 * h) if below else (end - 0.5 * h, end)
+        at_a, at_b = excess(a), excess(b)
+        if math.isnan(at_a) or math.isnan(at_b):
+            continue
+        if not (at_a >= 0.0 >= at_b):
+            continue  # a pile wider than half a cell: the grid resolves it
+        for _ in range(40):
+            middle = 0.5 * (a + b)
+            if excess(middle) >= 0.0:
+                a = middle
+            else:
+                b = middle
+        log_p = cell(a)[0]
+        if best is None or log_p + lam * a > best[0]:
+            best = (log_p + lam * a, a)
+    if best is None:
+        return 0.0
+    # n g / u < 2^50 for n up to steps, so that every composed offset is exact
+    bits = min(_OFFSET_BITS, math.floor(50.0 - math.log2(model.phase.steps_float) - math.log2(abs(best[1]) / h + 1.0)))
+    if bits < _MIN_OFFSET_BITS:
+        return 0.0
+    unit = h * 2.0**-bits
+    return math.floor(best[1] / unit) * unit
+
+
+def step_measures(model: PhaseModel, plan: Plan, align: bool = False) -> tuple[Layered, Layered]:
+    """One step of a phase discretised on the plan's grid (S1-S4, S6): (upper, lower).
+
+    With `align` (a run of one phase: the offsets of several phases, each exact, need not add
+    exactly), a one-layer grid is shifted to put a point at the pile of losses at an end of the
+    support (`grid_offset`)."""
     h = 2.0 ** math.floor(math.log2(max(model.sd / plan.step_bins, plan.min_step)))
     while True:
         k_lo, k_hi = step_window(model, h, plan)
@@ -218,13 +292,20 @@ def step_measures(model: PhaseModel, plan: Plan) -> tuple[Layered, Layered]:
         if (k_hi if split is None else split[0]) - k_lo <= _MAX_STEP_BINS:
             break
         h *= 2.0
+    offset = grid_offset(model, h, plan.lam) if align and split is None else 0.0
+    if offset:
+        # the window in the shifted frame: o + k' h = r + (k' + q) h with r = o - q h in [0, h)
+        # above the unshifted point; the lower end moves down one more step to stay below
+        q = math.floor(offset / h)
+        k_lo, k_hi = k_lo - q - 1, k_hi - q
     if split is None:
-        upper_bulk, lower_bulk = discretise.discretise_step(model.pair, h, k_lo, k_hi, plan.lam, model.phase.steps)
+        upper_bulk, lower_bulk = discretise.discretise_step(model.pair, h, k_lo, k_hi, plan.lam, model.phase.steps,
+                                                            offset)
         upper, lower = single(upper_bulk), single(lower_bulk)
     else:
         k_cut, tail_step, j_hi = split
         ub, ut, lb, lt = discretise.discretise_step_layers(
-            model.pair, h, k_lo, k_cut, tail_step, j_hi, plan.lam, model.phase.steps
+            model.pair, h, k_lo, k_cut, tail_step, j_hi, plan.lam, model.phase.steps, offset
         )
         upper, lower = Layered(ub, ut), Layered(lb, lt)
     for measure in (upper, lower):

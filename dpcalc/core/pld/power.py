@@ -171,7 +171,7 @@ def compose_run(models: list[PhaseModel], plan: Plan, want_lower: bool, usage: U
     uppers: list[Layered] = []
     lowers: list[Layered] = []
     for model in models:
-        upper, lower = step_measures(model, plan)
+        upper, lower = step_measures(model, plan, align=len(models) == 1)
         steps = model.phase.steps
         uppers.append(Powers(model, upper, plan, steps, usage).compose(steps))
         if want_lower:

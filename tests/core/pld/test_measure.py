@@ -76,8 +76,22 @@ def test_add_sums_the_masses_and_the_fields(kind):
     assert (out.inf_mass, out.drop_rel, out.drop_mass) == pytest.approx((3e-6, 3e-9, 3e-10), rel=1e-15)
     assert out.log_mass == pytest.approx(math.log(math.exp(0.01) + math.exp(0.02)), rel=1e-15)
     assert out.log_theta_mgf == pytest.approx(np.logaddexp(0.5, 0.25), rel=1e-15)
-    with pytest.raises(ValueError, match="same kind, tilt and grid step"):
-        measure.add(x, replace(y, lam=3.0))
+    for other in (replace(y, lam=3.0), replace(y, offset=2.0**-20)):
+        with pytest.raises(ValueError, match="same kind, tilt, grid step and offset"):
+            measure.add(x, other)
+
+
+def test_offset_grids_are_exact_or_refused():
+    # losses = offset + k h is computed exactly when both are multiples of one power of two
+    # (plan.grid_offset chooses such offsets); offsets add exactly under composition
+    m = tilted("lower", [0.25, 0.5, 0.25], lam=2.0, h=2.0**-10, k0=-5)
+    shifted = replace(m, offset=37 * 2.0**-22)
+    assert list(shifted.losses) == [37 * 2.0**-22 + k * 2.0**-10 for k in (-5, -4, -3)]
+    assert measure.add_offsets(3 * 2.0**-22, 5 * 2.0**-22) == 8 * 2.0**-22
+    with pytest.raises(FloatingPointError):
+        measure.add_offsets(1.0, 2.0**-60)
+    with pytest.raises(FloatingPointError):
+        _ = replace(m, offset=0.1, k0=1000, h=1.0).losses  # 1000.1 is not a float
 
 
 def test_piece_keeps_the_masses_and_the_error_of_the_whole():

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import math
 
+import mpmath as mp
 import numpy as np
 import pytest
 
 from dpcalc.core.pld import plan
+from dpcalc.core.pld.model import PhaseModel
 from dpcalc.core.pld.pairs import GaussianPair
 from dpcalc.core.special import ndtr
-from tests.core.pld.helpers import DESIGN_CARD, discretised_step, gaussian
+from tests.core.pld.helpers import DESIGN_CARD, discretised_step, gaussian, gaussian_masses
 
 RUNS = [(gaussian(*DESIGN_CARD), 1e-5), (gaussian(1.0, 2.0, 100), 1e-5), (gaussian(0.1, 0.7, 1000), 1e-8)]
 
@@ -86,3 +88,29 @@ def test_grid_search_finds_the_first_grid_point(target):
     assert plan.grid_search(lambda c: c <= -target, 0.0, 1.0, False, h) == math.floor(-target / h)
     with pytest.raises(FloatingPointError, match="does not decay"):
         plan.grid_search(lambda c: np.zeros(len(c), dtype=bool), 0.0, 1.0, True, h)
+
+
+@pytest.mark.parametrize("direction", ["remove", "add"])
+def test_the_grid_offset_puts_a_point_at_the_ratio_of_the_pile(direction):
+    # p = 1e-5, sigma = 0.5: half of a step's mass lies within p/2 = 5e-6 of log(1 - p)
+    # (remove) or -log(1 - p) (add), inside one cell of h = 2^-15. The offset is the point
+    # whose cell, cut at the end of the support, has its likelihood ratio (mpmath),
+    # rounded down to a multiple of h 2^-12.
+    p, sigma, h = 1e-5, 0.5, 2.0**-15
+    model = PhaseModel(gaussian(p, sigma, 10**7), direction)
+    g = plan.grid_offset(model, h, 4.0)
+    unit = h * 2.0**-12
+    assert g == math.floor(g / unit) * unit and g != 0.0
+    end = math.log1p(-p) if direction == "remove" else -math.log1p(-p)
+    lo, hi = (end, g + h / 2) if direction == "remove" else (g - h / 2, end)
+    assert lo < hi
+    masses = gaussian_masses(p, sigma, direction, lo, hi)
+    ratio = float(mp.log(masses[0] / masses[1]))
+    assert g <= ratio <= g + unit * 1.001
+
+
+def test_no_offset_without_a_narrow_pile():
+    # without subsampling the support has no end; at p = 1e-4, sigma = 0.8 and h = 2^-17 the
+    # pile spans several cells and the grid resolves it
+    assert plan.grid_offset(PhaseModel(gaussian(1.0, 1.0, 10), "remove"), 2.0**-10, 1.0) == 0.0
+    assert plan.grid_offset(PhaseModel(gaussian(1e-4, 0.8, 10**6), "remove"), 2.0**-17, 18.0) == 0.0
