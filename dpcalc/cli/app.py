@@ -26,6 +26,7 @@ import click  # noqa: E402
 import typer  # noqa: E402
 from typer.core import TyperGroup  # noqa: E402
 
+from dpcalc.cli.interrupts import keep_lost_interrupts, raise_lost_interrupt  # noqa: E402
 from dpcalc.cli.output import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_USAGE  # noqa: E402
 
 # Before numpy loads: the accountants' few vector products go through OpenBLAS, whose worker
@@ -51,37 +52,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 class _ClosedPipe(Exception):
     """A BrokenPipeError carried past typer's main, which would turn it into exit code 1."""
-
-
-# Ctrl-Cs that CPython could not raise: one that lands in a weakref callback (importlib runs
-# one as each import finishes) is printed as "Exception ignored in: ..." and dropped, and the
-# command would run on and exit 0. _keep_lost_interrupts records them; _raise_lost_interrupt
-# raises one after the subcommand's imports and main checks again after the command.
-_lost_interrupts: list[BaseException] = []
-
-
-@contextlib.contextmanager
-def _keep_lost_interrupts() -> Iterator[None]:
-    previous = sys.unraisablehook
-
-    def hook(unraisable) -> None:
-        if isinstance(unraisable.exc_value, KeyboardInterrupt):
-            _lost_interrupts.append(unraisable.exc_value)
-        else:
-            previous(unraisable)
-
-    _lost_interrupts.clear()
-    sys.unraisablehook = hook
-    try:
-        yield
-    finally:
-        sys.unraisablehook = previous
-
-
-def _raise_lost_interrupt() -> None:
-    if _lost_interrupts:
-        _lost_interrupts.clear()
-        raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
@@ -115,7 +85,7 @@ class LazyGroup(TyperGroup):
         if cmd_name not in COMMANDS:
             return None
         module = importlib.import_module(COMMANDS[cmd_name][0])
-        _raise_lost_interrupt()  # most of a command's imports (numpy, scipy) happen just above
+        raise_lost_interrupt()  # most of a command's imports (numpy, scipy) happen just above
         command = typer.main.get_command(module.app)
         command.name = cmd_name
         return command
@@ -172,9 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         try:
             sys.stdout = _checked_stdout(stdout)
-            with _keep_lost_interrupts():
+            with keep_lost_interrupts():
                 code = _run(argv)
-                _raise_lost_interrupt()
+                raise_lost_interrupt()
             sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
             return code
         except (KeyboardInterrupt, click.Abort):

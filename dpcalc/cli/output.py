@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from dpcalc.cli.interrupts import raise_lost_interrupt
+
 EXIT_OK = 0
 EXIT_OVER_BUDGET = 1
 EXIT_USAGE = 2
@@ -133,6 +135,7 @@ def emit(
     `plot` (already checked by figures.check_plot_path) receives the figure; `chart` prints it
     as text after the tables, or on stderr in JSON mode so that stdout stays one JSON object.
     """
+    raise_lost_interrupt()  # a Ctrl-C lost in an import during the computation: print nothing
     budget = None
     if max_epsilon is not None:
         if report.epsilon is None:
