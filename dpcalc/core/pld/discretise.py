@@ -287,10 +287,12 @@ def _merge_edges(grid: np.ndarray, p_lo: np.ndarray, p_hi: np.ndarray, q_hi: np.
             _merge_into(last, last - 1, p_lo, p_hi, q_hi)
 
 
-def _merge_into(source: int, target: int, *arrays: np.ndarray) -> None:
-    """Add the log masses of cell `source` to cell `target` (bounds of a sum are sums of bounds)."""
-    for values in arrays:
-        values[target] = np.logaddexp(values[source], values[target]) + 2.0 * U
+def _merge_into(source: int, target: int, p_lo: np.ndarray, p_hi: np.ndarray, q_hi: np.ndarray) -> None:
+    """Add the log masses of cell `source` to cell `target` (bounds of a sum are sums of bounds;
+    the rounding of the sum moves the lower bound down and the upper bounds up)."""
+    for values, sign in ((p_lo, -1.0), (p_hi, 1.0), (q_hi, 1.0)):
+        total = np.logaddexp(values[source], values[target])
+        values[target] = total + sign * 4.0 * U * (1.0 + abs(total))
         values[source] = -math.inf
 
 
