@@ -119,6 +119,8 @@ _dpcalc() {
                 --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
                 --scale) return ;;
                 --phase) return ;;
+                --sampling) COMPREPLY=($(compgen -W "poisson uniform" -- "$cur")); return ;;
+                --neighbours) COMPREPLY=($(compgen -W "add-remove replace-one zero-out" -- "$cur")); return ;;
                 --accuracy) return ;;
                 --delta) return ;;
                 --eps) return ;;
@@ -126,7 +128,7 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --accuracy --delta --eps --max-eps --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --accuracy --delta --eps --max-eps --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         calibrate)
             case "$prev" in

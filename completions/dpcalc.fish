@@ -96,6 +96,8 @@ complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l epochs -x -d 'Trainin
 complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l mechanism -x -a 'gaussian laplace' -d 'Single-phase form: gaussian (default; --sigma) or laplace (--scale)'
 complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l scale -x -d 'Laplace scale b (> 0) for L1 sensitivity 1 (--mechanism laplace)'
 complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l phase -x -d 'One phase of the run'
+complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l sampling -x -a 'poisson uniform' -d 'How each steps batch is drawn: poisson (each record independently with probability p; default) or uniform (a fixed-size batch of b of the n records, p = b/n; needs --neighbours replace-one)'
+complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l neighbours -x -a 'add-remove replace-one zero-out' -d 'Neighbouring datasets: add-remove (one record added or removed; default), replace-one (one record replaced by another) or zero-out (one record replaced by a null record)'
 complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l accuracy -x -d 'Target relative width of the certified interval, in (0, 1) [default: 0.001]'
 complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l delta -x -d 'Target delta in (0, 1) giving epsilon [default: 1e-05]'
 complete -c dpcalc -n '__fish_seen_subcommand_from pld' -l eps -x -d 'Give epsilon (>= 0) instead of --delta to get delta'

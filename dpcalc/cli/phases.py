@@ -79,6 +79,38 @@ Scale = Annotated[
                  click_type=sweepable(POSITIVE)),
 ]
 
+class SamplingChoice(str, Enum):
+    poisson = "poisson"
+    uniform = "uniform"
+
+
+class NeighboursChoice(str, Enum):
+    add_remove = "add-remove"
+    replace_one = "replace-one"
+    zero_out = "zero-out"
+
+
+SamplingOption = Annotated[
+    SamplingChoice | None,
+    typer.Option(
+        "--sampling",
+        help=("How each step's batch is drawn: poisson (each record independently with probability p; "
+              "default) or uniform (a fixed-size batch of b of the n records, p = b/n; needs "
+              "--neighbours replace-one). Applies to every phase."),
+        case_sensitive=False,
+    ),
+]
+NeighboursOption = Annotated[
+    NeighboursChoice | None,
+    typer.Option(
+        "--neighbours",
+        help=("Neighbouring datasets: add-remove (one record added or removed; default), replace-one "
+              "(one record replaced by another) or zero-out (one record replaced by a null record). "
+              "sigma is always the noise std over the clipping norm C."),
+        case_sensitive=False,
+    ),
+]
+
 PHASE_KEYS = ("mechanism", "p", "sigma", "scale", "T", "n", "batch_size", "epochs")
 
 
@@ -90,7 +122,31 @@ def phase_inputs(item: Phase) -> dict:
         "sigma": item.noise_multiplier,
         "scale": item.scale,
         "T": item.steps,
+        "sampling": item.sampling,
+        "neighbours": item.neighbours,
     }
+
+
+def with_relation(phases: list[Phase], sampling: SamplingChoice | None,
+                  neighbours: NeighboursChoice | None) -> list[Phase]:
+    """The phases under --sampling and --neighbours (both apply to every phase), refused with the
+    option named where the combination has no accounting (`core.phases.unsupported`)."""
+    import dataclasses
+
+    from dpcalc.core.phases import unsupported
+
+    chosen_sampling = (sampling or SamplingChoice.poisson).value
+    chosen_neighbours = (neighbours or NeighboursChoice.add_remove).value
+    for item in phases:
+        why = unsupported(item.mechanism, chosen_sampling, chosen_neighbours)
+        if why is None:
+            continue
+        if chosen_sampling == "uniform" and chosen_neighbours != "replace-one":
+            raise InputError(f"--sampling uniform needs --neighbours replace-one, got --neighbours {chosen_neighbours}: {why}")
+        if chosen_sampling == "uniform":
+            raise InputError("--sampling must be poisson for --mechanism laplace, got uniform")
+        raise InputError(f"--neighbours must be add-remove or zero-out for --mechanism laplace, got {chosen_neighbours}")
+    return [dataclasses.replace(item, sampling=chosen_sampling, neighbours=chosen_neighbours) for item in phases]
 
 
 # The options of a training run and the single-phase flags: (option, input name), in the order

@@ -23,14 +23,25 @@ from dpcalc.cli.options import (
     sweepable,
 )
 from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
-from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases, phase_inputs, phases_table, phases_title
+from dpcalc.cli.phases import (
+    Mechanism,
+    NeighboursOption,
+    PhaseList,
+    SamplingOption,
+    Scale,
+    parse_phases,
+    phase_inputs,
+    phases_table,
+    phases_title,
+    with_relation,
+)
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import paused_gc
 from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
 from dpcalc.core.validation import large_delta_warnings
 
 if TYPE_CHECKING:
-    from dpcalc.cli.phases import MechanismChoice
+    from dpcalc.cli.phases import MechanismChoice, NeighboursChoice, SamplingChoice
     from dpcalc.core.phases import Phase
     from dpcalc.core.pld import PLDResult
 
@@ -51,6 +62,11 @@ bound, the number to quote; epsilon_lower bounds it from below. --accuracy sets 
 relative width of the interval [default: {DEFAULT_ACCURACY:g}]; the grid is refined until it
 is met. With --eps the same holds for delta.
 
+--neighbours add-remove|replace-one|zero-out and --sampling poisson|uniform (fixed-size
+batches, with replace-one) apply to every phase: replace-one uses the tight pair of Lebeda et
+al. 2024; fixed-size batches are bounded above by the two-part pair (Zhu, Dong, Wang 2022) and
+below by the pair neighbouring datasets attain (README: "Which sampling do I have?").
+
 \b
 Examples:
   dpcalc pld --p 0.004 --sigma 1.1 --T 10000
@@ -58,6 +74,7 @@ Examples:
   dpcalc pld --phase p=0.01,sigma=2,T=500 --phase p=0.01,sigma=0.9,T=1800
   dpcalc pld --mechanism laplace --scale 10 --T 50 --delta 1e-6
   dpcalc pld --p 0.004 --sigma 1.1 --T 10000 --eps 2
+  dpcalc pld --p 0.004 --sigma 1.1 --T 10000 --neighbours replace-one
   dpcalc pld --p 0.004 --sigma 1.1 --T 10000 --accuracy 1e-4 --max-eps 2
   dpcalc pld --n 60000 --batch-size 256 --epochs 10:60:10 --sigma 0.8,1.1
   dpcalc pld --p 0.004 --sigma 1.1 --T 10000 --plot pld.png
@@ -84,6 +101,8 @@ def pld(
     mechanism: Mechanism = None,
     scale: Scale = None,
     phase: PhaseList = None,
+    sampling: SamplingOption = None,
+    neighbours: NeighboursOption = None,
     accuracy: Annotated[
         SweepableReal | None,
         typer.Option(
@@ -105,10 +124,10 @@ def pld(
                     max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, phase=phase)
     if request.is_sweep:
         with paused_gc():
-            _pld_sweep(request, mechanism)
+            _pld_sweep(request, mechanism, sampling, neighbours)
     row = request.rows[0]
     target_delta, target_epsilon, width = row["delta"], row["eps"], _accuracy(row)
-    phases = parse_phases(phase, {**row, "mechanism": mechanism})
+    phases = with_relation(parse_phases(phase, {**row, "mechanism": mechanism}), sampling, neighbours)
     with paused_gc():
         result = account(phases, target_delta, target_epsilon, width)
     warnings = list(result.warnings) + large_delta_warnings(row["n"], target_delta)
@@ -234,7 +253,8 @@ def _result_keys(result: PLDResult) -> dict[str, Any]:
     }
 
 
-def _pld_sweep(request: Request, mechanism: MechanismChoice | None) -> NoReturn:
+def _pld_sweep(request: Request, mechanism: MechanismChoice | None, sampling: SamplingChoice | None,
+               neighbours: NeighboursChoice | None) -> NoReturn:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
     A row holds the swept inputs, the run (p, sigma or scale, T) and the result keys of a
@@ -243,7 +263,8 @@ def _pld_sweep(request: Request, mechanism: MechanismChoice | None) -> NoReturn:
     """
     from dpcalc.cli.sweeps import Row, SweepOutput, phase_row, phase_sweep, sweep_columns, sweep_report
 
-    runs = [(row, parse_phases(None, {**row, "mechanism": mechanism})) for row in request.rows]
+    runs = [(row, with_relation(parse_phases(None, {**row, "mechanism": mechanism}), sampling, neighbours))
+            for row in request.rows]
     rows = []
     for (row, phases), result in zip(runs, _account_rows(runs)):
         rows.append(Row(phase_row(request.swept, row, phases[0], _result_keys(result)),
@@ -293,6 +314,13 @@ def _sweep_figure(rows: list[dict[str, Any]], x_key: str, y_key: str, series_key
     return panels
 
 
+_BINDING_NOTES = {
+    "remove": "remove or add adjacency",
+    "add": "remove or add adjacency",
+    "symmetric": "replace-one: the pair is its own reverse",
+}
+
+
 def _summary_table(result: PLDResult, epsilon_solved: bool) -> Table:
     if epsilon_solved:
         rows = [
@@ -312,7 +340,7 @@ def _summary_table(result: PLDResult, epsilon_solved: bool) -> Table:
         rows.append(("method", "closed forms", "certified closed-form bounds; no grid (see the warning)"))
     else:
         rows += [
-            ("binding direction", result.binding, "remove or add adjacency"),
+            ("binding direction", result.binding, _BINDING_NOTES.get(result.binding, "")),
             ("final grid step", format_number(result.grid_step), f"largest grid {result.grid_size} bins"),
         ]
     return Table(columns=("quantity", "value", "note"), rows=rows, title=phases_title("Tight accounting (PLD)", list(result.phases)))

@@ -87,6 +87,9 @@ class GDPAccountant:
         for phase in phases:
             if phase.mechanism != "gaussian":
                 raise ValueError(f"the central-limit GDP accountant takes Gaussian phases, got {phase.mechanism!r}")
+            if phase.sampling != "poisson" or phase.neighbours == "replace-one":
+                raise ValueError("the central-limit GDP accountant takes Poisson sampling under add-remove or "
+                                 "zero-out neighbours")
             mus.append(gdp.clt_mu(phase.sampling_probability, phase.noise, phase.steps))
         # hypot: sqrt of the sum of squares without overflow, and exactly mu for one phase
         mu = math.hypot(*mus)
@@ -140,7 +143,7 @@ class PLDAccountant:
             if len(phases) == 1 and _full_batch_gaussian(phases[0]):
                 from dpcalc.core import gdp
 
-                mu = math.sqrt(phases[0].steps) / phases[0].noise
+                mu = phases[0].shift * math.sqrt(phases[0].steps) / phases[0].noise
                 return Accounted(gdp.epsilon_for_delta(delta, mu), None, (), EXACT_GAUSSIAN)
         # looked up on the module at each call (tests record the calls)
         from dpcalc.core import pld
@@ -175,14 +178,16 @@ def _full_batch_gaussian(phase: Phase) -> bool:
 
 def merge_full_batch_gaussians(phases: Sequence[Phase]) -> list[Phase]:
     """Gaussian phases without subsampling compose exactly into one: mu-GDP with
-    mu^2 = sum of steps / sigma^2 (Dong, Roth, Su 2022, Cor. 3.3), the Gaussian mechanism with
-    noise multiplier 1/mu. Fewer, simpler phases make the PLD accountant faster, not looser."""
+    mu^2 = sum of steps (shift / sigma)^2 (Dong, Roth, Su 2022, Cor. 3.3; the shift is 2 under
+    replace-one), the Gaussian mechanism with noise multiplier shift/mu under the run's relation.
+    Fewer, simpler phases make the PLD accountant faster, not looser."""
     full = [phase for phase in phases if _full_batch_gaussian(phase)]
     if len(full) <= 1:
         return list(phases)
-    mu_squared = math.fsum(phase.steps / phase.noise ** 2 for phase in full)
+    mu_squared = math.fsum(phase.steps * (phase.shift / phase.noise) ** 2 for phase in full)
     rest = [phase for phase in phases if not _full_batch_gaussian(phase)]
-    return rest + [Phase("gaussian", 1.0, 1.0 / math.sqrt(mu_squared), None, 1)]
+    shift, neighbours = full[0].shift, full[0].neighbours  # one relation per run (pld.check_phases)
+    return rest + [Phase("gaussian", 1.0, shift / math.sqrt(mu_squared), None, 1, neighbours=neighbours)]
 
 
 # A run of a sweep for `shared_over_steps`: (phases, target delta or None, accuracy).

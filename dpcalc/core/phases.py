@@ -13,6 +13,28 @@ from typing import Literal
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY
 
 Mechanism = Literal["gaussian", "laplace"]
+Sampling = Literal["poisson", "uniform"]
+Neighbours = Literal["add-remove", "replace-one", "zero-out"]
+
+SAMPLINGS: tuple[str, ...] = ("poisson", "uniform")
+NEIGHBOURS: tuple[str, ...] = ("add-remove", "replace-one", "zero-out")
+
+# Why a combination of sampling, neighbour relation and mechanism has no accounting (None: it has).
+UNIFORM_NEEDS_REPLACE_ONE = (
+    "uniform sampling (fixed-size batches) is analysed under replace-one neighbours: with a fixed "
+    "batch size an added record pushes another out of the batch, and no dominating pair covers that; "
+    "use replace-one (its figure holds for zero-out too: a zero-out neighbour replaces a record by the null record)"
+)
+
+
+def unsupported(mechanism: str, sampling: str, neighbours: str) -> str | None:
+    """Why `mechanism` under `sampling` and `neighbours` cannot be accounted, or None."""
+    if sampling == "uniform" and neighbours != "replace-one":
+        return UNIFORM_NEEDS_REPLACE_ONE
+    if mechanism == "laplace" and (sampling != "poisson" or neighbours == "replace-one"):
+        return ("the laplace mechanism is accounted under Poisson sampling with add-remove or zero-out "
+                "neighbours only")
+    return None
 
 
 def count_as_float(count: int) -> float:
@@ -26,11 +48,17 @@ def count_as_float(count: int) -> float:
 
 @dataclass(frozen=True)
 class Phase:
-    """`steps` repetitions of a Poisson-subsampled mechanism.
+    """`steps` repetitions of a subsampled mechanism.
 
-    gaussian: noise std `noise_multiplier` times the L2 sensitivity;
+    gaussian: noise std `noise_multiplier` times the L2 sensitivity (the clipping norm C);
     laplace:  noise scale `scale` (b) for L1 sensitivity 1.
     `sampling_probability` = 1 means no subsampling.
+    `sampling`: "poisson" (each record joins a step independently with probability p) or
+    "uniform" (a fixed-size batch of b of the n records, drawn without replacement: p = b/n).
+    `neighbours`: the relation between neighbouring datasets, "add-remove" (one record added or
+    removed), "replace-one" (one record replaced by another: the sums differ by up to 2C) or
+    "zero-out" (one record replaced by a null record that contributes nothing; Kairouz et al.
+    2021). Under Poisson sampling zero-out has the same dominating pair as add-remove.
     """
 
     mechanism: Mechanism = "gaussian"
@@ -38,6 +66,14 @@ class Phase:
     noise_multiplier: float | None = None
     scale: float | None = None
     steps: int = 1
+    sampling: Sampling = "poisson"
+    neighbours: Neighbours = "add-remove"
+
+    @property
+    def shift(self) -> float:
+        """The distance between the two datasets' noiseless outputs, in units of the sensitivity:
+        2 under replace-one (one clipped contribution exchanged for its opposite), else 1."""
+        return 2.0 if self.neighbours == "replace-one" else 1.0
 
     @property
     def noise(self) -> float:
@@ -67,3 +103,10 @@ class Phase:
             raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got mechanism={self.mechanism!r}")
         if not isinstance(self.steps, int) and math.isinf(self.steps):
             raise ValueError("steps must be finite")
+        if self.sampling not in SAMPLINGS:
+            raise ValueError(f"sampling must be one of {', '.join(SAMPLINGS)}, got sampling={self.sampling!r}")
+        if self.neighbours not in NEIGHBOURS:
+            raise ValueError(f"neighbours must be one of {', '.join(NEIGHBOURS)}, got neighbours={self.neighbours!r}")
+        why = unsupported(self.mechanism, self.sampling, self.neighbours)
+        if why is not None:
+            raise ValueError(why)

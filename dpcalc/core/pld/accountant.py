@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import bounds, work
-from dpcalc.core.pld.model import PhaseModel, chernoff
+from dpcalc.core.pld.model import Direction, PhaseModel, chernoff, directions_of
 from dpcalc.core.pld.plan import INF_SHARE, cap, make_plan
 from dpcalc.core.pld.power import Measures, Usage, compose_run
-from dpcalc.core.pld.result import DEFAULT_ACCURACY, DIRECTIONS, PLDResult
+from dpcalc.core.pld.result import DEFAULT_ACCURACY, PLDResult
 
 # The refinement stops before a grid would exceed this many bins.
 MAX_BINS = 1 << 21
@@ -34,6 +34,7 @@ class Setup:
     models: dict[str, list[PhaseModel]]
     tilts: dict[str, tuple[float, float]]
     order: list[str]  # directions, the likely binding one first
+    roles: dict[str, Direction]  # what each direction's composition bounds
     events: int
     scale: float
     reference: float
@@ -41,14 +42,10 @@ class Setup:
     coarse_first: bool
 
 
-def symmetric(phases: Sequence[Phase]) -> bool:
-    """Without subsampling the Gaussian and Laplace pairs are symmetric: add = remove."""
-    return all(phase.sampling_probability == 1.0 for phase in phases)
-
-
 def prepare(phases: Sequence[Phase], delta: float | None, epsilon: float | None, accuracy: float) -> Setup:
     """The tilts (Chernoff saddle points), truncation caps and grid scale of a run."""
-    directions = DIRECTIONS[:1] if symmetric(phases) else DIRECTIONS
+    roles = {direction.name: direction for direction in directions_of(phases)}
+    directions = list(roles)
     models = {d: [PhaseModel(phase, d) for phase in phases] for d in directions}
     tilts = {d: chernoff(models[d], delta, epsilon) for d in directions}
     # The tilt is chosen for the measure the grid represents: losses beyond the upper
@@ -60,8 +57,9 @@ def prepare(phases: Sequence[Phase], delta: float | None, epsilon: float | None,
         for model in models[d]:
             model.cap = cap(model, math.log(INF_SHARE * max(delta_scale, 1e-300)), events)
         tilts[d] = chernoff(models[d], delta, epsilon)
-    # the direction with the larger Chernoff estimate is most likely the binding one
-    order = sorted(directions, key=lambda d: tilts[d][1], reverse=True)
+    # the direction with the larger Chernoff estimate is most likely the binding one; directions
+    # that bound from above come first (their bound is the one every run needs)
+    order = sorted(directions, key=lambda d: (not roles[d].upper, -tilts[d][1]))
     total_steps = sum(phase.steps for phase in phases)
     # both bounds err by O(h^2) per step and per coarsening; the number of coarsenings grows
     # with log T, so the grids are refined by sqrt(log2 T / 14) beyond T ~ 16000
@@ -82,7 +80,7 @@ def prepare(phases: Sequence[Phase], delta: float | None, epsilon: float | None,
     # A run whose Chernoff bound already gives epsilon = 0 first tries a coarse grid, which
     # certifies epsilon_upper = 0 cheaply when that is the answer.
     coarse_first = delta is not None and tilts[order[0]][1] <= 0.0
-    return Setup(models, tilts, order, events, scale, reference, per_step_error, coarse_first)
+    return Setup(models, tilts, order, roles, events, scale, reference, per_step_error, coarse_first)
 
 
 def bounds_of(measures: Measures, delta: float | None, epsilon: float | None) -> tuple[float, float | None]:
@@ -108,6 +106,9 @@ class Attempt:
     bins: int
     capped: bool
     measures: dict[str, Measures]  # direction -> its composed measures
+    # The discretisation's part of the width: the largest upper - lower of one composed
+    # direction's own measures.
+    numeric_width: float = math.inf
 
     @property
     def value(self) -> float:
@@ -115,10 +116,17 @@ class Attempt:
         return self.upper if math.isfinite(self.upper) else 0.0
 
     @property
-    def width(self) -> float:
+    def interval_width(self) -> float:
         """upper - lower (the lower bound must have been asked for)."""
         assert self.lower is not None
         return self.upper - self.lower
+
+    @property
+    def width(self) -> float:
+        """The width a finer grid can narrow: upper - lower, or, where the upper and lower bounds
+        come from different pairs (uniform sampling), the widest discretisation interval of a
+        composed direction; beyond it the interval is the gap between the pairs."""
+        return min(self.interval_width, self.numeric_width)
 
     def unresolved(self, delta: float | None) -> bool:
         """The grid could not certify the target delta (the upper bound is inf)."""
@@ -129,38 +137,46 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
             min_step: float, full: bool = False, want_lower: bool = True) -> Attempt:
     """One grid of `account_grid`, `scale` times finer than the default accuracy's.
 
+    The upper bound is the largest upper bound of the directions that bound from above, the
+    lower bound the largest lower bound of those that bound from below (`model.Direction`).
     With `full`, every direction is composed in full (their measures are kept); otherwise a
     direction after the first is composed only when a cheaper upper bound for it exceeds the
-    first direction's upper bound.
+    bound it could raise (the upper bound, or the lower bound for a direction that only bounds
+    from below).
     """
     usage = Usage()
-    first = setup.order[0]
-    plan = make_plan(*setup.tilts[first], delta, scale, inf_share, setup.events, min_step)
-    measures = compose_run(setup.models[first], plan, want_lower, usage)
-    kept = {first: measures}
-    upper, lower = bounds_of(measures, delta, epsilon)
-    binding = first
-    grid_step = measures.upper.bulk.h
-    for other in setup.order[1:]:
-        # A cheaper upper bound for the other direction settles most runs: if it does not
-        # exceed the first direction's upper bound, the maximum over directions is unchanged
-        # and the first direction's lower bound is a lower bound of the maximum.
-        if not full:
-            rough_plan = make_plan(*setup.tilts[other], delta, scale * 0.5, inf_share, setup.events, min_step)
-            rough_upper, _ = bounds_of(compose_run(setup.models[other], rough_plan, False, usage), delta, epsilon)
-            if rough_upper <= upper:
+    upper = -math.inf
+    lower: float | None = None
+    numeric = 0.0
+    binding, grid_step = setup.order[0], 0.0
+    kept: dict[str, Measures] = {}
+    for direction in setup.order:
+        role = setup.roles[direction]
+        if not want_lower and not role.upper:
+            continue
+        if kept and not full:
+            # A cheaper upper bound settles most runs: if it cannot raise the bound this
+            # direction contributes to, the direction is left out (the maximum is unchanged, and
+            # the lower bounds already found remain lower bounds of the run).
+            rough_plan = make_plan(*setup.tilts[direction], delta, scale * 0.5, inf_share, setup.events, min_step)
+            rough_upper, _ = bounds_of(compose_run(setup.models[direction], rough_plan, False, usage), delta, epsilon)
+            raises_upper = role.upper and rough_upper > upper
+            raises_lower = want_lower and role.lower and (lower is None or rough_upper > lower)
+            if not (raises_upper or raises_lower):
                 continue
-        plan_other = make_plan(*setup.tilts[other], delta, scale, inf_share, setup.events, min_step)
-        composed = compose_run(setup.models[other], plan_other, want_lower, usage)
-        kept[other] = composed
-        other_upper, other_lower = bounds_of(composed, delta, epsilon)
-        if other_upper > upper:
-            binding = other
-            grid_step = composed.upper.bulk.h
-        upper = max(upper, other_upper)
-        if lower is not None and other_lower is not None:
-            lower = max(lower, other_lower)
-    return Attempt(upper, lower, binding, grid_step, usage.bins, usage.capped, kept)
+        plan = make_plan(*setup.tilts[direction], delta, scale, inf_share, setup.events, min_step)
+        composed = compose_run(setup.models[direction], plan, want_lower, usage)
+        kept[direction] = composed
+        this_upper, this_lower = bounds_of(composed, delta, epsilon)
+        if this_lower is not None:
+            numeric = max(numeric, this_upper - this_lower)
+        if role.upper and this_upper > upper:
+            upper, binding, grid_step = this_upper, direction, composed.upper.bulk.h
+        if role.lower and this_lower is not None:
+            lower = this_lower if lower is None else max(lower, this_lower)
+    if want_lower and lower is None:
+        lower = 0.0
+    return Attempt(upper, lower, binding, grid_step, usage.bins, usage.capped, kept, numeric)
 
 
 @dataclass(frozen=True)
@@ -169,6 +185,7 @@ class GridAccount:
 
     result: PLDResult
     measures: dict[str, Measures]
+    roles: dict[str, Direction]
 
 
 def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,
@@ -232,12 +249,20 @@ def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
             f"the certified interval is {outcome.width:.3g} wide (relative {reached:.2g}), more than the "
             f"requested accuracy {accuracy:g} x {outcome.value:.6g}: {limit}."
         )
+    elif outcome.interval_width > accuracy * outcome.value:
+        reached = outcome.interval_width / outcome.value
+        warnings.append(
+            f"the certified interval is {outcome.interval_width:.3g} wide (relative {reached:.2g}): the grid "
+            f"meets the requested accuracy {accuracy:g}, and the rest is the gap between the pair that "
+            "dominates fixed-size batches (upper bound) and the pair that some neighbouring datasets "
+            "attain (lower bound); the true epsilon lies between them."
+        )
     result = PLDResult.bounds(
         delta=delta, epsilon=epsilon, upper=outcome.upper, lower=outcome.lower, accuracy=accuracy,
         grid_step=outcome.grid_step, grid_size=outcome.bins, binding=outcome.binding, attempts=attempts,
         phases=phases, warnings=tuple(warnings),
     )
-    return GridAccount(result, outcome.measures)
+    return GridAccount(result, outcome.measures, setup.roles)
 
 
 def first_upper(phases: tuple[Phase, ...], delta: float, accuracy: float) -> tuple[float, float]:

@@ -84,6 +84,9 @@ def check_phases(phases: Sequence[Phase]) -> tuple[Phase, ...]:
     for phase in phases:
         if not isinstance(phase, Phase):
             raise TypeError(f"phases must be Phase objects, got {type(phase).__name__}")
+    relations = {phase.neighbours for phase in phases}
+    if len(relations) > 1:
+        raise ValueError(f"the phases of a run share one neighbour relation, got {', '.join(sorted(relations))}")
     return phases
 
 

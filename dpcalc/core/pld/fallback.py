@@ -50,8 +50,9 @@ def out_of_range(phases: Sequence[Phase]) -> str | None:
 
 
 def log_gdp_mu(phases: Sequence[Phase]) -> float:
-    """log mu of sqrt(sum T_i / sigma_i^2) over the Gaussian phases (-inf if none)."""
-    terms = [math.log(phase.steps) - 2.0 * math.log(phase.noise)
+    """log mu of sqrt(sum T_i (shift_i / sigma_i)^2) over the Gaussian phases (-inf if none):
+    the shift is 2 under replace-one, 1 otherwise (`Phase.shift`)."""
+    terms = [math.log(phase.steps) + 2.0 * (math.log(phase.shift) - math.log(phase.noise))
              for phase in phases if phase.mechanism == "gaussian"]
     if not terms:
         return -math.inf
@@ -108,7 +109,9 @@ def _total_variation_upper(phases: Sequence[Phase]) -> float:
     total = 0.0
     for phase in phases:
         if phase.mechanism == "gaussian":
-            tv = math.erf(0.5 / (phase.noise * math.sqrt(2.0)))
+            # the unsubsampled pair is N(0, sigma^2) against N(shift, sigma^2); under replace-one
+            # Poisson and fixed-size batches alike the subsampled pair differs from it with probability p
+            tv = math.erf(0.5 * phase.shift / (phase.noise * math.sqrt(2.0)))
         else:
             tv = -math.expm1(-0.5 / phase.noise)
         total += phase.steps_float * phase.sampling_probability * tv * (1.0 + 1e-12)
@@ -124,6 +127,8 @@ def _rdp_upper(phases: Sequence[Phase], delta: float | None, epsilon: float | No
     from dpcalc.core import rdp
 
     fail = math.inf if delta is not None else 1.0
+    if any(phase.sampling != "poisson" or phase.neighbours == "replace-one" for phase in phases):
+        return fail  # the RDP accountant covers Poisson sampling under add-remove and zero-out
     try:
         with np.errstate(all="ignore"):
             result = rdp.rdp_accountant(phases, delta=delta, epsilon=epsilon)
@@ -149,13 +154,19 @@ def _one_step_lower(phase: Phase, delta: float | None, epsilon: float | None) ->
     m = ((1 - p) e^(-1/b) + p)/2 (x >= 1); k steps together reach k a+ with P-mass m^k.
     With eps = l - c the bound is P(L >= l) (1 - e^(-c)), for a few shares c.
     Returns epsilon_lower (delta given) or delta_lower (epsilon given); 0 when nothing is shown.
+
+    Fixed-size batches (replace-one): the same at noise sigma/2, their attained pair being the
+    Poisson pair at sensitivity 2. Poisson, replace-one: L(x) = log r(x) - log r(-x) >= log r(x)
+    where x >= -1/2 (r(-x) <= 1 there), so the bound holds for the z with 1 - z s >= -1/2.
     """
     from dpcalc.core.special import ndtr, ndtri
 
     p = phase.sampling_probability
     best = 0.0
     if phase.mechanism == "gaussian":
-        s = phase.noise
+        s = phase.noise / 2.0 if phase.sampling == "uniform" else phase.noise
+        # replace-one Poisson: only thresholds x = 1 - z s >= -1/2
+        z_max = 1.5 / s if (phase.neighbours == "replace-one" and phase.sampling == "poisson") else math.inf
         log_inv = -math.log(2.0) - 2.0 * math.log(s)  # log(1/(2 s^2))
         inv = math.exp(log_inv) if log_inv < 700.0 else math.inf
         for c in _LOWER_SHARES:
@@ -167,6 +178,8 @@ def _one_step_lower(phase: Phase, delta: float | None, epsilon: float | None) ->
                     continue
                 z = ndtri(q)
                 z += 1e-9 * (1.0 + abs(z))  # Phi(z) >= q despite the rounding of ndtri
+                if z > z_max:
+                    continue
                 value = math.log(p) + inv - z / s - c
                 if math.isinf(value):
                     return sys.float_info.max
@@ -176,6 +189,7 @@ def _one_step_lower(phase: Phase, delta: float | None, epsilon: float | None) ->
                 assert epsilon is not None
                 z = s * (math.log(p) - epsilon - c) + (0.5 / s if s > 1e-300 else math.inf)
                 z -= 1e-9 * (1.0 + abs(z)) if math.isfinite(z) else 0.0
+                z = min(z, z_max)  # a smaller z still satisfies l(z) >= eps + c
                 best = max(best, p * ndtr(z) * gain * (1.0 - 1e-9))
         return best
     inv_b = 1.0 / phase.noise

@@ -14,7 +14,7 @@ from dpcalc.core.pld.accountant import MAX_ATTEMPTS, MAX_BINS, Setup, prepare
 from dpcalc.core.pld.api import tight_epsilon
 from dpcalc.core.pld.fallback import out_of_range
 from dpcalc.core.pld.layers import Layered
-from dpcalc.core.pld.model import PhaseModel
+from dpcalc.core.pld.model import PhaseModel, directions_of
 from dpcalc.core.pld.over_steps import Row
 from dpcalc.core.pld.plan import INF_SHARE, make_plan, step_measures
 from dpcalc.core.pld.power import Powers, Usage
@@ -147,8 +147,8 @@ def _largest_shared(phase: Phase, delta: float, target: float, accuracy: float, 
                     estimate: float | None, neighbours: Neighbours) -> Answer | None:
     """`largest_steps` by one shared composition; None when it cannot finish or certify."""
     one = dataclasses.replace(phase, steps=1)
-    if out_of_range((one,)) is not None:
-        return None
+    if out_of_range((one,)) is not None or not all(d.upper and d.lower for d in directions_of((one,))):
+        return None  # (fixed-size batches bound each side by a pair of its own: bisection)
     with work.guard():
         if estimate is None or not estimate > 0.0:
             estimate = _gaussian_estimate(PhaseModel(one, DIRECTIONS[0]), delta, target)

@@ -10,22 +10,67 @@ stores measures tilted by it (S5 of docs/pld-soundness.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld.measure import kappa
-from dpcalc.core.pld.pairs import GaussianPair, LaplacePair, Pair
+from dpcalc.core.pld.pairs import GaussianPair, LaplacePair, Pair, ReplaceOnePair, SymmetrisedPair
+from dpcalc.core.pld.result import DIRECTIONS, SYMMETRIC
 
 # Tilt range: lam is the Chernoff saddle point clipped to this interval (lam = order - 1).
 LAM_MIN = 1e-3
 LAM_MAX = 1e5
 
 
+@dataclass(frozen=True)
+class Direction:
+    """One pair per phase composed over the run, and what its composition bounds: the run's
+    epsilon from above (`upper`: the pairs dominate the phases), from below (`lower`: the pairs
+    are attained by some pair of neighbouring datasets), or both."""
+
+    name: str
+    upper: bool
+    lower: bool
+
+
+def directions_of(phases: Sequence[Phase]) -> tuple[Direction, ...]:
+    """The directions a run is composed in (docs/mathematics.md, "Neighbour relations").
+
+    add-remove and zero-out: the remove and the add pair, both tight (one when nothing is
+    subsampled: the pair is then its own reverse). replace-one: every pair is its own reverse,
+    so one direction, unless a phase samples fixed-size batches: its two-part pair dominates
+    (upper) but is not attained, and its attained pair, in both orders, gives the lower bound.
+    """
+    if not any(phase.neighbours == "replace-one" for phase in phases):
+        if all(phase.sampling_probability == 1.0 for phase in phases):
+            return (Direction(DIRECTIONS[0], True, True),)
+        return tuple(Direction(name, True, True) for name in DIRECTIONS)
+    if not any(phase.sampling == "uniform" and phase.sampling_probability < 1.0 for phase in phases):
+        return (Direction(SYMMETRIC, True, True),)
+    return (Direction(SYMMETRIC, True, False), *(Direction(name, False, True) for name in DIRECTIONS))
+
+
 def pair_of(phase: Phase, direction: str) -> Pair:
-    """The dominating pair of one step of `phase` in `direction` ("remove" or "add")."""
-    if phase.mechanism == "gaussian":
-        return GaussianPair(phase.sampling_probability, phase.noise, direction)
-    return LaplacePair(phase.sampling_probability, phase.noise, direction)
+    """The pair of one step of `phase` in `direction` (remove, add or symmetric).
+
+    Poisson, add-remove or zero-out: the subsampled mechanism's remove or add pair. Poisson,
+    replace-one: the pair of Lebeda et al. 2024, its own reverse. Uniform (replace-one): the
+    Poisson pair at rate b/n and sensitivity 2 (noise sigma/2 in units of the shift) is attained in
+    either order (remove, add); the symmetrised two-part pair dominates (symmetric).
+    """
+    p, noise = phase.sampling_probability, phase.noise
+    if phase.mechanism == "laplace":
+        return LaplacePair(p, noise, direction)
+    if phase.sampling == "uniform":
+        if direction != SYMMETRIC:
+            return GaussianPair(p, noise / 2.0, direction)
+        if p == 1.0:
+            return GaussianPair(p, noise / 2.0, DIRECTIONS[0])
+        return SymmetrisedPair(GaussianPair(p, noise / 2.0, "remove"), GaussianPair(p, noise / 2.0, "add"))
+    if phase.neighbours == "replace-one":
+        return ReplaceOnePair(p, noise)
+    return GaussianPair(p, noise, DIRECTIONS[0] if direction == SYMMETRIC else direction)
 
 
 class PhaseModel:

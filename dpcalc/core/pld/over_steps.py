@@ -13,6 +13,7 @@ from dpcalc.core.pld import bounds, work
 from dpcalc.core.pld.accountant import prepare
 from dpcalc.core.pld.api import tight_epsilon
 from dpcalc.core.pld.fallback import out_of_range
+from dpcalc.core.pld.model import directions_of
 from dpcalc.core.pld.plan import INF_SHARE, make_plan, step_measures
 from dpcalc.core.pld.power import Powers, Usage
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, DIRECTIONS, PLDResult
@@ -83,8 +84,8 @@ class Row:
 def _shared_steps(phase: Phase, delta: float, distinct: list[int], accuracy: float) -> dict[int, PLDResult]:
     """The rows of `tight_epsilons_over_steps` that one shared composition certifies."""
     top = dataclasses.replace(phase, steps=distinct[-1])
-    if out_of_range((top,)) is not None:
-        return {}
+    if out_of_range((top,)) is not None or not all(d.upper and d.lower for d in directions_of((top,))):
+        return {}  # (fixed-size batches bound each side by a pair of its own: one call per row)
     rows = {count: Row() for count in distinct}
     usage = Usage()
     with work.guard(work.WORK_LIMIT + _SHARED_WORK_PER_ROW * len(distinct)) as guard:

@@ -181,8 +181,8 @@ class GaussianPair(Pair):
         log_m0, rel_m0 = log_interval_mass(t0_lo, t0_hi)
         log_m1, rel_m1 = log_interval_mass(t1_lo, t1_hi)
         # sensitivity to the rounding of the end points: density * error / mass
-        rel_m0 = rel_m0 + self._x_sensitivity(t0_lo, e_lo, t0_hi, e_hi, log_m0)
-        rel_m1 = rel_m1 + self._x_sensitivity(t1_lo, e_lo, t1_hi, e_hi, log_m1)
+        rel_m0 = rel_m0 + _x_sensitivity(s, t0_lo, e_lo, t0_hi, e_hi, log_m0)
+        rel_m1 = rel_m1 + _x_sensitivity(s, t1_lo, e_lo, t1_hi, e_hi, log_m1)
         if self.p == 1.0:
             mix_log, mix_rel = log_m1, rel_m1
         else:
@@ -192,15 +192,6 @@ class GaussianPair(Pair):
         if self.direction == "remove":
             return CellMasses(mix_log, mix_rel, log_m0, rel_m0)
         return CellMasses(log_m0, rel_m0, mix_log, mix_rel)
-
-    def _x_sensitivity(self, t_lo: np.ndarray, e_lo: np.ndarray, t_hi: np.ndarray, e_hi: np.ndarray,
-                       log_mass: np.ndarray) -> np.ndarray:
-        s = self.sigma
-        with np.errstate(invalid="ignore", over="ignore"):
-            a = np.where(np.isfinite(t_lo), np.exp(np.minimum(log_density(t_lo) - log_mass, 700.0)) * e_lo / s, 0.0)
-            b = np.where(np.isfinite(t_hi), np.exp(np.minimum(log_density(t_hi) - log_mass, 700.0)) * e_hi / s, 0.0)
-        out = a + b
-        return np.where(np.isneginf(log_mass), 0.0, out)
 
     # -- quadrature ---------------------------------------------------------------------------
 
@@ -248,6 +239,12 @@ class GaussianPair(Pair):
         mean = float((weight * loss).sum() / total)
         variance = float((weight * (loss - mean) ** 2).sum() / total)
         return mean, variance
+
+
+@functools.lru_cache(maxsize=1)
+def _gauss_legendre_16() -> tuple[np.ndarray, np.ndarray]:
+    """16-point Gauss-Legendre rule on [-1, 1]."""
+    return np.polynomial.legendre.leggauss(16)
 
 
 @functools.lru_cache(maxsize=1)
@@ -394,3 +391,231 @@ class LaplacePair(Pair):
         mean = float((weight * loss).sum() / total)
         variance = float((weight * (loss - mean) ** 2).sum() / total)
         return mean, variance
+
+
+class ReplaceOnePair(Pair):
+    """Poisson-subsampled Gaussian mechanism under replace-one neighbours (sensitivity 1 in
+    each record's contribution, so the two datasets' sums differ by up to 2):
+
+        P = (1 - p) N(0, s^2) + p N(1, s^2),   Q = (1 - p) N(0, s^2) + p N(-1, s^2),
+
+    the tight dominating pair of Lebeda, Regehr, Kamath, Steinke 2024 (arXiv 2405.20769),
+    attained when the replaced record's clipped gradient is +C and its replacement's -C. With
+    r(y) = 1 - p + p e^((y - 1/2)/s^2) the loss is L(x) = log r(x) - log r(-x), increasing and odd
+    in x, so the pair is its own reverse (L under Q is -L under P): one direction suffices. Its
+    inverse has the closed form (docs/mathematics.md, "Neighbour relations")
+
+        x(l) = s^2 (l/2 + asinh((1 - p) sinh(l/2) / c)),   c = p e^(-1/(2 s^2)),
+
+    free of cancellation: sinh, the quotient and asinh each keep their relative accuracy.
+    """
+
+    def __init__(self, sampling_probability: float, noise_multiplier: float) -> None:
+        self.p = float(sampling_probability)
+        self.sigma = float(noise_multiplier)
+        self.ratio = _SubsampledRatio(self.p, self.sigma**2)
+        self.support = (-math.inf, math.inf)
+        s2 = self.sigma**2
+        self._log_c = math.log(self.p) - 0.5 / s2  # log c
+        # relative error of (1 - p)/c: log1p, exp of 1/(2 s^2) (itself rounded), the division
+        self._rel_t = 8.0 * U * (1.0 + 0.5 / s2)
+
+    def inverse(self, loss: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """x(l) for each loss l, and a bound on its absolute rounding error."""
+        loss = np.asarray(loss, dtype=float)
+        s2 = self.sigma**2
+        half = 0.5 * np.where(np.isfinite(loss), loss, 0.0)
+        if self.p == 1.0:
+            asinh_t = np.zeros_like(half)
+            err_as = np.zeros_like(half)
+        else:
+            log_scale = math.log1p(-self.p) - self._log_c  # log((1 - p)/c)
+            with np.errstate(over="ignore"):
+                t = np.sinh(half) * math.exp(log_scale) if log_scale < 700.0 else np.full_like(half, math.inf)
+            big = ~np.isfinite(t) | (np.abs(t) > 1e150)
+            # asinh(t) = sign(t) (log 2 + log|t|) to double precision for |t| > 1e150, with
+            # log|sinh(l/2)| = |l|/2 + log(1 - e^-|l|) - log 2
+            a = np.abs(half)
+            with np.errstate(divide="ignore"):
+                log_abs_t = a + np.log(-np.expm1(-2.0 * np.where(big, a, 1.0))) - math.log(2.0) + log_scale
+            asinh_big = np.sign(half) * (math.log(2.0) + log_abs_t)
+            asinh_t = np.where(big, asinh_big, np.arcsinh(np.where(big, 0.0, t)))
+            # relative error of t (sinh within 2 ulps, the scale) becomes an absolute error of at
+            # most that in asinh (|t| asinh'(t) <= 1); plus 2 ulps of the result
+            err_as = self._rel_t + 4.0 * U + 4.0 * U * np.abs(asinh_t) + 4.0 * U * a
+        x = s2 * (half + asinh_t)
+        err = s2 * (err_as + 2.0 * U * (np.abs(half) + np.abs(asinh_t))) + 4.0 * U * np.abs(x)
+        x = np.where(np.isposinf(loss), math.inf, np.where(np.isneginf(loss), -math.inf, x))
+        return x, np.where(np.isfinite(x), err, 0.0)
+
+    def log_loss(self, x: np.ndarray) -> np.ndarray:
+        """L(x) = log r(x) - log r(-x) (quadrature only)."""
+        loss: np.ndarray = self.ratio.log_ratio(x) - self.ratio.log_ratio(-x)
+        return loss
+
+    def cell_masses(self, edges: np.ndarray) -> CellMasses:
+        """`Pair.cell_masses`: the x-interval of each loss cell and its masses under N(0), N(1)
+        and N(-1) as differences of normal tails, with their error bounds (S2)."""
+        edges = np.asarray(edges, dtype=float)
+        x, err = self.inverse(edges)
+        x_lo, e_lo, x_hi, e_hi = x[:-1], err[:-1], x[1:], err[1:]
+        s = self.sigma
+        masses = []
+        for shift in (0.0, 1.0, -1.0):
+            t_lo, t_hi = (x_lo - shift) / s, (x_hi - shift) / s
+            log_m, rel_m = log_interval_mass(t_lo, t_hi)
+            rel_m = rel_m + _x_sensitivity(s, t_lo, e_lo, t_hi, e_hi, log_m)
+            masses.append((log_m, rel_m))
+        (log_m0, rel_m0), (log_up, rel_up), (log_down, rel_down) = masses
+        if self.p == 1.0:
+            return CellMasses(log_up, rel_up, log_down, rel_down)
+        log1m_p, log_p = self.ratio.log1m_p, self.ratio.log_p
+        p_log, p_rel = _combine(log1m_p + log_m0, rel_m0 + 2.0 * U, log_p + log_up, rel_up + 2.0 * U)
+        q_log, q_rel = _combine(log1m_p + log_m0, rel_m0 + 2.0 * U, log_p + log_down, rel_down + 2.0 * U)
+        return CellMasses(p_log, p_rel, q_log, q_rel)
+
+    def _weights(self, power: float, cap: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
+        """Quadrature points x and log weights of E_Q[(P/Q)^power f(L)] (trapezoid in z = x/s)."""
+        step = 0.125
+        low, high = sorted((0.0, power / self.sigma))
+        if high - low <= 80.0:
+            z = np.arange(low - 40.0, high + 40.0 + step, step)
+        else:
+            z = np.concatenate((np.arange(low - 40.0, low + 40.0, step), np.arange(high - 40.0, high + 40.0 + step, step)))
+        x = self.sigma * z
+        log_q = log_density(z) + self.ratio.log_ratio(-x)  # Q's density in z: phi(z) r(-x)
+        loss = self.log_loss(x)
+        keep = loss < cap
+        return x[keep], log_q[keep] + power * loss[keep] + math.log(step)
+
+    def log_mgf(self, lam: float, cap: float = math.inf) -> float:
+        """`Pair.log_mgf` by quadrature over x: E_P[e^(lam L)] = E_Q[e^((lam + 1) L)]."""
+        _, values = self._weights(lam + 1.0, cap)
+        if len(values) == 0:
+            return -math.inf
+        top = float(values.max())
+        return top + math.log(float(np.exp(values - top).sum()))
+
+    def moments(self) -> tuple[float, float]:
+        """`Pair.moments`: mean and variance of the loss under P, by the same quadrature."""
+        x, log_w = self._weights(1.0)
+        weight = np.exp(log_w)
+        loss = self.log_loss(x)
+        total = weight.sum()
+        mean = float((weight * loss).sum() / total)
+        variance = float((weight * (loss - mean) ** 2).sum() / total)
+        return mean, variance
+
+
+def _x_sensitivity(s: float, t_lo: np.ndarray, e_lo: np.ndarray, t_hi: np.ndarray, e_hi: np.ndarray,
+                   log_mass: np.ndarray) -> np.ndarray:
+    """Relative change of a normal interval mass when its end points x = s t move by e_lo, e_hi:
+    density times error over mass (the rounding of x, S2)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        a = np.where(np.isfinite(t_lo), np.exp(np.minimum(log_density(t_lo) - log_mass, 700.0)) * e_lo / s, 0.0)
+        b = np.where(np.isfinite(t_hi), np.exp(np.minimum(log_density(t_hi) - log_mass, 700.0)) * e_hi / s, 0.0)
+    out = a + b
+    return np.where(np.isneginf(log_mass), 0.0, out)
+
+
+class SymmetrisedPair(Pair):
+    """The two-part pair of a mechanism whose remove pair (A, B) dominates it for eps >= 0 and
+    whose add pair (B, A) dominates it for eps < 0 (Zhu, Dong, Wang 2022, arXiv 2106.08567,
+    Sec. 5 and Prop. 30): its privacy profile is the larger of the two at every eps, its
+    trade-off function the symmetrised C_p(f) of Dong, Roth, Su 2022 (Thm 4.2). This is the
+    dominating pair of sampling without replacement (fixed batches) under replace-one, with
+    (A, B) the Poisson-subsampled Gaussian pair at rate b/n and sensitivity 2.
+
+    From the profile, P(L > e) = delta(e) - delta'(e) and Q(L > e) = -e^(-e) delta'(e)
+    (docs/mathematics.md, "Sampling without replacement"), so its loss has the remove pair's
+    law above 0, the add pair's below 0, and an atom at 0 carrying the rest. For the
+    Gaussian pairs here (x the mechanism's output, s the noise in units of the sensitivity)
+    the remove loss is positive and the add loss negative exactly where x > 1/2, so the atom is
+
+        P(L = 0) = Q(L = 0) = (1 - p) P(|Z| < 1/(2 s)) = (1 - p) erf(1/(2 s sqrt 2)).
+    """
+
+    def __init__(self, remove: GaussianPair, add: GaussianPair) -> None:
+        if remove.direction != "remove" or add.direction != "add" or (remove.p, remove.sigma) != (add.p, add.sigma):
+            raise ValueError("a symmetrised pair takes the remove and add pairs of one mechanism")
+        self.remove, self.add = remove, add
+        self.support = (add.support[0], remove.support[1])
+        p, s = remove.p, remove.sigma
+        erf_value = math.erf(0.5 / (s * math.sqrt(2.0)))
+        atom = (1.0 - p) * erf_value if p < 1.0 else 0.0
+        # math.erf and the products are within a few ulps; 8u is a wide bound
+        self.log_atom = math.log(atom) if atom > 0.0 else -math.inf
+
+    def cell_masses(self, edges: np.ndarray) -> CellMasses:
+        """`Pair.cell_masses`: the add pair's masses of each cell's part below 0, the remove
+        pair's of its part at or above 0, and the atom in the cell that holds 0 (S2)."""
+        edges = np.asarray(edges, dtype=float)
+        below = self.add.cell_masses(np.minimum(edges, 0.0))
+        above = self.remove.cell_masses(np.maximum(edges, 0.0))
+        log_p, rel_p = _combine(below.log_p, below.rel_p, above.log_p, above.rel_p)
+        log_q, rel_q = _combine(below.log_q, below.rel_q, above.log_q, above.rel_q)
+        log_p, rel_p, log_q, rel_q = (np.array(v, dtype=float) for v in (log_p, rel_p, log_q, rel_q))
+        index = int(np.searchsorted(edges, 0.0, side="right")) - 1  # the cell [e_i, e_i+1) holding 0
+        if math.isfinite(self.log_atom) and 0 <= index < len(edges) - 1:
+            log_p[index], rel_p[index] = _combine(log_p[index], rel_p[index], self.log_atom, 8.0 * U)
+            log_q[index], rel_q[index] = _combine(log_q[index], rel_q[index], self.log_atom, 8.0 * U)
+        return CellMasses(log_p, rel_p, log_q, rel_q)
+
+    def _half_line(self, pair: GaussianPair, power: float, cap: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
+        """Points x > 1/2 and log weights of E_N(0,s^2)[r(x)^power g(x); x > 1/2]: 16-point
+        Gauss-Legendre on unit panels in z = x/s from z = 1/(2s), over the window of the integrand's
+        maximum (near z = 0 or z = power/s, as in `GaussianPair._grid`) and 40 beyond it. The
+        trapezoid rule of `_grid` is spectrally accurate on the whole line, not on a half line."""
+        nodes, weights = _gauss_legendre_16()
+        start = 0.5 / pair.sigma
+        windows = {(start, start + 40.0)}
+        peak = power / pair.sigma
+        if peak > start:
+            windows.add((max(start, peak - 40.0), peak + 40.0))
+        z_parts, w_parts = [], []
+        for a, b in sorted(windows):
+            left = np.arange(a, b, 1.0)
+            z_parts.append((left[:, None] + 0.5 * (nodes[None, :] + 1.0)).ravel())
+            w_parts.append(np.tile(0.5 * weights, len(left)))
+        z = np.concatenate(z_parts)
+        z, first = np.unique(z, return_index=True)  # overlapping windows: count each point once
+        log_w = np.log(np.concatenate(w_parts)[first])
+        x = pair.sigma * z
+        log_r = pair.ratio.log_ratio(x)
+        loss = log_r if pair.direction == "remove" else -log_r
+        keep = loss < cap
+        return x[keep], (log_density(z) + power * log_r + log_w)[keep]
+
+    def _parts(self, lam: float, cap: float) -> list[float]:
+        """log of E_P[e^(lam L); 0 < L < cap] (remove), E_P[e^(lam L); L < 0] (add) and the atom."""
+        parts = [self.log_atom if cap > 0.0 else -math.inf]
+        for pair, power in ((self.remove, lam + 1.0), (self.add, -lam)):
+            _, values = self._half_line(pair, power, cap)
+            if len(values):
+                top = float(values.max())
+                parts.append(top + math.log(float(np.exp(values - top).sum())))
+        return parts
+
+    def log_mgf(self, lam: float, cap: float = math.inf) -> float:
+        """`Pair.log_mgf`: the two halves by the pairs' quadratures, plus the atom."""
+        parts = np.array(self._parts(lam, cap))
+        top = float(parts.max())
+        if top == -math.inf:
+            return -math.inf
+        return top + math.log(float(np.exp(parts - top).sum()))
+
+    def moments(self) -> tuple[float, float]:
+        """`Pair.moments`: mean and variance of the loss under P (the atom at 0 adds nothing
+        to either sum but its weight)."""
+        sums = [0.0, 0.0, 0.0]  # mass, first and second moment
+        atom = math.exp(self.log_atom)
+        sums[0] += atom
+        for pair, power, sign in ((self.remove, 1.0, 1.0), (self.add, 0.0, -1.0)):
+            x, log_w = self._half_line(pair, power)
+            weight = np.exp(log_w)
+            loss = sign * pair.ratio.log_ratio(x)
+            sums[0] += float(weight.sum())
+            sums[1] += float((weight * loss).sum())
+            sums[2] += float((weight * loss * loss).sum())
+        mean = sums[1] / sums[0]
+        return mean, max(sums[2] / sums[0] - mean * mean, 0.0)

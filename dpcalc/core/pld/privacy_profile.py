@@ -57,10 +57,12 @@ def tight_profile(phases: Sequence[Phase], epsilons: Sequence[float], *,
                 grid = account_grid(checked, delta=None, epsilon=eps_tilt, accuracy=float(accuracy), full=True)
                 this_upper = np.zeros(len(points))
                 this_lower = np.zeros(len(points))
-                for measures in grid.measures.values():
+                for direction, measures in grid.measures.items():
                     assert measures.lower is not None
-                    this_upper = np.maximum(this_upper, bounds.bound_at(measures.upper, points))
-                    this_lower = np.maximum(this_lower, bounds.bound_at(measures.lower, points))
+                    if grid.roles[direction].upper:
+                        this_upper = np.maximum(this_upper, bounds.bound_at(measures.upper, points))
+                    if grid.roles[direction].lower:
+                        this_lower = np.maximum(this_lower, bounds.bound_at(measures.lower, points))
             if guard.failure is not None:
                 reason = guard.failure
                 continue

@@ -13,6 +13,8 @@ from dpcalc.core.phases import Phase
 
 # The two directions of add/remove adjacency; each has its own dominating pair (`pairs`).
 DIRECTIONS = ("remove", "add")
+# The one direction of a run whose pairs are all their own reverse (replace-one neighbours).
+SYMMETRIC = "symmetric"
 
 
 @dataclass(frozen=True)
@@ -23,7 +25,8 @@ class PLDResult:
     `epsilon` = `epsilon_upper`; delta, delta_lower and delta_upper echo the target. With a
     target epsilon: `delta_upper` (to quote), `delta_lower` and `delta` = `delta_upper`.
     `grid_step` is the step of the final grid (0 for the closed forms), `grid_size` the largest
-    number of bins used; `binding` names the direction (remove/add) that sets the upper bound.
+    number of bins used; `binding` names the direction that sets the upper bound: remove or add
+    (add-remove and zero-out neighbours), symmetric (replace-one, whose pairs are their own reverse).
     """
 
     epsilon: float

@@ -135,6 +135,12 @@ def phase_rdp(phase: Phase, orders: Sequence[float] | np.ndarray) -> tuple[np.nd
     raise ValueError(f"mechanism must be 'gaussian' or 'laplace', got mechanism={phase.mechanism!r}")
 
 
+# What the RDP curves cover: Poisson sampling under add-remove or zero-out neighbours (the
+# same dominating pair: Mironov, Talwar, Zhang 2019).
+RDP_COVERS = ("the RDP accountant covers Poisson sampling under add-remove or zero-out neighbours; "
+              "for replace-one neighbours or fixed-size batches use the PLD accountant (dpcalc pld)")
+
+
 def composed_rdp(
     phases: Sequence[Phase], orders: Sequence[float], *, per_step_cache: dict[Any, Any] | None = None
 ) -> tuple[np.ndarray, tuple[OrderBound, ...]]:
@@ -148,6 +154,9 @@ def composed_rdp(
     """
     if not phases:
         raise ValueError("give at least one phase")
+    for phase in phases:
+        if phase.sampling != "poisson" or phase.neighbours == "replace-one":
+            raise ValueError(RDP_COVERS)
     order_array = _check_orders(orders)
     steps_by_mechanism: dict[_MechanismKey, int] = {}
     for phase in phases:

@@ -16,7 +16,8 @@ import pytest
 
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import DEFAULT_ACCURACY, tight_epsilon, work
-from dpcalc.core.pld.accountant import account_grid, first_upper, prepare, symmetric
+from dpcalc.core.pld.accountant import account_grid, first_upper, prepare
+from dpcalc.core.pld.model import directions_of
 from tests.core.pld.helpers import DESIGN_CARD, brackets, gaussian, gdp_delta, gdp_epsilon
 
 
@@ -33,8 +34,10 @@ def test_account_grid_meets_the_accuracy_on_the_design_card():
 
 
 def test_symmetric_runs_compose_one_direction():
-    assert symmetric([gaussian(1.0, 2.0, 10), Phase("laplace", sampling_probability=1.0, scale=1.0, steps=3)])
-    assert not symmetric([gaussian(1.0, 2.0, 10), gaussian(0.5, 2.0, 10)])
+    one = directions_of([gaussian(1.0, 2.0, 10), Phase("laplace", sampling_probability=1.0, scale=1.0, steps=3)])
+    assert [(d.name, d.upper, d.lower) for d in one] == [("remove", True, True)]
+    both = directions_of([gaussian(1.0, 2.0, 10), gaussian(0.5, 2.0, 10)])
+    assert [(d.name, d.upper, d.lower) for d in both] == [("remove", True, True), ("add", True, True)]
     assert prepare((gaussian(1.0, 2.0, 100),), 1e-5, None, DEFAULT_ACCURACY).order == ["remove"]
     setup = prepare((gaussian(0.1, 2.0, 100),), 1e-5, None, DEFAULT_ACCURACY)
     # both directions, the one with the larger Chernoff estimate (likely binding) first
