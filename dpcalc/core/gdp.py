@@ -130,14 +130,18 @@ def gdp_mu(phases: Sequence[Phase]) -> tuple[float | None, bool]:
 
     Unsampled phases are exactly sqrt(T)/sigma-GDP (DRS Thm 2.7 and Cor. 3.3); subsampled ones
     get the central-limit mu (BDLS Thm 4), which is an approximation (`approximate` is then
-    True). mu_i-GDP phases compose to sqrt(sum mu_i^2)-GDP.
+    True). mu_i-GDP phases compose to sqrt(sum mu_i^2)-GDP. Under replace-one an unsampled
+    phase is 2 sqrt(T)/sigma-GDP; a subsampled one has no central-limit formula here (None).
     """
     if any(item.mechanism != "gaussian" for item in phases):
+        return None, False
+    if any(item.sampling_probability < 1.0 and (item.sampling != "poisson" or item.neighbours == "replace-one")
+           for item in phases):
         return None, False
     total, approximate = 0.0, False
     for item in phases:
         if item.sampling_probability == 1.0:
-            mu = math.sqrt(item.steps) / item.noise
+            mu = item.shift * math.sqrt(item.steps) / item.noise
         else:
             mu = clt_mu(item.sampling_probability, item.noise, item.steps)
             approximate = True
