@@ -46,6 +46,8 @@ from dpcalc.core.validation import MAX_COUNT, MAX_COUNT_DIGITS, POSITIVE, PROBAB
 if TYPE_CHECKING:
     from fractions import Fraction
 
+    from dpcalc.core.phases import Neighbours, Sampling
+
 
 class MechanismChoice(str, Enum):
     gaussian = "gaussian"
@@ -132,6 +134,7 @@ def with_relation(phases: list[Phase], sampling: SamplingChoice | None,
     """The phases under --sampling and --neighbours (both apply to every phase), refused with the
     option named where the combination has no accounting (`core.phases.unsupported`)."""
     import dataclasses
+    from typing import cast
 
     from dpcalc.core.phases import unsupported
 
@@ -146,7 +149,8 @@ def with_relation(phases: list[Phase], sampling: SamplingChoice | None,
         if chosen_sampling == "uniform":
             raise InputError("--sampling must be poisson for --mechanism laplace, got uniform")
         raise InputError(f"--neighbours must be add-remove or zero-out for --mechanism laplace, got {chosen_neighbours}")
-    return [dataclasses.replace(item, sampling=chosen_sampling, neighbours=chosen_neighbours) for item in phases]
+    return [dataclasses.replace(item, sampling=cast("Sampling", chosen_sampling),
+                                neighbours=cast("Neighbours", chosen_neighbours)) for item in phases]
 
 
 # The options of a training run and the single-phase flags: (option, input name), in the order
