@@ -463,6 +463,10 @@ class ReplaceOnePair(Pair):
         masses = []
         for shift in (0.0, 1.0, -1.0):
             t_lo, t_hi = (x_lo - shift) / s, (x_hi - shift) / s
+            # the subtraction and the division round too: up to an ulp each of |x - shift| (in x);
+            # at p = 1 near x = 0 the inverse itself is exact and this is all the error there is
+            e_lo = err[:-1] + 4.0 * U * (np.abs(np.where(np.isfinite(x_lo), x_lo, 0.0)) + abs(shift))
+            e_hi = err[1:] + 4.0 * U * (np.abs(np.where(np.isfinite(x_hi), x_hi, 0.0)) + abs(shift))
             log_m, rel_m = log_interval_mass(t_lo, t_hi)
             rel_m = rel_m + _x_sensitivity(s, t_lo, e_lo, t_hi, e_hi, log_m)
             masses.append((log_m, rel_m))
