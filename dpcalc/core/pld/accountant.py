@@ -174,8 +174,6 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
             upper, binding, grid_step = this_upper, direction, composed.upper.bulk.h
         if role.lower and this_lower is not None:
             lower = this_lower if lower is None else max(lower, this_lower)
-    if want_lower and lower is None:
-        lower = 0.0
     return Attempt(upper, lower, binding, grid_step, usage.bins, usage.capped, kept, numeric)
 
 

@@ -66,6 +66,17 @@ def _combine(log_a: np.ndarray | float, rel_a: np.ndarray | float, log_b: np.nda
     return total, rel
 
 
+def _z_windows(peak: float) -> tuple[np.ndarray, float]:
+    """Trapezoid points z (step 0.125) over +-40 around 0 and around `peak`: one window when the
+    two are within 80 of each other, else two disjoint ones in increasing order (the Gaussian
+    pairs' integrands phi(z) r^power have their maxima near those two points)."""
+    step = 0.125
+    low, high = sorted((0.0, peak))
+    if high - low <= 80.0:
+        return np.arange(low - 40.0, high + 40.0 + step, step), step
+    return np.concatenate((np.arange(low - 40.0, low + 40.0, step), np.arange(high - 40.0, high + 40.0 + step, step))), step
+
+
 class Pair:
     """Interface of a dominating pair in one direction."""
 
@@ -206,12 +217,7 @@ class GaussianPair(Pair):
         make the trapezoid rule far more accurate than the tilt needs. Points whose loss is at
         or above `cap` are left out (the truncated MGF).
         """
-        step = 0.125
-        low, high = sorted((0.0, power / self.sigma))
-        if high - low <= 80.0:
-            z = np.arange(low - 40.0, high + 40.0 + step, step)
-        else:  # two disjoint windows, in increasing order
-            z = np.concatenate((np.arange(low - 40.0, low + 40.0, step), np.arange(high - 40.0, high + 40.0 + step, step)))
+        z, step = _z_windows(power / self.sigma)
         if math.isfinite(cap):
             log_r = self.ratio.log_ratio(self.sigma * z)
             loss = log_r if self.direction == "remove" else -log_r
@@ -480,12 +486,7 @@ class ReplaceOnePair(Pair):
 
     def _weights(self, power: float, cap: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
         """Quadrature points x and log weights of E_Q[(P/Q)^power f(L)] (trapezoid in z = x/s)."""
-        step = 0.125
-        low, high = sorted((0.0, power / self.sigma))
-        if high - low <= 80.0:
-            z = np.arange(low - 40.0, high + 40.0 + step, step)
-        else:
-            z = np.concatenate((np.arange(low - 40.0, low + 40.0, step), np.arange(high - 40.0, high + 40.0 + step, step)))
+        z, step = _z_windows(power / self.sigma)
         x = self.sigma * z
         log_q = log_density(z) + self.ratio.log_ratio(-x)  # Q's density in z: phi(z) r(-x)
         loss = self.log_loss(x)
