@@ -161,7 +161,7 @@ def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np
     with log Phi(-b) - log Phi(-a) = -(b - a)(b + a)/2 + log R(b) - log R(a), so that no tail
     value underflows. The returned relative error counts NORMAL_RELATIVE_ERROR for every
     tail value or log R used and the cancellation of the difference; the error of low and high
-    themselves is the caller's (see `pairs._x_sensitivity`).
+    themselves is the caller's (see `pairs.base._x_sensitivity`).
     """
     low = np.asarray(low, dtype=float)
     high = np.asarray(high, dtype=float)

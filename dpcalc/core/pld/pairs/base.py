@@ -1,0 +1,104 @@
+"""What every dominating pair shares: the `Pair` interface, `CellMasses` (log masses of loss
+cells with relative error bounds), and the helpers the pairs' discretisations and quadratures use.
+
+A pair (P, Q) is described by its privacy loss L = log(dP/dQ) under P: for any loss interval
+[a, b) the model returns P(a <= L < b) and Q(a <= L < b) (the same set of outcomes measured
+under Q), as logarithms with bounds on their relative errors. That is all the discretisation
+needs (see `discretise`). Every x a pair computes is a real number in floating point; the
+sensitivity of each mass to the rounding of x is added to its error bound, so the bounds hold
+for the exact interval (docs/pld-soundness.md, S2).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpcalc.core.pld.normal import UNIT_ROUNDOFF, log_density
+
+U = UNIT_ROUNDOFF
+
+# Bound on the rounding error of an atom's location log(1 - p + p e^(+-1/b)), relative to 1 + |loss|.
+ATOM_SLACK = 16.0 * UNIT_ROUNDOFF
+
+
+@dataclass(frozen=True)
+class CellMasses:
+    """log P and log Q of a sequence of loss intervals, with bounds on their relative errors.
+
+    The true P-mass lies in [exp(log_p) (1 - rel_p), exp(log_p) (1 + rel_p)], likewise for Q;
+    rel >= 1 means only the upper end is known.
+    """
+
+    log_p: np.ndarray
+    rel_p: np.ndarray
+    log_q: np.ndarray
+    rel_q: np.ndarray
+
+
+def _combine(log_a: np.ndarray | float, rel_a: np.ndarray | float, log_b: np.ndarray | float,
+             rel_b: np.ndarray | float) -> tuple[np.ndarray, np.ndarray]:
+    """log(A + B) of two non-negative quantities and the relative error of the sum."""
+    with np.errstate(invalid="ignore"):
+        total = np.logaddexp(log_a, log_b)
+    rel = np.maximum(rel_a, rel_b) + 2.0 * U
+    rel = np.where(np.isneginf(total), 0.0, rel)
+    return total, rel
+
+
+def _z_windows(peak: float) -> tuple[np.ndarray, float]:
+    """Trapezoid points z (step 0.125) over +-40 around 0 and around `peak`: one window when the
+    two are within 80 of each other, else two disjoint ones in increasing order (the Gaussian
+    pairs' integrands phi(z) r^power have their maxima near those two points)."""
+    step = 0.125
+    low, high = sorted((0.0, peak))
+    if high - low <= 80.0:
+        return np.arange(low - 40.0, high + 40.0 + step, step), step
+    return np.concatenate((np.arange(low - 40.0, low + 40.0, step), np.arange(high - 40.0, high + 40.0 + step, step))), step
+
+
+class Pair:
+    """Interface of a dominating pair in one direction."""
+
+    #: lowest and highest value the loss can take (possibly infinite); mass at the ends may be atoms
+    support: tuple[float, float]
+
+    def cell_masses(self, edges: np.ndarray) -> CellMasses:  # pragma: no cover - interface
+        """Masses of the intervals [edges[i], edges[i+1]); edges sorted, -inf/inf allowed."""
+        raise NotImplementedError
+
+    def log_mgf(self, lam: float, cap: float = math.inf) -> float:  # pragma: no cover - interface
+        """log E_P[exp(lam L); L < cap] by quadrature (cap = inf: lam times the Renyi divergence of order lam + 1)."""
+        raise NotImplementedError
+
+    def moments(self) -> tuple[float, float]:  # pragma: no cover - interface
+        """Mean and variance of L under P."""
+        raise NotImplementedError
+
+
+
+def _x_sensitivity(s: float, t_lo: np.ndarray, e_lo: np.ndarray, t_hi: np.ndarray, e_hi: np.ndarray,
+                   log_mass: np.ndarray) -> np.ndarray:
+    """Relative change of a normal interval mass when its end points x = s t move by e_lo, e_hi:
+    density times error over mass (the rounding of x, S2)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        a = np.where(np.isfinite(t_lo), np.exp(np.minimum(log_density(t_lo) - log_mass, 700.0)) * e_lo / s, 0.0)
+        b = np.where(np.isfinite(t_hi), np.exp(np.minimum(log_density(t_hi) - log_mass, 700.0)) * e_hi / s, 0.0)
+    out = a + b
+    return np.where(np.isneginf(log_mass), 0.0, out)
+
+
+
+@functools.lru_cache(maxsize=1)
+def _gauss_legendre_16() -> tuple[np.ndarray, np.ndarray]:
+    """16-point Gauss-Legendre rule on [-1, 1]."""
+    return np.polynomial.legendre.leggauss(16)
+
+
+@functools.lru_cache(maxsize=1)
+def _gauss_legendre() -> tuple[np.ndarray, np.ndarray]:
+    """200-point Gauss-Legendre rule on [-1, 1] (an eigenvalue problem: computed once)."""
+    return np.polynomial.legendre.leggauss(200)

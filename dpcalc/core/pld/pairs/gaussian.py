@@ -1,0 +1,171 @@
+"""The Poisson-subsampled Gaussian mechanism, sensitivity 1, noise multiplier sigma, add/remove
+adjacency (Mironov, Talwar, Zhang 2019, arXiv 1908.10530, Sec. 3; Zhu, Dong, Wang 2022, arXiv
+2106.08567, Prop. 30 for the two orders of the pair):
+
+    remove:  P = (1 - p) N(0, s^2) + p N(1, s^2),  Q = N(0, s^2)
+    add:     P = N(0, s^2),  Q = (1 - p) N(0, s^2) + p N(1, s^2)
+
+with the likelihood ratio r(x) = 1 - p + p exp((x - 1/2)/s^2), increasing in x. `_SubsampledRatio`
+(r and its inverse with an error bound) serves the Laplace and replace-one pairs too.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from dpcalc.core.pld.normal import log_density, log_interval_mass
+from dpcalc.core.pld.pairs.base import CellMasses, Pair, U, _combine, _x_sensitivity, _z_windows
+from dpcalc.core.special_array import log_expm1
+
+
+class _SubsampledRatio:
+    """r(x) = 1 - p + p e^((y - 1/2)/c) for y = x (Gaussian, c = sigma^2) or the Laplace exponent.
+
+    `inverse(l)` gives the point y where log r(y) = l, -inf where l <= log(1 - p), and a bound
+    on its absolute rounding error.
+    """
+
+    def __init__(self, p: float, scale: float) -> None:
+        self.p = p
+        self.scale = scale  # c in the exponent (y - 1/2)/c
+        self.log1m_p = math.log1p(-p) if p < 1.0 else -math.inf
+        self.log_p = math.log(p)
+
+    def inverse(self, loss: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        loss = np.asarray(loss, dtype=float)
+        c = self.scale
+        if self.p == 1.0:
+            y = 0.5 + c * loss
+            err = 4.0 * U * (np.abs(y) + c * np.abs(loss))
+            return y, np.where(np.isfinite(y), err, 0.0)
+        d = loss - self.log1m_p
+        valid = d > 0.0
+        d_safe = np.where(valid, d, 1.0)
+        log_e = log_expm1(d_safe)
+        y = 0.5 + c * (self.log1m_p + log_e - self.log_p)
+        # error of d = l - log(1 - p) and its effect through d/dd log(e^d - 1) = 1/(1 - e^-d)
+        d_err = 4.0 * U * (np.abs(np.where(np.isfinite(loss), loss, 0.0)) + abs(self.log1m_p))
+        sens = 1.0 / -np.expm1(-d_safe)
+        err = c * (d_err * sens + 8.0 * U * (abs(self.log1m_p) + np.abs(log_e) + abs(self.log_p) + 1.0))
+        err = err + 4.0 * U * np.abs(y)
+        # Near the bulk the form above subtracts two logarithms of similar size (log(e^d - 1) and
+        # log p, both ~ log p): its error, ~u |log p| c, is far larger than the change of y over a
+        # fine grid cell, and every cell mass inherits it. There the same point is
+        #   y = 1/2 + c log1p(expm1(l) / p)     (r(y) = e^l  <=>  e^((y - 1/2)/c) = 1 + (e^l - 1)/p),
+        # whose error is relative to the (small) result: b = expm1(l)/p carries <= 2u relative
+        # (expm1 within an ulp, one division), log1p turns it into <= 2u |b|/(1 + b) absolute
+        # and adds an ulp of its result, c (itself rounded) an ulp more, and the final sum half an
+        # ulp of y; twice each of those is the bound. Used where |l| <= 1 and b > -1/2, where
+        # neither overflow nor the condition number |b|/(1 + b) <= 1 is a concern.
+        with np.errstate(over="ignore", invalid="ignore"):
+            b = np.expm1(np.where(valid, loss, 0.0)) / self.p
+        near = valid & (np.abs(loss) <= 1.0) & (b > -0.5)
+        b_near = np.where(near, b, 0.0)
+        log_near = np.log1p(b_near)
+        y_near = 0.5 + c * log_near
+        err_near = c * (4.0 * U * np.abs(b_near) / (1.0 + b_near) + 4.0 * U * np.abs(log_near)) + 4.0 * U * np.abs(y_near)
+        y = np.where(near, y_near, y)
+        err = np.where(near, err_near, err)
+        y = np.where(valid, y, -math.inf)
+        err = np.where(valid & np.isfinite(y), err, 0.0)
+        return y, err
+
+    def log_ratio(self, y: np.ndarray) -> np.ndarray:
+        """log r(y), stable."""
+        if self.p == 1.0:
+            return (y - 0.5) / self.scale
+        return np.logaddexp(self.log1m_p, self.log_p + (y - 0.5) / self.scale)
+
+
+class GaussianPair(Pair):
+    """Poisson-subsampled Gaussian mechanism, one direction ("remove" or "add")."""
+
+    def __init__(self, sampling_probability: float, noise_multiplier: float, direction: str) -> None:
+        self.p = float(sampling_probability)
+        self.sigma = float(noise_multiplier)
+        self.direction = direction
+        self.ratio = _SubsampledRatio(self.p, self.sigma**2)
+        bound = -self.ratio.log1m_p  # -log(1 - p), inf when p = 1
+        if direction == "remove":
+            self.support = (self.ratio.log1m_p, math.inf)
+        elif direction == "add":
+            self.support = (-math.inf, bound)
+        else:
+            raise ValueError(f"direction must be 'remove' or 'add', got direction={direction!r}")
+
+    def _x_interval(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """End points [x_lo, x_hi) in x of the loss cells, with their rounding errors."""
+        if self.direction == "remove":
+            x, err = self.ratio.inverse(edges)
+            return x[:-1], err[:-1], x[1:], err[1:]
+        # add: L' = -log r(x) >= l  <=>  x <= x(-l); the cell [l_a, l_b) is x in (x(-l_b), x(-l_a)]
+        x, err = self.ratio.inverse(-edges)
+        return x[1:], err[1:], x[:-1], err[:-1]
+
+    def cell_masses(self, edges: np.ndarray) -> CellMasses:
+        """`Pair.cell_masses` for the subsampled Gaussian: the x-interval of each loss cell, its masses
+        under both components as differences of normal tails, with their error bounds (S2)."""
+        edges = np.asarray(edges, dtype=float)
+        x_lo, e_lo, x_hi, e_hi = self._x_interval(edges)
+        # x may be +-inf at the ends: x(l) = -inf below the support; +inf for l = +inf
+        s = self.sigma
+        t0_lo, t0_hi = x_lo / s, x_hi / s
+        t1_lo, t1_hi = (x_lo - 1.0) / s, (x_hi - 1.0) / s
+        log_m0, rel_m0 = log_interval_mass(t0_lo, t0_hi)
+        log_m1, rel_m1 = log_interval_mass(t1_lo, t1_hi)
+        # sensitivity to the rounding of the end points: density * error / mass
+        rel_m0 = rel_m0 + _x_sensitivity(s, t0_lo, e_lo, t0_hi, e_hi, log_m0)
+        rel_m1 = rel_m1 + _x_sensitivity(s, t1_lo, e_lo, t1_hi, e_hi, log_m1)
+        if self.p == 1.0:
+            mix_log, mix_rel = log_m1, rel_m1
+        else:
+            mix_log, mix_rel = _combine(
+                self.ratio.log1m_p + log_m0, rel_m0 + 2.0 * U, self.ratio.log_p + log_m1, rel_m1 + 2.0 * U
+            )
+        if self.direction == "remove":
+            return CellMasses(mix_log, mix_rel, log_m0, rel_m0)
+        return CellMasses(log_m0, rel_m0, mix_log, mix_rel)
+
+    # -- quadrature ---------------------------------------------------------------------------
+
+    def _grid(self, power: float, cap: float = math.inf) -> tuple[np.ndarray, float]:
+        """z-points (x = sigma z, z ~ N(0, 1)) covering the integrand phi(z) r(sigma z)^power.
+
+        d/dz log r(sigma z) = w/sigma with w in [0, 1] increasing, so the log integrand
+        -z^2/2 + power log r has its maxima near 0 (where w ~ 0) or near power/sigma (w ~ 1),
+        and each maximum is at least as wide as a standard normal (the added term is convex
+        when power > 0, and for power < 0 its concavity only narrows one mode, which then
+        lies between the two points named). Windows of +-40 around both, at a step of 0.125,
+        make the trapezoid rule far more accurate than the tilt needs. Points whose loss is at
+        or above `cap` are left out (the truncated MGF).
+        """
+        z, step = _z_windows(power / self.sigma)
+        if math.isfinite(cap):
+            log_r = self.ratio.log_ratio(self.sigma * z)
+            loss = log_r if self.direction == "remove" else -log_r
+            z = z[loss < cap]
+        return z, step
+
+    def log_mgf(self, lam: float, cap: float = math.inf) -> float:
+        """`Pair.log_mgf` by quadrature over x (the loss is monotone in x)."""
+        power = lam + 1.0 if self.direction == "remove" else -lam
+        z, step = self._grid(power, cap)
+        if len(z) == 0:
+            return -math.inf
+        values = log_density(z) + power * self.ratio.log_ratio(self.sigma * z)
+        top = float(values.max())
+        return top + math.log(float(np.exp(values - top).sum()) * step)
+
+    def moments(self) -> tuple[float, float]:
+        """`Pair.moments`: mean and variance of the loss under P, by the same quadrature."""
+        power = 1.0 if self.direction == "remove" else 0.0
+        z, step = self._grid(power)
+        log_r = self.ratio.log_ratio(self.sigma * z)
+        weight = np.exp(log_density(z) + power * log_r) * step
+        loss = log_r if self.direction == "remove" else -log_r
+        total = weight.sum()
+        mean = float((weight * loss).sum() / total)
+        variance = float((weight * (loss - mean) ** 2).sum() / total)
+        return mean, variance
