@@ -87,9 +87,9 @@ class GDPAccountant:
         for phase in phases:
             if phase.mechanism != "gaussian":
                 raise ValueError(f"the central-limit GDP accountant takes Gaussian phases, got {phase.mechanism!r}")
-            if phase.sampling != "poisson" or phase.neighbours == "replace-one":
-                raise ValueError("the central-limit GDP accountant takes Poisson sampling under add-remove or "
-                                 "zero-out neighbours")
+            if phase.sampling != "poisson" or phase.neighbours == "replace-one" or phase.examples_per_user > 1:
+                raise ValueError("the central-limit GDP accountant takes Poisson sampling of records under "
+                                 "add-remove or zero-out neighbours")
             mus.append(gdp.clt_mu(phase.sampling_probability, phase.noise, phase.steps))
         # hypot: sqrt of the sum of squares without overflow, and exactly mu for one phase
         mu = math.hypot(*mus)

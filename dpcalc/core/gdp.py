@@ -131,12 +131,13 @@ def gdp_mu(phases: Sequence[Phase]) -> tuple[float | None, bool]:
     Unsampled phases are exactly sqrt(T)/sigma-GDP (DRS Thm 2.7 and Cor. 3.3); subsampled ones
     get the central-limit mu (BDLS Thm 4), which is an approximation (`approximate` is then
     True). mu_i-GDP phases compose to sqrt(sum mu_i^2)-GDP. Under replace-one an unsampled
-    phase is 2 sqrt(T)/sigma-GDP; a subsampled one has no central-limit formula here (None).
+    phase is 2 sqrt(T)/sigma-GDP (k sqrt(T)/sigma with k examples per user); a subsampled one has
+    no central-limit formula here (None), nor has a subsampled user-level phase.
     """
     if any(item.mechanism != "gaussian" for item in phases):
         return None, False
-    if any(item.sampling_probability < 1.0 and (item.sampling != "poisson" or item.neighbours == "replace-one")
-           for item in phases):
+    if any(item.sampling_probability < 1.0 and (item.sampling != "poisson" or item.neighbours == "replace-one"
+                                                or item.examples_per_user > 1) for item in phases):
         return None, False
     total, approximate = 0.0, False
     for item in phases:

@@ -13,10 +13,10 @@ from typing import Literal
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY
 
 Mechanism = Literal["gaussian", "laplace"]
-Sampling = Literal["poisson", "uniform"]
+Sampling = Literal["poisson", "uniform", "shuffle"]
 Neighbours = Literal["add-remove", "replace-one", "zero-out"]
 
-SAMPLINGS: tuple[str, ...] = ("poisson", "uniform")
+SAMPLINGS: tuple[str, ...] = ("poisson", "uniform", "shuffle")
 NEIGHBOURS: tuple[str, ...] = ("add-remove", "replace-one", "zero-out")
 
 # Why a combination of sampling, neighbour relation and mechanism has no accounting (None: it has).
@@ -27,10 +27,20 @@ UNIFORM_NEEDS_REPLACE_ONE = (
 )
 
 
-def unsupported(mechanism: str, sampling: str, neighbours: str) -> str | None:
-    """Why `mechanism` under `sampling` and `neighbours` cannot be accounted, or None."""
+USER_LEVEL_COVERS = (
+    "user-level accounting (examples per user above 1) covers Poisson sampling of examples under "
+    "add-remove or zero-out neighbours (a user's examples added or removed); under shuffled or "
+    "fixed-size batches, or replace-one, apply group privacy to the example-level figure (dpcalc convert)"
+)
+
+
+def unsupported(mechanism: str, sampling: str, neighbours: str, examples_per_user: int = 1) -> str | None:
+    """Why `mechanism` under `sampling` and `neighbours` (and `examples_per_user` per user)
+    cannot be accounted, or None."""
     if sampling == "uniform" and neighbours != "replace-one":
         return UNIFORM_NEEDS_REPLACE_ONE
+    if examples_per_user > 1 and (mechanism != "gaussian" or sampling != "poisson" or neighbours == "replace-one"):
+        return USER_LEVEL_COVERS
     if mechanism == "laplace" and (sampling != "poisson" or neighbours == "replace-one"):
         return ("the laplace mechanism is accounted under Poisson sampling with add-remove or zero-out "
                 "neighbours only")
@@ -55,6 +65,12 @@ class Phase:
     `sampling_probability` = 1 means no subsampling.
     `sampling`: "poisson" (each record joins a step independently with probability p) or
     "uniform" (a fixed-size batch of b of the n records, drawn without replacement: p = b/n).
+    "shuffle" (each epoch a random permutation cut into `epoch_steps` batches of b, the last
+    possibly smaller: every record is used once an epoch; p = b/n).
+    `epoch_steps`: the number of steps in an epoch, ceil(n/b), when n and b are known (required
+    for shuffle, where an epoch is the unit of the accounting; unused by the other schemes).
+    `examples_per_user`: how many examples one user contributes at most (user-level privacy;
+    1: example-level). Each example is sampled on its own.
     `neighbours`: the relation between neighbouring datasets, "add-remove" (one record added or
     removed), "replace-one" (one record replaced by another: the sums differ by up to 2C) or
     "zero-out" (one record replaced by a null record that contributes nothing; Kairouz et al.
@@ -68,12 +84,21 @@ class Phase:
     steps: int = 1
     sampling: Sampling = "poisson"
     neighbours: Neighbours = "add-remove"
+    epoch_steps: int | None = None
+    examples_per_user: int = 1
 
     @property
     def shift(self) -> float:
-        """The distance between the two datasets' noiseless outputs, in units of the sensitivity:
-        2 under replace-one (one clipped contribution exchanged for its opposite), else 1."""
-        return 2.0 if self.neighbours == "replace-one" else 1.0
+        """The largest distance between the two datasets' noiseless outputs in one step, in units of
+        the sensitivity: 2 under replace-one (one clipped contribution exchanged for its opposite),
+        the examples per user at user level (all of a user's examples in one batch), else 1."""
+        return 2.0 if self.neighbours == "replace-one" else float(self.examples_per_user)
+
+    @property
+    def epochs(self) -> tuple[int, int]:
+        """A shuffled phase's full epochs and the steps of its last, partial epoch (0: none)."""
+        assert self.epoch_steps is not None, "a shuffled phase has epoch_steps (__post_init__)"
+        return divmod(self.steps, self.epoch_steps)
 
     @property
     def noise(self) -> float:
@@ -107,6 +132,18 @@ class Phase:
             raise ValueError(f"sampling must be one of {', '.join(SAMPLINGS)}, got sampling={self.sampling!r}")
         if self.neighbours not in NEIGHBOURS:
             raise ValueError(f"neighbours must be one of {', '.join(NEIGHBOURS)}, got neighbours={self.neighbours!r}")
-        why = unsupported(self.mechanism, self.sampling, self.neighbours)
+        POSITIVE_INTEGER.check("examples_per_user", self.examples_per_user)
+        if self.sampling == "shuffle":
+            if self.epoch_steps is None:
+                raise ValueError("a shuffled phase needs epoch_steps (the batches of an epoch, ceil(n/b))")
+            POSITIVE_INTEGER.check("epoch_steps", self.epoch_steps)
+            # every record is in one of the epoch's batches: (t - 1) b < n <= t b
+            t, p = self.epoch_steps, self.sampling_probability
+            if not (t * p >= 1.0 - 1e-9 and (t - 1) * p < 1.0 + 1e-9):
+                raise ValueError(f"a shuffled epoch of {t} batches needs p = b/n in [1/{t}, 1/{t - 1}), got p={p!r}"
+                                 if t > 1 else f"a shuffled epoch of 1 batch needs p = 1, got p={p!r}")
+        elif self.epoch_steps is not None:
+            POSITIVE_INTEGER.check("epoch_steps", self.epoch_steps)
+        why = unsupported(self.mechanism, self.sampling, self.neighbours, self.examples_per_user)
         if why is not None:
             raise ValueError(why)

@@ -45,7 +45,8 @@ the Gaussian mechanism without subsampling, in any number of steps and phases) a
 dp_accounting and prv_accountant. numpy only: scipy is not imported.
 """
 
-from dpcalc.core.pld.api import tight_delta, tight_epsilon, upper_epsilon
+from dpcalc.core.pld.analysis import analysis_of
+from dpcalc.core.pld.api import check_phases, tight_delta, tight_epsilon, upper_epsilon
 from dpcalc.core.pld.largest import largest_steps
 from dpcalc.core.pld.over_steps import tight_epsilons_over_steps
 from dpcalc.core.pld.privacy_profile import tight_profile
@@ -59,6 +60,8 @@ __all__ = [
     "PLDResult",
     "PrivacyProfile",
     "WorkLimitReached",
+    "analysis_of",
+    "check_phases",
     "largest_steps",
     "tight_delta",
     "tight_epsilon",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import bounds, work
-from dpcalc.core.pld.model import Direction, PhaseModel, chernoff, directions_of
+from dpcalc.core.pld.model import Direction, PhaseModel, chernoff, directions_of, models_of
 from dpcalc.core.pld.plan import INF_SHARE, cap, make_plan
 from dpcalc.core.pld.power import Measures, Usage, compose_run
 from dpcalc.core.pld.result import DEFAULT_ACCURACY, PLDResult
@@ -46,12 +46,12 @@ def prepare(phases: Sequence[Phase], delta: float | None, epsilon: float | None,
     """The tilts (Chernoff saddle points), truncation caps and grid scale of a run."""
     roles = {direction.name: direction for direction in directions_of(phases)}
     directions = list(roles)
-    models = {d: [PhaseModel(phase, d) for phase in phases] for d in directions}
+    models = {d: models_of(phases, d) for d in directions}
     tilts = {d: chernoff(models[d], delta, epsilon) for d in directions}
     # The tilt is chosen for the measure the grid represents: losses beyond the upper
     # truncation go to +inf and take no part in the tilt (for heavy-tailed losses, e.g. small
     # p, the full MGF is dominated by events far rarer than delta).
-    events = sum(2 * (phase.steps.bit_length() + 1) for phase in phases) + 2 * len(phases) + 2
+    events = max(sum(2 * (m.steps.bit_length() + 1) for m in models[d]) + 2 * len(models[d]) + 2 for d in directions)
     for d in directions:
         delta_scale = delta if delta is not None else math.exp(min(tilts[d][1], 0.0))
         for model in models[d]:
@@ -60,7 +60,7 @@ def prepare(phases: Sequence[Phase], delta: float | None, epsilon: float | None,
     # the direction with the larger Chernoff estimate is most likely the binding one; directions
     # that bound from above come first (their bound is the one every run needs)
     order = sorted(directions, key=lambda d: (not roles[d].upper, -tilts[d][1]))
-    total_steps = sum(phase.steps for phase in phases)
+    total_steps = max(sum(m.steps for m in models[d]) for d in directions)
     # both bounds err by O(h^2) per step and per coarsening; the number of coarsenings grows
     # with log T, so the grids are refined by sqrt(log2 T / 14) beyond T ~ 16000
     scale = math.sqrt(DEFAULT_ACCURACY / accuracy) * math.sqrt(max(1.0, math.log2(total_steps) / 14.0))
@@ -252,7 +252,7 @@ def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
         warnings.append(
             f"the certified interval is {outcome.interval_width:.3g} wide (relative {reached:.2g}): the grid "
             f"meets the requested accuracy {accuracy:g}, and the rest is the gap between the pair that "
-            "dominates fixed-size batches (upper bound) and the pair that some neighbouring datasets "
+            f"dominates {_scheme(phases)} (upper bound) and the pair that some neighbouring datasets "
             "attain (lower bound); the true epsilon lies between them."
         )
     result = PLDResult.bounds(
@@ -261,6 +261,11 @@ def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
         phases=phases, warnings=tuple(warnings),
     )
     return GridAccount(result, outcome.measures, setup.roles)
+
+
+def _scheme(phases: Sequence[Phase]) -> str:
+    """The batches whose upper and lower pairs differ, for the gap warning."""
+    return "shuffled batches" if any(phase.sampling == "shuffle" for phase in phases) else "fixed-size batches"
 
 
 def first_upper(phases: tuple[Phase, ...], delta: float, accuracy: float) -> tuple[float, float]:

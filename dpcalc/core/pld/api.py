@@ -87,6 +87,8 @@ def check_phases(phases: Sequence[Phase]) -> tuple[Phase, ...]:
     relations = {phase.neighbours for phase in phases}
     if len(relations) > 1:
         raise ValueError(f"the phases of a run share one neighbour relation, got {', '.join(sorted(relations))}")
+    if any(phase.sampling == "shuffle" for phase in phases) and any(phase.sampling != "shuffle" for phase in phases):
+        raise ValueError("a run of shuffled phases cannot include phases of another sampling scheme")
     return phases
 
 

@@ -49,11 +49,25 @@ def out_of_range(phases: Sequence[Phase]) -> str | None:
     return None
 
 
+def dominating_phases(phases: Sequence[Phase]) -> tuple[Phase, ...]:
+    """The phases with each shuffled one replaced by what bounds it from above: one unsubsampled
+    Gaussian an epoch begun, at the same noise and neighbour relation (`model.models_of`)."""
+    out = []
+    for phase in phases:
+        if phase.sampling == "shuffle":
+            full, rest = phase.epochs
+            phase = Phase(noise_multiplier=phase.noise, steps=full + (rest > 0), neighbours=phase.neighbours)
+        out.append(phase)
+    return tuple(out)
+
+
 def log_gdp_mu(phases: Sequence[Phase]) -> float:
     """log mu of sqrt(sum T_i (shift_i / sigma_i)^2) over the Gaussian phases (-inf if none):
-    the shift is 2 under replace-one, 1 otherwise (`Phase.shift`)."""
+    the shift is 2 under replace-one, the examples per user at user level, 1 otherwise
+    (`Phase.shift`; a mixture of shifts up to k is dominated by the shift k, by joint convexity
+    of the hockey-stick divergence). Shuffled phases count their epochs (`dominating_phases`)."""
     terms = [math.log(phase.steps) + 2.0 * (math.log(phase.shift) - math.log(phase.noise))
-             for phase in phases if phase.mechanism == "gaussian"]
+             for phase in dominating_phases(phases) if phase.mechanism == "gaussian"]
     if not terms:
         return -math.inf
     top = max(terms)
@@ -107,14 +121,17 @@ def _total_variation_upper(phases: Sequence[Phase]) -> float:
     total variation is subadditive under composition. TV = 2 Phi(1/(2 sigma)) - 1 for the
     Gaussian, 1 - e^(-1/(2b)) for the Laplace mechanism. Rounded up."""
     total = 0.0
-    for phase in phases:
+    for phase in dominating_phases(phases):
+        # the chance that the differing record (or one of the user's examples) is in the step
+        hit = -math.expm1(phase.examples_per_user * math.log1p(-phase.sampling_probability)) \
+            if phase.sampling_probability < 1.0 else 1.0
         if phase.mechanism == "gaussian":
             # the unsubsampled pair is N(0, sigma^2) against N(shift, sigma^2); under replace-one
             # Poisson and fixed-size batches alike the subsampled pair differs from it with probability p
             tv = math.erf(0.5 * phase.shift / (phase.noise * math.sqrt(2.0)))
         else:
             tv = -math.expm1(-0.5 / phase.noise)
-        total += phase.steps_float * phase.sampling_probability * tv * (1.0 + 1e-12)
+        total += phase.steps_float * hit * tv * (1.0 + 1e-12)
     return min(total + 1e-300, 1.0)
 
 
@@ -127,8 +144,9 @@ def _rdp_upper(phases: Sequence[Phase], delta: float | None, epsilon: float | No
     from dpcalc.core import rdp
 
     fail = math.inf if delta is not None else 1.0
-    if any(phase.sampling != "poisson" or phase.neighbours == "replace-one" for phase in phases):
-        return fail  # the RDP accountant covers Poisson sampling under add-remove and zero-out
+    if any(phase.sampling != "poisson" or phase.neighbours == "replace-one" or phase.examples_per_user > 1
+           for phase in phases):
+        return fail  # the RDP accountant covers Poisson sampling of records under add-remove and zero-out
     try:
         with np.errstate(all="ignore"):
             result = rdp.rdp_accountant(phases, delta=delta, epsilon=epsilon)
@@ -255,8 +273,12 @@ def closed_forms(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
         upper = 0.0
     elif delta is None:
         upper = min(upper, tv)
-    lower = max(_one_step_lower(phase, delta, epsilon) for phase in phases)
-    exact_gdp = all(phase.mechanism == "gaussian" and phase.sampling_probability == 1.0 for phase in phases)
+    # a user's other examples may contribute nothing: the example-level step is attained; no
+    # closed form is used below a shuffled run
+    lower = max(_one_step_lower(dataclasses.replace(phase, examples_per_user=1), delta, epsilon)
+                if phase.sampling != "shuffle" else 0.0 for phase in phases)
+    exact_gdp = all(phase.mechanism == "gaussian" and phase.sampling_probability == 1.0
+                    and phase.examples_per_user == 1 and phase.sampling != "shuffle" for phase in phases)
     if exact_gdp:
         log_mu = log_gdp_mu(phases)
         mu = math.exp(log_mu) if log_mu < 700.0 else math.inf

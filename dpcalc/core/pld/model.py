@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld.measure import kappa
 from dpcalc.core.pld.pairs import GaussianPair, LaplacePair, Pair, ReplaceOnePair, SymmetrisedPair
+from dpcalc.core.pld.pairs.mixture import MixturePair
+from dpcalc.core.pld.pairs.shuffle import MaxPair
 from dpcalc.core.pld.result import DIRECTIONS, SYMMETRIC
 
 # Tilt range: lam is the Chernoff saddle point clipped to this interval (lam = order - 1).
@@ -41,7 +43,12 @@ def directions_of(phases: Sequence[Phase]) -> tuple[Direction, ...]:
     subsampled: the pair is then its own reverse). replace-one: every pair is its own reverse,
     so one direction, unless a phase samples fixed-size batches: its two-part pair dominates
     (upper) but is not attained, and its attained pair, in both orders, gives the lower bound.
+    Shuffled batches (a run of them only, `api.check_phases`): one unsubsampled Gaussian an epoch
+    dominates (upper, its own reverse), the law of the largest batch sum is attained (lower, in
+    both orders).
     """
+    if any(phase.sampling == "shuffle" for phase in phases):
+        return (Direction(SYMMETRIC, True, False), *(Direction(name, False, True) for name in DIRECTIONS))
     if not any(phase.neighbours == "replace-one" for phase in phases):
         if all(phase.sampling_probability == 1.0 for phase in phases):
             return (Direction(DIRECTIONS[0], True, True),)
@@ -60,6 +67,8 @@ def pair_of(phase: Phase, direction: str) -> Pair:
     either order (remove, add); the symmetrised two-part pair dominates (symmetric).
     """
     p, noise = phase.sampling_probability, phase.noise
+    if phase.examples_per_user > 1:
+        return MixturePair(p, noise, phase.examples_per_user, DIRECTIONS[0] if direction == SYMMETRIC else direction)
     if phase.mechanism == "laplace":
         return LaplacePair(p, noise, direction)
     if phase.sampling == "uniform":
@@ -73,12 +82,46 @@ def pair_of(phase: Phase, direction: str) -> Pair:
     return GaussianPair(p, noise, DIRECTIONS[0] if direction == SYMMETRIC else direction)
 
 
-class PhaseModel:
-    """One phase in one direction: its pair, the moments of its loss and a cached MGF."""
+def models_of(phases: Sequence[Phase], direction: str) -> list[PhaseModel]:
+    """The composition of a run in one direction: a pair and a number of compositions per phase.
 
-    def __init__(self, phase: Phase, direction: str) -> None:
+    A phase composes its pair (`pair_of`) once a step, except a shuffled phase, which composes
+    once an epoch: above (symmetric), one unsubsampled Gaussian for each epoch begun (every
+    record is used at most once in it; the noise is sigma / shift in units of the distance);
+    below (remove, add), the largest batch sum of each full epoch, and of the last, partial
+    epoch's r steps, which hold the record with probability r p, at distance 1 in every relation
+    (docs/mathematics.md, "Shuffled batches").
+    """
+    models: list[PhaseModel] = []
+    for phase in phases:
+        if phase.sampling != "shuffle":
+            models.append(PhaseModel(phase, direction))
+            continue
+        full, rest = phase.epochs
+        assert phase.epoch_steps is not None
+        if direction == SYMMETRIC:
+            dominating = GaussianPair(1.0, phase.noise / phase.shift, DIRECTIONS[0])
+            models.append(PhaseModel(phase, direction, dominating, full + (rest > 0)))
+            continue
+        # below, the record against a null one (zero-out, add-remove) or against one contributing
+        # 0 (replace-one may replace it by any record): a distance of 1 in every relation; the
+        # record's own batch moves, the others do not, so a distance of 2 is not attained
+        if full:
+            models.append(PhaseModel(phase, direction, MaxPair(phase.epoch_steps, 1.0, phase.noise, direction), full))
+        if rest:
+            q = min(rest * phase.sampling_probability, 1.0)
+            models.append(PhaseModel(phase, direction, MaxPair(rest, q, phase.noise, direction), 1))
+    return models
+
+
+class PhaseModel:
+    """One phase in one direction: its pair, how many times it is composed (the phase's steps
+    unless given), the moments of its loss and a cached MGF."""
+
+    def __init__(self, phase: Phase, direction: str, pair: Pair | None = None, steps: int | None = None) -> None:
         self.phase = phase
-        self.pair = pair_of(phase, direction)
+        self.pair = pair_of(phase, direction) if pair is None else pair
+        self.steps = phase.steps if steps is None else steps
         self.mean, self.variance = self.pair.moments()
         self.sd = math.sqrt(max(self.variance, 1e-300))
         self._mgf: dict[tuple[float, float], float] = {}
@@ -121,7 +164,7 @@ def chernoff(models: list[PhaseModel], delta: float | None, epsilon: float | Non
     """
 
     def total(lam: float) -> float:
-        return sum(m.phase.steps * m.log_mgf(lam) for m in models)
+        return sum(m.steps * m.log_mgf(lam) for m in models)
 
     # delta(eps) = E[(1 - e^(eps - S))_+] <= kappa(lam) E[e^(lam (S - eps))] (see `measure.kappa`)
     if delta is not None:

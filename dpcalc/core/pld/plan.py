@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpcalc.core.phases import count_as_float
 from dpcalc.core.pld import discretise
 from dpcalc.core.pld.layers import Layered, coarsen_bulk, single
 from dpcalc.core.pld.model import PhaseModel
@@ -143,7 +144,7 @@ def grid_search(holds: Callable[[np.ndarray], np.ndarray], start: float, step: f
 def cap(model: PhaseModel, log_inf_budget: float, events: int) -> float:
     """The loss above which one step's mass is moved to +inf (as `step_window` does)."""
     h = 2.0 ** math.floor(math.log2(model.sd / 4.0))
-    log_iota = log_inf_budget - math.log(events) - math.log(model.phase.steps)
+    log_iota = log_inf_budget - math.log(events) - math.log(model.steps)
     k = grid_search(lambda c: log_tail_above(model.pair, c) <= log_iota, model.mean, model.sd, True, h)
     return k * h
 
@@ -151,7 +152,7 @@ def cap(model: PhaseModel, log_inf_budget: float, events: int) -> float:
 def step_window(model: PhaseModel, h: float, plan: Plan) -> tuple[int, int]:
     """Grid indices [k_lo, k_hi] for one step of a phase (S3, S6 at the level of one step)."""
     pair = model.pair
-    steps = model.phase.steps
+    steps = model.steps
     lo_support, hi_support = pair.support
     log_iota = plan.log_inf_budget - math.log(plan.events) - math.log(steps)
     k_hi = grid_search(lambda c: log_tail_above(pair, c) <= log_iota, model.mean, model.sd, True, h)
@@ -179,7 +180,7 @@ def tail_split(model: PhaseModel, h: float, k_lo: int, k_hi: int, lam: float) ->
     """
     if k_hi - k_lo <= _SINGLE_LAYER_BINS:
         return None
-    steps = model.phase.steps
+    steps = model.steps
     start = max(model.mean + 8.0 * model.sd, (k_lo + 1) * h)
     top = k_hi * h
     if top - start <= _SINGLE_LAYER_BINS * h:
@@ -272,7 +273,7 @@ def grid_offset(model: PhaseModel, h: float, lam: float) -> float:
     if best is None:
         return 0.0
     # n g / u < 2^50 for n up to steps, so that every composed offset is exact
-    bits = min(_OFFSET_BITS, math.floor(50.0 - math.log2(model.phase.steps_float) - math.log2(abs(best[1]) / h + 1.0)))
+    bits = min(_OFFSET_BITS, math.floor(50.0 - math.log2(count_as_float(model.steps)) - math.log2(abs(best[1]) / h + 1.0)))
     if bits < _MIN_OFFSET_BITS:
         return 0.0
     unit = h * 2.0**-bits
@@ -299,13 +300,13 @@ def step_measures(model: PhaseModel, plan: Plan, align: bool = False) -> tuple[L
         q = math.floor(offset / h)
         k_lo, k_hi = k_lo - q - 1, k_hi - q
     if split is None:
-        upper_bulk, lower_bulk = discretise.discretise_step(model.pair, h, k_lo, k_hi, plan.lam, model.phase.steps,
+        upper_bulk, lower_bulk = discretise.discretise_step(model.pair, h, k_lo, k_hi, plan.lam, model.steps,
                                                             offset)
         upper, lower = single(upper_bulk), single(lower_bulk)
     else:
         k_cut, tail_step, j_hi = split
         ub, ut, lb, lt = discretise.discretise_step_layers(
-            model.pair, h, k_lo, k_cut, tail_step, j_hi, plan.lam, model.phase.steps, offset
+            model.pair, h, k_lo, k_cut, tail_step, j_hi, plan.lam, model.steps, offset
         )
         upper, lower = Layered(ub, ut), Layered(lb, lt)
     for measure in (upper, lower):

@@ -172,7 +172,7 @@ def compose_run(models: list[PhaseModel], plan: Plan, want_lower: bool, usage: U
     lowers: list[Layered] = []
     for model in models:
         upper, lower = step_measures(model, plan, align=len(models) == 1)
-        steps = model.phase.steps
+        steps = model.steps
         uppers.append(Powers(model, upper, plan, steps, usage).compose(steps))
         if want_lower:
             lowers.append(Powers(model, lower, plan, steps, usage).compose(steps))

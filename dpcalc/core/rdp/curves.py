@@ -137,8 +137,9 @@ def phase_rdp(phase: Phase, orders: Sequence[float] | np.ndarray) -> tuple[np.nd
 
 # What the RDP curves cover: Poisson sampling under add-remove or zero-out neighbours (the
 # same dominating pair: Mironov, Talwar, Zhang 2019).
-RDP_COVERS = ("the RDP accountant covers Poisson sampling under add-remove or zero-out neighbours; "
-              "for replace-one neighbours or fixed-size batches use the PLD accountant (dpcalc pld)")
+RDP_COVERS = ("the RDP accountant covers Poisson sampling of records under add-remove or zero-out neighbours; "
+              "for replace-one neighbours, fixed-size or shuffled batches, or user-level privacy use the PLD "
+              "accountant (dpcalc pld)")
 
 
 def composed_rdp(
@@ -155,7 +156,7 @@ def composed_rdp(
     if not phases:
         raise ValueError("give at least one phase")
     for phase in phases:
-        if phase.sampling != "poisson" or phase.neighbours == "replace-one":
+        if phase.sampling != "poisson" or phase.neighbours == "replace-one" or phase.examples_per_user > 1:
             raise ValueError(RDP_COVERS)
     order_array = _check_orders(orders)
     steps_by_mechanism: dict[_MechanismKey, int] = {}

@@ -60,6 +60,17 @@ def _z_windows(peak: float) -> tuple[np.ndarray, float]:
     return np.concatenate((np.arange(low - 40.0, low + 40.0, step), np.arange(high - 40.0, high + 40.0 + step, step))), step
 
 
+def _settled(log_mass: np.ndarray, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A cell mass and its relative error with the ends of float64 settled: an empty cell (mass
+    -inf) carries no error; a mass that could not be evaluated (nan, at losses beyond float64's
+    resolution of the outcome) is unknown: at most 1, relative error 1."""
+    with np.errstate(invalid="ignore"):
+        unknown = np.isnan(log_mass) | np.isnan(rel)
+        log_mass = np.where(unknown, 0.0, log_mass)
+        rel = np.where(unknown, 1.0, rel)
+        return log_mass, np.where(np.isneginf(log_mass), 0.0, rel)
+
+
 class Pair:
     """Interface of a dominating pair in one direction."""
 
