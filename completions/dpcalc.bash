@@ -119,8 +119,9 @@ _dpcalc() {
                 --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
                 --scale) return ;;
                 --phase) return ;;
-                --sampling) COMPREPLY=($(compgen -W "poisson uniform" -- "$cur")); return ;;
+                --sampling) COMPREPLY=($(compgen -W "poisson uniform shuffle" -- "$cur")); return ;;
                 --neighbours) COMPREPLY=($(compgen -W "add-remove replace-one zero-out" -- "$cur")); return ;;
+                --examples-per-user) return ;;
                 --accuracy) return ;;
                 --delta) return ;;
                 --eps) return ;;
@@ -128,7 +129,7 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --accuracy --delta --eps --max-eps --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --accuracy --delta --eps --max-eps --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         calibrate)
             case "$prev" in

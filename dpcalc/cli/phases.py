@@ -84,6 +84,7 @@ Scale = Annotated[
 class SamplingChoice(str, Enum):
     poisson = "poisson"
     uniform = "uniform"
+    shuffle = "shuffle"
 
 
 class NeighboursChoice(str, Enum):
@@ -97,8 +98,9 @@ SamplingOption = Annotated[
     typer.Option(
         "--sampling",
         help=("How each step's batch is drawn: poisson (each record independently with probability p; "
-              "default) or uniform (a fixed-size batch of b of the n records, p = b/n; needs "
-              "--neighbours replace-one). Applies to every phase."),
+              "default), uniform (a fixed-size batch of b of the n records, p = b/n; needs "
+              "--neighbours replace-one) or shuffle (each epoch a random permutation cut into "
+              "ceil(n/b) batches; needs --n and --batch-size). Applies to every phase."),
         case_sensitive=False,
     ),
 ]
@@ -110,6 +112,17 @@ NeighboursOption = Annotated[
               "(one record replaced by another) or zero-out (one record replaced by a null record). "
               "sigma is always the noise std over the clipping norm C."),
         case_sensitive=False,
+    ),
+]
+
+ExamplesPerUserOption = Annotated[
+    int | None,
+    typer.Option(
+        "--examples-per-user",
+        metavar="INT",
+        help=("User-level privacy: each user contributes up to this many examples, each sampled on its "
+              "own (Poisson; add-remove or zero-out users) [default: 1, example level]."),
+        min=1,
     ),
 ]
 
@@ -126,13 +139,16 @@ def phase_inputs(item: Phase) -> dict:
         "T": item.steps,
         "sampling": item.sampling,
         "neighbours": item.neighbours,
+        "examples_per_user": item.examples_per_user,
+        "epoch_steps": item.epoch_steps if item.sampling == "shuffle" else None,
     }
 
 
 def with_relation(phases: list[Phase], sampling: SamplingChoice | None,
-                  neighbours: NeighboursChoice | None) -> list[Phase]:
-    """The phases under --sampling and --neighbours (both apply to every phase), refused with the
-    option named where the combination has no accounting (`core.phases.unsupported`)."""
+                  neighbours: NeighboursChoice | None, examples_per_user: int | None = None) -> list[Phase]:
+    """The phases under --sampling, --neighbours and --examples-per-user (each applies to every
+    phase), refused with the option named where the combination has no accounting
+    (`core.phases.unsupported`)."""
     import dataclasses
     from typing import cast
 
@@ -140,17 +156,27 @@ def with_relation(phases: list[Phase], sampling: SamplingChoice | None,
 
     chosen_sampling = (sampling or SamplingChoice.poisson).value
     chosen_neighbours = (neighbours or NeighboursChoice.add_remove).value
+    per_user = 1 if examples_per_user is None else examples_per_user
     for item in phases:
-        why = unsupported(item.mechanism, chosen_sampling, chosen_neighbours)
+        why = unsupported(item.mechanism, chosen_sampling, chosen_neighbours, per_user)
         if why is None:
+            if chosen_sampling == "shuffle" and item.epoch_steps is None:
+                raise InputError("--sampling shuffle needs --n and --batch-size (or the phase keys n and batch_size): "
+                                 "an epoch is ceil(n / batch size) batches, which p alone does not say")
             continue
         if chosen_sampling == "uniform" and chosen_neighbours != "replace-one":
             raise InputError(f"--sampling uniform needs --neighbours replace-one, got --neighbours {chosen_neighbours}: {why}")
-        if chosen_sampling == "uniform":
-            raise InputError("--sampling must be poisson for --mechanism laplace, got uniform")
+        if per_user > 1 and item.mechanism == "gaussian":
+            raise InputError(f"--examples-per-user must be 1 with --sampling {chosen_sampling} and --neighbours "
+                             f"{chosen_neighbours}, got {per_user}: {why}")
+        if per_user > 1:
+            raise InputError(f"--examples-per-user must be 1 for --mechanism laplace, got {per_user}")
+        if chosen_sampling != "poisson":
+            raise InputError(f"--sampling must be poisson for --mechanism laplace, got {chosen_sampling}")
         raise InputError(f"--neighbours must be add-remove or zero-out for --mechanism laplace, got {chosen_neighbours}")
     return [dataclasses.replace(item, sampling=cast("Sampling", chosen_sampling),
-                                neighbours=cast("Neighbours", chosen_neighbours)) for item in phases]
+                                neighbours=cast("Neighbours", chosen_neighbours), examples_per_user=per_user)
+            for item in phases]
 
 
 # The options of a training run and the single-phase flags: (option, input name), in the order
@@ -177,7 +203,8 @@ def parse_phases(phase_specs: list[str] | None, flags: Mapping[str, Any]) -> lis
         if given["scale"] is not None:
             raise InputError("--scale is for --mechanism laplace; the gaussian mechanism takes --sigma")
         probability, noise, steps = training_run(given)
-        return [Phase("gaussian", sampling_probability=probability, noise_multiplier=noise, steps=steps)]
+        return [Phase("gaussian", sampling_probability=probability, noise_multiplier=noise, steps=steps,
+                      epoch_steps=epoch_steps(given.get("n"), given.get("batch_size")))]
     for option, name in (("--sigma", "sigma"), ("--n", "n"), ("--batch-size", "batch_size"), ("--epochs", "epochs")):
         if given[name] is not None:
             raise conflict("--mechanism laplace", option, "the laplace mechanism takes --scale, --T and optionally --p")
@@ -187,6 +214,13 @@ def parse_phases(phase_specs: list[str] | None, flags: Mapping[str, Any]) -> lis
         raise InputError("--T is required (number of releases, an integer >= 1)")
     probability = 1.0 if given["p"] is None else given["p"]
     return [Phase("laplace", sampling_probability=probability, scale=given["scale"], steps=given["T"])]
+
+
+def epoch_steps(n: int | None, batch_size: int | None) -> int | None:
+    """The steps of an epoch, ceil(n / batch size), when both are given (shuffled batches need it)."""
+    if n is None or batch_size is None or batch_size > n:
+        return None
+    return -(-n // batch_size)
 
 
 def training_run(values: Mapping[str, Any]) -> tuple[float, float, int]:
@@ -290,11 +324,15 @@ def parse_phase_spec(spec: str, index: int) -> Phase:
     probability, exact_probability = _phase_probability(values, where)
     steps = _phase_steps(values, exact_probability, where)
     if mechanism == "gaussian":
+        per_epoch = None
+        if "n" in values:  # with batch_size (checked by _phase_probability): p = b/n exactly
+            per_epoch = math.ceil(1 / exact_probability)
         return Phase(
             "gaussian",
             sampling_probability=probability,
             noise_multiplier=parse_real(f"{where}: sigma", values["sigma"], POSITIVE),
             steps=steps,
+            epoch_steps=per_epoch,
         )
     return Phase(
         "laplace",

@@ -24,6 +24,7 @@ from dpcalc.cli.options import (
 )
 from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
 from dpcalc.cli.phases import (
+    ExamplesPerUserOption,
     Mechanism,
     NeighboursOption,
     PhaseList,
@@ -103,6 +104,7 @@ def pld(
     phase: PhaseList = None,
     sampling: SamplingOption = None,
     neighbours: NeighboursOption = None,
+    examples_per_user: ExamplesPerUserOption = None,
     accuracy: Annotated[
         SweepableReal | None,
         typer.Option(
@@ -124,13 +126,21 @@ def pld(
                     max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, phase=phase)
     if request.is_sweep:
         with paused_gc():
-            _pld_sweep(request, mechanism, sampling, neighbours)
+            _pld_sweep(request, mechanism, sampling, neighbours, examples_per_user)
     row = request.rows[0]
     target_delta, target_epsilon, width = row["delta"], row["eps"], _accuracy(row)
-    phases = with_relation(parse_phases(phase, {**row, "mechanism": mechanism}), sampling, neighbours)
+    phases = with_relation(parse_phases(phase, {**row, "mechanism": mechanism}), sampling, neighbours, examples_per_user)
     with paused_gc():
         result = account(phases, target_delta, target_epsilon, width)
+        as_poisson = _as_poisson(phases, target_delta, target_epsilon, width)
     warnings = list(result.warnings) + large_delta_warnings(row["n"], target_delta)
+    if as_poisson is not None and _under_reports(result, as_poisson, target_delta is not None):
+        quantity = "epsilon" if target_delta is not None else "delta"
+        warnings.append(
+            f"accounted as Poisson sampling this run's {quantity} would be "
+            f"{format_upper(getattr(as_poisson, quantity + '_upper'))}, below the shuffled run's certified lower bound "
+            f"{format_lower(getattr(result, quantity + '_lower'))}: reporting the Poisson figure for shuffled "
+            "batches provably under-reports here (Chua et al. 2024).")
     panels = None
     if request.plot is not None or request.chart:
         # drawn before the report: the profile's own warnings belong beside the result's
@@ -146,8 +156,8 @@ def pld(
     report = Report(
         command="pld",
         inputs=inputs,
-        result=_result_keys(result),
-        tables=[_summary_table(result, target_delta is not None)]
+        result={**_result_keys(result), "as_poisson": None if as_poisson is None else _bounds_keys(as_poisson)},
+        tables=[_summary_table(result, target_delta is not None, as_poisson)]
         + ([phases_table(phases)] if len(phases) > 1 else []),
         warnings=warnings,
         epsilon=result.epsilon,
@@ -239,7 +249,39 @@ def _account_rows(runs: Sequence[_Run]) -> list[PLDResult]:
     ]
 
 
+def _as_poisson(phases: Sequence[Phase], target_delta: float | None, target_epsilon: float | None,
+                accuracy: float) -> PLDResult | None:
+    """A shuffled run accounted as if its batches were Poisson-sampled (the figure users often
+    report, shown beside the shuffled bounds); None for other runs."""
+    import dataclasses
+
+    if not any(item.sampling == "shuffle" for item in phases):
+        return None
+    poisson = [dataclasses.replace(item, sampling="poisson") for item in phases]
+    return account(poisson, target_delta, target_epsilon, accuracy)
+
+
+def _under_reports(result: PLDResult, as_poisson: PLDResult, epsilon_solved: bool) -> bool:
+    """The Poisson figure lies below the shuffled run's certified lower bound."""
+    if epsilon_solved:
+        return as_poisson.epsilon_upper < result.epsilon_lower
+    return as_poisson.delta_upper < result.delta_lower
+
+
+def _bounds_keys(result: PLDResult) -> dict[str, Any]:
+    return {
+        "epsilon": result.epsilon,
+        "epsilon_lower": result.epsilon_lower,
+        "epsilon_upper": result.epsilon_upper,
+        "delta": result.delta,
+        "delta_lower": result.delta_lower,
+        "delta_upper": result.delta_upper,
+    }
+
+
 def _result_keys(result: PLDResult) -> dict[str, Any]:
+    from dpcalc.core.pld import analysis_of
+
     return {
         "epsilon": result.epsilon,
         "epsilon_lower": result.epsilon_lower,
@@ -250,11 +292,12 @@ def _result_keys(result: PLDResult) -> dict[str, Any]:
         "accuracy": result.accuracy,
         "grid": {"step": result.grid_step, "size": result.grid_size},
         "binding": result.binding,
+        "analysis": analysis_of(result.phases),
     }
 
 
 def _pld_sweep(request: Request, mechanism: MechanismChoice | None, sampling: SamplingChoice | None,
-               neighbours: NeighboursChoice | None) -> NoReturn:
+               neighbours: NeighboursChoice | None, examples_per_user: int | None) -> NoReturn:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
     A row holds the swept inputs, the run (p, sigma or scale, T) and the result keys of a
@@ -263,11 +306,14 @@ def _pld_sweep(request: Request, mechanism: MechanismChoice | None, sampling: Sa
     """
     from dpcalc.cli.sweeps import Row, SweepOutput, phase_row, phase_sweep, sweep_columns, sweep_report
 
-    runs = [(row, with_relation(parse_phases(None, {**row, "mechanism": mechanism}), sampling, neighbours))
+    runs = [(row, with_relation(parse_phases(None, {**row, "mechanism": mechanism}), sampling, neighbours,
+                                examples_per_user))
             for row in request.rows]
     rows = []
     for (row, phases), result in zip(runs, _account_rows(runs)):
-        rows.append(Row(phase_row(request.swept, row, phases[0], _result_keys(result)),
+        as_poisson = _as_poisson(phases, row["delta"], row["eps"], _accuracy(row))
+        keys = {**_result_keys(result), "as_poisson": None if as_poisson is None else _bounds_keys(as_poisson)}
+        rows.append(Row(phase_row(request.swept, row, phases[0], keys),
                         [*result.warnings, *large_delta_warnings(row["n"], row["delta"])], result.epsilon,
                         gate_basis(result, row["delta"] is not None)))
     layout = phase_sweep(request, runs[0][1][0], rows)
@@ -319,28 +365,39 @@ _BINDING_NOTES = {
     "add": "remove or add adjacency",
     "symmetric": "replace-one: the pair is its own reverse",
 }
+_SHUFFLE_BINDING = "shuffled batches: an epoch's unsubsampled Gaussian, its own reverse"
 
 
-def _summary_table(result: PLDResult, epsilon_solved: bool) -> Table:
+def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResult | None = None) -> Table:
+    from dpcalc.core.pld import analysis_of
+
     if epsilon_solved:
         rows = [
             ("epsilon", format_upper(result.epsilon_upper), "certified upper bound (quote this)"),
             ("epsilon lower bound", format_lower(result.epsilon_lower), "the true epsilon is at least this"),
             ("delta", format_number(result.delta), "given"),
         ]
+        if as_poisson is not None:
+            rows.append(("epsilon as if Poisson", format_upper(as_poisson.epsilon_upper),
+                         "what Poisson accounting reports; not a bound for shuffled batches"))
     else:
         rows = [
             ("delta", format_upper(result.delta_upper), "certified upper bound (quote this)"),
             ("delta lower bound", format_lower(result.delta_lower), "the true delta is at least this"),
             ("epsilon", format_number(result.epsilon), "given"),
         ]
+        if as_poisson is not None:
+            rows.append(("delta as if Poisson", format_upper(as_poisson.delta_upper),
+                         "what Poisson accounting reports; not a bound for shuffled batches"))
+    rows.append(("analysis", "", analysis_of(result.phases)))
     if result.grid_size == 0:
         # outside the grid's range (or where it failed) the bounds are closed forms: no grid
         # and no binding direction to report
         rows.append(("method", "closed forms", "certified closed-form bounds; no grid (see the warning)"))
     else:
         rows += [
-            ("binding direction", result.binding, _BINDING_NOTES.get(result.binding, "")),
+            ("binding direction", result.binding,
+             _SHUFFLE_BINDING if as_poisson is not None else _BINDING_NOTES.get(result.binding, "")),
             ("final grid step", format_number(result.grid_step), f"largest grid {result.grid_size} bins"),
         ]
     return Table(columns=("quantity", "value", "note"), rows=rows, title=phases_title("Tight accounting (PLD)", list(result.phases)))

@@ -190,7 +190,8 @@ def phase_row(swept: Sequence[str], row: dict[str, Any], phase: Any, results: di
 def phase_sweep(request: Request, phase: Any, rows: list[Row]) -> PhaseSweep:
     """The inputs and table layout of a one-phase sweep whose first row's run is `phase`."""
     swept = list(request.swept)
-    inputs = {"mechanism": phase.mechanism, **request.given}
+    inputs = {"mechanism": phase.mechanism, "sampling": phase.sampling, "neighbours": phase.neighbours,
+              "examples_per_user": phase.examples_per_user, **request.given}
     # the run as resolved per row, as the single command echoes its resolved phases
     echo_rows(inputs, rows, [*swept, *RUN_KEYS], swept)
     run_keys = [key for key in phase_run(phase) if key not in swept]

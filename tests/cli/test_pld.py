@@ -9,7 +9,7 @@ import pytest
 from tests.snapshots import DESIGN_CARD_CERTIFIED_UPPER, number_in
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
-RESULT_KEYS = {"epsilon", "epsilon_lower", "epsilon_upper", "delta", "delta_lower", "delta_upper",
+RESULT_KEYS = {"analysis", "as_poisson", "epsilon", "epsilon_lower", "epsilon_upper", "delta", "delta_lower", "delta_upper",
                "accuracy", "grid", "binding"}
 INPUT_KEYS = {"phases", "delta", "eps", "accuracy", "max_eps"}
 DESIGN_CARD = ("pld", "--p", "0.004", "--sigma", "1.1", "--T", "10000")
@@ -29,7 +29,7 @@ def test_design_card_json(dpcalc):
     document = run.json()
     assert set(document) == TOP_LEVEL_KEYS and document["command"] == "pld"
     assert set(document["inputs"]) == INPUT_KEYS
-    assert document["inputs"]["phases"] == [{"mechanism": "gaussian", "p": 0.004, "sigma": 1.1, "scale": None, "T": 10000, "sampling": "poisson", "neighbours": "add-remove"}]
+    assert document["inputs"]["phases"] == [{"mechanism": "gaussian", "p": 0.004, "sigma": 1.1, "scale": None, "T": 10000, "sampling": "poisson", "neighbours": "add-remove", "examples_per_user": 1, "epoch_steps": None}]
     assert document["inputs"]["delta"] == 1e-5 and document["inputs"]["accuracy"] == 1e-3
     result = document["result"]
     assert set(result) == RESULT_KEYS
@@ -89,7 +89,7 @@ def test_laplace(dpcalc):
     run = dpcalc("pld", "--mechanism", "laplace", "--scale", "10", "--T", "50", "--delta", "1e-6", "--json")
     assert run.code == 0
     document = run.json()
-    assert document["inputs"]["phases"] == [{"mechanism": "laplace", "p": 1.0, "sigma": None, "scale": 10.0, "T": 50, "sampling": "poisson", "neighbours": "add-remove"}]
+    assert document["inputs"]["phases"] == [{"mechanism": "laplace", "p": 1.0, "sigma": None, "scale": 10.0, "T": 50, "sampling": "poisson", "neighbours": "add-remove", "examples_per_user": 1, "epoch_steps": None}]
     result = document["result"]
     # below basic composition (50 * 0.1 = 5) and above zero
     assert 0 < result["epsilon_lower"] <= result["epsilon_upper"] < 5.0

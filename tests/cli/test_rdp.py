@@ -65,7 +65,7 @@ def test_design_card_json(dpcalc):
     document = run.json()
     assert set(document) == TOP_LEVEL_KEYS and document["command"] == "rdp"
     assert set(document["inputs"]) == INPUT_KEYS
-    assert document["inputs"]["phases"] == [{"mechanism": "gaussian", "p": 0.004, "sigma": 1.1, "scale": None, "T": 10000, "sampling": "poisson", "neighbours": "add-remove"}]
+    assert document["inputs"]["phases"] == [{"mechanism": "gaussian", "p": 0.004, "sigma": 1.1, "scale": None, "T": 10000, "sampling": "poisson", "neighbours": "add-remove", "examples_per_user": 1, "epoch_steps": None}]
     assert document["inputs"]["orders"] == "default" and document["inputs"]["delta"] == 1e-5
     result = document["result"]
     assert set(result) == RESULT_KEYS
@@ -115,7 +115,7 @@ def test_laplace_release_composed_with_training(dpcalc):
 
 def test_single_phase_laplace(dpcalc):
     document = dpcalc("rdp", "--mechanism", "laplace", "--scale", "2", "--T", "3", "--json").json()
-    assert document["inputs"]["phases"] == [{"mechanism": "laplace", "p": 1.0, "sigma": None, "scale": 2.0, "T": 3, "sampling": "poisson", "neighbours": "add-remove"}]
+    assert document["inputs"]["phases"] == [{"mechanism": "laplace", "p": 1.0, "sigma": None, "scale": 2.0, "T": 3, "sampling": "poisson", "neighbours": "add-remove", "examples_per_user": 1, "epoch_steps": None}]
     # RDP tends to T / b = 1.5 (pure DP) as the order grows: the optimum is the largest order,
     # just above 1.5, and the grid-end warning says so.
     assert 1.5 < document["result"]["epsilon"] < 1.5001 and document["result"]["order"] == 4096.0
