@@ -144,9 +144,10 @@ def _rdp_upper(phases: Sequence[Phase], delta: float | None, epsilon: float | No
     from dpcalc.core import rdp
 
     fail = math.inf if delta is not None else 1.0
-    if any(phase.sampling != "poisson" or phase.neighbours == "replace-one" or phase.examples_per_user > 1
-           for phase in phases):
-        return fail  # the RDP accountant covers Poisson sampling of records under add-remove and zero-out
+    from dpcalc.core.rdp.curves import covered
+
+    if not all(covered(phase) for phase in phases):
+        return fail  # outside what the RDP accountant covers (`rdp.curves.RDP_COVERS`)
     try:
         with np.errstate(all="ignore"):
             result = rdp.rdp_accountant(phases, delta=delta, epsilon=epsilon)

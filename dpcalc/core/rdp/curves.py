@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dpcalc.core.laplace import laplace_rdp
-from dpcalc.core.phases import Mechanism, Phase, count_as_float
+from dpcalc.core.phases import Mechanism, Neighbours, Phase, Sampling, count_as_float
 from dpcalc.core.rdp.fractional_orders import (
     _TAIL_TERMS,
     _log_a_fractional_and_trust,
@@ -46,8 +46,8 @@ class OrderBound:
     reason: str
 
 
-# What a phase's per-step curve depends on: (mechanism, p, sigma, scale).
-_MechanismKey = tuple[Mechanism, float, float | None, float | None]
+# What a phase's per-step curve depends on: (mechanism, p, sigma, scale, sampling).
+_MechanismKey = tuple[Mechanism, float, float | None, float | None, Sampling]
 
 
 def subsampled_gaussian_rdp(
@@ -123,6 +123,10 @@ def phase_rdp(phase: Phase, orders: Sequence[float] | np.ndarray) -> tuple[np.nd
     """Per-step RDP of one phase's mechanism at each order."""
     # A Phase has its mechanism's parameter (Phase.__post_init__): the `is not None` only narrows.
     if phase.mechanism == "gaussian" and phase.noise_multiplier is not None:
+        if phase.sampling == "uniform":
+            from dpcalc.core.rdp.without_replacement import uniform_gaussian_rdp
+
+            return uniform_gaussian_rdp(phase.sampling_probability, phase.noise_multiplier, orders), ()
         return subsampled_gaussian_rdp(phase.sampling_probability, phase.noise_multiplier, orders)
     if phase.mechanism == "laplace" and phase.scale is not None:
         if phase.sampling_probability != 1.0:
@@ -136,10 +140,20 @@ def phase_rdp(phase: Phase, orders: Sequence[float] | np.ndarray) -> tuple[np.nd
 
 
 # What the RDP curves cover: Poisson sampling under add-remove or zero-out neighbours (the
-# same dominating pair: Mironov, Talwar, Zhang 2019).
-RDP_COVERS = ("the RDP accountant covers Poisson sampling of records under add-remove or zero-out neighbours; "
-              "for replace-one neighbours, fixed-size or shuffled batches, or user-level privacy use the PLD "
-              "accountant (dpcalc pld)")
+# same dominating pair: Mironov, Talwar, Zhang 2019), and fixed-size batches under replace-one
+# (Wang, Balle, Kasiviswanathan 2019, Thm 27: `without_replacement`).
+RDP_COVERS = ("the RDP accountant covers Poisson sampling of records under add-remove or zero-out neighbours "
+              "and fixed-size batches under replace-one; for Poisson sampling under replace-one, shuffled "
+              "batches or user-level privacy use the PLD accountant (dpcalc pld)")
+
+
+def covered(phase: Phase) -> bool:
+    """Whether the RDP curves cover the phase's sampling, neighbour relation and unit of privacy."""
+    if phase.examples_per_user > 1:
+        return False
+    if phase.sampling == "uniform":
+        return True  # under replace-one (Phase checks)
+    return phase.sampling == "poisson" and phase.neighbours != "replace-one"
 
 
 def composed_rdp(
@@ -156,22 +170,24 @@ def composed_rdp(
     if not phases:
         raise ValueError("give at least one phase")
     for phase in phases:
-        if phase.sampling != "poisson" or phase.neighbours == "replace-one" or phase.examples_per_user > 1:
+        if not covered(phase):
             raise ValueError(RDP_COVERS)
     order_array = _check_orders(orders)
     steps_by_mechanism: dict[_MechanismKey, int] = {}
     for phase in phases:
-        key = (phase.mechanism, phase.sampling_probability, phase.noise_multiplier, phase.scale)
+        key = (phase.mechanism, phase.sampling_probability, phase.noise_multiplier, phase.scale, phase.sampling)
         steps_by_mechanism[key] = steps_by_mechanism.get(key, 0) + phase.steps
     total = np.zeros_like(order_array)
     bounded: dict[float, OrderBound] = {}
-    for (mechanism, p, sigma, scale), steps in steps_by_mechanism.items():
-        cache_key = (mechanism, p, sigma, scale, order_array.tobytes())
+    for (mechanism, p, sigma, scale, sampling), steps in steps_by_mechanism.items():
+        cache_key = (mechanism, p, sigma, scale, sampling, order_array.tobytes())
         if per_step_cache is not None and cache_key in per_step_cache:
             per_step, phase_bounds = per_step_cache[cache_key]
         else:
+            neighbours: Neighbours = "replace-one" if sampling == "uniform" else "add-remove"
             per_step, phase_bounds = phase_rdp(
-                Phase(mechanism=mechanism, sampling_probability=p, noise_multiplier=sigma, scale=scale, steps=1),
+                Phase(mechanism=mechanism, sampling_probability=p, noise_multiplier=sigma, scale=scale, steps=1,
+                      sampling=sampling, neighbours=neighbours),
                 order_array,
             )
             if per_step_cache is not None:
