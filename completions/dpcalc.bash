@@ -91,6 +91,8 @@ _dpcalc() {
                 --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
                 --scale) return ;;
                 --phase) return ;;
+                --sampling) COMPREPLY=($(compgen -W "poisson uniform shuffle" -- "$cur")); return ;;
+                --neighbours) COMPREPLY=($(compgen -W "add-remove replace-one zero-out" -- "$cur")); return ;;
                 --orders) return ;;
                 --conversion) COMPREPLY=($(compgen -W "improved classic" -- "$cur")); return ;;
                 --delta) return ;;
@@ -98,7 +100,7 @@ _dpcalc() {
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --orders --conversion --delta --eps --max-eps --no-tight --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --orders --conversion --delta --eps --max-eps --no-tight --json -h --help" -- "$cur"))
             fi ;;
         check)
             case "$prev" in

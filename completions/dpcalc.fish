@@ -76,6 +76,8 @@ complete -c dpcalc -n '__fish_seen_subcommand_from rdp' -l epochs -x -d 'Trainin
 complete -c dpcalc -n '__fish_seen_subcommand_from rdp' -l mechanism -x -a 'gaussian laplace' -d 'Single-phase form: gaussian (default; --sigma) or laplace (--scale)'
 complete -c dpcalc -n '__fish_seen_subcommand_from rdp' -l scale -x -d 'Laplace scale b (> 0) for L1 sensitivity 1 (--mechanism laplace)'
 complete -c dpcalc -n '__fish_seen_subcommand_from rdp' -l phase -x -d 'One phase of the run'
+complete -c dpcalc -n '__fish_seen_subcommand_from rdp' -l sampling -x -a 'poisson uniform shuffle' -d 'How each steps batch is drawn: poisson (each record independently with probability p; default), uniform (a fixed-size batch of b of the n records, p = b/n; needs --neighbours replace-one) or shuffle (each epoch a random permutation cut into ceil(n/b) batches; needs --n and --batch-size)'
+complete -c dpcalc -n '__fish_seen_subcommand_from rdp' -l neighbours -x -a 'add-remove replace-one zero-out' -d 'Neighbouring datasets: add-remove (one record added or removed; default), replace-one (one record replaced by another) or zero-out (one record replaced by a null record)'
 complete -c dpcalc -n '__fish_seen_subcommand_from rdp' -l orders -x -d 'Comma-separated Renyi orders in (1, 100000], fractional allowed [default: the grid above]'
 complete -c dpcalc -n '__fish_seen_subcommand_from rdp' -l conversion -x -a 'improved classic' -d 'RDP to (epsilon, delta): improved (CKS 2020) or classic (Mironov 2017)'
 complete -c dpcalc -n '__fish_seen_subcommand_from rdp' -l delta -x -d 'Target delta in (0, 1) giving epsilon [default: 1e-05]'

@@ -24,7 +24,18 @@ from dpcalc.cli.options import (
     large_delta_warnings,
 )
 from dpcalc.cli.output import Report, Table, format_number, format_upper
-from dpcalc.cli.phases import Mechanism, PhaseList, Scale, parse_phases, phase_inputs, phases_table, phases_title
+from dpcalc.cli.phases import (
+    Mechanism,
+    NeighboursOption,
+    PhaseList,
+    SamplingOption,
+    Scale,
+    parse_phases,
+    phase_inputs,
+    phases_table,
+    phases_title,
+    with_relation,
+)
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
 from dpcalc.core.limits import MAX_ORDER, default_orders_text
@@ -76,6 +87,8 @@ def rdp(
     mechanism: Mechanism = None,
     scale: Scale = None,
     phase: PhaseList = None,
+    sampling: SamplingOption = None,
+    neighbours: NeighboursOption = None,
     orders: Annotated[
         Numbers | None,
         typer.Option(
@@ -98,10 +111,10 @@ def rdp(
     request = start({"p": p, "sigma": sigma, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
                      "epochs": epochs, "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, phase=phase)
     if request.is_sweep:
-        _rdp_sweep(request, mechanism, orders, conversion, no_tight)
+        _rdp_sweep(request, mechanism, orders, conversion, no_tight, (sampling, neighbours))
     row = request.rows[0]
     target_delta, target_epsilon = row["delta"], row["eps"]
-    phases = _parse_run(phase, {**row, "mechanism": mechanism})
+    phases = _parse_run(phase, {**row, "mechanism": mechanism}, (sampling, neighbours))
     result, tight, warnings = _evaluate(phases, orders, target_delta, target_epsilon, conversion, no_tight)
     warnings += large_delta_warnings(row["n"], target_delta)
     curve = [{"order": order, "rdp": value} for order, value in zip(result.orders, result.rdp)]
@@ -145,9 +158,20 @@ def _gate(result, tight: float | None, epsilon_solved: bool) -> dict:
     return {"epsilon": result.epsilon, "basis": conversion}
 
 
-def _parse_run(phase, flags: dict) -> list:
-    """The run's phases (dpcalc.cli.phases), with the laplace phases checked to be unsampled."""
-    phases = parse_phases(phase, flags)
+def _parse_run(phase, flags: dict, relation: tuple = (None, None)) -> list:
+    """The run's phases (dpcalc.cli.phases) under --sampling and --neighbours (`relation`), refused
+    where the RDP curves have no bound (`core.rdp.curves.covered`), with the laplace phases checked
+    to be unsampled."""
+    from dpcalc.core.rdp.curves import covered
+
+    phases = with_relation(parse_phases(phase, flags), *relation)
+    for item in phases:
+        if not covered(item):
+            raise InputError(
+                f"--sampling {item.sampling} with --neighbours {item.neighbours} has no RDP bound here: the RDP "
+                "accountant covers --sampling poisson with add-remove or zero-out, and --sampling uniform with "
+                "replace-one (Wang, Balle, Kasiviswanathan 2019); dpcalc pld accounts every combination"
+            )
     for index, item in enumerate(phases, start=1):
         if item.mechanism == "laplace" and item.sampling_probability != 1.0:
             option = f"--phase {index}: p" if phase else "--p"
@@ -183,7 +207,7 @@ def _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight: 
 _ROW_RESULT_KEYS = ("epsilon", "delta", "order", "conversion", "tight_epsilon")
 
 
-def _rdp_sweep(request: Request, mechanism, grid, conversion, no_tight: bool) -> NoReturn:
+def _rdp_sweep(request: Request, mechanism, grid, conversion, no_tight: bool, relation: tuple) -> NoReturn:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
     A row holds the swept inputs, the run (p, sigma or scale, T) and the scalar result keys
@@ -193,7 +217,7 @@ def _rdp_sweep(request: Request, mechanism, grid, conversion, no_tight: bool) ->
     """
     from dpcalc.cli.sweeps import Row, SweepOutput, phase_row, phase_sweep, sweep_columns, sweep_report
 
-    runs = [(row, _parse_run(None, {**row, "mechanism": mechanism})) for row in request.rows]
+    runs = [(row, _parse_run(None, {**row, "mechanism": mechanism}, relation)) for row in request.rows]
     per_step_cache: dict = {}
     rows = []
     # the tight figures of rows that differ only in T share one PLD composition

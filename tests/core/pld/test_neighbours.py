@@ -525,7 +525,7 @@ def test_phase_fields_and_shift():
         (dict(sampling="uniform"), "uniform sampling .* replace-one"),
         (dict(sampling="uniform", neighbours="add-remove"), "uniform sampling .* replace-one"),
         (dict(sampling="uniform", neighbours="zero-out"), "uniform sampling .* replace-one"),
-        (dict(sampling="bogus"), "sampling must be one of poisson, uniform, got sampling='bogus'"),
+        (dict(sampling="bogus"), "sampling must be one of poisson, uniform, shuffle, got sampling='bogus'"),
         (dict(neighbours="replace_one"), "neighbours must be one of add-remove, replace-one, zero-out"),
         (dict(neighbours="Replace-One"), "neighbours must be one of"),
     ],
@@ -548,8 +548,13 @@ def test_phase_accepts_laplace_zero_out():
     assert Phase("laplace", 0.5, None, 2.0, 10, neighbours="zero-out").neighbours == "zero-out"
 
 
-@pytest.mark.parametrize("phase", [replace_one(0.01, 1.0, 10), uniform(0.01, 1.0, 10), replace_one(1.0, 1.0, 10)])
-def test_rdp_refuses_replace_one_and_uniform(phase):
+@pytest.mark.parametrize("phase", [
+    replace_one(0.01, 1.0, 10),
+    replace_one(1.0, 1.0, 10),
+    Phase("gaussian", 0.01, 1.0, None, 10, sampling="shuffle", epoch_steps=100),
+    Phase("gaussian", 0.01, 1.0, None, 10, examples_per_user=2),
+])
+def test_rdp_refuses_poisson_replace_one_shuffle_and_user_level(phase):
     with pytest.raises(ValueError, match="RDP accountant covers Poisson sampling"):
         rdp_accountant([phase], delta=1e-5)
     with pytest.raises(ValueError, match="RDP accountant covers Poisson sampling"):
