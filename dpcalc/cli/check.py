@@ -57,7 +57,8 @@ def check(
         command="check",
         inputs={"budget_file": budget_file},
         result={
-            "budget": {"epsilon": budget.epsilon, "delta": budget.delta, "accountant": budget.accountant},
+            "budget": {"epsilon": budget.epsilon, "delta": budget.delta, "accountant": budget.accountant,
+                       "neighbours": budget.neighbours},
             "releases": releases,
             "total": {"epsilon": result.total_epsilon, "delta": result.total_delta},
             "headroom": result.headroom,

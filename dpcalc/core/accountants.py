@@ -186,7 +186,10 @@ def merge_full_batch_gaussians(phases: Sequence[Phase]) -> list[Phase]:
         return list(phases)
     mu_squared = math.fsum(phase.steps * (phase.shift / phase.noise) ** 2 for phase in full)
     rest = [phase for phase in phases if not _full_batch_gaussian(phase)]
-    shift, neighbours = full[0].shift, full[0].neighbours  # one relation per run (pld.check_phases)
+    neighbours = full[0].neighbours  # one relation per run (pld.check_phases)
+    # each phase's own shift (2 under replace-one, k at user level) is in mu; the merged phase is
+    # example-level, its shift that of the relation
+    shift = 2.0 if neighbours == "replace-one" else 1.0
     return rest + [Phase("gaussian", 1.0, shift / math.sqrt(mu_squared), None, 1, neighbours=neighbours)]
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from dpcalc.core.accountants import Accountant, accountant
 from dpcalc.core.budget.releases import PHASE_MECHANISMS, release_phase
 from dpcalc.core.budget.schema import BudgetFile, Release
-from dpcalc.core.phases import Phase
+from dpcalc.core.phases import Neighbours, Phase
 from dpcalc.core.validation import large_delta_warnings
 
 # Shares of delta tried for the first of two groups (any split is a valid bound; the best is kept).
@@ -123,7 +123,7 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
     mechanisms = [r for r in budget.releases if r.mechanism in PHASE_MECHANISMS]
     zcdp_releases = [r for r in budget.releases if r.mechanism == "zcdp"]
     dp_releases = [r for r in budget.releases if r.mechanism == "dp"]
-    phases = [release_phase(r) for r in mechanisms]
+    phases = [release_phase(r, budget.neighbours) for r in mechanisms]
     rho = math.fsum(r.number("rho") * r.get("count", 1) for r in zcdp_releases)
     warnings: list[str] = []
 
@@ -135,16 +135,25 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
     # the accountant's own warnings (e.g. the PLD grid's closed-form fallback) per (group, delta)
     notes: dict[tuple[str, float], tuple[str, ...]] = {}
 
-    def pld_group(group_delta: float) -> float:
-        accounted = release_accountant.epsilon(phases, group_delta)
-        notes[("pld", group_delta)] = accounted.warnings
-        return accounted.epsilon
+    # shuffled runs are accounted on their own (their upper and lower pairs differ from the other
+    # phases'; pld.check_phases) and joined to the rest by basic composition
+    shuffled = [phase for phase in phases if phase.sampling == "shuffle"]
+    phases = [phase for phase in phases if phase.sampling != "shuffle"]
+
+    def pld_group(group: str, members: list[Phase]) -> Callable[[float], float]:
+        def epsilon(group_delta: float) -> float:
+            accounted = release_accountant.epsilon(members, group_delta)
+            notes[(group, group_delta)] = accounted.warnings
+            return accounted.epsilon
+        return epsilon
 
     if budget.accountant == "rdp" and (phases or zcdp_releases):
         groups["rdp"] = lambda d: _rdp_with_zcdp_epsilon(phases, rho, d)
     else:
         if phases:
-            groups["pld"] = pld_group
+            groups["pld"] = pld_group("pld", phases)
+        if shuffled:
+            groups["shuffled"] = pld_group("shuffled", shuffled)
         if zcdp_releases:
             groups["zcdp"] = lambda d: _zcdp_epsilon(rho, d)
     if dp_releases:
@@ -164,15 +173,17 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
         splits = [(1.0,)]
     elif len(names) == 2:
         splits = [(s, 1.0 - s) for s in _SPLIT_SHARES]
-    else:
+    elif len(names) == 3:
         splits = [(a, b, 1.0 - a - b) for a in _SPLIT_SHARES_3 for b in _SPLIT_SHARES_3 if a + b < 0.999]
+    else:  # four groups (pld, shuffled, zcdp, dp): equal shares
+        splits = [tuple(1.0 / len(names) for _ in names)]
     best_total, best_split = math.inf, splits[0]
     for split in splits:
         total = math.fsum(epsilon_of(name, share) for name, share in zip(names, split))
         if total < best_total:
             best_total, best_split = total, split
 
-    own = [_release_epsilon(r, delta, release_accountant) for r in budget.releases]
+    own = [_release_epsilon(r, delta, release_accountant, budget.neighbours) for r in budget.releases]
     for name, share in zip(names, best_split):
         for note in notes.get((name, share * delta), ()):
             if f"total: {note}" not in warnings:
@@ -191,6 +202,7 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
         warnings.append("no finite total epsilon at the budget's delta (the releases' own deltas use it up, or the noise is too small).")
     method = {
         "pld": "tight PLD accountant (certified upper bound)",
+        "shuffled": "tight PLD accountant, shuffled batches (certified upper bound)",
         "rdp": "RDP accountant",
         "zcdp": "zCDP (Canonne, Kamath, Steinke 2020)",
         "dp": "optimal composition of (eps, delta) releases (Kairouz, Oh, Viswanath 2015)",
@@ -207,7 +219,8 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
     )
 
 
-def _release_epsilon(release: Release, delta: float, mechanisms: Accountant) -> ReleaseEpsilon:
+def _release_epsilon(release: Release, delta: float, mechanisms: Accountant,
+                     neighbours: Neighbours = "add-remove") -> ReleaseEpsilon:
     """One release's own epsilon at delta; a mechanism release by the budget's accountant."""
     if release.mechanism == "zcdp":
         epsilon = _zcdp_epsilon(release.number("rho") * release.get("count", 1), delta)
@@ -216,6 +229,6 @@ def _release_epsilon(release: Release, delta: float, mechanisms: Accountant) -> 
         epsilon = _dp_epsilon([release], delta)
         method = "given" if release.get("count", 1) == 1 else "optimal composition"
     else:
-        accounted = mechanisms.epsilon([release_phase(release)], delta)
+        accounted = mechanisms.epsilon([release_phase(release, neighbours)], delta)
         epsilon, method = accounted.epsilon, accounted.method
     return ReleaseEpsilon(release.name, release.mechanism, epsilon, delta, method)

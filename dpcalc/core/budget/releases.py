@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from typing import cast
 
 from dpcalc.core.budget.schema import Release
-from dpcalc.core.phases import Phase
+from dpcalc.core.phases import Neighbours, Phase, Sampling
 
 # The releases an accountant of phases composes; zcdp and dp releases are their own groups.
 PHASE_MECHANISMS = ("subsampled-gaussian", "gaussian", "laplace", "gdp")
@@ -29,21 +30,34 @@ def sampling_probability_of(release: Release) -> float:
     return release.parameters["batch_size"] / release.parameters["n"]
 
 
-def release_phase(release: Release) -> Phase:
-    """The accountant phase of a mechanism release (gaussian, subsampled-gaussian, laplace, gdp).
+def release_phase(release: Release, neighbours: Neighbours = "add-remove") -> Phase:
+    """The accountant phase of a mechanism release (gaussian, subsampled-gaussian, laplace, gdp)
+    in a budget stated under `neighbours`.
 
-    mu-GDP is the Gaussian mechanism with noise multiplier 1/mu (DRS Thm 2.7, docs/mathematics.md §1)."""
+    A subsampled-gaussian release (clipping norm C, sigma = noise / C) takes the relation, its
+    sampling and examples per user. A gaussian release states its sensitivity for the budget's
+    relation, and a gdp release its mu: both are the unsampled Gaussian at that distance over the
+    noise, written under the relation with the noise scaled by the relation's shift (2 under
+    replace-one) so that shift / noise is unchanged. mu-GDP is the Gaussian mechanism with noise
+    multiplier 1/mu (DRS Thm 2.7, docs/mathematics.md §1)."""
     count = int(release.get("count", 1))
     sensitivity = release.get("sensitivity", 1.0)
+    shift = 2.0 if neighbours == "replace-one" else 1.0
     if release.mechanism == "subsampled-gaussian":
-        return Phase("gaussian", sampling_probability_of(release), release.number("sigma"), None, steps_of(release))
+        per_epoch = None
+        if "n" in release.parameters:
+            per_epoch = -(-int(release.parameters["n"]) // int(release.parameters["batch_size"]))
+        sampling = cast("Sampling", release.sampling)
+        return Phase("gaussian", sampling_probability_of(release), release.number("sigma"), None, steps_of(release),
+                     sampling=sampling, neighbours=neighbours, epoch_steps=per_epoch,
+                     examples_per_user=int(release.get("examples_per_user", 1)))
     if release.mechanism == "gaussian":
-        return Phase("gaussian", 1.0, release.number("sigma") / sensitivity, None, count)
+        return Phase("gaussian", 1.0, shift * release.number("sigma") / sensitivity, None, count, neighbours=neighbours)
     if release.mechanism == "laplace":
         # Scale relative to the L1 sensitivity: b / sensitivity, or 1/epsilon when epsilon is given.
         scale = release.number("scale") / sensitivity if "scale" in release.parameters else 1.0 / release.number("epsilon")
-        return Phase("laplace", 1.0, None, scale, count)
+        return Phase("laplace", 1.0, None, scale, count, neighbours=neighbours)
     if release.mechanism == "gdp":
         # mu-GDP is exactly the Gaussian mechanism with noise multiplier 1/mu (Dong, Roth, Su 2022).
-        return Phase("gaussian", 1.0, 1.0 / release.number("mu"), None, count)
+        return Phase("gaussian", 1.0, shift / release.number("mu"), None, count, neighbours=neighbours)
     raise ValueError(f"release {release.name!r} ({release.mechanism}) is not a mechanism phase")

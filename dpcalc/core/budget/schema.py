@@ -13,7 +13,7 @@ import difflib
 import re
 import sys
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, cast, overload
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -21,6 +21,7 @@ else:  # pragma: no cover - Python 3.10 reads TOML with tomli, tomllib's origin
     import tomli as tomllib
 
 from dpcalc.core.accountants import CERTIFIED_ACCOUNTANTS
+from dpcalc.core.phases import NEIGHBOURS, SAMPLINGS, Neighbours, unsupported
 from dpcalc.core.validation import (
     MAX_COUNT,
     MAX_COUNT_DIGITS,
@@ -41,6 +42,7 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
     "subsampled-gaussian": {
         "p": PROBABILITY, "sigma": POSITIVE, "T": POSITIVE_INTEGER,
         "n": POSITIVE_INTEGER, "batch_size": POSITIVE_INTEGER, "epochs": POSITIVE,
+        "examples_per_user": POSITIVE_INTEGER,
     },
     "gaussian": {"sigma": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
     "laplace": {"scale": POSITIVE, "epsilon": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
@@ -49,6 +51,10 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
     "zcdp": {"rho": POSITIVE, "count": POSITIVE_INTEGER},
 }
 BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
+# Text keys: of the budget (the neighbour relation the budget is stated in) and of a
+# subsampled-gaussian release (how its batches are drawn), with their allowed values.
+BUDGET_TEXT_KEYS = {"accountant": ACCOUNTANTS, "neighbours": NEIGHBOURS}
+RELEASE_TEXT_KEYS = {"subsampled-gaussian": {"sampling": SAMPLINGS}}
 
 
 class BudgetFileError(ValueError):
@@ -63,6 +69,7 @@ class Release:
     mechanism: str
     parameters: dict[str, float] = field(default_factory=dict)
     line: int = 0
+    sampling: str = "poisson"  # subsampled-gaussian: poisson, uniform or shuffle
 
     @overload
     def get(self, key: str) -> float | None: ...
@@ -89,6 +96,7 @@ class BudgetFile:
     accountant: str
     releases: tuple[Release, ...]
     source: str
+    neighbours: Neighbours = "add-remove"  # the relation the budget is stated in
 
 
 def load_budget(text: str, source: str) -> BudgetFile:
@@ -110,12 +118,11 @@ def load_budget(text: str, source: str) -> BudgetFile:
     budget = document["budget"]
     where = f"{source}:{_line_of(text, '[budget]')}: [budget]"
     for key in budget:
-        if key not in (*BUDGET_KEYS, "accountant"):
-            raise BudgetFileError(f"{where}: unknown key '{key}'{_suggest(key, [*BUDGET_KEYS, 'accountant'])}")
+        if key not in (*BUDGET_KEYS, *BUDGET_TEXT_KEYS):
+            raise BudgetFileError(f"{where}: unknown key '{key}'{_suggest(key, [*BUDGET_KEYS, *BUDGET_TEXT_KEYS])}")
     values = {key: _number(where, key, budget.get(key), interval) for key, interval in BUDGET_KEYS.items()}
-    accountant = budget.get("accountant", "pld")
-    if accountant not in ACCOUNTANTS:
-        raise BudgetFileError(f"{where}: accountant must be one of {', '.join(ACCOUNTANTS)}, got {accountant!r}")
+    accountant = _text(where, "accountant", budget.get("accountant", "pld"), ACCOUNTANTS)
+    neighbours = cast("Neighbours", _text(where, "neighbours", budget.get("neighbours", "add-remove"), NEIGHBOURS))
     raw_releases = document.get("release", [])
     if not isinstance(raw_releases, list):
         raise BudgetFileError(f"{source}: 'release' must be an array of tables, written [[release]]")
@@ -129,7 +136,38 @@ def load_budget(text: str, source: str) -> BudgetFile:
         names.add(release.name)
         releases.append(release)
     # No [[release]] entries: a project that has released nothing, within any budget (account_budget).
-    return BudgetFile(values["epsilon"], values["delta"], accountant, tuple(releases), source)
+    for release in releases:
+        _check_relation(f"{source}:{release.line}: release '{release.name}'", release, neighbours, accountant)
+    return BudgetFile(values["epsilon"], values["delta"], accountant, tuple(releases), source, neighbours)
+
+
+def _text(where: str, key: str, value: Any, allowed: tuple[str, ...]) -> str:
+    """A text key's value, one of `allowed`."""
+    if value not in allowed:
+        raise BudgetFileError(f"{where}: {key} must be one of {', '.join(allowed)}, got {value!r}")
+    return str(value)
+
+
+def _check_relation(where: str, release: Release, neighbours: str, accountant: str) -> None:
+    """Refuse a release the budget's neighbour relation and accountant cannot account
+    (`core.phases.unsupported`; the RDP curves' coverage; laplace releases under replace-one)."""
+    if release.mechanism == "laplace" and neighbours == "replace-one":
+        raise BudgetFileError(f"{where}: a laplace release is accounted under add-remove or zero-out budgets; "
+                              "under replace-one give it as a dp release with its epsilon")
+    if release.mechanism != "subsampled-gaussian":
+        return
+    per_user = int(release.get("examples_per_user", 1))
+    why = unsupported("gaussian", release.sampling, neighbours, per_user)
+    if why is not None:
+        raise BudgetFileError(f"{where}: sampling {release.sampling!r} with neighbours {neighbours!r}"
+                              f"{f' and examples_per_user {per_user}' if per_user > 1 else ''}: {why}")
+    if release.sampling == "shuffle" and "n" not in release.parameters:
+        raise BudgetFileError(f"{where}: sampling 'shuffle' needs n and batch_size (an epoch is ceil(n / batch_size) "
+                              "batches), not p")
+    covered = release.sampling == "uniform" or (release.sampling == "poisson" and neighbours != "replace-one")
+    if accountant == "rdp" and (not covered or per_user > 1):
+        raise BudgetFileError(f"{where}: the rdp accountant has no bound for sampling {release.sampling!r} with "
+                              f"neighbours {neighbours!r}{' at user level' if per_user > 1 else ''}; use accountant = \"pld\"")
 
 
 def _release(raw: Any, index: int, line: int, source: str) -> Release:
@@ -148,18 +186,21 @@ def _release(raw: Any, index: int, line: int, source: str) -> Release:
         raise BudgetFileError(f"{where}: unknown mechanism {mechanism!r}"
                               f"{_suggest(str(mechanism), list(MECHANISMS))}; expected one of {allowed}")
     schema = MECHANISMS[mechanism]
+    texts = RELEASE_TEXT_KEYS.get(mechanism, {})
     parameters: dict[str, float] = {}
     for key, value in raw.items():
-        if key in ("name", "mechanism"):
+        if key in ("name", "mechanism") or key in texts:
             continue
         if key not in schema:
+            keys = [*schema, *texts]
             raise BudgetFileError(
-                f"{where}: unknown key '{key}' for mechanism '{mechanism}'{_suggest(key, list(schema))}; "
-                f"allowed: {', '.join(schema)}"
+                f"{where}: unknown key '{key}' for mechanism '{mechanism}'{_suggest(key, keys)}; "
+                f"allowed: {', '.join(keys)}"
             )
         parameters[key] = _number(where, key, value, schema[key])
     _check_alternatives(where, mechanism, parameters)
-    return Release(name=name, mechanism=mechanism, parameters=parameters, line=line)
+    sampling = _text(where, "sampling", raw.get("sampling", "poisson"), SAMPLINGS) if texts else "poisson"
+    return Release(name=name, mechanism=mechanism, parameters=parameters, line=line, sampling=sampling)
 
 
 def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]) -> None:
