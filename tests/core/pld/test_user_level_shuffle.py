@@ -133,7 +133,7 @@ def test_user_level_beats_group_privacy_on_the_design_card(k):
     usually starts from)."""
     ours = tight_epsilon([user(0.004, 1.1, 10_000, k)], 1e-5)
     group = math.inf
-    for log_d1 in np.linspace(math.log(1e-5) - 12.0, math.log(1e-5 / k), 25):
+    for log_d1 in np.linspace(math.log(1e-5) - 12.0, math.log(1e-5 / k), 13):
         e1 = tight_epsilon([user(0.004, 1.1, 10_000, 1)], math.exp(log_d1)).epsilon_lower
         if k * math.exp((k - 1) * e1 + log_d1) <= 1e-5:
             group = min(group, k * e1)

@@ -71,6 +71,8 @@ class MaxPair(Pair):
         self.direction = direction
         self.log1m_q = math.log1p(-self.q) if self.q < 1.0 else -math.inf
         self.support = (self.log1m_q, math.inf) if direction == "remove" else (-math.inf, -self.log1m_q)
+        self._grid_range = (1, 0)  # empty: `_on_grid`'s cache
+        self._grid_values = (np.zeros(0), np.zeros(0))
 
     # -- the loss and its inverse ---------------------------------------------------------------
 
@@ -139,19 +141,24 @@ class MaxPair(Pair):
         hi = (target + 0.5 * a * a) / a
         lo = hi - 2.0 * (math.log(self.t) + 1.0) / a - 50.0
         z = hi.copy()
+        # Newton steps kept inside the bracket [lo, hi] (bisection otherwise), on the points not
+        # yet settled; the precision reached is certified below, so the stopping rule only saves work
+        active = np.flatnonzero(valid)
         for _ in range(_NEWTON_ITERATIONS):
-            u, slope, _ = self._u(z)
-            above = u > target
-            hi = np.where(above, z, hi)
-            lo = np.where(above, lo, z)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                newton = z - (u - target) / slope
-            inside = np.isfinite(newton) & (newton > lo) & (newton < hi)
-            z_new = np.where(inside, newton, 0.5 * (lo + hi))
-            settled = np.abs(z_new - z) <= 2.0 * U * (np.abs(z) + 1.0)
-            z = z_new
-            if np.all(settled | ~valid):
+            if active.size == 0:
                 break
+            za, ta = z[active], target[active]
+            u, slope, _ = self._u(za)
+            above = u > ta
+            hi_a = np.where(above, za, hi[active])
+            lo_a = np.where(above, lo[active], za)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                newton = za - (u - ta) / slope
+            inside = np.isfinite(newton) & (newton > lo_a) & (newton < hi_a)
+            z_new = np.where(inside, newton, 0.5 * (lo_a + hi_a))
+            settled = np.abs(z_new - za) <= 16.0 * U * (np.abs(za) + 1.0)
+            z[active], hi[active], lo[active] = z_new, hi_a, lo_a
+            active = active[~settled]
         # certify: e such that u(z - e) < target - errors and u(z + e) > target + errors
         u, slope, u_err = self._u(z)
         e = 2.0 * (np.abs(u - target) + u_err + target_err) / np.maximum(slope, 1e-300) + 4.0 * U * (np.abs(z) + 1.0)
@@ -258,16 +265,31 @@ class MaxPair(Pair):
         centres = (0.0, power * self.a, power * self.a / self.t)
         low, high = min(centres) - 40.0, max(centres) + 45.0
         if high - low <= 400.0:
-            z = np.arange(low, high + step, step)
+            # points k/64: their values are kept across calls (the tilt search asks for many powers)
+            k = np.arange(math.floor(low * 64.0), math.ceil(high * 64.0) + 1)
+            log_r, log_q_density = self._on_grid(int(k[0]), int(k[-1]))
+            z = k * step
         else:
             z = np.unique(np.concatenate([np.round(np.arange(c - 40.0, c + 45.0, step) * 64.0) / 64.0 for c in centres]))
-        log_r = self.log_ratio(z)
+            log_r = self.log_ratio(z)
+            log_q_density = math.log(self.t) + log_density(z) + (self.t - 1) * _log_cdf(z)
         loss = log_r if self.direction == "remove" else -log_r
         keep = loss < cap
-        log_q_density = math.log(self.t) + log_density(z) + (self.t - 1) * _log_cdf(z)
         with np.errstate(invalid="ignore"):
             values = log_q_density + power * log_r + math.log(step)
         return z[keep], values[keep]
+
+    def _on_grid(self, k_lo: int, k_hi: int) -> tuple[np.ndarray, np.ndarray]:
+        """log R and log of Q's density at z = k/64 for k in [k_lo, k_hi], from a cache that grows
+        to the union of the ranges asked for."""
+        lo, hi = self._grid_range
+        if not (lo <= k_lo and k_hi <= hi):
+            lo, hi = (k_lo, k_hi) if lo > hi else (min(lo, k_lo), max(hi, k_hi))
+            z = np.arange(lo, hi + 1) / 64.0
+            self._grid_values = (self.log_ratio(z), math.log(self.t) + log_density(z) + (self.t - 1) * _log_cdf(z))
+            self._grid_range = (lo, hi)
+        log_r, log_q = self._grid_values
+        return log_r[k_lo - lo:k_hi - lo + 1], log_q[k_lo - lo:k_hi - lo + 1]
 
     def log_mgf(self, lam: float, cap: float = math.inf) -> float:
         """`Pair.log_mgf`: E_P[e^(lam L)] = E_Q[R^(lam + 1)] (remove) or E_Q[R^(-lam)] (add)."""
