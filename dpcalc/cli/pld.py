@@ -283,12 +283,7 @@ def _result_keys(result: PLDResult) -> dict[str, Any]:
     from dpcalc.core.pld import analysis_of
 
     return {
-        "epsilon": result.epsilon,
-        "epsilon_lower": result.epsilon_lower,
-        "epsilon_upper": result.epsilon_upper,
-        "delta": result.delta,
-        "delta_lower": result.delta_lower,
-        "delta_upper": result.delta_upper,
+        **_bounds_keys(result),
         "accuracy": result.accuracy,
         "grid": {"step": result.grid_step, "size": result.grid_size},
         "binding": result.binding,

@@ -71,6 +71,24 @@ def _settled(log_mass: np.ndarray, rel: np.ndarray) -> tuple[np.ndarray, np.ndar
         return log_mass, np.where(np.isneginf(log_mass), 0.0, rel)
 
 
+def _log_sum(values: np.ndarray) -> float:
+    """log of the sum of exp(values) over the finite ones (-inf when there are none): a
+    quadrature's log MGF from its log weighted points."""
+    values = values[np.isfinite(values)]
+    if len(values) == 0:
+        return -math.inf
+    top = float(values.max())
+    return top + math.log(float(np.exp(values - top).sum()))
+
+
+def _weighted_moments(weight: np.ndarray, loss: np.ndarray) -> tuple[float, float]:
+    """Mean and variance of `loss` under the quadrature weights `weight`."""
+    total = weight.sum()
+    mean = float((weight * loss).sum() / total)
+    variance = float((weight * (loss - mean) ** 2).sum() / total)
+    return mean, variance
+
+
 class Pair:
     """Interface of a dominating pair in one direction."""
 

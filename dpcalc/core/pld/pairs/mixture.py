@@ -28,7 +28,16 @@ import math
 import numpy as np
 
 from dpcalc.core.pld.normal import log_density, log_interval_mass
-from dpcalc.core.pld.pairs.base import CellMasses, Pair, U, _combine, _settled, _x_sensitivity
+from dpcalc.core.pld.pairs.base import (
+    CellMasses,
+    Pair,
+    U,
+    _combine,
+    _log_sum,
+    _settled,
+    _weighted_moments,
+    _x_sensitivity,
+)
 from dpcalc.core.special_array import log_expm1
 
 # Newton iterations of the inverse: quadratic convergence from at most s^2 log k to the right of
@@ -199,10 +208,7 @@ class MixturePair(Pair):
         or E_N(0)[e^(-lam l)] (add)."""
         power = lam + 1.0 if self.direction == "remove" else -lam
         _, values = self._weights(power, cap)
-        if len(values) == 0:
-            return -math.inf
-        top = float(values.max())
-        return top + math.log(float(np.exp(values - top).sum()))
+        return _log_sum(values)
 
     def moments(self) -> tuple[float, float]:
         """`Pair.moments`: mean and variance of the loss under P, by the same quadrature."""
@@ -210,7 +216,4 @@ class MixturePair(Pair):
         x, log_w = self._weights(power)
         weight = np.exp(log_w)
         loss = self.log_loss(x) * (1.0 if self.direction == "remove" else -1.0)
-        total = weight.sum()
-        mean = float((weight * loss).sum() / total)
-        variance = float((weight * (loss - mean) ** 2).sum() / total)
-        return mean, variance
+        return _weighted_moments(weight, loss)

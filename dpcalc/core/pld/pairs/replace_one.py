@@ -8,7 +8,16 @@ import math
 import numpy as np
 
 from dpcalc.core.pld.normal import log_density, log_interval_mass
-from dpcalc.core.pld.pairs.base import CellMasses, Pair, U, _combine, _x_sensitivity, _z_windows
+from dpcalc.core.pld.pairs.base import (
+    CellMasses,
+    Pair,
+    U,
+    _combine,
+    _log_sum,
+    _weighted_moments,
+    _x_sensitivity,
+    _z_windows,
+)
 from dpcalc.core.pld.pairs.gaussian import _SubsampledRatio
 
 
@@ -109,17 +118,9 @@ class ReplaceOnePair(Pair):
     def log_mgf(self, lam: float, cap: float = math.inf) -> float:
         """`Pair.log_mgf` by quadrature over x: E_P[e^(lam L)] = E_Q[e^((lam + 1) L)]."""
         _, values = self._weights(lam + 1.0, cap)
-        if len(values) == 0:
-            return -math.inf
-        top = float(values.max())
-        return top + math.log(float(np.exp(values - top).sum()))
+        return _log_sum(values)
 
     def moments(self) -> tuple[float, float]:
         """`Pair.moments`: mean and variance of the loss under P, by the same quadrature."""
         x, log_w = self._weights(1.0)
-        weight = np.exp(log_w)
-        loss = self.log_loss(x)
-        total = weight.sum()
-        mean = float((weight * loss).sum() / total)
-        variance = float((weight * (loss - mean) ** 2).sum() / total)
-        return mean, variance
+        return _weighted_moments(np.exp(log_w), self.log_loss(x))

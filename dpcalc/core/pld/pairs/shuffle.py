@@ -33,7 +33,16 @@ import math
 import numpy as np
 
 from dpcalc.core.pld.normal import NORMAL_RELATIVE_ERROR, log_density, log_interval_mass, log_upper_tail, mills_ratio
-from dpcalc.core.pld.pairs.base import CellMasses, Pair, U, _combine, _settled, _x_sensitivity
+from dpcalc.core.pld.pairs.base import (
+    CellMasses,
+    Pair,
+    U,
+    _combine,
+    _log_sum,
+    _settled,
+    _weighted_moments,
+    _x_sensitivity,
+)
 from dpcalc.core.special_array import log_expm1
 
 _NEWTON_ITERATIONS = 100
@@ -295,11 +304,7 @@ class MaxPair(Pair):
         """`Pair.log_mgf`: E_P[e^(lam L)] = E_Q[R^(lam + 1)] (remove) or E_Q[R^(-lam)] (add)."""
         power = lam + 1.0 if self.direction == "remove" else -lam
         _, values = self._weights(power, cap)
-        values = values[np.isfinite(values)]
-        if len(values) == 0:
-            return -math.inf
-        top = float(values.max())
-        return top + math.log(float(np.exp(values - top).sum()))
+        return _log_sum(values)
 
     def moments(self) -> tuple[float, float]:
         """`Pair.moments`: mean and variance of the loss under P, by the same quadrature."""
@@ -307,9 +312,4 @@ class MaxPair(Pair):
         z, log_w = self._weights(power)
         loss = self.log_ratio(z) * (1.0 if self.direction == "remove" else -1.0)
         keep = np.isfinite(log_w) & np.isfinite(loss)
-        weight = np.exp(log_w[keep])
-        loss = loss[keep]
-        total = weight.sum()
-        mean = float((weight * loss).sum() / total)
-        variance = float((weight * (loss - mean) ** 2).sum() / total)
-        return mean, variance
+        return _weighted_moments(np.exp(log_w[keep]), loss[keep])
