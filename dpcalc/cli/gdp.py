@@ -142,10 +142,7 @@ def _gate(result: GDPResult, tight: float | None, *, given_mu: bool, sampling: S
         return {"epsilon": result.epsilon, "basis": basis, "no_gate": None}
     if tight is not None:
         return {"epsilon": tight, "basis": "PLD certified upper bound", "no_gate": None}
-    if sampling is SamplingScheme.uniform:
-        why = ("uniform sampling has no certified epsilon in gdp (the central-limit mu is an approximation "
-               "that can under-report epsilon); drop --max-eps, or check a Poisson-sampled run with dpcalc pld")
-    elif no_tight:
+    if no_tight:
         why = ("--no-tight leaves only the central-limit epsilon, an approximation that can under-report "
                "epsilon and never passes a budget check; drop --no-tight so that the certified PLD upper bound "
                "is compared")
@@ -179,16 +176,23 @@ def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quo
     warnings = list(result.warnings) + large_delta_warnings(row["n"], target_delta)
     tight = None
     if run is not None and target_delta is not None and not no_tight:
-        if sampling is SamplingScheme.poisson:
-            from dpcalc.core.phases import Phase
+        from dpcalc.core.phases import Phase
 
-            tight, tight_warnings = tight_given or tight_epsilon(
-                [Phase("gaussian", run[0], run[1], None, run[2])], target_delta)
-            if quote_gap and tight is not None:
-                warnings[0] += _gap_sentence(result.epsilon, tight)
-            warnings += tight_warnings
+        if sampling is SamplingScheme.poisson:
+            phase = Phase("gaussian", run[0], run[1], None, run[2])
         else:
-            warnings.append("no tight epsilon for uniform sampling: the PLD accountant covers Poisson sampling.")
+            # fixed-size batches are analysed under replace-one: sigma is relative to the clipping
+            # norm C and a replacement moves the sum by up to 2C
+            phase = Phase("gaussian", run[0], run[1], None, run[2], sampling="uniform", neighbours="replace-one")
+            warnings.append(
+                "the central-limit mu for uniform sampling (Bu et al. 2020) lets a replaced record move the "
+                "sum by at most C; with sigma relative to the clipping norm C a replacement moves it by up to "
+                "2C, so tight_epsilon is the certified upper bound of fixed-size batches under replace-one "
+                "(dpcalc pld --sampling uniform --neighbours replace-one).")
+        tight, tight_warnings = tight_given or tight_epsilon([phase], target_delta)
+        if quote_gap and tight is not None:
+            warnings[0] += _gap_sentence(result.epsilon, tight)
+        warnings += tight_warnings
     inputs: dict[str, Any] = {
         "p": probability,
         "sigma": noise,

@@ -41,12 +41,25 @@ def test_tight_epsilon_and_the_gap_in_the_clt_warning(dpcalc):
     assert number_in(" ".join(table.stderr.split()), "CLT epsilon 1.787 is {}% below") == percent
 
 
-def test_no_tight_for_given_mu_eps_mode_or_uniform_sampling(dpcalc):
+def test_no_tight_for_given_mu_or_eps_mode(dpcalc):
     assert dpcalc("gdp", "--mu", "0.5", "--json", "--tight").json()["result"]["tight_epsilon"] is None
     assert dpcalc(*DESIGN_CARD, "--eps", "1", "--json", "--tight").json()["result"]["tight_epsilon"] is None
-    uniform = dpcalc(*DESIGN_CARD, "--sampling", "uniform", "--json", "--tight").json()
-    assert uniform["result"]["tight_epsilon"] is None
-    assert any("uniform sampling" in warning for warning in uniform["warnings"])
+
+
+def test_uniform_sampling_quotes_the_certified_fixed_batch_figure(dpcalc):
+    """The central-limit mu of uniform sampling lets a replacement move the sum by C; with sigma
+    relative to C it moves by 2C: tight_epsilon is pld's fixed-size-batch upper bound under
+    replace-one (the same number), far above the CLT epsilon, and --max-eps gates on it."""
+    from dpcalc.core.phases import Phase
+    from dpcalc.core.pld import tight_epsilon
+
+    uniform = dpcalc(*DESIGN_CARD, "--sampling", "uniform", "--tight", "--json").json()
+    core = tight_epsilon([Phase("gaussian", 0.004, 1.1, None, 10000, sampling="uniform", neighbours="replace-one")],
+                         1e-5)
+    assert uniform["result"]["tight_epsilon"] == core.epsilon_upper > 5 * uniform["result"]["epsilon"]
+    assert any("moves it by up to 2C" in warning for warning in uniform["warnings"])
+    gate = dpcalc(*DESIGN_CARD, "--sampling", "uniform", "--tight", "--max-eps", "5", "--json")
+    assert gate.code == 1 and gate.json()["budget"]["basis"] == "PLD certified upper bound"
 
 
 def test_design_card_table(dpcalc):
@@ -107,7 +120,7 @@ def test_mu_converts_directly_without_clt_warning(dpcalc):
 
 def test_uniform_sampling(dpcalc):
     poisson = dpcalc(*DESIGN_CARD, "--json").json()["result"]["mu"]
-    uniform = dpcalc(*DESIGN_CARD, "--sampling", "uniform", "--json").json()
+    uniform = dpcalc(*DESIGN_CARD, "--sampling", "uniform", "--tight", "--json").json()
     assert uniform["inputs"]["sampling"] == "uniform"
     assert uniform["result"]["mu"] > poisson
 
@@ -163,7 +176,6 @@ def test_max_eps_compares_the_certified_epsilon_not_the_central_limit_one(dpcalc
 
 @pytest.mark.parametrize("extra, reason", [
     (("--no-tight",), "drop --no-tight"),
-    (("--sampling", "uniform"), "uniform sampling has no certified epsilon"),
     (("--eps", "1"), "give --delta instead"),
 ])
 def test_max_eps_without_a_certified_figure_is_refused(dpcalc, extra, reason):
