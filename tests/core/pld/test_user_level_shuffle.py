@@ -16,10 +16,13 @@ Exact references (mpmath, 50 digits from conftest.py):
 from __future__ import annotations
 
 import math
+import os
 
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpcalc.core import gdp
 from dpcalc.core.phases import Phase
@@ -257,3 +260,39 @@ def test_user_level_agrees_with_dp_accounting_mixture_of_gaussians(k, steps):
     theirs = accountant.get_epsilon(1e-5)
     ours = tight_epsilon([user(0.004, 1.1, steps, k)], 1e-5)
     assert ours.epsilon_lower <= theirs <= ours.epsilon_upper * 1.002
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties: the true epsilon is monotone in sigma, p and T, so each certified interval's lower
+# end never exceeds the upper end of a run that is at least as revealing.
+# ---------------------------------------------------------------------------------------------
+
+DERANDOMIZE = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+@settings(max_examples=6, deadline=None, derandomize=DERANDOMIZE)
+@given(k=st.integers(2, 5), sigma=st.floats(0.7, 3.0), p=st.floats(1e-3, 0.05), steps=st.integers(1, 3000),
+       factor=st.floats(1.05, 2.0))
+def test_user_level_is_monotone(k, sigma, p, steps, factor):
+    base = tight_epsilon([user(p, sigma, steps, k)], 1e-5)
+    noisier = tight_epsilon([user(p, sigma * factor, steps, k)], 1e-5)
+    sparser = tight_epsilon([user(p / factor, sigma, steps, k)], 1e-5)
+    longer = tight_epsilon([user(p, sigma, math.ceil(steps * factor), k)], 1e-5)
+    more = tight_epsilon([user(p, sigma, steps, k + 1)], 1e-5)
+    for smaller in (noisier, sparser):
+        assert smaller.epsilon_lower <= base.epsilon_upper
+    for larger in (longer, more):
+        assert base.epsilon_lower <= larger.epsilon_upper
+
+
+@settings(max_examples=5, deadline=None, derandomize=DERANDOMIZE)
+@given(batches=st.integers(2, 300), sigma=st.floats(0.4, 2.0), epochs=st.integers(1, 4), factor=st.floats(1.05, 2.0))
+def test_shuffle_bounds_are_ordered_and_monotone(batches, sigma, epochs, factor):
+    n = 10 * batches
+    base = tight_epsilon([shuffled(n, 10, sigma, epochs * batches)], 1e-5)
+    noisier = tight_epsilon([shuffled(n, 10, sigma * factor, epochs * batches)], 1e-5)
+    longer = tight_epsilon([shuffled(n, 10, sigma, (epochs + 1) * batches)], 1e-5)
+    for result in (base, noisier, longer):
+        assert 0.0 <= result.epsilon_lower <= result.epsilon_upper
+    assert noisier.epsilon_lower <= base.epsilon_upper and noisier.epsilon_upper <= base.epsilon_upper
+    assert base.epsilon_lower <= longer.epsilon_upper and base.epsilon_upper <= longer.epsilon_upper
