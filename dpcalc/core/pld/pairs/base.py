@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,6 +88,27 @@ def _weighted_moments(weight: np.ndarray, loss: np.ndarray) -> tuple[float, floa
     mean = float((weight * loss).sum() / total)
     variance = float((weight * (loss - mean) ** 2).sum() / total)
     return mean, variance
+
+
+def _cell_ends(inverse: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], edges: np.ndarray,
+               direction: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """End points [lo, hi) of the loss cells in the outcome variable, with their error bounds, for
+    a pair whose remove loss l(x) is increasing with inverse `inverse` (the point and its error).
+    add: the loss is -l(x), so L >= e <=> x <= x(-e) and the cell [e_a, e_b) is x in (x(-e_b), x(-e_a)]."""
+    if direction == "remove":
+        x, err = inverse(edges)
+        return x[:-1], err[:-1], x[1:], err[1:]
+    x, err = inverse(-edges)
+    return x[1:], err[1:], x[:-1], err[:-1]
+
+
+def _directed(direction: str, with_record: tuple[np.ndarray, np.ndarray],
+              without: tuple[np.ndarray, np.ndarray]) -> CellMasses:
+    """The cell masses of a direction from the law with the record and the law without it (each
+    log mass and relative error): remove has P with the record, add the reverse."""
+    if direction == "remove":
+        return CellMasses(*with_record, *without)
+    return CellMasses(*without, *with_record)
 
 
 class Pair:

@@ -16,7 +16,16 @@ import math
 import numpy as np
 
 from dpcalc.core.pld.normal import log_density, log_interval_mass
-from dpcalc.core.pld.pairs.base import CellMasses, Pair, U, _combine, _x_sensitivity, _z_windows
+from dpcalc.core.pld.pairs.base import (
+    CellMasses,
+    Pair,
+    U,
+    _cell_ends,
+    _combine,
+    _directed,
+    _x_sensitivity,
+    _z_windows,
+)
 from dpcalc.core.special_array import log_expm1
 
 
@@ -97,12 +106,7 @@ class GaussianPair(Pair):
 
     def _x_interval(self, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """End points [x_lo, x_hi) in x of the loss cells, with their rounding errors."""
-        if self.direction == "remove":
-            x, err = self.ratio.inverse(edges)
-            return x[:-1], err[:-1], x[1:], err[1:]
-        # add: L' = -log r(x) >= l  <=>  x <= x(-l); the cell [l_a, l_b) is x in (x(-l_b), x(-l_a)]
-        x, err = self.ratio.inverse(-edges)
-        return x[1:], err[1:], x[:-1], err[:-1]
+        return _cell_ends(self.ratio.inverse, edges, self.direction)
 
     def cell_masses(self, edges: np.ndarray) -> CellMasses:
         """`Pair.cell_masses` for the subsampled Gaussian: the x-interval of each loss cell, its masses
@@ -124,9 +128,7 @@ class GaussianPair(Pair):
             mix_log, mix_rel = _combine(
                 self.ratio.log1m_p + log_m0, rel_m0 + 2.0 * U, self.ratio.log_p + log_m1, rel_m1 + 2.0 * U
             )
-        if self.direction == "remove":
-            return CellMasses(mix_log, mix_rel, log_m0, rel_m0)
-        return CellMasses(log_m0, rel_m0, mix_log, mix_rel)
+        return _directed(self.direction, (mix_log, mix_rel), (log_m0, rel_m0))
 
     # -- quadrature ---------------------------------------------------------------------------
 

@@ -10,7 +10,15 @@ import math
 
 import numpy as np
 
-from dpcalc.core.pld.pairs.base import ATOM_SLACK, CellMasses, Pair, U, _combine, _gauss_legendre
+from dpcalc.core.pld.pairs.base import (
+    ATOM_SLACK,
+    CellMasses,
+    Pair,
+    U,
+    _cell_ends,
+    _combine,
+    _gauss_legendre,
+)
 from dpcalc.core.pld.pairs.gaussian import _SubsampledRatio
 
 
@@ -69,12 +77,8 @@ class LaplacePair(Pair):
         and the two atoms (x <= 0, x >= 1) placed by the upper end of their location (S2)."""
         edges = np.asarray(edges, dtype=float)
         p = self.p
-        if self.direction == "remove":
-            x, err = self.ratio.inverse(edges)  # x here is the exponent variable y with r = r(y)
-            x_lo, e_lo, x_hi, e_hi = x[:-1], err[:-1], x[1:], err[1:]
-        else:
-            x, err = self.ratio.inverse(-edges)
-            x_lo, e_lo, x_hi, e_hi = x[1:], err[1:], x[:-1], err[:-1]
+        # x here is the exponent variable y with r = r(y)
+        x_lo, e_lo, x_hi, e_hi = _cell_ends(self.ratio.inverse, edges, self.direction)
         x_hi = np.where(np.isnan(x_hi), math.inf, x_hi)
         log_m0, rel_m0, log_m1, rel_m1 = self._middle(x_lo, e_lo, x_hi, e_hi)
         if p == 1.0:

@@ -32,7 +32,9 @@ from dpcalc.core.pld.pairs.base import (
     CellMasses,
     Pair,
     U,
+    _cell_ends,
     _combine,
+    _directed,
     _log_sum,
     _settled,
     _weighted_moments,
@@ -156,13 +158,7 @@ class MixturePair(Pair):
         """`Pair.cell_masses`: the x-interval of each loss cell and its masses under N(0, s^2)
         and each N(j, s^2), as differences of normal tails with their error bounds (S2)."""
         edges = np.asarray(edges, dtype=float)
-        if self.direction == "remove":
-            x, err = self.inverse(edges)
-            x_lo, e_lo, x_hi, e_hi = x[:-1], err[:-1], x[1:], err[1:]
-        else:
-            # the add loss is -l(x): the cell [l_a, l_b) is x in (x(-l_b), x(-l_a)]
-            x, err = self.inverse(-edges)
-            x_lo, e_lo, x_hi, e_hi = x[1:], err[1:], x[:-1], err[:-1]
+        x_lo, e_lo, x_hi, e_hi = _cell_ends(self.inverse, edges, self.direction)
         s = self.sigma
         mix_log: np.ndarray | float = -math.inf
         mix_rel: np.ndarray | float = 0.0
@@ -181,9 +177,7 @@ class MixturePair(Pair):
                                             rel_m + 2.0 * U + np.expm1(self.w_err[j]) + U)
         mix_log_arr, mix_rel_arr = _settled(np.asarray(mix_log, dtype=float), np.asarray(mix_rel, dtype=float))
         log_m0, rel_m0 = _settled(log_m0, rel_m0)
-        if self.direction == "remove":
-            return CellMasses(mix_log_arr, mix_rel_arr, log_m0, rel_m0)
-        return CellMasses(log_m0, rel_m0, mix_log_arr, mix_rel_arr)
+        return _directed(self.direction, (mix_log_arr, mix_rel_arr), (log_m0, rel_m0))
 
     def _weights(self, power: float, cap: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
         """Points x and log weights of E_N(0,s^2)[e^(power l(x)) g(x)] (trapezoid in z = x/s over

@@ -37,7 +37,9 @@ from dpcalc.core.pld.pairs.base import (
     CellMasses,
     Pair,
     U,
+    _cell_ends,
     _combine,
+    _directed,
     _log_sum,
     _settled,
     _weighted_moments,
@@ -247,21 +249,14 @@ class MaxPair(Pair):
     def cell_masses(self, edges: np.ndarray) -> CellMasses:
         """`Pair.cell_masses`: the z-interval of each loss cell, its masses under both laws (S2)."""
         edges = np.asarray(edges, dtype=float)
-        if self.direction == "remove":
-            z, err = self.inverse(edges)
-            z_lo, e_lo, z_hi, e_hi = z[:-1], err[:-1], z[1:], err[1:]
-        else:
-            z, err = self.inverse(-edges)
-            z_lo, e_lo, z_hi, e_hi = z[1:], err[1:], z[:-1], err[:-1]
+        z_lo, e_lo, z_hi, e_hi = _cell_ends(self.inverse, edges, self.direction)
         log_q, rel_q, log_pr, rel_pr = self._laws(z_lo, e_lo, z_hi, e_hi)
         if self.q < 1.0:
             log_pr, rel_pr = _combine(self.log1m_q + log_q, rel_q + 2.0 * U, math.log(self.q) + log_pr, rel_pr + 2.0 * U)
             log_pr, rel_pr = np.asarray(log_pr, dtype=float), np.asarray(rel_pr, dtype=float)
         log_q, rel_q = _settled(log_q, rel_q)
         log_pr, rel_pr = _settled(log_pr, rel_pr)
-        if self.direction == "remove":
-            return CellMasses(log_pr, rel_pr, log_q, rel_q)
-        return CellMasses(log_q, rel_q, log_pr, rel_pr)
+        return _directed(self.direction, (log_pr, rel_pr), (log_q, rel_q))
 
     # -- quadrature ---------------------------------------------------------------------------
 
