@@ -110,7 +110,7 @@ def gdp(
         },
         tables=[_summary_table(result, not given_mu, tight), _tradeoff_table(tradeoff)],
         warnings=warnings,
-        **_gate(result, tight, given_mu=given_mu, sampling=sampling, no_tight=no_tight),
+        **_gate(result, tight, given_mu=given_mu, no_tight=no_tight),
         figures=lambda: gdp_panels(result.mu, result.delta, approximate=not given_mu,
                                    tight_run=None if tight is None else _tight_run(result)),
     )
@@ -129,8 +129,7 @@ class _Gate(TypedDict):
 _Evaluated = tuple["GDPResult", float | None, list[str], dict[str, Any]]
 
 
-def _gate(result: GDPResult, tight: float | None, *, given_mu: bool, sampling: SamplingScheme,
-          no_tight: bool) -> _Gate:
+def _gate(result: GDPResult, tight: float | None, *, given_mu: bool, no_tight: bool) -> _Gate:
     """What --max-eps compares (Report's epsilon, basis, no_gate): a sound figure or nothing.
 
     The central-limit epsilon is an approximation and never passes a gate: a training run is
@@ -244,7 +243,7 @@ def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> No
     for result, tight, warnings, inputs in evaluated:
         values = {key: inputs[key] for key in swept_keys + run_keys}
         values.update({key: tight if key == "tight_epsilon" else getattr(result, key) for key in result_keys})
-        gate = _gate(result, tight, given_mu=inputs["mu"] is not None, sampling=sampling, no_tight=no_tight)
+        gate = _gate(result, tight, given_mu=inputs["mu"] is not None, no_tight=no_tight)
         rows.append(Row(values, warnings, gate["epsilon"], gate["basis"], gate["no_gate"]))
     # inputs echo each row's value, as a list, for the swept inputs and for those they change
     # (T for --epochs): the single command echoes the resolved T too

@@ -47,6 +47,18 @@ def unsupported(mechanism: str, sampling: str, neighbours: str, examples_per_use
     return None
 
 
+def rdp_covers(sampling: str, neighbours: str, examples_per_user: int = 1) -> bool:
+    """Whether the RDP curves (`dpcalc.core.rdp.curves`) have a bound for this sampling scheme,
+    neighbour relation and unit of privacy: Poisson sampling of records under add-remove or
+    zero-out (Mironov, Talwar, Zhang 2019), fixed-size batches under replace-one (Wang, Balle,
+    Kasiviswanathan 2019, Thm 27). Here, numpy-free, for the budget file's check."""
+    if examples_per_user > 1:
+        return False
+    if sampling == "uniform":
+        return neighbours == "replace-one"
+    return sampling == "poisson" and neighbours != "replace-one"
+
+
 def count_as_float(count: int) -> float:
     """A count of steps as a float: inf past float64's range (such a count makes every upper
     bound that scales with it infinite, which is sound), instead of an OverflowError."""

@@ -21,7 +21,7 @@ else:  # pragma: no cover - Python 3.10 reads TOML with tomli, tomllib's origin
     import tomli as tomllib
 
 from dpcalc.core.accountants import CERTIFIED_ACCOUNTANTS
-from dpcalc.core.phases import NEIGHBOURS, SAMPLINGS, Neighbours, unsupported
+from dpcalc.core.phases import NEIGHBOURS, SAMPLINGS, Neighbours, rdp_covers, unsupported
 from dpcalc.core.validation import (
     MAX_COUNT,
     MAX_COUNT_DIGITS,
@@ -164,8 +164,7 @@ def _check_relation(where: str, release: Release, neighbours: str, accountant: s
     if release.sampling == "shuffle" and "n" not in release.parameters:
         raise BudgetFileError(f"{where}: sampling 'shuffle' needs n and batch_size (an epoch is ceil(n / batch_size) "
                               "batches), not p")
-    covered = release.sampling == "uniform" or (release.sampling == "poisson" and neighbours != "replace-one")
-    if accountant == "rdp" and (not covered or per_user > 1):
+    if accountant == "rdp" and not rdp_covers(release.sampling, neighbours, per_user):
         raise BudgetFileError(f"{where}: the rdp accountant has no bound for sampling {release.sampling!r} with "
                               f"neighbours {neighbours!r}{' at user level' if per_user > 1 else ''}; use accountant = \"pld\"")
 

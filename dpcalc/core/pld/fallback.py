@@ -50,15 +50,10 @@ def out_of_range(phases: Sequence[Phase]) -> str | None:
 
 
 def dominating_phases(phases: Sequence[Phase]) -> tuple[Phase, ...]:
-    """The phases with each shuffled one replaced by what bounds it from above: one unsubsampled
-    Gaussian an epoch begun, at the same noise and neighbour relation (`model.models_of`)."""
-    out = []
-    for phase in phases:
-        if phase.sampling == "shuffle":
-            full, rest = phase.epochs
-            phase = Phase(noise_multiplier=phase.noise, steps=full + (rest > 0), neighbours=phase.neighbours)
-        out.append(phase)
-    return tuple(out)
+    """The phases with each shuffled one replaced by what bounds it from above (`model.dominating_phase`)."""
+    from dpcalc.core.pld.model import dominating_phase
+
+    return tuple(dominating_phase(phase) for phase in phases)
 
 
 def log_gdp_mu(phases: Sequence[Phase]) -> float:

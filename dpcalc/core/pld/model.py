@@ -82,6 +82,15 @@ def pair_of(phase: Phase, direction: str) -> Pair:
     return GaussianPair(p, noise, DIRECTIONS[0] if direction == SYMMETRIC else direction)
 
 
+def dominating_phase(phase: Phase) -> Phase:
+    """What bounds a shuffled phase from above: one unsubsampled Gaussian for each epoch begun (a
+    record enters one step of an epoch), at the same noise and relation; other phases unchanged."""
+    if phase.sampling != "shuffle":
+        return phase
+    full, rest = phase.epochs
+    return Phase(noise_multiplier=phase.noise, steps=full + (rest > 0), neighbours=phase.neighbours)
+
+
 def models_of(phases: Sequence[Phase], direction: str) -> list[PhaseModel]:
     """The composition of a run in one direction: a pair and a number of compositions per phase.
 
@@ -100,8 +109,7 @@ def models_of(phases: Sequence[Phase], direction: str) -> list[PhaseModel]:
         full, rest = phase.epochs
         assert phase.epoch_steps is not None
         if direction == SYMMETRIC:
-            dominating = GaussianPair(1.0, phase.noise / phase.shift, DIRECTIONS[0])
-            models.append(PhaseModel(phase, direction, dominating, full + (rest > 0)))
+            models.append(PhaseModel(dominating_phase(phase), direction))
             continue
         # below, the record against a null one (zero-out, add-remove) or against one contributing
         # 0 (replace-one may replace it by any record): a distance of 1 in every relation; the

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from dpcalc.core.laplace import laplace_rdp
-from dpcalc.core.phases import Mechanism, Neighbours, Phase, Sampling, count_as_float
+from dpcalc.core.phases import Mechanism, Neighbours, Phase, Sampling, count_as_float, rdp_covers
 from dpcalc.core.rdp.fractional_orders import (
     _TAIL_TERMS,
     _log_a_fractional_and_trust,
@@ -148,12 +148,9 @@ RDP_COVERS = ("the RDP accountant covers Poisson sampling of records under add-r
 
 
 def covered(phase: Phase) -> bool:
-    """Whether the RDP curves cover the phase's sampling, neighbour relation and unit of privacy."""
-    if phase.examples_per_user > 1:
-        return False
-    if phase.sampling == "uniform":
-        return True  # under replace-one (Phase checks)
-    return phase.sampling == "poisson" and phase.neighbours != "replace-one"
+    """Whether the RDP curves cover the phase's sampling, neighbour relation and unit of privacy
+    (`phases.rdp_covers`)."""
+    return rdp_covers(phase.sampling, phase.neighbours, phase.examples_per_user)
 
 
 def composed_rdp(
