@@ -19,12 +19,12 @@ from dpcalc.core.pld.measure import Tilted, U, add_offsets
 # ||fl(FFT x) - FFT x||_2 <= log2(n) eta/(1 - log2(n) eta) ||FFT x||_2 with eta = mu + gamma_4 (sqrt 2 + mu),
 # mu the error of the twiddle factors; with mu <= u that is eta <= 6.7 u. 16 u adds margin for
 # the mixed radix-4/2 passes and the real-input packing of pocketfft (numpy.fft).
-_FFT_ETA = 16.0 * U
+FFT_ETA = 16.0 * U
 
 # Below this many multiplications a direct convolution is faster than the FFT.
 _DIRECT_CONVOLUTION_BELOW = 40_000
 
-def _fast_length(n: int) -> int:
+def fast_length(n: int) -> int:
     """The smallest 2^a 3^b 5^c >= n: FFT lengths pocketfft handles at full speed, with less
     zero padding than the next power of two (which wastes a quarter on average)."""
     best = 1 << (n - 1).bit_length()
@@ -52,7 +52,7 @@ def _fft_error_l1(n_fft: int, a: np.ndarray, b: np.ndarray) -> float:
     ||a||_1 turns the pointwise product into the stated norms. The L1 norm is at most sqrt(n)
     times the 2-norm.
     """
-    gamma = 3.0 * math.log2(n_fft) * _FFT_ETA + 8.0 * U
+    gamma = 3.0 * math.log2(n_fft) * FFT_ETA + 8.0 * U
     na1, nb1 = float(np.abs(a).sum()), float(np.abs(b).sum())
     na2, nb2 = float(np.sqrt((a * a).sum())), float(np.sqrt((b * b).sum()))
     return math.sqrt(n_fft) * gamma * (na2 * nb1 + na1 * nb2)
@@ -70,7 +70,7 @@ def convolve(a: Tilted, b: Tilted) -> Tilted:
         m = min(len(a.t), len(b.t))
         fresh = 1.01 * m * U * float(np.abs(a.t).sum()) * float(np.abs(b.t).sum())
     else:
-        n_fft = _fast_length(n)
+        n_fft = fast_length(n)
         work.charge(work.fft_cost(n_fft))
         fa = np.fft.rfft(a.t, n_fft)
         fb = fa if b is a else np.fft.rfft(b.t, n_fft)

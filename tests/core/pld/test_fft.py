@@ -51,7 +51,7 @@ def test_convolve_equals_the_direct_convolution_within_its_bound(na, nb):
     assert measured <= c.err / 10
     # the work charged: a b for a direct convolution, n log2 n for an FFT of length n
     direct = na * nb < fft._DIRECT_CONVOLUTION_BELOW
-    n_fft = fft._fast_length(na + nb - 1)
+    n_fft = fft.fast_length(na + nb - 1)
     assert meter.used == (na * nb if direct else work.fft_cost(n_fft))
     # the grid and the untilted masses compose exactly: the product of the totals
     assert (c.k0, c.h, c.lam, len(c.t), c.steps) == (a.k0 + b.k0, a.h, a.lam, na + nb - 1, a.steps + b.steps)
@@ -100,4 +100,4 @@ def test_fft_lengths_are_the_smallest_five_smooth_numbers():
     for n in range(4096, 0, -1):
         if smooth(n):
             expected = n
-        assert fft._fast_length(n) == expected, n
+        assert fft.fast_length(n) == expected, n
