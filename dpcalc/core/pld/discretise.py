@@ -43,7 +43,8 @@ def discretise_step(pair: Pair, h: float, k_lo: int, k_hi: int, lam: float,
     multiple of a power of two at most h 2^-12: `plan.grid_offset`), tilted by exp(lam * loss). Below, "kh" stands for
     the grid point o + kh.
 
-    Returns the upper measure (S1, S2) and the lower one (S4), from the same cell masses.
+    Returns the upper measure (S1, S2) and the lower one (S4): both from the pair's cell masses, or
+    the lower one from those of its attained pair when the pair itself is not attained (`Pair.attained`).
 
     upper: the cell [k h, (k+1) h) is split between its end points as in "connect the dots"
     (Doroshenko, Ghazi, Kamath, Kumar, Manurangsi 2022, arXiv 2207.04380, Sec. 4): a loss l in
@@ -62,15 +63,23 @@ def discretise_step(pair: Pair, h: float, k_lo: int, k_hi: int, lam: float,
     # half-grid edges e_j = (2 k_lo - 1 + j) h/2, j = 0 .. 2 count; cells: tail, halves, tail
     half_edges = offset + (2 * k_lo - 1 + np.arange(2 * count + 1)) * (0.5 * h)
     edges = np.concatenate(([-math.inf], half_edges, [math.inf]))
-    cells = pair.cell_masses(edges)
-    lp, lpl = _bounds(cells.log_p, cells.rel_p)
-    lq, lql = _bounds(cells.log_q, cells.rel_q)
+    # the upper measure from the pair's masses, the lower one from its attained pair's (`Pair.attained`)
+    lp, lpl, lq, lql = _mass_bounds(pair, edges)
+    Lp, Lpl, Lq, Lql = (lp, lpl, lq, lql) if pair.attained() is pair else _mass_bounds(pair.attained(), edges)
     # index 0: below e_0; 1 .. 2count: halves; 2count + 1: at or above e_{2count}
     grid = offset + (k_lo + np.arange(count)) * h
     upper = _upper_step(h, k_lo, grid, lp, lql, lam, drop_multiplicity)
     upper.log_theta_mgf = _theta_table(upper)
-    lower = _lower_step(h, k_lo, grid, lp, lpl, lq, lql, lam)
+    lower = _lower_step(h, k_lo, grid, Lp, Lpl, Lq, Lql, lam)
     return upper, lower
+
+
+def _mass_bounds(pair: Pair, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """log of upper and lower bounds of the P- and Q-masses of the cells [edges[i], edges[i+1])."""
+    cells = pair.cell_masses(edges)
+    lp, lpl = _bounds(cells.log_p, cells.rel_p)
+    lq, lql = _bounds(cells.log_q, cells.rel_q)
+    return lp, lpl, lq, lql
 
 
 def discretise_step_layers(pair: Pair, h: float, k_lo: int, k_cut: int, tail_step: float, j_hi: int,
@@ -98,9 +107,9 @@ def discretise_step_layers(pair: Pair, h: float, k_lo: int, k_cut: int, tail_ste
     half_edges = offset + (2 * k_lo - 1 + np.arange(2 * count + 1)) * (0.5 * h)
     coarse_halves = offset + (2 * j0 + 1 + np.arange(2 * tail_count + 1)) * (0.5 * H)
     edges = np.concatenate(([-math.inf], half_edges, coarse_halves, [math.inf]))
-    cells = pair.cell_masses(edges)
-    lp, lpl = _bounds(cells.log_p, cells.rel_p)
-    lq, lql = _bounds(cells.log_q, cells.rel_q)
+    # the upper layers from the pair's masses, the lower ones from its attained pair's (`Pair.attained`)
+    lp, lpl, lq, lql = _mass_bounds(pair, edges)
+    Lp, Lpl, Lq, Lql = (lp, lpl, lq, lql) if pair.attained() is pair else _mass_bounds(pair.attained(), edges)
     nb = 2 * count + 1  # cells 0 .. nb - 1: below, the bulk's halves; then the gap, coarse halves, top
     grid = offset + (k_lo + np.arange(count)) * h
 
@@ -108,11 +117,12 @@ def discretise_step_layers(pair: Pair, h: float, k_lo: int, k_cut: int, tail_ste
         return float(np.logaddexp.reduce(x))
 
     # bulk: everything at or above (k_cut + 1/2) h is "the tail" of the one-layer code
-    blp = np.append(lp[:nb], rest(lp[nb:]))
-    blq = np.append(lq[:nb], rest(lq[nb:]))
-    blpl = np.append(lpl[:nb], rest(lpl[nb:]))
-    blql = np.append(lql[:nb], rest(lql[nb:]))
-    upper = _upper_step(h, k_lo, grid, blp, blql, lam, drop_multiplicity)
+    upper = _upper_step(h, k_lo, grid, np.append(lp[:nb], rest(lp[nb:])), np.append(lql[:nb], rest(lql[nb:])), lam,
+                        drop_multiplicity)
+    blp = np.append(Lp[:nb], rest(Lp[nb:]))
+    blq = np.append(Lq[:nb], rest(Lq[nb:]))
+    blpl = np.append(Lpl[:nb], rest(Lpl[nb:]))
+    blql = np.append(Lql[:nb], rest(Lql[nb:]))
     lower = _lower_step(h, k_lo, grid, blp, blpl, blq, blql, lam, tail_to_top=False)
     # tail part of the cell arrays: gap, 2 tail_count coarse halves, top
     gap = nb
@@ -140,7 +150,7 @@ def discretise_step_layers(pair: Pair, h: float, k_lo: int, k_cut: int, tail_ste
             out: np.ndarray = np.concatenate(([x[gap]], x[halves], [x[top]])) + log_keep
             return out
 
-        t_lp, t_lpl, t_lq, t_lql = sl(lp), sl(lpl), sl(lq), sl(lql)
+        t_lp, t_lpl, t_lq, t_lql = sl(Lp), sl(Lpl), sl(Lq), sl(Lql)
         centred = offset + (j0 + 1 + np.arange(tail_count)) * H
         log_m, gap_mass, _ = _lower_masses(centred, t_lp, t_lpl, t_lq, t_lql, H, tail_to_top=True)
         # the gap [(k_cut + 1/2) h, (j0 + 1/2) H) is rounded down to j0 H

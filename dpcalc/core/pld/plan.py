@@ -81,10 +81,16 @@ def make_plan(lam: float, estimate: float, delta: float | None, scale: float, in
 
 
 def log_tail_above(pair: Pair, points: np.ndarray) -> np.ndarray:
-    """log of upper bounds on P(L >= c) for sorted points c."""
+    """log of upper bounds on P(c <= L < inf) for sorted points c. The atom at +inf (`Pair.inf_mass`)
+    goes to +inf whatever the cap, so it is left out, with the margins the bounds put on it: this
+    only places a cap or a window's end (moving mass to +inf is sound at any point, S3)."""
     cells = pair.cell_masses(np.append(points, math.inf))
     upper = cells.log_p + np.log1p(cells.rel_p) + 1e-12
-    return np.logaddexp.accumulate(upper[::-1])[::-1]
+    tails: np.ndarray = np.logaddexp.accumulate(upper[::-1])[::-1]
+    if pair.inf_mass > 0.0:
+        with np.errstate(divide="ignore"):
+            tails = np.log(np.maximum(np.exp(tails) - pair.inf_mass * (1.0 + 1e-9), 0.0))
+    return tails
 
 
 def log_tail_below(pair: Pair, points: np.ndarray) -> np.ndarray:

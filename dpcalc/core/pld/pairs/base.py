@@ -116,6 +116,9 @@ class Pair:
 
     #: lowest and highest value the loss can take (possibly infinite); mass at the ends may be atoms
     support: tuple[float, float]
+    #: an upper bound on the P-mass at loss +inf, counted in the top cell of `cell_masses`; it goes
+    #: to +inf in the upper measure at any cap, so the searches for the tail's end leave it out
+    inf_mass: float = 0.0
 
     def cell_masses(self, edges: np.ndarray) -> CellMasses:  # pragma: no cover - interface
         """Masses of the intervals [edges[i], edges[i+1]); edges sorted, -inf/inf allowed."""
@@ -128,6 +131,12 @@ class Pair:
     def moments(self) -> tuple[float, float]:  # pragma: no cover - interface
         """Mean and variance of L under P."""
         raise NotImplementedError
+
+    def attained(self) -> Pair:
+        """The pair the lower measure is built from: one that neighbouring datasets attain and that
+        this pair dominates. The pair itself when it is attained (every pair but those whose
+        upper pair is a discrete one built to dominate, `allocation.AllocationPair`)."""
+        return self
 
 
 
