@@ -8,7 +8,11 @@ relative errors (`base.CellMasses`), plus its moments and MGF by quadrature. One
 - `gaussian`: the Poisson-subsampled Gaussian, remove and add (add-remove or zero-out);
 - `laplace`: the Poisson-subsampled Laplace mechanism;
 - `replace_one`: the Poisson-subsampled Gaussian under replace-one (Lebeda et al. 2024);
-- `symmetrised`: the two-part pair of fixed-size batches (Zhu, Dong, Wang 2022, Prop. 30).
+- `symmetrised`: the two-part pair of fixed-size batches (Zhu, Dong, Wang 2022, Prop. 30);
+- `mixture`: the user-level binomial mixture (Ganesh 2024); `shuffle`: the largest batch sum of a
+  shuffled epoch (a lower bound);
+- `allocation`: an epoch of random allocation, bracketed by two lattice pairs, and
+  `lognormal_lattice`, the certified lattice sums behind it.
 """
 
 from __future__ import annotations

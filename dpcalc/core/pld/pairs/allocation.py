@@ -1,0 +1,381 @@
+"""Random allocation (balls and bins): `AllocationPair`, one epoch's pair, bracketed between a
+discrete pair that dominates it (the upper measure) and one that it attains (the lower measure).
+
+An epoch of t steps puts each record in exactly one step, chosen uniformly at random and
+independently of the other records. With the other records' contributions fixed, the t noisy
+sums are, in units of C and with s the noise multiplier (remove: P has the record),
+
+    P: Y_i ~ N(0, s^2) independent, except one uniformly random i with N(1, s^2);    Q: Y ~ N(0, s^2 I);
+
+Feldman and Shenfeld (2025, arXiv 2502.08202; ICML 2026, arXiv 2602.17284) show that this pair
+(remove) and its reverse (add) bound an epoch of adaptively chosen Gaussian steps. Its likelihood
+ratio is R = (1/t) sum_i W_i, W_i = exp((Y_i - 1/2)/s^2): under Q the W_i are independent
+lognormal, log W ~ N(-a^2/2, a^2) with a = 1/s, and E W = 1. A last, partial epoch of r < t steps
+holds the record with probability r/t: R = (t - r + W_1 + ... + W_r)/t.
+
+A pair is determined by the law of R under Q (P = R Q). If R' has the same mean and E f(R') >=
+E f(R) for every convex f (R' is larger in the convex order), the pair of R' dominates the pair of
+R: the hockey-stick divergences E_Q (R - e^eps)_+ and E_Q (1 - e^eps R)_+ of both orders are convex
+in R (docs/mathematics.md, "Random allocation"). Sums of independent terms keep the order, so:
+
+- above: each W is spread onto the lattice {0, h, 2h, ..., K h}, a value w in [kh, (k+1)h) to kh
+  with probability ((k+1)h - w)/h and to (k+1)h otherwise (the mean is kept: a spread); a value
+  above K h goes to K h or to infinity, mean kept (the limit of spreads onto {K h, M}). The part
+  at infinity is P-mass at loss +inf (Q-mass at -inf in the add order).
+- below: an observer who sees only the cell [kh, (k+1)h) of each W_i (cells from K h up merged into
+  one, "top") and then only the sum J of the indices when no cell is the top one. This is a
+  post-processing of the outputs, so both datasets attain the pair; its likelihood ratio at J = j
+  is E_Q[R | J = j] = (t - r + j h + E[sum_i e(G_i) | J = j])/t, e(k) = E[W | cell k] - k h in [0, h).
+
+Both laws are r-fold convolutions of lattice masses, taken by FFT with a certified error bound
+(`lognormal_lattice`). Each atom of the result is a loss with an interval of possible locations and
+intervals of its P- and Q-masses (`_Atoms`); `cell_masses` sums them per loss cell, an atom's
+lower mass only where its location is certain, its upper mass wherever it may lie.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpcalc.core.pld.normal import log_upper_tail
+from dpcalc.core.pld.pairs.base import CellMasses, Pair, U, _weighted_moments
+from dpcalc.core.pld.pairs.lognormal_lattice import (
+    BULK_TILTS,
+    TAIL_TILTS,
+    Lattice,
+    fft_length,
+    lattice,
+    logs,
+    split_errors,
+    sum_laws,
+    tilts,
+)
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity (`_losses` caches per object)
+class _Atoms:
+    """A discrete pair in the remove order. Atom j: likelihood ratio R in [r_lo[j], r_hi[j]],
+    computed Q-mass q[j] and P-mass p[j], within q_err[j] and p_err[j] (absolute), then a relative
+    factor in [2 - grow, grow] on both, an absolute L1 error in_err of q (R in_err + p_in_err of p)
+    and p_rel_q of P error per unit of Q-mass. `inf_p`: P-mass at R = inf (Q-mass 0); `zero_q`:
+    Q-mass at R = 0 (P-mass 0), both upper bounds. `rest`: (R from below, Q-mass, P-mass) of an
+    outcome whose location is known only from below, upper bounds of its masses."""
+
+    r_lo: np.ndarray
+    r_hi: np.ndarray
+    q: np.ndarray
+    p: np.ndarray
+    q_err: np.ndarray
+    p_err: np.ndarray
+    grow: float
+    in_err: float
+    p_in_err: float
+    p_rel_q: float
+    inf_p: float
+    zero_q: float
+    rest: tuple[float, float, float] | None
+
+
+def _bulk_top(lat: Lattice, r: int) -> int:
+    """The last lattice index of the bulk: a factor lies beyond it with Q-probability at most
+    1e-10/r (so two of r do with probability below 1e-20), or the lattice's end."""
+    a = lat.a
+    z = max(0.0, -float(_normal_quantile_upper(1e-10 / r)))
+    w = math.exp(a * z - 0.5 * a * a)
+    return min(max(math.ceil(w / lat.h), 1), len(lat.cells) - 1)
+
+
+def _normal_quantile_upper(p: float) -> float:
+    """-z with P(Z >= z) = p, by bisection on `log_upper_tail` (only a split point: no accuracy needed)."""
+    lo, hi = 0.0, 40.0
+    target = math.log(p)
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if float(log_upper_tail(np.array([mid]))[0]) > target:
+            lo = mid
+        else:
+            hi = mid
+    return -hi
+
+
+def _two_or_more(r: int, t: int, q_tail: float, p_tail: float) -> tuple[float, float]:
+    """Upper bounds on the Q- and P-probability that at least two of r factors lie in the tail (Q-
+    probability q_tail each; the record's factor, present with probability r/t under P, p_tail)."""
+    pairs = 0.5 * r * (r - 1) * q_tail * q_tail
+    return pairs, pairs + (r / t) * p_tail * (r - 1) * q_tail
+
+
+def _upper_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
+    """The spread pair's atoms: S = sum of r spread factors on {j h}, R = (t - r + j h)/t, taken by
+    the number of factors beyond the bulk (`_bulk_top`): none (the bulk's r-fold sum, tilted),
+    one (r times the tail against the bulk's (r - 1)-fold sum), or more (revealed: its P-mass at
+    R = inf, its Q-mass at R = 0, both bounded)."""
+    rho, l1 = split_errors(lat.spread, lat.spread_rel)
+    kb = _bulk_top(lat, r)
+    bulk, tail = lat.spread[:kb + 1], np.where(np.arange(len(lat.spread)) > kb, lat.spread, 0.0)
+    log_bulk = logs(bulk)
+    n0 = fft_length([(log_bulk, r)], r * kb + 1)
+    [(q0, e0)] = sum_laws(bulk, ((bulk,),), r - 1, n0, tilts(BULK_TILTS, kb))
+    n1 = fft_length([(log_bulk, r - 1), (logs(tail), 1)], r * (len(tail) - 1) + 1)
+    [(q1, e1)] = sum_laws(bulk, ((tail,),), r - 1, n1, tilts(TAIL_TILTS, len(tail) - 1))
+    q1[:kb + 1], e1[:kb + 1] = 0.0, 0.0  # a factor beyond the bulk puts the sum beyond it: exactly 0 below
+    n = max(n0, n1)
+    q = np.zeros(n)
+    q[:n0] += q0
+    q[:n1] += r * q1
+    q_err = np.zeros(n)
+    q_err[:n0] += e0
+    q_err[:n1] += r * e1
+    ratio = (t - r + np.arange(n) * lat.h) / t
+    q_tail = float(tail.sum()) * (1.0 + 1e-9)
+    p_tail = float((tail * np.arange(len(tail)) * lat.h).sum()) * (1.0 + 1e-9) + lat.inf_mass
+    more_q, more_p = _two_or_more(r, t, q_tail, p_tail)
+    p = q * ratio  # each product and ratio rounded: at most 4u of |p|
+    return _Atoms(r_lo=ratio * (1.0 - 4.0 * U), r_hi=ratio * (1.0 + 4.0 * U), q=q, p=p, q_err=q_err,
+                  p_err=q_err * ratio * (1.0 + 4.0 * U) + 4.0 * U * np.abs(p), grow=(1.0 + rho) ** r,
+                  in_err=r * l1 * (1.0 + rho + l1) ** max(r - 1, 0), p_in_err=0.0, p_rel_q=0.0,
+                  inf_p=r / t * lat.inf_mass + more_p, zero_q=more_q, rest=None)
+
+
+def _lower_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
+    """The cell-sum pair's atoms (module docstring), refined by whether one factor lies beyond the
+    bulk (the observer also sees that: still a post-processing). No factor beyond: Q-mass p_j =
+    P(J = j), P-mass ((t - r + j h) p_j + c_j)/t with c_j = E[sum e(G_i); J = j] = r ((g e) *
+    g^(*(r-1)))_j, so R_j = (t - r + j h + c_j/p_j)/t, c_j/p_j in [0, r h]. One factor beyond: the
+    same with the tail's g and g e against the bulk's (r - 1)-fold sum, the other factors' e known
+    only to lie in [0, h]. Two or more, or one in the top cell: the `rest` outcome."""
+    g, h = lat.cells, lat.h
+    rho, l1 = split_errors(g, lat.cells_rel)
+    grow = (1.0 + rho) ** r
+    in_err = r * l1 * (1.0 + rho + l1) ** max(r - 1, 0)
+    kb = _bulk_top(lat, r)
+    moment = g * lat.excess
+    bulk, bulk_moment = g[:kb + 1], moment[:kb + 1]
+    beyond = np.arange(len(g)) > kb
+    tail, tail_moment = np.where(beyond, g, 0.0), np.where(beyond, moment, 0.0)
+    log_bulk = logs(bulk)
+    n0 = fft_length([(log_bulk, r)], r * kb + 1)
+    bulk_tilts, tail_tilts = tilts(BULK_TILTS, kb), tilts(TAIL_TILTS, len(g) - 1)
+    (p0, ep0), (c0, ec0) = sum_laws(bulk, ((bulk,), (bulk_moment,)), r - 1, n0, bulk_tilts)
+    n1 = fft_length([(log_bulk, r - 1), (logs(tail), 1)], r * (len(g) - 1) + 1)
+    # E[sum e; J, one factor beyond]: the far factor's own e (r ways), or a bulk factor's (r (r - 1) ways)
+    (p1, ep1), (c1, ec1) = sum_laws(bulk, ((tail,), (tail_moment,)), r - 1, n1, tail_tilts)
+    if r > 1:
+        [(c2, ec2)] = sum_laws(bulk, ((tail, bulk_moment),), r - 2, n1, tail_tilts)
+        c1, ec1 = c1 + (r - 1) * c2, ec1 + (r - 1) * ec2
+    light = g < 1e-200
+    e_err = float(lat.excess_err[~light].max()) if (~light).any() else h
+    e_light = r * h * float(g[light].sum()) / t
+    for law in (p1, ep1, c1, ec1):
+        law[:kb + 1] = 0.0  # a factor beyond the bulk puts the sum beyond it: exactly 0 below
+    mass, mass_err = np.concatenate((p0, r * p1)), np.concatenate((ep0, r * ep1))
+    mom, mom_err = np.concatenate((r * c0, r * c1)), np.concatenate((r * ec0, r * ec1))
+    j = np.concatenate((np.arange(n0), np.arange(n1)))
+    base = t - r + j * h
+    # e(k) lies in [0, h] (a cell's mean lies in the cell)
+    e_lo, e_hi = 0.0, h
+    c = np.clip(mom, r * e_lo * np.maximum(mass, 0.0), r * e_hi * np.maximum(mass, 0.0))
+    resolved = mass > 1e3 * mass_err + 1e-300
+    safe = np.where(resolved, mass, 1.0)
+    slack = np.where(resolved, (mom_err + mass_err * r * e_hi) / safe + r * e_err + 1e-9 * r * h, r * (e_hi - e_lo))
+    shift = np.where(resolved, c / safe, 0.0)
+    shift_lo = np.clip(shift - slack, r * e_lo, r * e_hi)
+    shift_hi = np.clip(shift + slack, r * e_lo, r * e_hi)
+    # two or more factors beyond the bulk, or one in the top cell, or beyond the FFT's reach
+    q_tail = float(tail.sum()) * (1.0 + 1e-9) + lat.top
+    p_tail = float((tail * np.arange(len(g)) * h + tail_moment).sum()) * (1.0 + 1e-9) + lat.inf_mass
+    more_q, more_p = _two_or_more(r, t, q_tail, p_tail)
+    rest_q = more_q + r * lat.top * (1.0 + 1e-9)
+    rest_p = more_p + r * lat.top + (r / t) * lat.inf_mass * (1.0 + 1e-9)
+    return _Atoms(
+        r_lo=np.maximum((base + shift_lo) / t * (1.0 - 8.0 * U), 0.0), r_hi=(base + shift_hi) / t * (1.0 + 8.0 * U),
+        q=mass, p=(base * mass + c) / t, q_err=mass_err,
+        p_err=(base * mass_err + mom_err) / t + 8.0 * U * np.abs(base * mass + c) / t,
+        grow=grow, in_err=in_err, p_in_err=r * h * in_err / t + e_light, p_rel_q=r * e_err / t, inf_p=0.0, zero_q=0.0,
+        rest=((t - r + (kb + 1) * h) / t * (1.0 - 8.0 * U), rest_q, rest_p),
+    )
+
+
+def _range_add(out: np.ndarray, lo: np.ndarray, hi: np.ndarray, values: np.ndarray) -> None:
+    """out[lo[i]:hi[i] + 1] += at least values[i] (>= 0) for every i: a running sum of a difference
+    array, which cancels to within (its terms) u of the sum of the values; that is added where some
+    range covers a cell, and a negative residue is clipped."""
+    diff = np.zeros(len(out) + 1)
+    np.add.at(diff, lo, values)
+    np.add.at(diff, hi + 1, -values)
+    cover = np.zeros(len(out) + 1, dtype=np.int64)
+    np.add.at(cover, lo, 1)
+    np.add.at(cover, hi + 1, -1)
+    covered = np.cumsum(cover[:-1]) > 0
+    margin = 2.0 * (len(values) + 2) * U * float(values.sum())
+    out += np.where(covered, np.maximum(np.cumsum(diff[:-1]), 0.0) + margin, 0.0)
+
+
+@functools.lru_cache(maxsize=8)
+def _losses(atoms: _Atoms, direction: str) -> tuple[np.ndarray, np.ndarray]:
+    """The ends of each atom's loss interval in `direction` (remove: log R; add: -log R)."""
+    with np.errstate(divide="ignore"):
+        if direction == "remove":
+            return np.log(atoms.r_lo), np.log(atoms.r_hi)
+        return -np.log(atoms.r_hi), -np.log(atoms.r_lo)
+
+
+def _cells(atoms: _Atoms, edges: np.ndarray, direction: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Bounds [q_lo, q_hi], [p_lo, p_hi] (remove order) of the Q- and P-mass of each cell
+    [edges[i], edges[i+1]) of the direction's loss (remove: log R; add: -log R). An atom counts in
+    a cell's lower bounds only when its whole location interval lies in the cell, and in the upper
+    bounds of every cell it may lie in."""
+    cells = len(edges) - 1
+    loss_lo, loss_hi = _losses(atoms, direction)
+    # cell of each end of an atom's location; -1 below the first edge, `cells` at or above the last
+    i_lo = np.searchsorted(edges, loss_lo, side="right") - 1
+    i_hi = np.searchsorted(edges, loss_hi, side="right") - 1
+    if edges[-1] == math.inf:  # +inf itself lies in the last cell [e, inf] (an atom at R = inf or 0)
+        i_lo, i_hi = np.minimum(i_lo, cells - 1), np.minimum(i_hi, cells - 1)
+    inside = (i_hi >= 0) & (i_lo < cells)
+    i_lo, i_hi = np.clip(i_lo, 0, cells - 1), np.clip(i_hi, 0, cells - 1)
+    sure = inside & (i_lo == i_hi)
+    idx = i_lo[sure]
+
+    def total(values: np.ndarray) -> np.ndarray:
+        out: np.ndarray = np.bincount(idx, weights=values[sure], minlength=cells)
+        return out
+
+    count = np.bincount(idx, minlength=cells).astype(float)
+    r_max = np.zeros(cells)
+    np.maximum.at(r_max, idx, atoms.r_hi[sure])
+    # summation rounding: at most (count + 2) u of the sum of absolute values
+    sum_err = (count + 2.0) * U
+    q_spread = total(atoms.q_err) + total(np.abs(atoms.q)) * sum_err
+    p_spread = total(atoms.p_err) + total(np.abs(atoms.p)) * sum_err
+    sum_q, sum_p = total(atoms.q), total(atoms.p)
+    occupied = count > 0
+    q_in = np.where(occupied, atoms.in_err, 0.0)
+    p_in = np.where(occupied, atoms.in_err * r_max + atoms.p_in_err, 0.0)
+    q_hi = (np.maximum(sum_q, 0.0) + q_spread) * atoms.grow + q_in
+    q_lo = np.maximum(sum_q - q_spread, 0.0) * (2.0 - atoms.grow) - q_in
+    p_spread = p_spread + atoms.p_rel_q * q_hi
+    p_hi = (np.maximum(sum_p, 0.0) + p_spread) * atoms.grow + p_in
+    p_lo = np.maximum(sum_p - p_spread, 0.0) * (2.0 - atoms.grow) - p_in
+    loose = inside & ~sure
+    if loose.any():
+        q_up = (np.maximum(atoms.q[loose], 0.0) + atoms.q_err[loose]) * atoms.grow + atoms.in_err
+        r_up = np.minimum(atoms.r_hi[loose], 1e300)
+        p_up = ((np.maximum(atoms.p[loose], 0.0) + atoms.p_err[loose]) * atoms.grow + atoms.p_rel_q * q_up
+                + atoms.in_err * r_up + atoms.p_in_err)
+        _range_add(q_hi, i_lo[loose], i_hi[loose], q_up)
+        _range_add(p_hi, i_lo[loose], i_hi[loose], p_up)
+    if atoms.rest is not None:  # anywhere at remove loss >= log r_rest (add loss <= -log r_rest)
+        r_rest, q_rest, p_rest = atoms.rest
+        if direction == "remove":
+            start = int(np.clip(np.searchsorted(edges, math.log(r_rest), side="right") - 1, 0, cells))
+            q_hi[start:] += q_rest
+            p_hi[start:] += p_rest
+        else:
+            stop = int(np.searchsorted(edges, -math.log(r_rest), side="right") - 1)
+            q_hi[:max(stop + 1, 0)] += q_rest
+            p_hi[:max(stop + 1, 0)] += p_rest
+    # R = inf: P-mass at remove loss +inf (add loss -inf); R = 0: Q-mass at remove loss -inf (add +inf)
+    at_plus, at_minus = edges[-1] == math.inf, edges[0] == -math.inf
+    inf_cell = cells - 1 if direction == "remove" else 0
+    zero_cell = 0 if direction == "remove" else cells - 1
+    if (at_plus if direction == "remove" else at_minus) and atoms.inf_p > 0.0:
+        p_hi[inf_cell] += atoms.inf_p
+        p_lo[inf_cell] += atoms.inf_p
+    if (at_minus if direction == "remove" else at_plus) and atoms.zero_q > 0.0:
+        q_hi[zero_cell] += atoms.zero_q
+        q_lo[zero_cell] += atoms.zero_q
+    return np.maximum(q_lo, 0.0), q_hi, np.maximum(p_lo, 0.0), p_hi
+
+
+def _log_masses(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A mass known to lie in [lo, hi] as log of the midpoint and relative error."""
+    mid = 0.5 * (lo + hi)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(mid > 0.0, (hi - lo) / (hi + lo), 0.0)
+        return np.log(mid), np.minimum(rel, 1.0) * (1.0 + 4.0 * U) + 2.0 * U
+
+
+class _AtomPair(Pair):
+    """A discrete pair (`_Atoms`) in one direction (remove: P = R Q; add: the reverse)."""
+
+    def __init__(self, atoms: _Atoms, direction: str, support: tuple[float, float]) -> None:
+        self.atoms, self.direction, self.support = atoms, direction, support
+        if direction == "remove":
+            self.inf_mass = atoms.inf_p
+        else:  # the Q-mass at R = 0, and the atom at R = 0 (all r factors at 0) if there is one
+            at_zero = atoms.r_hi <= 0.0
+            self.inf_mass = atoms.zero_q + float(((np.maximum(atoms.q[at_zero], 0.0) + atoms.q_err[at_zero]) * atoms.grow
+                                                  + atoms.in_err).sum())
+
+    def cell_masses(self, edges: np.ndarray) -> CellMasses:
+        q_lo, q_hi, p_lo, p_hi = _cells(self.atoms, np.asarray(edges, dtype=float), self.direction)
+        log_q, rel_q = _log_masses(q_lo, q_hi)
+        log_p, rel_p = _log_masses(p_lo, p_hi)
+        if self.direction == "remove":
+            return CellMasses(log_p, rel_p, log_q, rel_q)
+        return CellMasses(log_q, rel_q, log_p, rel_p)
+
+    @functools.cached_property
+    def logs(self) -> tuple[np.ndarray, np.ndarray]:
+        """log R (its computed value) and log Q-mass of the atoms with positive mass and R."""
+        ratio = 0.5 * (self.atoms.r_lo + self.atoms.r_hi)
+        keep = (self.atoms.q > 0.0) & (ratio > 0.0)
+        return np.log(ratio[keep]), np.log(self.atoms.q[keep])
+
+    def _loss_and_weight(self, power: float) -> tuple[np.ndarray, np.ndarray]:
+        """The direction's loss at each atom and log of P-mass times e^(power loss)."""
+        log_r, log_q = self.logs
+        if self.direction == "remove":
+            return log_r, log_q + (1.0 + power) * log_r
+        return -log_r, log_q - power * log_r
+
+    def log_mgf(self, lam: float, cap: float = math.inf) -> float:
+        loss, log_w = self._loss_and_weight(lam)
+        keep = np.isfinite(loss) & (loss < cap) & np.isfinite(log_w)
+        if not keep.any():
+            return -math.inf
+        values = log_w[keep]
+        peak = float(values.max())
+        return peak + math.log(float(np.exp(values - peak).sum()))
+
+    def moments(self) -> tuple[float, float]:
+        loss, log_w = self._loss_and_weight(0.0)
+        keep = np.isfinite(loss) & np.isfinite(log_w)
+        return _weighted_moments(np.exp(log_w[keep]), loss[keep])
+
+
+def _support(t: int, r: int, direction: str) -> tuple[float, float]:
+    """R >= (t - r)/t: the remove loss is at least log(1 - r/t), the add loss at most -log(1 - r/t)."""
+    end = math.log1p(-r / t) if r < t else -math.inf
+    return (end, math.inf) if direction == "remove" else (-math.inf, -end)
+
+
+@functools.lru_cache(maxsize=8)
+def _atoms(noise: float, t: int, r: int, kind: str) -> _Atoms:
+    factor = lattice(1.0 / noise)
+    return _upper_atoms(factor, t, r) if kind == "upper" else _lower_atoms(factor, t, r)
+
+
+class AllocationPair(_AtomPair):
+    """One epoch of random allocation over `steps` steps, `executed` of them run (the last epoch
+    may be partial), noise multiplier `noise`, in `direction` ("remove": P has the record): the
+    spread pair, which dominates it; `attained()` gives the cell-sum pair, which it attains."""
+
+    def __init__(self, steps: int, executed: int, noise: float, direction: str) -> None:
+        if direction not in ("remove", "add"):
+            raise ValueError(f"direction must be 'remove' or 'add', got direction={direction!r}")
+        if not 1 <= executed <= steps:
+            raise ValueError(f"executed steps must be in [1, {steps}], got {executed}")
+        self.t, self.r, self.noise = int(steps), int(executed), float(noise)
+        super().__init__(_atoms(self.noise, self.t, self.r, "upper"), direction, _support(self.t, self.r, direction))
+        self._attained: _AtomPair | None = None
+
+    def attained(self) -> Pair:
+        if self._attained is None:
+            self._attained = _AtomPair(_atoms(self.noise, self.t, self.r, "lower"), self.direction, self.support)
+        return self._attained

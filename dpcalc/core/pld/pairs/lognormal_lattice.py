@@ -1,0 +1,329 @@
+"""The law of a sum of independent lognormal factors on a lattice, bracketed in the convex
+order, with certified errors: the numerical engine of `allocation` (whose docstring, and
+docs/mathematics.md "Random allocation", give the mathematics).
+
+- `lattice(a)`: one factor W, log W ~ N(-a^2/2, a^2), on {k h}: its spread masses (a
+  mean-preserving spread, larger in the convex order), its cell masses and cell means, each with
+  a relative error bound, from Gauss-Legendre sums of positive terms;
+- `sum_laws`: x_1 * ... * b^(*m) by FFT, under several exponential tilts, each entry with a bound
+  on its error (`_Convolver`: Higham 2002, Thm 24.2, carried through the power);
+- `fft_length`: how long an FFT must be for the folded mass to stay below e^-80.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpcalc.core.pld.fft import FFT_ETA, fast_length
+from dpcalc.core.pld.normal import log_upper_tail
+from dpcalc.core.pld.pairs.base import U
+
+# The lattice ends at w_max = K h where a P-distributed factor exceeds it with probability
+# Phi(-_Z_TOP) ~ 1e-18: the upper pair's mass at +inf, far below any delta the accountant resolves.
+_Z_TOP = 8.75
+# Lattice step h = _RESOLUTION sd(W): the spread adds at most h^2/4 to a factor's variance
+# sd(W)^2, the cells remove at most h^2/12; both move epsilon by far less than 1e-3 relative.
+_RESOLUTION = 1.0 / 64.0
+# At most this many lattice points for one factor, and this FFT length; beyond, h grows (sound,
+# only coarser: the interval widens).
+_MAX_LATTICE = 1 << 21
+_MAX_FFT = 1 << 23
+# Relative errors of lattice masses up to this are carried as a factor (1 + rho)^r; beyond it,
+# as an absolute (L1) error of the convolution's input.
+_RHO_CAP = 1e-10
+# Gauss-Legendre pieces [c, d] of a cell have d <= _PIECE c (`lattice`).
+_PIECE = 1.02
+# The FFT length is chosen so that the convolution's mass beyond it is below e^-_ALIAS_LOG.
+_ALIAS_LOG = 80.0
+
+
+@dataclass(frozen=True)
+class Lattice:
+    """One factor W on the lattice {k h}: the step, the spread masses (upper) and the cell masses
+    and cell excesses e(k) (lower), with their error bounds."""
+
+    a: float
+    h: float
+    spread: np.ndarray  # Q-masses at k h, k = 0..K (K h = w_max)
+    spread_rel: np.ndarray  # relative error of each
+    inf_mass: float  # P-mass of one factor at +inf (the spread above w_max), an upper bound
+    cells: np.ndarray  # Q-masses of [k h, (k+1) h), k = 0..K-1
+    cells_rel: np.ndarray
+    excess: np.ndarray  # e(k) in [0, h]
+    excess_err: np.ndarray  # absolute error of e(k)
+    top: float  # Q-mass of [w_K, inf), an upper bound
+
+
+@functools.lru_cache(maxsize=2)
+def lattice(a: float) -> Lattice:
+    """The lattice of one factor W, log W ~ N(-a^2/2, a^2) (module docstring).
+
+    Lattice points w_k = fl(k h) (a sum of them is j h to within u relative, inside the slack of
+    every ratio R below); cells [w_k, w_(k+1)). Each cell is cut into pieces [c, d] with
+    d <= _PIECE c (from w_lo = e^(-40 a - a^2/2) up: below it W has probability Phi(-40), which is
+    0 in float64) and integrated in w by 8-point Gauss-Legendre sums of positive terms, f the
+    density of W:
+        P(cell) = int f,   A = E[W - w_k; cell] = int (w - w_k) f,   C = E[w_(k+1) - W; cell],
+    free of cancellation. f is analytic on the disc of radius c/2 around a piece, where |f|
+    exceeds its size on the piece by at most e^((|log c| + 1)/a^2); Cauchy's estimate bounds
+    the rule's relative error by about (d/c - 1)^16 = 50^-16 times that, below 1e-18 on the
+    lattice (and checked against mpmath in the tests)."""
+    log_top = a * _Z_TOP + 0.5 * a * a
+    sd = math.sqrt(math.expm1(a * a))
+    h = max(_RESOLUTION * sd, math.exp(log_top) / _MAX_LATTICE)
+    k_top = math.ceil(math.exp(log_top) / h)
+    w = np.arange(k_top + 1) * h
+    w_lo = math.exp(-40.0 * a - 0.5 * a * a)
+    # pieces: cell k >= kg is one piece; below, geometric cuts of ratio _PIECE from max(w_k, w_lo)
+    kg = min(max(math.ceil(1.0 / (_PIECE - 1.0)), 1), k_top)
+    starts, ends, owner = [w[kg:-1]], [w[kg + 1:]], [np.arange(kg, k_top)]
+    for k in range(kg):
+        lo, hi = max(float(w[k]), w_lo), float(w[k + 1])
+        if lo >= hi:
+            continue
+        count = max(1, math.ceil(math.log(hi / lo) / math.log(_PIECE)))
+        cuts = lo * (hi / lo) ** (np.arange(count + 1) / count)
+        cuts[0], cuts[-1] = lo, hi
+        starts.append(cuts[:-1])
+        ends.append(cuts[1:])
+        owner.append(np.full(count, k))
+    c, d, cell = np.concatenate(starts), np.concatenate(ends), np.concatenate(owner)
+    x, weights = _gauss_legendre_8()
+    half = 0.5 * (d - c)
+    nodes = c[:, None] + half[:, None] * (1.0 + x[None, :])
+    zn = (np.log(nodes) + 0.5 * a * a) / a
+    f = np.exp(-0.5 * zn * zn) / (math.sqrt(2.0 * math.pi) * a * nodes)
+    left, right = w[cell], w[cell + 1]
+    mass = half * (f @ weights)
+    # distances of the nodes to the cell's ends, from exact differences of nearby floats (Sterbenz)
+    to_left = half * ((((c - left)[:, None] + half[:, None] * (1.0 + x[None, :])) * f) @ weights)  # A
+    to_right = half * ((((right - d)[:, None] + half[:, None] * (1.0 - x[None, :])) * f) @ weights)  # C
+    # f at a node: z errs by 4u (|log w| + a^2 + 1)/a, so log f by |z| that plus 4u (z^2 + |log w| + 2)
+    zmax = np.max(np.abs(zn), axis=1)
+    log_w = np.abs(np.log(c)) + 1.0
+    node_rel = 8.0 * U * (zmax * (log_w + a * a + 1.0) / a + zmax * zmax + log_w + 20.0)
+    g = np.bincount(cell, weights=mass, minlength=k_top)
+    above = np.bincount(cell, weights=to_left, minlength=k_top)
+    below = np.bincount(cell, weights=to_right, minlength=k_top)
+    rel_g = np.zeros(k_top)
+    np.maximum.at(rel_g, cell, node_rel)
+    rel_g += 16.0 * U
+    part_err = (rel_g + 4.0 * U) * (above + below)
+    cell_width = np.diff(w)
+    # e(k) = E[W | cell] - w_k = A/P(cell)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        excess = np.where(g > 0.0, above / g, 0.5 * h)
+        excess_err = np.where(g > 0.0, part_err / g + above / g * rel_g + 4.0 * U * w[1:], h)
+    # the spread: to w_(k+1), A/width; to w_k, C/width
+    spread = np.zeros(k_top + 1)
+    spread_err = np.zeros(k_top + 1)
+    spread[:-1] += below / cell_width
+    spread[1:] += above / cell_width
+    spread_err[:-1] += (part_err + 2.0 * U * below) / cell_width
+    spread_err[1:] += (part_err + 2.0 * U * above) / cell_width
+    # above w_K: its Q-mass to w_K, the excess over w_K to +inf (P-mass at most E[W; W >= w_K])
+    z_top = (math.log(w[-1]) + 0.5 * a * a) / a
+    top_err = 1e-12
+    log_tail_q = float(log_upper_tail(np.array([z_top]))[0])
+    log_tail_p = float(log_upper_tail(np.array([z_top - a]))[0])
+    top = math.exp(log_tail_q) * (1.0 + top_err)
+    spread[-1] += math.exp(log_tail_q)
+    spread_err[-1] += top * top_err + 1e-300
+    with np.errstate(divide="ignore", invalid="ignore"):
+        spread_rel = np.where(spread > 0.0, spread_err / spread, np.inf)
+    return Lattice(a=a, h=h, spread=spread, spread_rel=spread_rel, inf_mass=math.exp(log_tail_p) * (1.0 + top_err),
+                    cells=g, cells_rel=rel_g, excess=excess, excess_err=np.minimum(excess_err, 2.0 * h), top=top)
+
+
+@functools.lru_cache(maxsize=1)
+def _gauss_legendre_8() -> tuple[np.ndarray, np.ndarray]:
+    """8-point Gauss-Legendre rule on [-1, 1]."""
+    return np.polynomial.legendre.leggauss(8)
+
+
+def split_errors(masses: np.ndarray, rel: np.ndarray) -> tuple[float, float]:
+    """A mass vector's errors as a relative part (at most _RHO_CAP, returned as rho) and the L1
+    norm of the rest (relative errors above the cap, and masses whose bound is unknown)."""
+    excess = np.where(np.isfinite(rel), np.maximum(rel - _RHO_CAP, 0.0) * masses, 0.0)
+    unknown = ~np.isfinite(rel)
+    return _RHO_CAP, float(excess.sum()) + 1e-300 * float(unknown.sum())
+
+
+def _norms(x: np.ndarray) -> tuple[float, float]:
+    return float(np.abs(x).sum()), float(np.sqrt((x * x).sum()))
+
+
+def _spectrum_l2(f: np.ndarray, n: int) -> float:
+    """The 2-norm of a length-n real signal's full spectrum from its rfft half."""
+    weight = np.full(len(f), 2.0)
+    weight[0] = 1.0
+    if n % 2 == 0:
+        weight[-1] = 1.0
+    return float(np.sqrt((weight * (f.real ** 2 + f.imag ** 2)).sum()))
+
+
+def _power(f: np.ndarray, m: int) -> tuple[np.ndarray, int]:
+    """f^m elementwise by binary powering, and the number of rounded multiplications on any path."""
+    result = np.ones_like(f)
+    base = f.copy()
+    count = 0
+    while m:
+        if m & 1:
+            result = result * base
+            count += 1
+        m >>= 1
+        if m:
+            base = base * base
+            count += 1
+    return result, count
+
+
+class _Convolver:
+    """x_1 * ... * x_k * b^(*m) by FFT of length n (circular), with a bound on the 2-norm of its error.
+
+    Rounding (Higham 2002, Thm 24.2, as in `fft`): a transform errs by at most eta ||F x||_2 in
+    2-norm, eta = log2(n) FFT_ETA, and ||F x||_2 = sqrt(n) ||x||_2. With B = ||b||_1 >= |F b| and
+    D = eta sqrt(n) ||b||_2 (a bound on both the 2-norm and every entry of the error of F b),
+    |a^m - c^m| <= m max(|a|, |c|)^(m-1) |a - c| bounds the power's error by m (B + D)^(m-1) D in
+    2-norm; likewise each factor x_i errs by D_i = eta sqrt(n) ||x_i||_2 and is at most ||x_i||_1;
+    each complex product errs by at most 3u relative. The caller bounds the folding of mass at or
+    beyond n.
+    """
+
+    def __init__(self, b: np.ndarray, m: int, n: int) -> None:
+        self.n = n
+        self.eta = math.log2(max(n, 2)) * FFT_ETA
+        b1, b2 = _norms(b)
+        self.power, count = _power(np.fft.rfft(b, n), m)
+        d = self.eta * math.sqrt(n) * b2
+        growth = (1.0 + 3.0 * U) ** count
+        self.power_max = (b1 + d) ** m * growth  # >= |computed power| at every frequency
+        self.power_err = m * (b1 + d) ** max(m - 1, 0) * d + (growth - 1.0) * _spectrum_l2(self.power, n) * 1.01
+
+    def apply(self, *factors: np.ndarray) -> tuple[np.ndarray, float]:
+        """(the convolution on 0..n-1, a bound on the 2-norm of its error)."""
+        n = self.n
+        product = self.power
+        sizes, errors = [], []
+        for x in factors:
+            x1, x2 = _norms(x)
+            d = self.eta * math.sqrt(n) * x2
+            sizes.append(x1 + d)
+            errors.append(d)
+            product = product * np.fft.rfft(x, n)
+        y = np.fft.irfft(product, n)
+        spectrum_err = math.prod(sizes) * self.power_err + 3.0 * U * len(factors) * _spectrum_l2(product, n) * 1.01
+        for i, d in enumerate(errors):
+            spectrum_err += d * math.prod(sizes[:i] + sizes[i + 1:]) * self.power_max * math.sqrt(n)
+        err = spectrum_err / math.sqrt(n) + (self.eta + 2.0 * U) * float(np.sqrt((y * y).sum())) * 1.01
+        return y, err
+
+
+# Exponential tilts (`_sum_law`) of the bulk's sum, in units of 1/(the bulk's last index), and of a
+# sum with one factor beyond the bulk, in units of 1/(the lattice's last index): enough to compute
+# each atom from the bulk to either end of the support to its own relative precision.
+BULK_TILTS = (0.0, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 8.0, -8.0, 16.0, -16.0, 32.0, -32.0, 64.0, -64.0, -256.0,
+               -1024.0, -4096.0, -16384.0)
+TAIL_TILTS = (0.0, 16.0, 32.0, 48.0, 64.0)
+
+
+def tilts(units: tuple[float, ...], top: int) -> tuple[float, ...]:
+    return tuple(tau / max(top, 1) for tau in units)
+
+
+def _log_mgf(log_m: np.ndarray, theta: float) -> float:
+    """log sum_k m_k e^(theta k) from log m_k."""
+    values = log_m + theta * np.arange(len(log_m))
+    peak = float(values.max())
+    return peak + math.log(float(np.exp(values - peak).sum()))
+
+
+_BLOCKS = 4096
+
+
+def _upper_mgfs(parts: list[tuple[np.ndarray, int]], thetas: np.ndarray) -> np.ndarray:
+    """Upper bounds on sum_i count_i log M_i(theta) for theta >= 0, M_i(theta) = sum_k m_k e^(theta k):
+    each measure's mass summed in blocks of indices, each block at its last index (a bound for
+    theta >= 0, and cheap on long lattices)."""
+    total = np.zeros(len(thetas))
+    for log_m, count in parts:
+        size = max(1, -(-len(log_m) // _BLOCKS))
+        padded = np.full(size * -(-len(log_m) // size), -math.inf)
+        padded[:len(log_m)] = log_m
+        blocks = padded.reshape(-1, size)
+        peak = blocks.max(axis=1)
+        finite = np.isfinite(peak)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            block_log = np.where(finite, peak + np.log(np.exp(blocks - np.where(finite, peak, 0.0)[:, None]).sum(axis=1)), -math.inf)
+        ends = (np.arange(len(block_log)) + 1) * size - 1
+        values = block_log[None, :] + thetas[:, None] * ends[None, :]
+        top = values.max(axis=1)
+        total += count * (top + np.log(np.exp(values - top[:, None]).sum(axis=1)))
+    return total * (1.0 + 1e-12) + 1e-12
+
+
+def _thetas(parts: list[tuple[np.ndarray, int]]) -> np.ndarray:
+    top = max(len(log_m) for log_m, _ in parts)
+    return 2.0 ** np.arange(-8, 16) / max(top - 1, 1)
+
+
+def _tail_bound(parts: list[tuple[np.ndarray, int]], n: int) -> float:
+    """Bound on the mass at or beyond index n of the convolution of the measures with log masses
+    log_m, each `count` times: min over theta > 0 of prod M(theta)^count e^(-theta n) (Chernoff)."""
+    thetas = _thetas(parts)
+    best = float((_upper_mgfs(parts, thetas) - thetas * n).min())
+    return math.exp(min(best, 700.0)) * 1.01
+
+
+def fft_length(parts: list[tuple[np.ndarray, int]], full: int) -> int:
+    """An FFT length beyond which the convolution holds less than e^-_ALIAS_LOG (at most `full`,
+    the length of its whole support)."""
+    thetas = _thetas(parts)
+    best = float(((_upper_mgfs(parts, thetas) + _ALIAS_LOG) / thetas).min())
+    n = fast_length(int(min(full, math.ceil(best) + 1)))
+    if n > _MAX_FFT:
+        raise FloatingPointError("random allocation: the lattice needs a longer FFT than supported")
+    return n
+
+
+def logs(x: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore"):
+        out: np.ndarray = np.log(np.maximum(x, 0.0))
+    return out
+
+
+def sum_laws(b: np.ndarray, factor_sets: tuple[tuple[np.ndarray, ...], ...], m: int, n: int,
+              tilts: tuple[float, ...]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For each set of factors x_1, ...: x_1 * ... * b^(*m) on 0..n-1 (all >= 0) and a bound on
+    each entry's error, the best of several exponential tilts: with every measure multiplied by
+    e^(theta k) and normalised, the FFT's error is relative to the tilted measure, and untilting
+    multiplies entry j's error by e^(-theta j) times the normalisers, so a tail far from the bulk
+    is computed to its own relative precision. The mass the circular convolution folds back is
+    bounded by `_tail_bound`. The power of b is taken once a tilt for all the sets."""
+    index = np.arange(n)
+    log_b0 = logs(b)
+    sets = [[logs(x) for x in factors] for factors in factor_sets]
+    out = [(np.zeros(n), np.full(n, math.inf)) for _ in factor_sets]
+    for theta in tilts:
+        norm_b = _log_mgf(log_b0, theta)
+        log_b = log_b0 + theta * np.arange(len(b)) - norm_b
+        convolver = _Convolver(np.exp(log_b), m, n)
+        for k, set_logs in enumerate(sets):
+            if any(not np.isfinite(log_x).any() for log_x in set_logs):
+                out[k] = (np.zeros(n), np.zeros(n))
+                continue
+            norms = [_log_mgf(log_x, theta) for log_x in set_logs]
+            tilted = [log_x + theta * np.arange(len(log_x)) - norm for log_x, norm in zip(set_logs, norms, strict=True)]
+            y, err = convolver.apply(*(np.exp(t) for t in tilted))
+            err += _tail_bound([(log_b, m), *((t, 1) for t in tilted)], n)
+            with np.errstate(over="ignore", invalid="ignore"):
+                scale = np.exp(np.minimum(m * norm_b + sum(norms) - theta * index, 700.0))
+                tilt_err = err * scale
+                values, errors = out[k]
+                better = tilt_err < errors
+            out[k] = (np.where(better, y * scale, values), np.where(better, tilt_err, errors))
+    return out
