@@ -13,10 +13,12 @@ from typing import Literal
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY
 
 Mechanism = Literal["gaussian", "laplace"]
-Sampling = Literal["poisson", "uniform", "shuffle"]
+Sampling = Literal["poisson", "uniform", "shuffle", "allocation"]
 Neighbours = Literal["add-remove", "replace-one", "zero-out"]
 
-SAMPLINGS: tuple[str, ...] = ("poisson", "uniform", "shuffle")
+SAMPLINGS: tuple[str, ...] = ("poisson", "uniform", "shuffle", "allocation")
+# Schemes whose unit of accounting is an epoch (each record is used once an epoch).
+EPOCH_SAMPLINGS: tuple[str, ...] = ("shuffle", "allocation")
 NEIGHBOURS: tuple[str, ...] = ("add-remove", "replace-one", "zero-out")
 
 # Why a combination of sampling, neighbour relation and mechanism has no accounting (None: it has).
@@ -29,8 +31,13 @@ UNIFORM_NEEDS_REPLACE_ONE = (
 
 USER_LEVEL_COVERS = (
     "user-level accounting (examples per user above 1) covers Poisson sampling of examples under "
-    "add-remove or zero-out neighbours (a user's examples added or removed); under shuffled or "
+    "add-remove or zero-out neighbours (a user's examples added or removed); under shuffled, allocated or "
     "fixed-size batches, or replace-one, apply group privacy to the example-level figure (dpcalc convert)"
+)
+
+ALLOCATION_NEEDS_ADD_REMOVE = (
+    "random allocation is analysed under add-remove or zero-out neighbours (Feldman and Shenfeld 2025): "
+    "use one of those (a replace-one neighbour is a removal followed by an addition: group privacy of size 2)"
 )
 
 
@@ -39,6 +46,8 @@ def unsupported(mechanism: str, sampling: str, neighbours: str, examples_per_use
     cannot be accounted, or None."""
     if sampling == "uniform" and neighbours != "replace-one":
         return UNIFORM_NEEDS_REPLACE_ONE
+    if sampling == "allocation" and neighbours == "replace-one":
+        return ALLOCATION_NEEDS_ADD_REMOVE
     if examples_per_user > 1 and (mechanism != "gaussian" or sampling != "poisson" or neighbours == "replace-one"):
         return USER_LEVEL_COVERS
     if mechanism == "laplace" and (sampling != "poisson" or neighbours == "replace-one"):
@@ -79,8 +88,11 @@ class Phase:
     "uniform" (a fixed-size batch of b of the n records, drawn without replacement: p = b/n).
     "shuffle" (each epoch a random permutation cut into `epoch_steps` batches of b, the last
     possibly smaller: every record is used once an epoch; p = b/n).
+    "allocation" (random allocation, balls and bins: each record joins one of the epoch's
+    `epoch_steps` steps, uniformly and independently of the others; batch sizes vary, b = n/t on
+    average; p = b/n).
     `epoch_steps`: the number of steps in an epoch, ceil(n/b), when n and b are known (required
-    for shuffle, where an epoch is the unit of the accounting; unused by the other schemes).
+    for shuffle and allocation, where an epoch is the unit of the accounting; unused by the other schemes).
     `examples_per_user`: how many examples one user contributes at most (user-level privacy;
     1: example-level). Each example is sampled on its own.
     `neighbours`: the relation between neighbouring datasets, "add-remove" (one record added or
@@ -108,8 +120,8 @@ class Phase:
 
     @property
     def epochs(self) -> tuple[int, int]:
-        """A shuffled phase's full epochs and the steps of its last, partial epoch (0: none)."""
-        assert self.epoch_steps is not None, "a shuffled phase has epoch_steps (__post_init__)"
+        """A shuffled or allocated phase's full epochs and the steps of its last, partial epoch (0: none)."""
+        assert self.epoch_steps is not None, "a shuffled or allocated phase has epoch_steps (__post_init__)"
         return divmod(self.steps, self.epoch_steps)
 
     @property
@@ -145,15 +157,16 @@ class Phase:
         if self.neighbours not in NEIGHBOURS:
             raise ValueError(f"neighbours must be one of {', '.join(NEIGHBOURS)}, got neighbours={self.neighbours!r}")
         POSITIVE_INTEGER.check("examples_per_user", self.examples_per_user)
-        if self.sampling == "shuffle":
+        if self.sampling in EPOCH_SAMPLINGS:
+            kind = "a shuffled" if self.sampling == "shuffle" else "an allocated"
             if self.epoch_steps is None:
-                raise ValueError("a shuffled phase needs epoch_steps (the batches of an epoch, ceil(n/b))")
+                raise ValueError(f"{kind} phase needs epoch_steps (the steps of an epoch, ceil(n/b))")
             POSITIVE_INTEGER.check("epoch_steps", self.epoch_steps)
             # every record is in one of the epoch's batches: (t - 1) b < n <= t b
             t, p = self.epoch_steps, self.sampling_probability
             if not (t * p >= 1.0 - 1e-9 and (t - 1) * p < 1.0 + 1e-9):
-                raise ValueError(f"a shuffled epoch of {t} batches needs p = b/n in [1/{t}, 1/{t - 1}), got p={p!r}"
-                                 if t > 1 else f"a shuffled epoch of 1 batch needs p = 1, got p={p!r}")
+                raise ValueError(f"{kind} epoch of {t} steps needs p = b/n in [1/{t}, 1/{t - 1}), got p={p!r}"
+                                 if t > 1 else f"{kind} epoch of 1 step needs p = 1, got p={p!r}")
         elif self.epoch_steps is not None:
             POSITIVE_INTEGER.check("epoch_steps", self.epoch_steps)
         why = unsupported(self.mechanism, self.sampling, self.neighbours, self.examples_per_user)

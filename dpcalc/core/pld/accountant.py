@@ -265,7 +265,11 @@ def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
 
 def _scheme(phases: Sequence[Phase]) -> str:
     """The batches whose upper and lower pairs differ, for the gap warning."""
-    return "shuffled batches" if any(phase.sampling == "shuffle" for phase in phases) else "fixed-size batches"
+    if any(phase.sampling == "shuffle" for phase in phases):
+        return "shuffled batches"
+    if any(phase.sampling == "allocation" for phase in phases):
+        return "randomly allocated batches"
+    return "fixed-size batches"
 
 
 def first_upper(phases: tuple[Phase, ...], delta: float, accuracy: float) -> tuple[float, float]:

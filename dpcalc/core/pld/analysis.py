@@ -16,6 +16,9 @@ def _one(phase: Phase) -> str:
     if phase.sampling == "shuffle":
         return (f"shuffled batches, {relation}: a Gaussian an epoch above, the largest batch sum below "
                 "(Chua et al. 2024)")
+    if phase.sampling == "allocation":
+        return (f"random allocation (each record in one of {phase.epoch_steps} steps an epoch), {relation}: "
+                "lattice pairs above and below the epoch's pair (Feldman and Shenfeld 2025)")
     if phase.sampling == "uniform":
         return "fixed-size batches, replace-one: two-part pair above, attained pair below (Zhu, Dong, Wang 2022)"
     if phase.mechanism == "laplace":

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpcalc.core.phases import Phase
+from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
 from dpcalc.core.pld.result import PLDResult
 
 # Noise levels the grid handles. Below the lower ends one step's privacy loss reaches
@@ -50,7 +50,8 @@ def out_of_range(phases: Sequence[Phase]) -> str | None:
 
 
 def dominating_phases(phases: Sequence[Phase]) -> tuple[Phase, ...]:
-    """The phases with each shuffled one replaced by what bounds it from above (`model.dominating_phase`)."""
+    """The phases with each shuffled or allocated one replaced by what bounds it from above
+    (`model.dominating_phase`)."""
     from dpcalc.core.pld.model import dominating_phase
 
     return tuple(dominating_phase(phase) for phase in phases)
@@ -60,7 +61,7 @@ def log_gdp_mu(phases: Sequence[Phase]) -> float:
     """log mu of sqrt(sum T_i (shift_i / sigma_i)^2) over the Gaussian phases (-inf if none):
     the shift is 2 under replace-one, the examples per user at user level, 1 otherwise
     (`Phase.shift`; a mixture of shifts up to k is dominated by the shift k, by joint convexity
-    of the hockey-stick divergence). Shuffled phases count their epochs (`dominating_phases`)."""
+    of the hockey-stick divergence). Shuffled and allocated phases count their epochs (`dominating_phases`)."""
     terms = [math.log(phase.steps) + 2.0 * (math.log(phase.shift) - math.log(phase.noise))
              for phase in dominating_phases(phases) if phase.mechanism == "gaussian"]
     if not terms:
@@ -270,11 +271,11 @@ def closed_forms(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
     elif delta is None:
         upper = min(upper, tv)
     # a user's other examples may contribute nothing: the example-level step is attained; no
-    # closed form is used below a shuffled run
+    # closed form is used below a shuffled or allocated run
     lower = max(_one_step_lower(dataclasses.replace(phase, examples_per_user=1), delta, epsilon)
-                if phase.sampling != "shuffle" else 0.0 for phase in phases)
+                if phase.sampling not in EPOCH_SAMPLINGS else 0.0 for phase in phases)
     exact_gdp = all(phase.mechanism == "gaussian" and phase.sampling_probability == 1.0
-                    and phase.examples_per_user == 1 and phase.sampling != "shuffle" for phase in phases)
+                    and phase.examples_per_user == 1 and phase.sampling not in EPOCH_SAMPLINGS for phase in phases)
     if exact_gdp:
         log_mu = log_gdp_mu(phases)
         mu = math.exp(log_mu) if log_mu < 700.0 else math.inf

@@ -13,9 +13,10 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from dpcalc.core.phases import Phase
+from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
 from dpcalc.core.pld.measure import kappa
 from dpcalc.core.pld.pairs import GaussianPair, LaplacePair, Pair, ReplaceOnePair, SymmetrisedPair
+from dpcalc.core.pld.pairs.allocation import AllocationPair
 from dpcalc.core.pld.pairs.mixture import MixturePair
 from dpcalc.core.pld.pairs.shuffle import MaxPair
 from dpcalc.core.pld.result import DIRECTIONS, SYMMETRIC
@@ -45,7 +46,8 @@ def directions_of(phases: Sequence[Phase]) -> tuple[Direction, ...]:
     (upper) but is not attained, and its attained pair, in both orders, gives the lower bound.
     Shuffled batches (a run of them only, `api.check_phases`): one unsubsampled Gaussian an epoch
     dominates (upper, its own reverse), the law of the largest batch sum is attained (lower, in
-    both orders).
+    both orders). Random allocation (add-remove or zero-out) composes remove and add pairs like
+    Poisson sampling; each pair's lower measure comes from its attained pair (`Pair.attained`).
     """
     if any(phase.sampling == "shuffle" for phase in phases):
         return (Direction(SYMMETRIC, True, False), *(Direction(name, False, True) for name in DIRECTIONS))
@@ -83,9 +85,10 @@ def pair_of(phase: Phase, direction: str) -> Pair:
 
 
 def dominating_phase(phase: Phase) -> Phase:
-    """What bounds a shuffled phase from above: one unsubsampled Gaussian for each epoch begun (a
-    record enters one step of an epoch), at the same noise and relation; other phases unchanged."""
-    if phase.sampling != "shuffle":
+    """What bounds a shuffled or allocated phase from above: one unsubsampled Gaussian for each
+    epoch begun (a record enters one step of an epoch), at the same noise and relation; other
+    phases unchanged."""
+    if phase.sampling not in EPOCH_SAMPLINGS:
         return phase
     full, rest = phase.epochs
     return Phase(noise_multiplier=phase.noise, steps=full + (rest > 0), neighbours=phase.neighbours)
@@ -99,15 +102,28 @@ def models_of(phases: Sequence[Phase], direction: str) -> list[PhaseModel]:
     record is used at most once in it; the noise is sigma / shift in units of the distance);
     below (remove, add), the largest batch sum of each full epoch, and of the last, partial
     epoch's r steps, which hold the record with probability r p, at distance 1 in every relation
-    (docs/mathematics.md, "Shuffled batches").
+    (docs/mathematics.md, "Shuffled batches"). An allocated phase composes one epoch's
+    `AllocationPair` per full epoch, and that of the r steps of a last, partial epoch
+    (docs/mathematics.md, "Random allocation"); an epoch of one step is one unsubsampled Gaussian.
     """
     models: list[PhaseModel] = []
     for phase in phases:
-        if phase.sampling != "shuffle":
+        if phase.sampling not in EPOCH_SAMPLINGS:
             models.append(PhaseModel(phase, direction))
             continue
         full, rest = phase.epochs
         assert phase.epoch_steps is not None
+        if phase.sampling == "allocation":
+            if phase.epoch_steps == 1:
+                models.append(PhaseModel(dominating_phase(phase), direction))
+                continue
+            if full:
+                models.append(PhaseModel(phase, direction, AllocationPair(phase.epoch_steps, phase.epoch_steps,
+                                                                          phase.noise, direction), full))
+            if rest:
+                models.append(PhaseModel(phase, direction, AllocationPair(phase.epoch_steps, rest, phase.noise,
+                                                                          direction), 1))
+            continue
         if direction == SYMMETRIC:
             models.append(PhaseModel(dominating_phase(phase), direction))
             continue
