@@ -91,7 +91,7 @@ _dpcalc() {
                 --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
                 --scale) return ;;
                 --phase) return ;;
-                --sampling) COMPREPLY=($(compgen -W "poisson uniform shuffle" -- "$cur")); return ;;
+                --sampling) COMPREPLY=($(compgen -W "poisson uniform shuffle allocation" -- "$cur")); return ;;
                 --neighbours) COMPREPLY=($(compgen -W "add-remove replace-one zero-out" -- "$cur")); return ;;
                 --orders) return ;;
                 --conversion) COMPREPLY=($(compgen -W "improved classic" -- "$cur")); return ;;
@@ -121,7 +121,7 @@ _dpcalc() {
                 --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
                 --scale) return ;;
                 --phase) return ;;
-                --sampling) COMPREPLY=($(compgen -W "poisson uniform shuffle" -- "$cur")); return ;;
+                --sampling) COMPREPLY=($(compgen -W "poisson uniform shuffle allocation" -- "$cur")); return ;;
                 --neighbours) COMPREPLY=($(compgen -W "add-remove replace-one zero-out" -- "$cur")); return ;;
                 --examples-per-user) return ;;
                 --accuracy) return ;;

@@ -40,7 +40,7 @@ from dpcalc.cli.options import (
     written,
 )
 from dpcalc.cli.output import Table, format_number
-from dpcalc.core.phases import Phase
+from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
 from dpcalc.core.validation import MAX_COUNT, MAX_COUNT_DIGITS, POSITIVE, PROBABILITY
 
 if TYPE_CHECKING:
@@ -85,6 +85,7 @@ class SamplingChoice(str, Enum):
     poisson = "poisson"
     uniform = "uniform"
     shuffle = "shuffle"
+    allocation = "allocation"
 
 
 class NeighboursChoice(str, Enum):
@@ -99,8 +100,10 @@ SamplingOption = Annotated[
         "--sampling",
         help=("How each step's batch is drawn: poisson (each record independently with probability p; "
               "default), uniform (a fixed-size batch of b of the n records, p = b/n; needs "
-              "--neighbours replace-one) or shuffle (each epoch a random permutation cut into "
-              "ceil(n/b) batches; needs --n and --batch-size). Applies to every phase."),
+              "--neighbours replace-one), shuffle (each epoch a random permutation cut into "
+              "ceil(n/b) batches) or allocation (random allocation, balls and bins: each record joins one "
+              "of an epoch's ceil(n/b) steps at random; add-remove or zero-out). shuffle and allocation "
+              "need --n and --batch-size. Applies to every phase."),
         case_sensitive=False,
     ),
 ]
@@ -140,7 +143,7 @@ def phase_inputs(item: Phase) -> dict:
         "sampling": item.sampling,
         "neighbours": item.neighbours,
         "examples_per_user": item.examples_per_user,
-        "epoch_steps": item.epoch_steps if item.sampling == "shuffle" else None,
+        "epoch_steps": item.epoch_steps if item.sampling in EPOCH_SAMPLINGS else None,
     }
 
 
@@ -160,12 +163,15 @@ def with_relation(phases: list[Phase], sampling: SamplingChoice | None,
     for item in phases:
         why = unsupported(item.mechanism, chosen_sampling, chosen_neighbours, per_user)
         if why is None:
-            if chosen_sampling == "shuffle" and item.epoch_steps is None:
-                raise InputError("--sampling shuffle needs --n and --batch-size (or the phase keys n and batch_size): "
-                                 "an epoch is ceil(n / batch size) batches, which p alone does not say")
+            if chosen_sampling in EPOCH_SAMPLINGS and item.epoch_steps is None:
+                raise InputError(f"--sampling {chosen_sampling} needs --n and --batch-size (or the phase keys n and "
+                                 "batch_size): an epoch is ceil(n / batch size) steps, which p alone does not say")
             continue
         if chosen_sampling == "uniform" and chosen_neighbours != "replace-one":
             raise InputError(f"--sampling uniform needs --neighbours replace-one, got --neighbours {chosen_neighbours}: {why}")
+        if chosen_sampling == "allocation" and chosen_neighbours == "replace-one" and item.mechanism == "gaussian":
+            raise InputError(f"--sampling allocation needs --neighbours add-remove or zero-out, got --neighbours "
+                             f"{chosen_neighbours}: {why}")
         if per_user > 1 and item.mechanism == "gaussian":
             raise InputError(f"--examples-per-user must be 1 with --sampling {chosen_sampling} and --neighbours "
                              f"{chosen_neighbours}, got {per_user}: {why}")

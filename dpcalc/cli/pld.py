@@ -138,9 +138,10 @@ def pld(
         quantity = "epsilon" if target_delta is not None else "delta"
         warnings.append(
             f"accounted as Poisson sampling this run's {quantity} would be "
-            f"{format_upper(getattr(as_poisson, quantity + '_upper'))}, below the shuffled run's certified lower bound "
-            f"{format_lower(getattr(result, quantity + '_lower'))}: reporting the Poisson figure for shuffled "
-            "batches provably under-reports here (Chua et al. 2024).")
+            f"{format_upper(getattr(as_poisson, quantity + '_upper'))}, below the {_scheme(phases)} run's certified "
+            f"lower bound {format_lower(getattr(result, quantity + '_lower'))}: reporting the Poisson figure for "
+            f"{_scheme(phases)} batches provably under-reports here"
+            + (" (Chua et al. 2024)." if _scheme(phases) == "shuffled" else "."))
     panels = None
     if request.plot is not None or request.chart:
         # drawn before the report: the profile's own warnings belong beside the result's
@@ -251,18 +252,27 @@ def _account_rows(runs: Sequence[_Run]) -> list[PLDResult]:
 
 def _as_poisson(phases: Sequence[Phase], target_delta: float | None, target_epsilon: float | None,
                 accuracy: float) -> PLDResult | None:
-    """A shuffled run accounted as if its batches were Poisson-sampled (the figure users often
-    report, shown beside the shuffled bounds); None for other runs."""
+    """A shuffled or allocated run accounted as if its batches were Poisson-sampled (the figure
+    users often report, shown beside the run's bounds); None for other runs."""
     import dataclasses
 
-    if not any(item.sampling == "shuffle" for item in phases):
+    if _scheme(phases) is None:
         return None
     poisson = [dataclasses.replace(item, sampling="poisson") for item in phases]
     return account(poisson, target_delta, target_epsilon, accuracy)
 
 
+def _scheme(phases: Sequence[Phase]) -> str | None:
+    """"shuffled" or "allocated" for a run of epochs (each record used once an epoch), else None."""
+    if any(item.sampling == "shuffle" for item in phases):
+        return "shuffled"
+    if any(item.sampling == "allocation" for item in phases):
+        return "allocated"
+    return None
+
+
 def _under_reports(result: PLDResult, as_poisson: PLDResult, epsilon_solved: bool) -> bool:
-    """The Poisson figure lies below the shuffled run's certified lower bound."""
+    """The Poisson figure lies below the run's certified lower bound."""
     if epsilon_solved:
         return as_poisson.epsilon_upper < result.epsilon_lower
     return as_poisson.delta_upper < result.delta_lower
@@ -374,7 +384,7 @@ def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResul
         ]
         if as_poisson is not None:
             rows.append(("epsilon as if Poisson", format_upper(as_poisson.epsilon_upper),
-                         "what Poisson accounting reports; not a bound for shuffled batches"))
+                         f"what Poisson accounting reports; not a bound for {_scheme(result.phases)} batches"))
     else:
         rows = [
             ("delta", format_upper(result.delta_upper), "certified upper bound (quote this)"),
@@ -383,7 +393,7 @@ def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResul
         ]
         if as_poisson is not None:
             rows.append(("delta as if Poisson", format_upper(as_poisson.delta_upper),
-                         "what Poisson accounting reports; not a bound for shuffled batches"))
+                         f"what Poisson accounting reports; not a bound for {_scheme(result.phases)} batches"))
     rows.append(("analysis", "", analysis_of(result.phases)))
     if result.grid_size == 0:
         # outside the grid's range (or where it failed) the bounds are closed forms: no grid
@@ -392,7 +402,7 @@ def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResul
     else:
         rows += [
             ("binding direction", result.binding,
-             _SHUFFLE_BINDING if as_poisson is not None else _BINDING_NOTES.get(result.binding, "")),
+             _SHUFFLE_BINDING if _scheme(result.phases) == "shuffled" else _BINDING_NOTES.get(result.binding, "")),
             ("final grid step", format_number(result.grid_step), f"largest grid {result.grid_size} bins"),
         ]
     return Table(columns=("quantity", "value", "note"), rows=rows, title=phases_title("Tight accounting (PLD)", list(result.phases)))

@@ -77,7 +77,7 @@ def test_shuffled_release_is_its_own_group(dpcalc, tmp_path):
     "extra, budget_extra, message",
     [
         ('sampling = "uniform"\n', "", "release 'model': sampling 'uniform' with neighbours 'add-remove'"),
-        ('sampling = "fixed"\n', "", "release 'model': sampling must be one of poisson, uniform, shuffle, got 'fixed'"),
+        ('sampling = "fixed"\n', "", "release 'model': sampling must be one of poisson, uniform, shuffle, allocation, got 'fixed'"),
         ('sampling = "uniform"\nexamples_per_user = 2\n', 'neighbours = "replace-one"\n', "examples_per_user 2"),
         ("", 'neighbours = "swap"\n', "neighbours must be one of add-remove, replace-one, zero-out, got 'swap'"),
         ('sampling = "shuffle"\n', 'accountant = "rdp"\n', "the rdp accountant has no bound for sampling 'shuffle'"),

@@ -138,7 +138,7 @@ def test_values_are_case_insensitive(dpcalc, args, sampling, neighbours):
 def test_help_lists_the_options(dpcalc):
     run = dpcalc("pld", "--help")
     assert run.code == 0
-    assert "--sampling" in run.stdout and "[poisson|uniform|shuffle]" in run.stdout
+    assert "--sampling" in run.stdout and "[poisson|uniform|shuffle|allocation]" in run.stdout
     assert "--neighbours" in run.stdout and "[add-remove|replace-one|zero-out]" in run.stdout
 
 
@@ -171,7 +171,7 @@ LAPLACE_NEIGHBOURS = "--neighbours must be add-remove or zero-out for --mechanis
         ((*RUN, "--neighbours", "replace_one"),
          "Invalid value for '--neighbours': 'replace_one' is not one of 'add-remove', 'replace-one', 'zero-out'.",
          ("--neighbours", "replace_one")),
-        ((*RUN, "--sampling", "fixed"), "Invalid value for '--sampling': 'fixed' is not one of 'poisson', 'uniform', 'shuffle'.",
+        ((*RUN, "--sampling", "fixed"), "Invalid value for '--sampling': 'fixed' is not one of 'poisson', 'uniform', 'shuffle', 'allocation'.",
          ("--sampling", "fixed")),
     ],
 )

@@ -69,7 +69,7 @@ class Release:
     mechanism: str
     parameters: dict[str, float] = field(default_factory=dict)
     line: int = 0
-    sampling: str = "poisson"  # subsampled-gaussian: poisson, uniform or shuffle
+    sampling: str = "poisson"  # subsampled-gaussian: poisson, uniform, shuffle or allocation
 
     @overload
     def get(self, key: str) -> float | None: ...
@@ -161,9 +161,9 @@ def _check_relation(where: str, release: Release, neighbours: str, accountant: s
     if why is not None:
         raise BudgetFileError(f"{where}: sampling {release.sampling!r} with neighbours {neighbours!r}"
                               f"{f' and examples_per_user {per_user}' if per_user > 1 else ''}: {why}")
-    if release.sampling == "shuffle" and "n" not in release.parameters:
-        raise BudgetFileError(f"{where}: sampling 'shuffle' needs n and batch_size (an epoch is ceil(n / batch_size) "
-                              "batches), not p")
+    if release.sampling in ("shuffle", "allocation") and "n" not in release.parameters:
+        raise BudgetFileError(f"{where}: sampling {release.sampling!r} needs n and batch_size (an epoch is "
+                              "ceil(n / batch_size) steps), not p")
     if accountant == "rdp" and not rdp_covers(release.sampling, neighbours, per_user):
         raise BudgetFileError(f"{where}: the rdp accountant has no bound for sampling {release.sampling!r} with "
                               f"neighbours {neighbours!r}{' at user level' if per_user > 1 else ''}; use accountant = \"pld\"")

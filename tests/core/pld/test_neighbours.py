@@ -525,7 +525,7 @@ def test_phase_fields_and_shift():
         (dict(sampling="uniform"), "uniform sampling .* replace-one"),
         (dict(sampling="uniform", neighbours="add-remove"), "uniform sampling .* replace-one"),
         (dict(sampling="uniform", neighbours="zero-out"), "uniform sampling .* replace-one"),
-        (dict(sampling="bogus"), "sampling must be one of poisson, uniform, shuffle, got sampling='bogus'"),
+        (dict(sampling="bogus"), "sampling must be one of poisson, uniform, shuffle, allocation, got sampling='bogus'"),
         (dict(neighbours="replace_one"), "neighbours must be one of add-remove, replace-one, zero-out"),
         (dict(neighbours="Replace-One"), "neighbours must be one of"),
     ],
