@@ -41,7 +41,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcalc.core.pld.normal import log_upper_tail
 from dpcalc.core.pld.pairs.base import CellMasses, Pair, U, _weighted_moments
 from dpcalc.core.pld.pairs.lognormal_lattice import (
     BULK_TILTS,
@@ -54,6 +53,7 @@ from dpcalc.core.pld.pairs.lognormal_lattice import (
     sum_laws,
     tilts,
 )
+from dpcalc.core.special import ndtri
 
 
 @dataclass(frozen=True, eq=False)  # hashed by identity (`_losses` caches per object)
@@ -81,25 +81,13 @@ class _Atoms:
 
 
 def _bulk_top(lat: Lattice, r: int) -> int:
-    """The last lattice index of the bulk: a factor lies beyond it with Q-probability at most
-    1e-10/r (so two of r do with probability below 1e-20), or the lattice's end."""
+    """The last lattice index of the bulk: a factor lies beyond it with Q-probability about
+    1e-10/r (so two of r do with probability about 1e-20), or the lattice's end. Only a split
+    point: the masses beyond it are bounded from the lattice itself (`_two_or_more`)."""
     a = lat.a
-    z = max(0.0, -float(_normal_quantile_upper(1e-10 / r)))
+    z = max(0.0, -ndtri(1e-10 / r))
     w = math.exp(a * z - 0.5 * a * a)
     return min(max(math.ceil(w / lat.h), 1), len(lat.cells) - 1)
-
-
-def _normal_quantile_upper(p: float) -> float:
-    """-z with P(Z >= z) = p, by bisection on `log_upper_tail` (only a split point: no accuracy needed)."""
-    lo, hi = 0.0, 40.0
-    target = math.log(p)
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if float(log_upper_tail(np.array([mid]))[0]) > target:
-            lo = mid
-        else:
-            hi = mid
-    return -hi
 
 
 def _two_or_more(r: int, t: int, q_tail: float, p_tail: float) -> tuple[float, float]:
