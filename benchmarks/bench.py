@@ -118,6 +118,14 @@ CASES = [
          dpcalc("rdp", "--n", "60000", "--batch-size", "256", "--epochs", "1:60:1", "--sigma", "1.1", "--no-tight",
                 "--json"),
          "dpcalc rdp --no-tight (design card)", None),
+    # Issue 18: each sampling scheme within 2x the Poisson pld call on the design card (t = 250
+    # steps an epoch, 40 epochs); allocation on the 60-epoch MNIST run in seconds.
+    Case("dpcalc pld --sampling allocation (design card, --json)",
+         dpcalc("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1", "--sampling", "allocation",
+                "--json"), "dpcalc pld (design card)", 2.0, peak_mib=500),
+    Case("dpcalc pld --sampling allocation (n 60000, b 256, 60 epochs, --json)",
+         dpcalc("pld", "--n", "60000", "--batch-size", "256", "--T", "14100", "--sigma", "1.1", "--sampling", "allocation",
+                "--json"), "dpcalc pld (design card)", None, peak_mib=500),
     Case("dpcalc check examples/privacy-budget.toml (--json)",
          dpcalc("check", str(Path(__file__).resolve().parent.parent / "examples" / "privacy-budget.toml"), "--json"),
          "dpcalc pld (design card)", None, peak_mib=300),
