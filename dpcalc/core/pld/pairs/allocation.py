@@ -43,6 +43,7 @@ import numpy as np
 
 from dpcalc.core.pld.pairs.base import CellMasses, Pair, U, _weighted_moments
 from dpcalc.core.pld.pairs.lognormal_lattice import (
+    BEYOND,
     BULK_TILTS,
     TAIL_TILTS,
     Lattice,
@@ -122,11 +123,14 @@ def _upper_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     q_tail = float(tail.sum()) * (1.0 + 1e-9)
     p_tail = float((tail * np.arange(len(tail)) * lat.h).sum()) * (1.0 + 1e-9) + lat.inf_mass
     more_q, more_p = _two_or_more(r, t, q_tail, p_tail)
+    # the sums beyond the FFTs' lengths (`fft_length`), revealed: no factor beyond the bulk, or one (r ways)
+    folded = BEYOND * (1.0 + r)
     p = q * ratio  # each product and ratio rounded: at most 4u of |p|
     return _Atoms(r_lo=ratio * (1.0 - 4.0 * U), r_hi=ratio * (1.0 + 4.0 * U), q=q, p=p, q_err=q_err,
                   p_err=q_err * ratio * (1.0 + 4.0 * U) + 4.0 * U * np.abs(p), grow=(1.0 + rho) ** r,
                   in_err=r * l1 * (1.0 + rho + l1) ** max(r - 1, 0), p_in_err=0.0, p_rel_q=0.0,
-                  inf_p=r / t * lat.inf_mass + more_p, zero_q=more_q, rest=None)
+                  inf_p=r / t * lat.inf_mass + more_p + folded * (t - r + r * float(lat.spread.size) * lat.h) / t,
+                  zero_q=more_q + folded, rest=None)
 
 
 def _lower_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
@@ -177,8 +181,10 @@ def _lower_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     q_tail = float(tail.sum()) * (1.0 + 1e-9) + lat.top
     p_tail = float((tail * np.arange(len(g)) * h + tail_moment).sum()) * (1.0 + 1e-9) + lat.inf_mass
     more_q, more_p = _two_or_more(r, t, q_tail, p_tail)
-    rest_q = more_q + r * lat.top * (1.0 + 1e-9)
-    rest_p = more_p + r * lat.top + (r / t) * lat.inf_mass * (1.0 + 1e-9)
+    # the sums beyond the FFTs' lengths (`fft_length`): no factor beyond the bulk, or one (r ways)
+    folded = BEYOND * (1.0 + r)
+    rest_q = more_q + r * lat.top * (1.0 + 1e-9) + folded
+    rest_p = more_p + r * lat.top + (r / t) * lat.inf_mass * (1.0 + 1e-9) + folded * (t - r + r * len(g) * h) / t
     return _Atoms(
         r_lo=np.maximum((base + shift_lo) / t * (1.0 - 8.0 * U), 0.0), r_hi=(base + shift_hi) / t * (1.0 + 8.0 * U),
         q=mass, p=(base * mass + c) / t, q_err=mass_err,

@@ -37,8 +37,10 @@ _MAX_FFT = 1 << 23
 _RHO_CAP = 1e-10
 # Gauss-Legendre pieces [c, d] of a cell have d <= _PIECE c (`lattice`).
 _PIECE = 1.02
-# The FFT length is chosen so that the convolution's mass beyond it is below e^-_ALIAS_LOG.
+# The FFT length is chosen so that the convolution's mass beyond it is below e^-_ALIAS_LOG
+# (`fft_length`); BEYOND bounds that mass, per unit of the measure's mass.
 _ALIAS_LOG = 80.0
+BEYOND = math.exp(-_ALIAS_LOG) * 1.01
 
 
 @dataclass(frozen=True)
