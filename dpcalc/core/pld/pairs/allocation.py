@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcalc.core.pld.pairs.base import CellMasses, Pair, U, _weighted_moments
+from dpcalc.core.pld.pairs.base import CellMasses, Pair, U, _log_sum, _weighted_moments
 from dpcalc.core.pld.pairs.lognormal_lattice import (
     BEYOND,
     BULK_TILTS,
@@ -315,7 +315,7 @@ class _AtomPair(Pair):
         return CellMasses(log_q, rel_q, log_p, rel_p)
 
     @functools.cached_property
-    def logs(self) -> tuple[np.ndarray, np.ndarray]:
+    def _ratio_and_mass(self) -> tuple[np.ndarray, np.ndarray]:
         """log R (its computed value) and log Q-mass of the atoms with positive mass and R."""
         ratio = 0.5 * (self.atoms.r_lo + self.atoms.r_hi)
         keep = (self.atoms.q > 0.0) & (ratio > 0.0)
@@ -323,19 +323,14 @@ class _AtomPair(Pair):
 
     def _loss_and_weight(self, power: float) -> tuple[np.ndarray, np.ndarray]:
         """The direction's loss at each atom and log of P-mass times e^(power loss)."""
-        log_r, log_q = self.logs
+        log_r, log_q = self._ratio_and_mass
         if self.direction == "remove":
             return log_r, log_q + (1.0 + power) * log_r
         return -log_r, log_q - power * log_r
 
     def log_mgf(self, lam: float, cap: float = math.inf) -> float:
         loss, log_w = self._loss_and_weight(lam)
-        keep = np.isfinite(loss) & (loss < cap) & np.isfinite(log_w)
-        if not keep.any():
-            return -math.inf
-        values = log_w[keep]
-        peak = float(values.max())
-        return peak + math.log(float(np.exp(values - peak).sum()))
+        return _log_sum(np.where(loss < cap, log_w, -math.inf))
 
     def moments(self) -> tuple[float, float]:
         loss, log_w = self._loss_and_weight(0.0)

@@ -20,7 +20,7 @@ import numpy as np
 
 from dpcalc.core.pld.fft import FFT_ETA, fast_length
 from dpcalc.core.pld.normal import log_upper_tail
-from dpcalc.core.pld.pairs.base import U
+from dpcalc.core.pld.pairs.base import U, _log_sum
 
 # The lattice ends at w_max = K h where a P-distributed factor exceeds it with probability
 # Phi(-_Z_TOP) ~ 1e-18: the upper pair's mass at +inf, far below any delta the accountant resolves.
@@ -239,9 +239,7 @@ def tilts(units: tuple[float, ...], top: int) -> tuple[float, ...]:
 
 def _log_mgf(log_m: np.ndarray, theta: float) -> float:
     """log sum_k m_k e^(theta k) from log m_k."""
-    values = log_m + theta * np.arange(len(log_m))
-    peak = float(values.max())
-    return peak + math.log(float(np.exp(values - peak).sum()))
+    return _log_sum(log_m + theta * np.arange(len(log_m)))
 
 
 _BLOCKS = 4096
