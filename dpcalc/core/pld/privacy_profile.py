@@ -1,5 +1,6 @@
 """The privacy profile of a run: certified bounds on delta(eps) at many epsilons at once
-(`tight_profile`), for trade-off curves and profile plots."""
+(`tight_profile`), for trade-off curves and profile plots, and an evaluator that keeps the
+composed measures to read the bounds at any further epsilon (`ProfileBounds`), for attack risk."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from dpcalc.core.pld.accountant import account_grid
 from dpcalc.core.pld.api import check_phases
 from dpcalc.core.pld.fallback import closed_forms, out_of_range
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PrivacyProfile
-from dpcalc.core.validation import NON_NEGATIVE
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
 
 # The profile composes twice, with the tilts for these quantiles of the asked epsilons, and
 # keeps the tighter bound at each epsilon. The error terms of S5 and S6 grow like
@@ -23,6 +24,134 @@ from dpcalc.core.validation import NON_NEGATIVE
 # part of the range keep both ends within about the accuracy asked.
 _PROFILE_TILT_QUANTILES = (0.25, 0.85)
 
+# A composition's target: (delta, None) composes as tight_epsilon(delta) does, (None, eps) as
+# tight_delta(eps) does. Each gives certified bounds at every epsilon, most accurate near its own.
+Target = tuple[float | None, float | None]
+
+# Beyond this many epsilons the closed forms are evaluated at this many anchors only (`_closed_bounds`).
+_CLOSED_ANCHORS = 256
+
+
+class ProfileBounds:
+    """Certified [delta_lower, delta_upper] of a run at any epsilon >= 0, read off composed measures.
+
+    The run is composed once per target (every direction in full, under the grid's guard), and
+    the measures are kept: `at` evaluates the bounds of S5-S6 (docs/pld-soundness.md) at any
+    epsilons without composing again. Every composition gives sound bounds at every epsilon,
+    so the smallest upper and the largest lower bound over the targets are kept. The upper
+    bound is the largest over the directions that bound the run from above, the lower bound the
+    largest over those some neighbouring datasets attain (`model.Direction`): for add/remove
+    neighbours, delta(eps) = max(delta_remove(eps), delta_add(eps)).
+
+    Outside the grid's numerical range, when every composition failed, or where a grid fell
+    short of the accuracy, the closed forms (`fallback.closed_forms`, S7) give or tighten the
+    bounds at each epsilon (one closed-form evaluation a point: slower, used only then).
+    """
+
+    def __init__(self, phases: Sequence[Phase], targets: Sequence[Target], *,
+                 accuracy: float = DEFAULT_ACCURACY) -> None:
+        ACCURACY.check("accuracy", accuracy)
+        self.phases = check_phases(phases)
+        self.accuracy = float(accuracy)
+        if not targets:
+            raise ValueError("give at least one target")
+        # per composition: [(profile, bounds from above, bounds from below)]
+        self._parts: list[list[tuple[bounds.Profile, bool, bool]]] = []
+        self.warnings: list[str] = []
+        self.grid_step = 0.0
+        self._failures = 0
+        self._out_of_range = out_of_range(self.phases)
+        self._reason = self._out_of_range or ""
+        for target in targets:
+            self.add(target)
+
+    def add(self, target: Target, accuracy: float | None = None) -> None:
+        """Compose the run once more, for `target` (at `accuracy`, by default the evaluator's);
+        its bounds join the others' at every epsilon."""
+        delta, epsilon = target
+        width = self.accuracy if accuracy is None else float(ACCURACY.check("accuracy", accuracy))
+        if delta is not None:
+            OPEN_UNIT.check("delta", delta)
+        else:
+            assert epsilon is not None, "a target names delta or epsilon"
+            NON_NEGATIVE.check("epsilon", epsilon)
+        if self._out_of_range is not None:
+            self._failures += 1
+            return
+        with work.guard() as guard:
+            grid = account_grid(self.phases, delta=delta, epsilon=epsilon, accuracy=width, full=True)
+            parts = []
+            for direction, measures in grid.measures.items():
+                role = grid.roles[direction]
+                if role.upper:
+                    parts.append((bounds.Profile(measures.upper), True, False))
+                if role.lower and measures.lower is not None:
+                    parts.append((bounds.Profile(measures.lower), False, True))
+        if guard.failure is not None:
+            self._failures += 1
+            self._reason = self._reason or guard.failure
+            return
+        self._parts.append(parts)
+        self.warnings.extend(item for item in grid.result.warnings if item not in self.warnings)
+        self.grid_step = self.grid_step or grid.result.grid_step
+
+    @property
+    def _closed(self) -> bool:
+        """The closed forms take part: a composition failed, or a grid fell short of the accuracy."""
+        return self._failures > 0 or bool(self.warnings)
+
+    @property
+    def grid_failed(self) -> bool:
+        """No composition succeeded: every bound comes from the closed forms."""
+        return not self._parts
+
+    def at(self, epsilons: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(delta_upper, delta_lower) at every epsilon (each >= 0)."""
+        points = np.asarray(epsilons, dtype=float)
+        if np.any(np.isnan(points)) or np.any(points < 0.0):
+            raise ValueError("epsilons must be >= 0")
+        upper = np.ones(len(points))
+        lower = np.zeros(len(points))
+        for parts in self._parts:
+            this_upper = np.zeros(len(points))
+            this_lower = np.zeros(len(points))
+            for profile, from_above, from_below in parts:
+                values = profile.at(points)
+                if from_above:
+                    this_upper = np.maximum(this_upper, values)
+                if from_below:
+                    this_lower = np.maximum(this_lower, values)
+            upper = np.minimum(upper, this_upper)
+            lower = np.maximum(lower, this_lower)
+        if self._closed:
+            # closed forms: the whole answer when the grid failed, a tightening when it fell short
+            closed_upper, closed_lower = self._closed_bounds(points)
+            upper = np.minimum(upper, closed_upper)
+            lower = np.maximum(lower, closed_lower)
+        upper = np.minimum(upper, 1.0)
+        return upper, np.minimum(lower, upper)
+
+
+    def _closed_bounds(self, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The closed forms' (upper, lower) at `points`: evaluated at each point when there are at
+        most _CLOSED_ANCHORS, else at _CLOSED_ANCHORS anchors spread over them and carried to
+        the rest by monotonicity (delta falls in eps: the upper bound at an anchor below a point,
+        and the lower bound at an anchor above it, hold there too)."""
+        anchors = points
+        if len(points) > _CLOSED_ANCHORS:
+            anchors = np.unique(np.quantile(points, np.linspace(0.0, 1.0, _CLOSED_ANCHORS), method="nearest"))
+        closed = [closed_forms(self.phases, delta=None, epsilon=float(value), accuracy=self.accuracy,
+                               reason=self._reason) for value in anchors]
+        if self.grid_failed and closed:
+            self.warnings = [item for item in closed[0].warnings if item not in self.warnings] + self.warnings
+        anchor_upper = np.array([item.delta_upper for item in closed])
+        anchor_lower = np.array([item.delta_lower for item in closed])
+        below = np.searchsorted(anchors, points, side="right") - 1  # the anchor at or below each point
+        above = np.searchsorted(anchors, points, side="left")  # the anchor at or above it
+        upper = np.where(below >= 0, anchor_upper[np.maximum(below, 0)], 1.0)
+        lower = np.where(above < len(anchors), anchor_lower[np.minimum(above, len(anchors) - 1)], 0.0)
+        return upper, lower
+
 
 def tight_profile(phases: Sequence[Phase], epsilons: Sequence[float], *,
                   accuracy: float = DEFAULT_ACCURACY) -> PrivacyProfile:
@@ -30,13 +159,13 @@ def tight_profile(phases: Sequence[Phase], epsilons: Sequence[float], *,
 
     Each direction is composed as `tight_delta` does, once with the tilt and grid chosen for
     the epsilon at the 0.25 quantile of the list and once for the 0.85 quantile, and the bounds
-    of S1-S6 are evaluated at every epsilon from both; every one of them is sound, so the
-    smaller upper and the larger lower bound are kept. Cost: about two `tight_delta` calls.
-    Outside the grid's numerical range the closed forms (`fallback.closed_forms`) are used at
-    each epsilon, and where the grid falls short of the accuracy they tighten either side.
+    of S1-S6 are evaluated at every epsilon from both (`ProfileBounds`); every one of them is
+    sound, so the smaller upper and the larger lower bound are kept. Cost: about two
+    `tight_delta` calls. Outside the grid's numerical range the closed forms
+    (`fallback.closed_forms`) are used at each epsilon, and where the grid falls short of the
+    accuracy they tighten either side.
     """
     ACCURACY.check("accuracy", accuracy)
-    checked = check_phases(phases)
     values = tuple(float(value) for value in epsilons)
     if not values:
         raise ValueError("give at least one epsilon")
@@ -44,46 +173,11 @@ def tight_profile(phases: Sequence[Phase], epsilons: Sequence[float], *,
         NON_NEGATIVE.check("epsilon", value)
     finite = sorted(value for value in values if math.isfinite(value)) or [0.0]
     tilts = sorted({finite[min(len(finite) - 1, int(q * (len(finite) - 1) + 0.5))] for q in _PROFILE_TILT_QUANTILES})
-    reason = out_of_range(checked)
-    points = np.array(values)
-    upper = np.ones(len(points))
-    lower = np.zeros(len(points))
-    warnings: list[str] = []
-    grid_step = 0.0
-    done = 0
-    if reason is None:
-        for eps_tilt in tilts:
-            with work.guard() as guard:
-                grid = account_grid(checked, delta=None, epsilon=eps_tilt, accuracy=float(accuracy), full=True)
-                this_upper = np.zeros(len(points))
-                this_lower = np.zeros(len(points))
-                for direction, measures in grid.measures.items():
-                    assert measures.lower is not None
-                    if grid.roles[direction].upper:
-                        this_upper = np.maximum(this_upper, bounds.bound_at(measures.upper, points))
-                    if grid.roles[direction].lower:
-                        this_lower = np.maximum(this_lower, bounds.bound_at(measures.lower, points))
-            if guard.failure is not None:
-                reason = guard.failure
-                continue
-            upper = np.minimum(upper, this_upper)
-            lower = np.maximum(lower, this_lower)
-            warnings.extend(item for item in grid.result.warnings if item not in warnings)
-            grid_step = grid_step or grid.result.grid_step
-            done += 1
-    if done < len(tilts) or warnings:
-        # closed forms: the whole answer when the grid failed, a tightening when it fell short
-        closed = [closed_forms(checked, delta=None, epsilon=value, accuracy=float(accuracy), reason=reason or "")
-                  for value in values]
-        upper = np.minimum(upper, [item.delta_upper for item in closed])
-        lower = np.maximum(lower, [item.delta_lower for item in closed])
-        if done == 0:
-            warnings = list(closed[0].warnings)
-    upper = np.minimum(upper, 1.0)
-    lower = np.minimum(lower, upper)
+    evaluator = ProfileBounds(phases, [(None, tilt) for tilt in tilts], accuracy=accuracy)
+    upper, lower = evaluator.at(values)
     return PrivacyProfile(
         epsilons=values,
         delta_upper=tuple(float(x) for x in upper),
         delta_lower=tuple(float(x) for x in lower),
-        phases=checked, grid_step=grid_step, warnings=tuple(warnings),
+        phases=evaluator.phases, grid_step=evaluator.grid_step, warnings=tuple(evaluator.warnings),
     )
