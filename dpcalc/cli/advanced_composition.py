@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from dpcalc.cli.options import InputError, Json, MaxEpsilon, Numbers, Parsed, conflict, number, parse_real, written
+from dpcalc.cli.options import InputError, Json, MaxEpsilon, Numbers, Parsed, conflict, number, parse_list, written
 from dpcalc.cli.output import Report, Table, emit, format_bound, format_lower, format_number, format_upper
 from dpcalc.core.composition import COMPOSITIONS, PER_MECHANISM_DELTA
-from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval, ParameterError
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, ParameterError
 
 if TYPE_CHECKING:
     from dpcalc.core.composition import CompositionResult, InverseResult
@@ -125,19 +125,6 @@ def advanced_composition(
             result = core.compose(eps[0], deltas[0], k, slack, total_delta)
     report = _forward_report(result, max_eps, total_delta)
     raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
-
-
-def parse_list(option: str, text: str, interval: Interval) -> Numbers:
-    """A single number or a comma list of numbers, each in `interval` (the click type of --eps and --delta)."""
-    items = text.split(",")
-    if len(items) == 1:
-        return Numbers((parse_real(option, text, interval),))
-    values = []
-    for position, item in enumerate(items, start=1):
-        if not item.strip():
-            raise InputError(f"{option} item {position} of {len(items)} is empty, got {text!r}")
-        values.append(parse_real(f"{option} item {position} of {len(items)}", item, interval))
-    return Numbers(values)
 
 
 def _mechanism_lists(epsilons: Numbers, deltas: Numbers, count: int | None) -> tuple[list[float], list[float]]:

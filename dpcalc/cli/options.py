@@ -158,6 +158,19 @@ def parse_sweepable(option: str, text: str, interval: Interval) -> WrittenFloat 
     return Swept(option, text, tuple(parse_number(option, item, interval) for item in items))
 
 
+def parse_list(option: str, text: str, interval: Interval) -> Numbers:
+    """A single number or a comma list of numbers, each in `interval` (the click type of --eps and --delta)."""
+    items = text.split(",")
+    if len(items) == 1:
+        return Numbers((parse_real(option, text, interval),))
+    values = []
+    for position, item in enumerate(items, start=1):
+        if not item.strip():
+            raise InputError(f"{option} item {position} of {len(items)} is empty, got {text!r}")
+        values.append(parse_real(f"{option} item {position} of {len(items)}", item, interval))
+    return Numbers(values)
+
+
 class Parsed(click.ParamType):
     """A click type that parses an option's text with `parse(option, text)`, once, as click reads it.
 
