@@ -65,3 +65,9 @@ DEFAULT_CONVERT_ORDERS = (1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 16.0, 3
 # curve, by default alpha = 0, 0.1, ..., 1.
 DEFAULT_TRADEOFF_POINTS = 11
 TRADEOFF_POINTS = Interval(2.0, 100_000.0, low_closed=True, high_closed=True, integer=True)
+
+# Attack risk (core.risk): the false-positive rates at which `dpcalc risk` bounds a membership
+# attack's true-positive rate when none are given (low FPR is where the risk lives), and the
+# prior of the Bayes success figure.
+DEFAULT_FPRS = (1e-5, 1e-4, 1e-3, 1e-2, 0.1)
+DEFAULT_PRIOR = 0.5

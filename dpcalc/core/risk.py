@@ -1,0 +1,260 @@
+"""What an attacker can learn from a run: certified bounds on membership-inference and
+reconstruction risk, read off the run's trade-off curve.
+
+Sources: Dong, Roth, Su, "Gaussian Differential Privacy" (JRSS-B 84(1), 2022, arXiv 1905.02383),
+"DRS" below; Kulynych, Gomez, Kaissis, du Pin Calmon, Troncoso, "Attack-aware noise calibration
+for differential privacy" (NeurIPS 2024, arXiv 2407.02191); Kaissis, Hayes, Ziller, Rueckert,
+"Bounding data reconstruction attacks with the hypothesis testing interpretation of differential
+privacy" (arXiv 2307.03928); Hayes, Mahloujifar, Balle, "Bounding training data reconstruction
+in DP-SGD" (NeurIPS 2023). The mathematics is written out in docs/mathematics.md, "Attack risk".
+
+A membership attack is a test between the run on D (the record in) and on D' (out). Its
+false-positive rate alpha and true-positive rate 1 - beta obey beta >= f(alpha), where f is the
+run's trade-off curve. For a run with the privacy profile delta(eps) (eps >= 0, the maximum
+over both orders of neighbouring datasets) the f-DP guarantee is the symmetrised curve
+
+    f(alpha) = sup_{eps >= 0} f_{eps, delta(eps)}(alpha),
+    f_{eps, delta}(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))
+
+(DRS eq. (5) and Prop. 2.12; for Poisson-subsampled runs this is C_p(f), DRS Thm 4.2). With
+certified upper bounds on delta at a grid of eps the supremum is a certified lower bound on f,
+so TPR = 1 - f(alpha) is bounded from above: no attack does better. With certified lower
+bounds on delta, f is bounded from above over each grid cell [eps_j, eps_j+1] by
+f_{eps_j, delta_lower(eps_j+1)}: f_{eps, delta} falls in both eps and delta, and delta(eps)
+falls in eps. That gives the lower end of each interval: how much better than the upper
+bound no attack can be shown to do.
+
+From the same curve: the maximum advantage max (TPR - FPR) = delta(0); the Bayes success of a
+membership guess with prior pi, 1 - min_alpha [pi f(alpha) + (1 - pi) alpha] = 1 - m (1 -
+delta(|log((1 - pi)/pi)|)) with m = min(pi, 1 - pi) (the conjugate relation of DRS Prop. 2.12);
+the positive predictive value at an FPR, pi TPR / (pi TPR + (1 - pi) FPR); and the bound on
+the success of reconstructing a record whose baseline success is kappa, 1 - f(kappa)
+(Kaissis et al. 2023, Thm 1).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpcalc.core.gdp import delta_for_epsilon, gdp_mu, max_advantage
+from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
+from dpcalc.core.phases import Phase
+from dpcalc.core.pld.privacy_profile import ProfileBounds
+from dpcalc.core.special import ndtr, ndtri
+from dpcalc.core.validation import OPEN_UNIT
+
+# The grid of eps on which the curve is read: this many evenly spaced points from 0 to where
+# e^eps times the smallest FPR reaches 1. A cell of width h costs the lower end of a TPR about
+# h^2 relative (`_tpr_bounds`): with the exact GDP profile, 4001 points on [0, 13.9] leave
+# 1e-4 at FPR 1e-5. An even grid keeps the chord each cell borrows as wide as the cell.
+_GRID_POINTS = 4001
+# The curve printed in JSON and drawn: type I errors log-spaced from the smallest asked FPR (at
+# most 1e-6) to 1, this many a decade, and evenly spaced ones on [0, 1].
+_CURVE_SMALLEST = 1e-6
+_CURVE_PER_DECADE = 10
+_CURVE_LINEAR = 41
+# The compositions for delta at one eps (the advantage, the Bayes point) run at this many times
+# the accuracy asked: their interval at that eps is then still about as narrow as asked.
+_POINT_ACCURACY_FACTOR = 3.0
+# Relative margin for the rounding of the few floating-point operations on the certified deltas.
+_MARGIN = 1e-14
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """A certified interval: the true value lies in [lower, upper]."""
+
+    upper: float
+    lower: float
+
+
+@dataclass(frozen=True)
+class AttackPoint:
+    """A membership attack at one false-positive rate: its largest true-positive rate and the
+    positive predictive value that goes with it (at the result's prior)."""
+
+    fpr: float
+    tpr: Bounds
+    ppv: Bounds
+
+
+@dataclass(frozen=True)
+class GaussianRisk:
+    """The same figures for a mu-GDP curve: the central-limit mu of a subsampled run
+    (`approximate`; Bu et al. 2020), or the exact mu of an unsubsampled one."""
+
+    mu: float
+    approximate: bool
+    advantage: float
+    tprs: tuple[float, ...]  # at RiskResult.points' FPRs
+    bayes_success: float
+    reconstruction: float | None
+
+
+@dataclass(frozen=True)
+class RiskResult:
+    """Certified attack risk of a run (see the module docstring for each figure)."""
+
+    phases: tuple[Phase, ...]
+    advantage: Bounds  # max over attacks of TPR - FPR (= delta(0), the total variation)
+    points: tuple[AttackPoint, ...]  # at the asked FPRs, in the order given
+    prior: float
+    bayes_success: Bounds  # of a membership guess at the prior
+    bayes_baseline: float  # max(prior, 1 - prior): guessing without the release
+    kappa: float | None
+    reconstruction: Bounds | None  # 1 - f(kappa)
+    curve_alphas: tuple[float, ...]
+    curve_beta_lower: tuple[float, ...]  # certified: the true curve is never below (f-DP guarantee)
+    curve_beta_upper: tuple[float, ...]  # the true curve is never above
+    accuracy: float
+    grid_step: float
+    gaussian: GaussianRisk | None
+    warnings: tuple[str, ...] = ()
+
+
+def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS, prior: float = DEFAULT_PRIOR,
+                kappa: float | None = None, accuracy: float = DEFAULT_ACCURACY) -> RiskResult:
+    """Certified attack-risk figures of the run `phases` (any run the PLD accountant takes).
+
+    Composes the run twice (three times for a prior other than 1/2): for epsilon at a delta equal
+    to the smallest asked FPR (or kappa), which serves the curve, and for delta at eps = 0 (the
+    advantage) and at the Bayes point |log((1 - pi)/pi)|. Every composition gives sound bounds at
+    every eps (`ProfileBounds`); the tighter are kept.
+    """
+    asked = tuple(float(OPEN_UNIT.check("fpr", value)) for value in fprs)
+    if not asked:
+        raise ValueError("give at least one false-positive rate")
+    OPEN_UNIT.check("prior", prior)
+    if kappa is not None:
+        OPEN_UNIT.check("kappa", kappa)
+    bayes_eps = abs(math.log1p(-prior) - math.log(prior))
+    special = np.array(asked + (() if kappa is None else (kappa,)))
+    smallest = float(special.min())
+    # once for epsilon at the smallest FPR taken as a delta (the low-FPR part of the curve), then
+    # for delta at eps = 0 (the advantage) and at the Bayes point, at a coarser accuracy (one
+    # such grid meets about a third of its accuracy at its own eps: measured on the design card)
+    profile = ProfileBounds(phases, [(smallest, None)], accuracy=accuracy)
+    coarse = min(_POINT_ACCURACY_FACTOR * accuracy, 0.1)
+    profile.add((None, 0.0), accuracy=coarse)
+    if bayes_eps > 0.0:
+        profile.add((None, bayes_eps), accuracy=coarse)
+    # the grid ends where e^eps times the smallest type I error asked or drawn reaches 1: beyond
+    # it, every term of the bounds is 1 (`_tpr_bounds`)
+    top = math.log(1.0 / min(smallest, _CURVE_SMALLEST)) + 0.1
+    grid = np.linspace(0.0, top, _GRID_POINTS)
+    upper, lower = profile.at(grid)
+
+    tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, special)
+    points = tuple(
+        AttackPoint(fpr, Bounds(float(tpr_upper[i]), float(tpr_lower[i])),
+                    Bounds(_ppv(prior, float(tpr_upper[i]), fpr), _ppv(prior, float(tpr_lower[i]), fpr)))
+        for i, fpr in enumerate(asked)
+    )
+    reconstruction = None if kappa is None else Bounds(float(tpr_upper[-1]), float(tpr_lower[-1]))
+    (zero_upper, bayes_upper), (zero_lower, bayes_lower) = profile.at(np.array([0.0, bayes_eps]))
+    advantage = Bounds(float(zero_upper), float(zero_lower))
+    share = min(prior, 1.0 - prior)
+    bayes = Bounds(min(1.0, (1.0 - share + share * float(bayes_upper)) * (1.0 + _MARGIN)),
+                   (1.0 - share + share * float(bayes_lower)) * (1.0 - _MARGIN))
+
+    alphas = _curve_alphas(smallest)
+    curve_upper, curve_lower = _tpr_bounds(grid, upper, lower, alphas)
+    return RiskResult(
+        phases=profile.phases, advantage=advantage, points=points, prior=float(prior), bayes_success=bayes,
+        bayes_baseline=max(prior, 1.0 - prior), kappa=kappa, reconstruction=reconstruction,
+        curve_alphas=tuple(float(a) for a in alphas),
+        curve_beta_lower=tuple(float(b) for b in 1.0 - curve_upper),
+        curve_beta_upper=tuple(float(b) for b in 1.0 - curve_lower),
+        accuracy=profile.accuracy, grid_step=profile.grid_step,
+        gaussian=_gaussian_risk(profile.phases, asked, prior, kappa),
+        warnings=tuple(profile.warnings),
+    )
+
+
+def tpr_at_fpr(mu: float, fpr: float) -> float:
+    """The largest TPR at FPR `fpr` against mu-GDP: 1 - G_mu(fpr) = Phi(mu + Phi^-1(fpr)) (DRS eq. (6)),
+    computed without forming 1 - beta (no cancellation at small rates)."""
+    if fpr <= 0.0:
+        return 0.0
+    if fpr >= 1.0:
+        return 1.0
+    return ndtr(mu + ndtri(fpr))
+
+
+def _tpr_terms(eps: np.ndarray, delta: np.ndarray, alphas: np.ndarray) -> np.ndarray:
+    """1 - f_{eps_j, delta_j}(alpha_i) for every alpha (rows) and grid point (columns), without
+    cancellation: min(1, delta + e^eps alpha, (1 - e^-eps) + e^-eps (delta + alpha))."""
+    with np.errstate(over="ignore"):
+        first = delta[None, :] + np.exp(eps)[None, :] * alphas[:, None]
+    second = -np.expm1(-eps)[None, :] + np.exp(-eps)[None, :] * (delta[None, :] + alphas[:, None])
+    terms: np.ndarray = np.minimum(np.minimum(first, second), 1.0)
+    return terms
+
+
+def _tpr_bounds(eps: np.ndarray, upper: np.ndarray, lower: np.ndarray,
+                alphas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(TPR upper, TPR lower) at every alpha from certified delta bounds on the grid `eps` (which
+    starts at 0; see the module docstring). TPR >= FPR holds for every curve.
+
+    The upper end is read at the grid points. The lower end bounds f over each cell [x_j, x_j+1]
+    of x = e^eps, and over the ray beyond the last point (where delta >= 0 is all that is used).
+    On a cell, delta(x) >= delta(x_j+1) (delta falls), and, since delta is convex in x (it is
+    E_Q[(e^L - x)_+] for every pair of neighbouring datasets, and a maximum of convex functions),
+    delta(x) >= delta(x_j+1) + u (delta(x_j+1) - delta(x_j+2)), u = (x_j+1 - x)/(x_j+2 - x_j+1),
+    a line in x. Both branches of f_{x, D}(alpha), 1 - D - x alpha and (1 - D - alpha)/x, are
+    extreme at the ends of the cell when D is constant or linear in x, so f is bounded on the
+    cell by its values at the ends with each lower bound of delta, and the smaller bound is kept.
+    The constant bound alone loses about |delta'| h per cell of width h; the line, h^2.
+    """
+    tpr_upper = np.min(_tpr_terms(eps, upper, alphas), axis=1) * (1.0 + _MARGIN)
+    x = np.exp(eps)
+    x_left, x_right = x[:-1], x[1:]
+    floor = lower[1:]  # delta at the right end of each cell: a lower bound on the whole cell
+    # the line through the right end with the slope of the next chord, at the left end (last cell: none)
+    run = np.append(x[2:] - x[1:-1], math.inf)
+    drop = np.append(lower[1:-1] - upper[2:], 0.0)
+    line = floor + (x_right - x_left) / run * drop
+    a = alphas[:, None]
+    with np.errstate(over="ignore", invalid="ignore"):
+        first_const = floor + x_left * a
+        first_line = np.minimum(line + x_left * a, floor + x_right * a)
+        second_const = 1.0 - (1.0 - floor - a) / x_left
+        second_line = np.minimum(1.0 - (1.0 - line - a) / x_left, 1.0 - (1.0 - floor - a) / x_right)
+    cells = np.minimum(np.maximum(first_const, first_line), np.maximum(second_const, second_line))
+    with np.errstate(over="ignore"):
+        ray = np.minimum(x[-1] * alphas, 1.0 - (1.0 - alphas) / x[-1])
+    tpr_lower = np.minimum(np.min(cells, axis=1), ray) * (1.0 - _MARGIN)
+    tpr_upper = np.minimum(np.maximum(tpr_upper, alphas), 1.0)
+    tpr_lower = np.minimum(np.maximum(tpr_lower, alphas), tpr_upper)
+    return tpr_upper, tpr_lower
+
+
+def _ppv(prior: float, tpr: float, fpr: float) -> float:
+    """Positive predictive value of an attack: prior TPR / (prior TPR + (1 - prior) FPR), rising in TPR."""
+    return prior * tpr / (prior * tpr + (1.0 - prior) * fpr)
+
+
+def _curve_alphas(smallest: float) -> np.ndarray:
+    low = math.floor(math.log10(min(smallest, _CURVE_SMALLEST)))
+    logs = np.logspace(low, 0.0, -low * _CURVE_PER_DECADE + 1)
+    return np.unique(np.concatenate([[0.0], logs, np.linspace(0.0, 1.0, _CURVE_LINEAR)]))
+
+
+def _gaussian_risk(phases: Sequence[Phase], fprs: Sequence[float], prior: float,
+                   kappa: float | None) -> GaussianRisk | None:
+    """The figures of the run's mu-GDP curve (`gdp.gdp_mu`), None where it has none."""
+    mu, approximate = gdp_mu(phases)
+    if mu is None:
+        return None
+    share = min(prior, 1.0 - prior)
+    bayes_eps = abs(math.log1p(-prior) - math.log(prior))
+    return GaussianRisk(
+        mu=mu, approximate=approximate, advantage=max_advantage(mu),
+        tprs=tuple(tpr_at_fpr(mu, fpr) for fpr in fprs),
+        bayes_success=1.0 - share + share * delta_for_epsilon(bayes_eps, mu),
+        reconstruction=None if kappa is None else tpr_at_fpr(mu, kappa),
+    )
