@@ -5,7 +5,7 @@ _dpcalc() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" command="" word
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case "$word" in
-            gdp|convert|laplace-eps|advanced-composition|rdp|check|pld|calibrate) command="$word"; break ;;
+            gdp|convert|laplace-eps|advanced-composition|rdp|check|pld|risk|calibrate) command="$word"; break ;;
         esac
     done
     case "$command" in
@@ -13,7 +13,7 @@ _dpcalc() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--version --debug --install-completion --show-completion -h --help" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp check pld calibrate" -- "$cur"))
+                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp check pld risk calibrate" -- "$cur"))
             fi ;;
         gdp)
             case "$prev" in
@@ -132,6 +132,29 @@ _dpcalc() {
             esac
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --accuracy --delta --eps --max-eps --json --plot --chart -h --help" -- "$cur"))
+            fi ;;
+        risk)
+            case "$prev" in
+                --p) return ;;
+                --sigma) return ;;
+                --T) return ;;
+                --n) return ;;
+                --batch-size) return ;;
+                --epochs) return ;;
+                --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
+                --scale) return ;;
+                --phase) return ;;
+                --sampling) COMPREPLY=($(compgen -W "poisson uniform shuffle allocation" -- "$cur")); return ;;
+                --neighbours) COMPREPLY=($(compgen -W "add-remove replace-one zero-out" -- "$cur")); return ;;
+                --examples-per-user) return ;;
+                --fpr) return ;;
+                --prior) return ;;
+                --kappa) return ;;
+                --accuracy) return ;;
+                --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --fpr --prior --kappa --accuracy --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         calibrate)
             case "$prev" in

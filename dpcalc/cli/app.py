@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "rdp": ("dpcalc.cli.rdp", "Renyi DP of (multi-phase) subsampled Gaussian and Laplace runs: epsilon over orders."),
     "check": ("dpcalc.cli.check", "Check a privacy budget file (TOML): compose all releases, exit 1 when over."),
     "pld": ("dpcalc.cli.pld", "Tight epsilon(delta) with a certified interval: privacy loss distributions by FFT."),
+    "risk": ("dpcalc.cli.risk", "What an attacker can learn, certified: membership-inference TPR at low FPR, advantage, reconstruction."),
     "calibrate": ("dpcalc.cli.calibrate", "Solve for sigma, T, epochs, p or batch size that meets a target epsilon; sweeps."),
 }
 

@@ -1,0 +1,297 @@
+"""`dpcalc risk`: what an attacker can learn from a run, certified (membership inference,
+Bayes success, reconstruction), from the PLD accountant's trade-off curve."""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from dpcalc.cli.figures import Chart, Panel, PlotFile
+from dpcalc.cli.options import (
+    BatchSize,
+    DatasetSize,
+    Epochs,
+    InputError,
+    Json,
+    NoiseMultiplier,
+    Numbers,
+    Parsed,
+    SamplingProbability,
+    Steps,
+    SweepableReal,
+    number,
+    parse_list,
+    sweepable,
+)
+from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
+from dpcalc.cli.phases import (
+    ExamplesPerUserOption,
+    Mechanism,
+    NeighboursOption,
+    PhaseList,
+    SamplingOption,
+    Scale,
+    parse_phases,
+    phase_inputs,
+    phases_table,
+    phases_title,
+    with_relation,
+)
+from dpcalc.cli.request import start
+from dpcalc.cli.tight import paused_gc
+from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
+from dpcalc.core.validation import OPEN_UNIT
+
+if TYPE_CHECKING:
+    from dpcalc.core.risk import Bounds, RiskResult
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None)
+
+HELP = f"""What an attacker can learn from a run, certified: membership-inference TPR at low FPR,
+the maximum advantage, Bayes success and reconstruction risk.
+
+Takes any run `dpcalc pld` takes (--p/--sigma/--T, the training form, --phase, --sampling,
+--neighbours, --examples-per-user, the Laplace mechanism). The run's trade-off curve f(alpha),
+the smallest type II error any attack reaches at type I error alpha (Dong, Roth, Su 2022), is
+read off the PLD accountant's certified privacy profile: at each FPR the TPR = 1 - f(FPR) is
+given as a certified interval, whose upper end no attack exceeds (the number to quote).
+For subsampled runs this is the symmetrised curve over both orders of neighbouring datasets.
+
+\b
+Printed:
+  max advantage     max over attacks of TPR - FPR (the total variation, delta at eps = 0)
+  TPR at FPR        at --fpr [default: {",".join(f"{value:g}" for value in DEFAULT_FPRS)}], with the
+                    positive predictive value at --prior and the relative width of each interval
+  Bayes success     of a membership guess with prior --prior [default: {DEFAULT_PRIOR:g}]
+  reconstruction    1 - f(kappa), the success of reconstructing a record whose baseline
+                    success is --kappa (Kaissis et al. 2023; given only with --kappa)
+Beside them, the mu-GDP figures of Gaussian runs: the central-limit mu of subsampled runs is an
+approximation (it can under-report the risk), the exact sqrt(T)/sigma of unsampled ones.
+
+\b
+Examples:
+  dpcalc risk --p 0.004 --sigma 1.1 --T 10000
+  dpcalc risk --n 60000 --batch-size 256 --epochs 60 --sigma 1.1 --fpr 1e-6,1e-3 --json
+  dpcalc risk --p 0.004 --sigma 1.1 --T 10000 --prior 0.01 --kappa 1e-3
+  dpcalc risk --p 0.004 --sigma 1.1 --T 10000 --plot risk.png
+
+--plot FILE (.png or .svg, needs matplotlib) and --chart draw TPR against FPR on log-log axes:
+the certified bound and the lower end of its interval, the mu-GDP curve and the diagonal
+TPR = FPR of an attack that learns nothing. One run: no sweeps.
+"""
+
+_PRIOR = OPEN_UNIT
+
+
+@app.command("risk", help=HELP)
+def risk(
+    p: SamplingProbability = None,
+    sigma: NoiseMultiplier = None,
+    T: Steps = None,
+    n: DatasetSize = None,
+    batch_size: BatchSize = None,
+    epochs: Epochs = None,
+    mechanism: Mechanism = None,
+    scale: Scale = None,
+    phase: PhaseList = None,
+    sampling: SamplingOption = None,
+    neighbours: NeighboursOption = None,
+    examples_per_user: ExamplesPerUserOption = None,
+    fpr: Annotated[
+        Numbers | None,
+        typer.Option("--fpr", metavar="FLOATS",
+                     help="False-positive rates, a comma list, each in (0, 1) [default: "
+                          f"{','.join(f'{value:g}' for value in DEFAULT_FPRS)}].",
+                     click_type=Parsed(partial(parse_list, interval=OPEN_UNIT))),
+    ] = None,
+    prior: Annotated[
+        float | None,
+        typer.Option("--prior", metavar="FLOAT",
+                     help=f"Prior probability that the record is in, in (0, 1) [default: {DEFAULT_PRIOR:g}].",
+                     click_type=number(_PRIOR)),
+    ] = None,
+    kappa: Annotated[
+        float | None,
+        typer.Option("--kappa", metavar="FLOAT",
+                     help="Baseline success of a reconstruction attack, in (0, 1): bound its success.",
+                     click_type=number(OPEN_UNIT)),
+    ] = None,
+    accuracy: Annotated[
+        SweepableReal | None,
+        typer.Option(
+            "--accuracy",
+            metavar="FLOAT",
+            help=f"Target relative width of the PLD accountant's intervals, in (0, 1) [default: {DEFAULT_ACCURACY:g}].",
+            click_type=sweepable(ACCURACY),
+        ),
+    ] = None,
+    json_output: Json = False,
+    plot: PlotFile = None,
+    chart: Chart = False,
+) -> None:
+    request = start({"p": p, "sigma": sigma, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
+                     "epochs": epochs, "accuracy": accuracy},
+                    json_output=json_output, plot=plot, chart=chart, phase=phase)
+    if request.is_sweep:
+        first = request.swept[0]
+        raise InputError(f"dpcalc risk takes one run, got a list or range for --{first.replace('_', '-')}: "
+                         "run it once per value, or sweep epsilon with dpcalc pld")
+    row = request.rows[0]
+    width = DEFAULT_ACCURACY if row["accuracy"] is None else row["accuracy"]
+    fprs = tuple(DEFAULT_FPRS if fpr is None else fpr)
+    chosen_prior = DEFAULT_PRIOR if prior is None else prior
+    phases = with_relation(parse_phases(phase, {**row, "mechanism": mechanism}), sampling, neighbours, examples_per_user)
+
+    from dpcalc.core.risk import attack_risk
+
+    with paused_gc():
+        result = attack_risk(phases, fprs=fprs, prior=chosen_prior, kappa=kappa, accuracy=width)
+    inputs = {
+        "phases": [phase_inputs(item) for item in phases],
+        "fprs": list(fprs),
+        "prior": chosen_prior,
+        "kappa": kappa,
+        "accuracy": width,
+    }
+    report = Report(
+        command="risk",
+        inputs=inputs,
+        result=result_keys(result),
+        tables=[_summary_table(result), _attack_table(result)] + ([phases_table(phases)] if len(phases) > 1 else []),
+        warnings=list(result.warnings) + _gdp_warnings(result),
+        no_gate="dpcalc risk bounds attack success, not epsilon: gate a budget with dpcalc pld --max-eps",
+        figures=(lambda: risk_panels(result)) if (request.plot is not None or request.chart) else None,
+    )
+    request.finish(report)
+
+
+def _interval(bounds: Bounds, name: str) -> dict[str, float]:
+    return {name: bounds.upper, f"{name}_lower": bounds.lower, f"{name}_upper": bounds.upper}
+
+
+def result_keys(result: RiskResult) -> dict[str, Any]:
+    """The JSON `result` of `dpcalc risk` (keys documented in the README)."""
+    from dpcalc.core.pld import analysis_of
+
+    gaussian = result.gaussian
+    attacks = []
+    for index, point in enumerate(result.points):
+        attacks.append({
+            "fpr": point.fpr,
+            **_interval(point.tpr, "tpr"),
+            "relative_width": _relative_width(point.tpr),
+            **_interval(point.ppv, "ppv"),
+            "tpr_gdp": None if gaussian is None else gaussian.tprs[index],
+        })
+    reconstruction = None
+    if result.reconstruction is not None:
+        reconstruction = {"kappa": result.kappa, **_interval(result.reconstruction, "success"),
+                          "success_gdp": None if gaussian is None else gaussian.reconstruction}
+    return {
+        **_interval(result.advantage, "advantage"),
+        "attacks": attacks,
+        "prior": result.prior,
+        **_interval(result.bayes_success, "bayes_success"),
+        "bayes_baseline": result.bayes_baseline,
+        "reconstruction": reconstruction,
+        "gdp": None if gaussian is None else {
+            "mu": gaussian.mu, "approximate": gaussian.approximate, "advantage": gaussian.advantage,
+            "bayes_success": gaussian.bayes_success,
+        },
+        "curve": [{"alpha": alpha, "beta": low, "beta_upper": high}
+                  for alpha, low, high in zip(result.curve_alphas, result.curve_beta_lower, result.curve_beta_upper)],
+        "accuracy": result.accuracy,
+        "grid": {"step": result.grid_step},
+        "analysis": analysis_of(result.phases),
+    }
+
+
+def _relative_width(bounds: Bounds) -> float:
+    return (bounds.upper - bounds.lower) / bounds.upper if bounds.upper > 0.0 else 0.0
+
+
+def _gdp_header(result: RiskResult) -> str:
+    gaussian = result.gaussian
+    if gaussian is None:
+        return "GDP"
+    return "GDP (central limit)" if gaussian.approximate else "GDP (exact)"
+
+
+def _summary_table(result: RiskResult) -> Table:
+    from dpcalc.core.pld import analysis_of
+
+    gaussian = result.gaussian
+    rows = [
+        ("max advantage", format_upper(result.advantage.upper), format_lower(result.advantage.lower),
+         format_number(None if gaussian is None else gaussian.advantage), "TPR - FPR of the best attack"),
+        (f"Bayes success (prior {format_number(result.prior)})", format_upper(result.bayes_success.upper),
+         format_lower(result.bayes_success.lower), format_number(None if gaussian is None else gaussian.bayes_success),
+         f"{format_number(result.bayes_baseline)} by guessing"),
+    ]
+    if result.reconstruction is not None:
+        rows.append((f"reconstruction (kappa {format_number(result.kappa)})", format_upper(result.reconstruction.upper),
+                     format_lower(result.reconstruction.lower),
+                     format_number(None if gaussian is None else gaussian.reconstruction), "1 - f(kappa)"))
+    if gaussian is not None:
+        rows.append(("mu (GDP)", "", "", format_number(gaussian.mu),
+                     "central-limit approximation" if gaussian.approximate else "exact"))
+    rows.append(("analysis", "", "", "", analysis_of(result.phases)))
+    return Table(columns=("quantity", "certified", "lower bound", _gdp_header(result), "note"), rows=rows,
+                 title=phases_title("Attack risk (PLD, certified)", list(result.phases)))
+
+
+def _attack_table(result: RiskResult) -> Table:
+    gaussian = result.gaussian
+    rows = []
+    for index, point in enumerate(result.points):
+        rows.append((
+            format_number(point.fpr),
+            format_upper(point.tpr.upper),
+            format_lower(point.tpr.lower),
+            f"{_relative_width(point.tpr):.1e}",
+            format_number(None if gaussian is None else gaussian.tprs[index]),
+            format_upper(point.ppv.upper),
+        ))
+    return Table(
+        columns=("FPR", "TPR (certified)", "TPR lower", "width", _gdp_header(result), "PPV (certified)"),
+        rows=rows, title=f"Membership inference: the largest TPR at each FPR; PPV at prior {format_number(result.prior)}",
+        justify=("right",) * 6,
+    )
+
+
+def _gdp_warnings(result: RiskResult) -> list[str]:
+    """A warning where the central-limit figures fall below the certified lower bounds."""
+    gaussian = result.gaussian
+    if gaussian is None or not gaussian.approximate:
+        return []
+    under = [f"FPR {format_number(point.fpr)}" for index, point in enumerate(result.points)
+             if gaussian.tprs[index] < point.tpr.lower]
+    if gaussian.advantage < result.advantage.lower:
+        under.insert(0, "the advantage")
+    if not under:
+        return []
+    places = ", ".join(under)
+    return [f"the central-limit GDP figures under-report the risk at {places}: they lie below the certified "
+            "lower bounds; quote the certified figures."]
+
+
+def risk_panels(result: RiskResult) -> list[Panel]:
+    """TPR against FPR on log-log axes: the certified bound and its lower end, mu-GDP, and TPR = FPR."""
+    from dpcalc.cli.figures import Series
+    from dpcalc.core.risk import tpr_at_fpr
+
+    alphas = [alpha for alpha in result.curve_alphas if 0.0 < alpha < 1.0]
+    pairs = {alpha: (1.0 - low, 1.0 - high) for alpha, low, high in
+             zip(result.curve_alphas, result.curve_beta_lower, result.curve_beta_upper)}
+    series = [
+        Series("TPR, certified upper bound (PLD)", alphas, [pairs[alpha][0] for alpha in alphas]),
+        Series("lower end of the certified interval", alphas, [pairs[alpha][1] for alpha in alphas], dashed=True),
+    ]
+    gaussian = result.gaussian
+    if gaussian is not None:
+        series.append(Series(f"{format_number(gaussian.mu)}-GDP ({_gdp_header(result)[5:-1]})", alphas, [tpr_at_fpr(gaussian.mu, alpha) for alpha in alphas]))
+    series.append(Series("no privacy lost (TPR = FPR)", alphas, list(alphas), dashed=True))
+    return [Panel(title=phases_title("Membership inference (certified)", list(result.phases)),
+                  xlabel="false-positive rate", ylabel="true-positive rate", series=series, xlog=True, ylog=True)]
