@@ -139,6 +139,14 @@ class Policy:
                                        f"next {label}", f"closest {label}"}),
                        columns=frozenset({label, "epsilon"}),
                        json_keys=frozenset({key, "epsilon", "epsilon_lower", "boundary"}))
+        if name == "risk":
+            # the certified intervals (and their widths); the mu-GDP column is a closed form
+            certified = frozenset({"certified", "lower bound", "TPR (certified)", "TPR lower", "width",
+                                   "PPV (certified)"})
+            keys = {"relative_width", "beta", "beta_upper"}
+            for figure in ("advantage", "tpr", "ppv", "bayes_success", "success"):
+                keys |= {figure, f"{figure}_lower", f"{figure}_upper"}
+            return cls(name, True, columns=certified, json_keys=frozenset(keys))
         if name == "check":
             return cls(name, True)  # by row: the releases and totals whose method is PLD
         return cls(name)
@@ -541,7 +549,7 @@ EXACT_EXAMPLES = [(command, output) for command, output in examples() if not Pol
 
 def test_the_examples_are_classified():
     """The README has examples of both kinds, and the PLD ones are the commands that run it."""
-    assert {Policy.of(command).command for command, _ in PLD_EXAMPLES} == {"gdp", "rdp", "pld", "calibrate", "check"}
+    assert {Policy.of(command).command for command, _ in PLD_EXAMPLES} == {"gdp", "rdp", "pld", "calibrate", "check", "risk"}
     assert {Policy.of(command).command for command, _ in EXACT_EXAMPLES} >= {
         "gdp", "convert", "laplace-eps", "advanced-composition"}
     for command, output in PLD_EXAMPLES:

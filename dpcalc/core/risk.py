@@ -171,8 +171,24 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
         curve_beta_upper=tuple(float(b) for b in 1.0 - curve_lower),
         accuracy=profile.accuracy, grid_step=profile.grid_step,
         gaussian=_gaussian_risk(profile.phases, asked, prior, kappa),
-        warnings=tuple(profile.warnings),
+        warnings=_warnings(profile, [advantage, bayes, *(point.tpr for point in points)]),
     )
+
+
+def _warnings(profile: ProfileBounds, figures: Sequence[Bounds]) -> tuple[str, ...]:
+    """The accountant's warnings, with those about its own epsilon or delta intervals replaced by
+    one about the risk figures' widths when any is wider than the accuracy asked."""
+    kept = [item for item in profile.warnings if not item.startswith("the certified interval is")]
+    widest = max((item.upper - item.lower) / item.upper for item in figures if item.upper > 0.0)
+    if widest > profile.accuracy:
+        scheme = {"uniform": "fixed-size batches", "shuffle": "shuffled batches"}.get(
+            next((phase.sampling for phase in profile.phases if phase.sampling in ("uniform", "shuffle")), ""))
+        why = (f"the rest is the gap between the pair that dominates {scheme} (upper ends) and the pair that some "
+               "neighbouring datasets attain (lower ends); the true figures lie between them" if scheme else
+               "the accountant's grid (or the closed forms it fell back to) could not narrow them further")
+        kept.append(f"the certified intervals are up to {widest:.2g} wide (relative), more than the accuracy "
+                    f"{profile.accuracy:g}: {why}.")
+    return tuple(kept)
 
 
 def tpr_at_fpr(mu: float, fpr: float) -> float:
