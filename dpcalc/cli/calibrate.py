@@ -23,6 +23,7 @@ from dpcalc.cli.options import (
     SweepableReal,
     conflict,
     exact,
+    number,
     sweepable,
 )
 from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, format_lower, format_number, format_upper
@@ -30,7 +31,7 @@ from dpcalc.cli.phases import check_training_form, sampling_probability, steps_o
 from dpcalc.cli.request import start
 from dpcalc.cli.sweeps import Column, Row, SweepOutput, echo_rows, sweep_columns, sweep_panels, sweep_report
 from dpcalc.core.limits import DEFAULT_PRECISION, PRECISION
-from dpcalc.core.validation import NON_NEGATIVE
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
 
 if TYPE_CHECKING:
     from dpcalc.core.calibrate import Quantity
@@ -99,6 +100,11 @@ Examples:
   dpcalc calibrate --target-eps 2 --solve epochs --n 60000 --batch-size 256 --sigma 1.1
   dpcalc calibrate --target-eps 8 --solve batch-size --n 60000 --epochs 10 --sigma 1 --accountant rdp
   dpcalc calibrate --target-eps 1,2,4,8 --p 0.004 --T 10000 --accountant rdp --chart
+  dpcalc calibrate --target-tpr 0.05 --at-fpr 0.01 --p 0.004 --T 10000
+
+Attack risk instead of epsilon: --target-advantage A (the largest TPR - FPR of any membership
+attack) or --target-tpr X --at-fpr Y (the largest TPR at FPR Y), certified as `dpcalc risk`
+certifies them (Kulynych et al. 2024); the answer's (epsilon, delta) figure is shown beside.
 """
 
 TargetEpsilon = Annotated[
@@ -135,12 +141,38 @@ def calibrate(
             click_type=sweepable(PRECISION),
         ),
     ] = None,
+    target_advantage: Annotated[
+        float | None,
+        typer.Option("--target-advantage", metavar="FLOAT",
+                     help="Calibrate to attack risk: the largest certified advantage (TPR - FPR), in (0, 1).",
+                     click_type=number(OPEN_UNIT)),
+    ] = None,
+    target_tpr: Annotated[
+        float | None,
+        typer.Option("--target-tpr", metavar="FLOAT",
+                     help="Calibrate to attack risk: the largest certified TPR at --at-fpr, in (0, 1).",
+                     click_type=number(OPEN_UNIT)),
+    ] = None,
+    at_fpr: Annotated[
+        float | None,
+        typer.Option("--at-fpr", metavar="FLOAT", help="The false-positive rate of --target-tpr, in (0, 1).",
+                     click_type=number(OPEN_UNIT)),
+    ] = None,
     max_eps: MaxEpsilon = None,
     json_output: Json = False,
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
     quantity = SOLVED_KEY[solve.value]
+    if target_advantage is not None or target_tpr is not None or at_fpr is not None:
+        from dpcalc.cli.calibrate_risk import calibrate_to_risk
+
+        calibrate_to_risk(
+            {"target_advantage": target_advantage, "target_tpr": target_tpr, "at_fpr": at_fpr,
+             "target_epsilon": target_epsilon, "delta": delta, "p": p, "sigma": sigma, "T": T, "n": n,
+             "batch_size": batch_size, "epochs": epochs, "precision": precision},
+            quantity=quantity, solve=solve.value, accountant=accountant.value,
+            max_eps=max_eps, json_output=json_output, plot=plot, chart=chart)
     request = start({"target_epsilon": target_epsilon, "delta": delta, "p": p, "sigma": sigma, "T": T, "n": n,
                      "batch_size": batch_size, "epochs": epochs, "precision": precision},
                     max_eps=max_eps, json_output=json_output, plot=plot, chart=chart)

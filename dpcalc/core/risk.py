@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
@@ -173,6 +174,27 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
         gaussian=_gaussian_risk(profile.phases, asked, prior, kappa),
         warnings=_warnings(profile, [advantage, bayes, *(point.tpr for point in points)]),
     )
+
+
+RiskFigure = Literal["advantage", "tpr"]
+
+
+def risk_figure(phases: Sequence[Phase], figure: RiskFigure, *, fpr: float | None = None,
+                accuracy: float = DEFAULT_ACCURACY) -> Bounds:
+    """The certified interval of one figure of a run, composed once: the maximum advantage
+    (delta at eps = 0) or the largest TPR at `fpr` (the run composed for epsilon at delta = fpr,
+    read as in `attack_risk`). What risk calibration evaluates at each candidate."""
+    if figure == "advantage":
+        upper, lower = ProfileBounds(phases, [(None, 0.0)], accuracy=accuracy).at(np.array([0.0]))
+        return Bounds(float(upper[0]), float(lower[0]))
+    if fpr is None:
+        raise ValueError("the TPR figure needs an fpr")
+    OPEN_UNIT.check("fpr", fpr)
+    profile = ProfileBounds(phases, [(fpr, None)], accuracy=accuracy)
+    grid = np.linspace(0.0, math.log(1.0 / fpr) + 0.1, _GRID_POINTS)
+    upper, lower = profile.at(grid)
+    tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, np.array([fpr]))
+    return Bounds(float(tpr_upper[0]), float(tpr_lower[0]))
 
 
 def _warnings(profile: ProfileBounds, figures: Sequence[Bounds]) -> tuple[str, ...]:
