@@ -81,8 +81,11 @@ def check(
 
 def _table(result) -> Table:
     budget = result.budget
+    # a release stated as an (epsilon, delta) pair keeps its own delta: the note says so
     rows = [
-        (r.name, r.mechanism, format_upper(r.epsilon), r.method) for r in result.releases
+        (r.name, r.mechanism, format_upper(r.epsilon),
+         r.method if r.delta == budget.delta else f"{r.method}, at delta {format_upper(r.delta)}")
+        for r in result.releases
     ]
     if not result.releases:
         rows.append(("(none)", "", format_number(0.0), "no releases listed"))

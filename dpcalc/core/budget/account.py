@@ -28,7 +28,11 @@ _SPLIT_SHARES_3 = (0.05, 0.2, 0.4, 0.6, 0.8)
 
 @dataclass(frozen=True)
 class ReleaseEpsilon:
-    """One release's own epsilon at the budget's delta, and what it was computed with."""
+    """One release's own (epsilon, delta), and what it was computed with.
+
+    A release given by its mechanism (noise, sampling, count) or as zCDP is accounted at the
+    budget's delta; a pre-computed (eps, delta) release keeps its own pair (`_dp_release`).
+    """
 
     name: str
     mechanism: str
@@ -84,27 +88,30 @@ def _zcdp_epsilon(rho: float, delta: float) -> float:
 
 
 def _dp_epsilon(releases: list[Release], delta: float) -> float:
-    """Pre-computed (eps_i, delta_i) releases composed at total delta: exact KOV when they are
-    identical, else the best of basic, advanced and the numerical optimum; inf when their own
-    deltas already exceed `delta`."""
+    """Pre-computed (eps_i, delta_i) releases composed at the total delta `delta`: the best of
+    basic, advanced and the optimum (Kairouz, Oh, Viswanath 2015, Thm 3.3; Murtagh, Vadhan
+    2016, Thm 1.5), all stated at that one total (docs/mathematics.md §5). The optimum reaches
+    every total delta from the releases' own composed delta 1 - prod(1 - delta_i) up, where it
+    is sum eps_i, and falls continuously as the total grows; below that floor no epsilon holds
+    (inf)."""
     from dpcalc.core import composition
+    from dpcalc.core.validation import ParameterError
 
-    own = math.fsum(r.get("delta", 0.0) * r.get("count", 1) for r in releases)
-    slack = delta - own
-    if slack <= 0.0:
-        return math.inf
     pairs = {(r.number("epsilon"), r.get("delta", 0.0)) for r in releases}
     total = sum(int(r.get("count", 1)) for r in releases)
-    if len(pairs) == 1:
-        epsilon, own_delta = pairs.pop()
-        if total == 1:
-            return epsilon
-        return min(epsilon * total, composition.optimal_epsilon(epsilon, total, own_delta, slack))
-    epsilons = [r.number("epsilon") for r in releases for _ in range(int(r.get("count", 1)))]
-    deltas = [r.get("delta", 0.0) for r in releases for _ in range(int(r.get("count", 1)))]
-    result = composition.compose_heterogeneous(epsilons, deltas, slack)
-    candidates = [result.basic.epsilon, result.advanced.epsilon, result.optimal.epsilon]
-    return min(candidates)
+    try:
+        if len(pairs) == 1:
+            epsilon, own_delta = pairs.pop()
+            result = composition.compose(epsilon, own_delta, total, total_delta=delta)
+        else:
+            epsilons = [r.number("epsilon") for r in releases for _ in range(int(r.get("count", 1)))]
+            deltas = [r.get("delta", 0.0) for r in releases for _ in range(int(r.get("count", 1)))]
+            result = composition.compose_heterogeneous(epsilons, deltas, total_delta=delta)
+    except ParameterError as error:
+        if error.name != "total_delta":
+            raise
+        return math.inf  # below the releases' own composed delta
+    return min(result.basic.epsilon, result.advanced.epsilon, result.optimal.epsilon)
 
 
 NO_RELEASES = "no releases are listed: nothing released yet, total epsilon 0, within budget."
@@ -221,14 +228,36 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
 
 def _release_epsilon(release: Release, delta: float, mechanisms: Accountant,
                      neighbours: Neighbours = "add-remove") -> ReleaseEpsilon:
-    """One release's own epsilon at delta; a mechanism release by the budget's accountant."""
+    """One release's own epsilon at delta; a mechanism release by the budget's accountant, a
+    pre-computed (eps, delta) release by `_dp_release` (at its own delta)."""
     if release.mechanism == "zcdp":
         epsilon = _zcdp_epsilon(release.number("rho") * release.get("count", 1), delta)
         method = "zCDP"
     elif release.mechanism == "dp":
-        epsilon = _dp_epsilon([release], delta)
-        method = "given" if release.get("count", 1) == 1 else "optimal composition"
+        return _dp_release(release, delta)
     else:
         accounted = mechanisms.epsilon([release_phase(release, neighbours)], delta)
         epsilon, method = accounted.epsilon, accounted.method
     return ReleaseEpsilon(release.name, release.mechanism, epsilon, delta, method)
+
+
+def _dp_release(release: Release, delta: float) -> ReleaseEpsilon:
+    """A pre-computed (eps, delta) release's own pair.
+
+    Used once (count 1) it is the pair stated in the file. Used c times, it is the c-fold
+    composition: at the budget's delta when that reaches the release's own composed delta
+    1 - (1 - delta_r)^c, else at that floor, where the optimum is exactly c eps (Kairouz, Oh,
+    Viswanath 2015, Thm 3.3). The floor is rounded up (a delta presented with an epsilon is an
+    upper bound).
+    """
+    epsilon, own_delta = release.number("epsilon"), release.get("delta", 0.0)
+    count = int(release.get("count", 1))
+    if count == 1:
+        return ReleaseEpsilon(release.name, release.mechanism, epsilon, own_delta, "given")
+    method = "optimal composition"
+    composed = _dp_epsilon([release], delta)
+    if math.isfinite(composed):
+        return ReleaseEpsilon(release.name, release.mechanism, composed, delta, method)
+    floor = -math.expm1(count * math.log1p(-own_delta))
+    floor = min(math.nextafter(floor * (1.0 + 1e-14), 1.0), 1.0)
+    return ReleaseEpsilon(release.name, release.mechanism, epsilon * count, floor, method)

@@ -15,7 +15,10 @@ Sources:
   composition of (eps_i, delta_i)-DP mechanisms is dominated by that of the randomized-response
   pairs with the same parameters, and is exactly
   (eps_g, 1 - prod(1 - delta_i) (1 - delta_RR(eps_g)))-DP, delta_RR the privacy profile of the
-  composed randomized responses.
+  composed randomized responses; for different (eps_i, delta_i) this is Murtagh, Vadhan, "The
+  Complexity of Computing the Optimal Composition of Differential Privacy" (TCC 2016), Thm 1.5.
+  It reaches every total delta from 1 - prod(1 - delta_i) up (where eps_g = sum eps_i),
+  continuously (docs/mathematics.md §5).
 
 At a fixed total delta D (`total_delta`, instead of a slack delta'), every theorem is stated at
 that one D: basic when sum delta_i <= D, advanced and simplified with delta' = D - sum delta_i

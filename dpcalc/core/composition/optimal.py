@@ -150,20 +150,51 @@ def _log_allowed_at_total(deltas: Iterable[tuple[float, int]], total_delta: floa
 
     None when it is negative (D is below 1 - prod(1 - delta_i), the mechanisms' own deltas
     composed: no epsilon reaches D); -inf when it is 0 (only eps_g = sum eps_i reaches D, where
-    delta_RR is 0). The numerator prod(1 - delta_i) - (1 - D) = (D - sum delta_i) + f is formed
-    from the exact `_slack` and the series f of `_survival` (log1p), rounded once, so a delta
-    of 1e-12 next to a D of 1e-9 keeps its digits (1 - (1 - D) / (1 - delta)^k in floats
-    would not).
+    delta_RR is 0). The numerator prod(1 - delta_i) - (1 - D) is exact on the decimals while
+    that is cheap (`_exact_reserve`), so D = 1 - prod(1 - delta_i) itself is reached; else it is
+    (D - sum delta_i) + f, from the exact `_slack` and the series f of `_survival` (log1p),
+    rounded once, so a delta of 1e-12 next to a D of 1e-9 keeps its digits (1 - (1 - D) /
+    (1 - delta)^k in floats would not).
     """
     from fractions import Fraction
 
     deltas = list(deltas)
     log_survival, excess = _survival(deltas)
-    numerator = _slack(deltas, total_delta) + Fraction(excess)
+    numerator = _exact_reserve(deltas, total_delta)
+    if numerator is None:
+        numerator = _slack(deltas, total_delta) + Fraction(excess)
     if numerator < 0:
         return None
     value = float(numerator)
     return -math.inf if value == 0.0 else math.log(value) - log_survival
+
+
+def _exact_reserve(deltas: list[tuple[float, int]], total_delta: float) -> Fraction | None:
+    """prod(1 - delta_i) - (1 - D), exactly on the decimals of the inputs, or None when that is costly.
+
+    It is 0 when D is the mechanisms' own composed delta 1 - prod(1 - delta_i) (then only
+    eps_g = sum eps_i reaches D), and the float series of `_survival` cannot tell 0 from a
+    rounding error there: (1, 0.1) and (2, 0.2) at D = 0.28 = 1 - 0.9 x 0.8 would be refused.
+    The product is formed in rational arithmetic while it has at most _EXACT_PRODUCT_DIGITS
+    decimal digits (count x the digits of delta, summed); beyond that, where a total delta of
+    at most 17 significant digits can hardly meet the floor exactly, the caller keeps the float
+    series. `deltas` holds (delta, count) pairs.
+    """
+    from fractions import Fraction
+
+    exact = [(Fraction(repr(delta)), count) for delta, count in deltas if delta > 0.0]
+    digits = sum(count * len(str(value.denominator)) for value, count in exact)
+    if digits > _EXACT_PRODUCT_DIGITS:
+        return None
+    product = Fraction(1)
+    for value, count in exact:
+        product *= (1 - value) ** count
+    return product - (1 - Fraction(repr(total_delta)))
+
+
+# The mechanisms' own composed delta is formed exactly while prod(1 - delta_i) has at most this
+# many decimal digits (a few milliseconds of integer arithmetic).
+_EXACT_PRODUCT_DIGITS = 2**14
 
 
 def _require_reachable(deltas: Iterable[tuple[float, int]], total_delta: float, floor_text: str) -> float:
