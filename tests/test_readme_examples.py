@@ -132,6 +132,13 @@ class Policy:
                 return cls(name)
             solved = value("--solve", "sigma")
             label, key = solved.replace("-", " "), solved.replace("-", "_")
+            if given("--target-tpr") or given("--target-advantage"):
+                # calibration to attack risk: the solved value, its certified figure and epsilon
+                figure = f"TPR at FPR {value('--at-fpr', '')}" if given("--target-tpr") else "max advantage"
+                return cls(name, True,
+                           rows=frozenset({label, figure, f"{figure} lower bound", "epsilon", f"{label} at target",
+                                           f"next {label}"}),
+                           json_keys=frozenset({key, "risk", "risk_lower", "epsilon", "epsilon_lower", "boundary"}))
             # the solved value (a real one: sigma, p) and what follows from it; the integer ones
             # (T, epochs, batch size) are counts and stay exact
             return cls(name, True,

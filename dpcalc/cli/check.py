@@ -65,16 +65,22 @@ def check(
             "within_budget": result.within_budget,
             "method": result.method,
             "split": result.split,
+            "risk": _risk_keys(result),
         },
-        tables=[_table(result)],
+        tables=[_table(result)] + ([_risk_table(result)] if result.risk else []),
         warnings=list(result.warnings),
     )
     code = emit(report, json_mode=json_output)
     if not result.within_budget:
-        sys.stderr.write(
-            f"Over budget: total epsilon {format_upper(result.total_epsilon)} > budget "
-            f"{format_number(budget.epsilon)} at delta {format_number(budget.delta)}\n"
-        )
+        if result.total_epsilon > budget.epsilon:
+            sys.stderr.write(
+                f"Over budget: total epsilon {format_upper(result.total_epsilon)} > budget "
+                f"{format_number(budget.epsilon)} at delta {format_number(budget.delta)}\n"
+            )
+        for check in result.risk:
+            if not check.within:
+                sys.stderr.write(f"Over budget: {_risk_name(check)} {format_upper(check.value)} > "
+                                 f"{format_number(check.limit)} (certified, all releases composed)\n")
         code = EXIT_OVER_BUDGET
     raise typer.Exit(code)
 
@@ -93,7 +99,7 @@ def _table(result) -> Table:
     # rounded down
     rows.append(("total", "composed", format_upper(result.total_epsilon), result.method))
     rows.append(("budget", "", format_number(budget.epsilon), f"delta {format_number(budget.delta)}"))
-    verdict = "within budget" if result.within_budget else "OVER BUDGET"
+    verdict = "within budget" if result.total_epsilon <= budget.epsilon else "OVER BUDGET"
     rows.append(("headroom", "", format_lower(result.headroom), verdict))
     return Table(
         columns=("release", "mechanism", "epsilon", "note"),
@@ -101,3 +107,31 @@ def _table(result) -> Table:
         title=f"Privacy budget {budget.source}: each epsilon at delta = {format_number(budget.delta)}",
         justify=("left", "left", "right", "left"),
     )
+
+
+def _risk_name(check) -> str:
+    return "max advantage" if check.figure == "advantage" else f"TPR at FPR {format_number(check.fpr)}"
+
+
+def _risk_keys(result) -> dict | None:
+    """The JSON `risk` of check: null when the budget sets no risk limit."""
+    if not result.risk:
+        return None
+    from dpcalc.core.budget.risk import risk_basis
+
+    keys: dict = {"basis": risk_basis(result.budget)}
+    for check in result.risk:
+        name = "max_advantage" if check.figure == "advantage" else "tpr_at_fpr"
+        keys[name] = {"fpr": check.fpr, "limit": check.limit, "value": check.value, "within_budget": check.within}
+        if check.fpr is None:
+            del keys[name]["fpr"]
+    return keys
+
+
+def _risk_table(result) -> Table:
+    """The budget's attack-risk limits against all releases composed (certified upper bounds)."""
+    rows = [(_risk_name(check), format_upper(check.value), format_number(check.limit),
+             "within budget" if check.within else "OVER BUDGET") for check in result.risk]
+    return Table(columns=("attack risk", "certified", "budget", "verdict"), rows=rows,
+                 title="Attack risk of all releases composed (certified)",
+                 justify=("left", "right", "right", "left"))

@@ -52,7 +52,7 @@ from dpcalc.core.validation import OPEN_UNIT
 # e^eps times the smallest FPR reaches 1. A cell of width h costs the lower end of a TPR about
 # h^2 relative (`_tpr_bounds`): with the exact GDP profile, 4001 points on [0, 13.9] leave
 # 1e-4 at FPR 1e-5. An even grid keeps the chord each cell borrows as wide as the cell.
-_GRID_POINTS = 4001
+GRID_POINTS = 4001
 # The curve printed in JSON and drawn: type I errors log-spaced from the smallest asked FPR (at
 # most 1e-6) to 1, this many a decade, and evenly spaced ones on [0, 1].
 _CURVE_SMALLEST = 1e-6
@@ -62,7 +62,7 @@ _CURVE_LINEAR = 41
 # the accuracy asked: their interval at that eps is then still about as narrow as asked.
 _POINT_ACCURACY_FACTOR = 3.0
 # Relative margin for the rounding of the few floating-point operations on the certified deltas.
-_MARGIN = 1e-14
+MARGIN = 1e-14
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     # the grid ends where e^eps times the smallest type I error asked or drawn reaches 1: beyond
     # it, every term of the bounds is 1 (`_tpr_bounds`)
     top = math.log(1.0 / min(smallest, _CURVE_SMALLEST)) + 0.1
-    grid = np.linspace(0.0, top, _GRID_POINTS)
+    grid = np.linspace(0.0, top, GRID_POINTS)
     upper, lower = profile.at(grid)
 
     tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, special)
@@ -159,8 +159,8 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     (zero_upper, bayes_upper), (zero_lower, bayes_lower) = profile.at(np.array([0.0, bayes_eps]))
     advantage = Bounds(float(zero_upper), float(zero_lower))
     share = min(prior, 1.0 - prior)
-    bayes = Bounds(min(1.0, (1.0 - share + share * float(bayes_upper)) * (1.0 + _MARGIN)),
-                   (1.0 - share + share * float(bayes_lower)) * (1.0 - _MARGIN))
+    bayes = Bounds(min(1.0, (1.0 - share + share * float(bayes_upper)) * (1.0 + MARGIN)),
+                   (1.0 - share + share * float(bayes_lower)) * (1.0 - MARGIN))
 
     alphas = _curve_alphas(smallest)
     curve_upper, curve_lower = _tpr_bounds(grid, upper, lower, alphas)
@@ -191,7 +191,7 @@ def risk_figure(phases: Sequence[Phase], figure: RiskFigure, *, fpr: float | Non
         raise ValueError("the TPR figure needs an fpr")
     OPEN_UNIT.check("fpr", fpr)
     profile = ProfileBounds(phases, [(fpr, None)], accuracy=accuracy)
-    grid = np.linspace(0.0, math.log(1.0 / fpr) + 0.1, _GRID_POINTS)
+    grid = np.linspace(0.0, math.log(1.0 / fpr) + 0.1, GRID_POINTS)
     upper, lower = profile.at(grid)
     tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, np.array([fpr]))
     return Bounds(float(tpr_upper[0]), float(tpr_lower[0]))
@@ -223,7 +223,7 @@ def tpr_at_fpr(mu: float, fpr: float) -> float:
     return ndtr(mu + ndtri(fpr))
 
 
-def _tpr_terms(eps: np.ndarray, delta: np.ndarray, alphas: np.ndarray) -> np.ndarray:
+def tpr_terms(eps: np.ndarray, delta: np.ndarray, alphas: np.ndarray) -> np.ndarray:
     """1 - f_{eps_j, delta_j}(alpha_i) for every alpha (rows) and grid point (columns), without
     cancellation: min(1, delta + e^eps alpha, (1 - e^-eps) + e^-eps (delta + alpha))."""
     with np.errstate(over="ignore"):
@@ -248,7 +248,7 @@ def _tpr_bounds(eps: np.ndarray, upper: np.ndarray, lower: np.ndarray,
     cell by its values at the ends with each lower bound of delta, and the smaller bound is kept.
     The constant bound alone loses about |delta'| h per cell of width h; the line, h^2.
     """
-    tpr_upper = np.min(_tpr_terms(eps, upper, alphas), axis=1) * (1.0 + _MARGIN)
+    tpr_upper = np.min(tpr_terms(eps, upper, alphas), axis=1) * (1.0 + MARGIN)
     x = np.exp(eps)
     x_left, x_right = x[:-1], x[1:]
     floor = lower[1:]  # delta at the right end of each cell: a lower bound on the whole cell
@@ -265,7 +265,7 @@ def _tpr_bounds(eps: np.ndarray, upper: np.ndarray, lower: np.ndarray,
     cells = np.minimum(np.maximum(first_const, first_line), np.maximum(second_const, second_line))
     with np.errstate(over="ignore"):
         ray = np.minimum(x[-1] * alphas, 1.0 - (1.0 - alphas) / x[-1])
-    tpr_lower = np.minimum(np.min(cells, axis=1), ray) * (1.0 - _MARGIN)
+    tpr_lower = np.minimum(np.min(cells, axis=1), ray) * (1.0 - MARGIN)
     tpr_upper = np.minimum(np.maximum(tpr_upper, alphas), 1.0)
     tpr_lower = np.minimum(np.maximum(tpr_lower, alphas), tpr_upper)
     return tpr_upper, tpr_lower

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from dpcalc.core.accountants import Accountant, accountant
 from dpcalc.core.budget.releases import PHASE_MECHANISMS, release_phase
+from dpcalc.core.budget.risk import RiskCheck, budget_risk
 from dpcalc.core.budget.schema import BudgetFile, Release
 from dpcalc.core.phases import Neighbours, Phase
 from dpcalc.core.validation import large_delta_warnings
@@ -59,6 +60,9 @@ class BudgetResult:
     method: str
     split: dict[str, float]
     warnings: tuple[str, ...] = ()
+    # the budget's attack-risk limits against all releases composed (empty when it sets none);
+    # within_budget holds only when each of them does too
+    risk: tuple[RiskCheck, ...] = ()
 
     @property
     def headroom(self) -> float:
@@ -124,8 +128,9 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
     the accountants, §5 for KOV and basic composition, DR Thm 3.16, §6 for zCDP)."""
     if not budget.releases:
         # Nothing released costs nothing: epsilon 0 at delta 0, the whole budget is headroom.
+        checks, _ = budget_risk(budget)
         return BudgetResult(budget=budget, releases=(), total_epsilon=0.0, total_delta=0.0, within_budget=True,
-                            method="no releases", split={}, warnings=(NO_RELEASES,))
+                            method="no releases", split={}, warnings=(NO_RELEASES,), risk=checks)
     delta = budget.delta
     mechanisms = [r for r in budget.releases if r.mechanism in PHASE_MECHANISMS]
     zcdp_releases = [r for r in budget.releases if r.mechanism == "zcdp"]
@@ -214,15 +219,18 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
         "zcdp": "zCDP (Canonne, Kamath, Steinke 2020)",
         "dp": "optimal composition of (eps, delta) releases (Kairouz, Oh, Viswanath 2015)",
     }
+    checks, risk_warnings = budget_risk(budget)
+    warnings += [f"risk: {note}" for note in risk_warnings if f"risk: {note}" not in warnings]
     return BudgetResult(
         budget=budget,
         releases=tuple(own),
         total_epsilon=best_total,
         total_delta=delta,
-        within_budget=best_total <= budget.epsilon,
+        within_budget=best_total <= budget.epsilon and all(check.within for check in checks),
         method="; ".join(method[name] for name in names),
         split=dict(zip(names, best_split)),
         warnings=tuple(warnings),
+        risk=checks,
     )
 
 

@@ -54,6 +54,8 @@ BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
 # Text keys: of the budget (the neighbour relation the budget is stated in) and of a
 # subsampled-gaussian release (how its batches are drawn), with their allowed values.
 BUDGET_TEXT_KEYS = {"accountant": ACCOUNTANTS, "neighbours": NEIGHBOURS}
+# Attack-risk limits of a budget: max_advantage = A, tpr_at_fpr = {fpr = Y, tpr = X}.
+BUDGET_RISK_KEYS = ("max_advantage", "tpr_at_fpr")
 RELEASE_TEXT_KEYS = {"subsampled-gaussian": {"sampling": SAMPLINGS}}
 
 
@@ -97,6 +99,10 @@ class BudgetFile:
     releases: tuple[Release, ...]
     source: str
     neighbours: Neighbours = "add-remove"  # the relation the budget is stated in
+    # Attack-risk limits (docs/mathematics.md §8): the largest certified advantage, and the
+    # largest certified TPR at an FPR, as (fpr, tpr); None when the budget sets none.
+    max_advantage: float | None = None
+    tpr_at_fpr: tuple[float, float] | None = None
 
 
 def load_budget(text: str, source: str) -> BudgetFile:
@@ -118,8 +124,9 @@ def load_budget(text: str, source: str) -> BudgetFile:
     budget = document["budget"]
     where = f"{source}:{_line_of(text, '[budget]')}: [budget]"
     for key in budget:
-        if key not in (*BUDGET_KEYS, *BUDGET_TEXT_KEYS):
-            raise BudgetFileError(f"{where}: unknown key '{key}'{_suggest(key, [*BUDGET_KEYS, *BUDGET_TEXT_KEYS])}")
+        if key not in (*BUDGET_KEYS, *BUDGET_TEXT_KEYS, *BUDGET_RISK_KEYS):
+            known = [*BUDGET_KEYS, *BUDGET_TEXT_KEYS, *BUDGET_RISK_KEYS]
+            raise BudgetFileError(f"{where}: unknown key '{key}'{_suggest(key, known)}")
     values = {key: _number(where, key, budget.get(key), interval) for key, interval in BUDGET_KEYS.items()}
     accountant = _text(where, "accountant", budget.get("accountant", "pld"), ACCOUNTANTS)
     neighbours = cast("Neighbours", _text(where, "neighbours", budget.get("neighbours", "add-remove"), NEIGHBOURS))
@@ -135,10 +142,32 @@ def load_budget(text: str, source: str) -> BudgetFile:
             raise BudgetFileError(f"{source}:{line}: release '{release.name}': the name is used twice")
         names.add(release.name)
         releases.append(release)
+    max_advantage = None if "max_advantage" not in budget else _number(where, "max_advantage", budget["max_advantage"],
+                                                                         OPEN_UNIT)
+    tpr_at_fpr = None if "tpr_at_fpr" not in budget else _tpr_at_fpr(where, budget["tpr_at_fpr"])
     # No [[release]] entries: a project that has released nothing, within any budget (account_budget).
     for release in releases:
         _check_relation(f"{source}:{release.line}: release '{release.name}'", release, neighbours, accountant)
-    return BudgetFile(values["epsilon"], values["delta"], accountant, tuple(releases), source, neighbours)
+        if release.mechanism == "zcdp" and (max_advantage is not None or tpr_at_fpr is not None):
+            raise BudgetFileError(
+                f"{source}:{release.line}: release '{release.name}': a zcdp release has no trade-off curve to "
+                "compose with the budget's risk limits (max_advantage, tpr_at_fpr); give it as a dp release "
+                "(its epsilon at a delta)")
+    return BudgetFile(values["epsilon"], values["delta"], accountant, tuple(releases), source, neighbours,
+                      max_advantage, tpr_at_fpr)
+
+
+def _tpr_at_fpr(where: str, value: Any) -> tuple[float, float]:
+    """The budget's tpr_at_fpr limit, an inline table {fpr = Y, tpr = X} with 0 < Y < X < 1."""
+    if not isinstance(value, dict) or set(value) != {"fpr", "tpr"}:
+        raise BudgetFileError(f"{where}: tpr_at_fpr must be a table {{fpr = Y, tpr = X}} (the largest TPR allowed "
+                              f"at FPR Y), got {value!r}")
+    fpr = _number(where, "tpr_at_fpr.fpr", value["fpr"], OPEN_UNIT)
+    tpr = _number(where, "tpr_at_fpr.tpr", value["tpr"], OPEN_UNIT)
+    if not tpr > fpr:
+        raise BudgetFileError(f"{where}: tpr_at_fpr.tpr must exceed tpr_at_fpr.fpr {fpr:g} (every attack has "
+                              f"TPR >= FPR), got {tpr:g}")
+    return fpr, tpr
 
 
 def _text(where: str, key: str, value: Any, allowed: tuple[str, ...]) -> str:
