@@ -46,6 +46,19 @@ FLOORS = {
     "dpcalc rdp --no-tight (design card)": [
         DPCALC, "rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight", "--json",
     ],
+    # One certified calibration of sigma on the design card: what risk calibration is measured against.
+    "dpcalc calibrate sigma (design card)": [
+        DPCALC, "calibrate", "--target-eps", "2", "--p", "0.004", "--T", "10000", "--json",
+    ],
+    # The attack-risk peer (issue 19): riskcal 1.5.1 on a dp_accounting PLD of the design card,
+    # the advantage and the TPR at the five FPRs `dpcalc risk` prints by default.
+    "riskcal (design card: advantage, TPR at 5 FPRs)": [PYTHON, "-c", (
+        "import numpy as np; from riskcal import analysis as a; "
+        "from dp_accounting.pld import privacy_loss_distribution as P; "
+        "pld = P.from_gaussian_mechanism(1.1, sampling_prob=0.004, value_discretization_interval=1e-3, "
+        "use_connect_dots=True).self_compose(10000); "
+        "print(a.get_advantage_from_pld(pld), 1 - a.get_beta_from_pld(pld, alpha=np.array([1e-5, 1e-4, 1e-3, 1e-2, 0.1])))"
+    )],
     # The peer: prv_accountant's command line for the design card (installed by the test extra).
     "prv_accountant compute-dp-epsilon": [
         _tool("compute-dp-epsilon"), "-p", "0.004", "-s", "1.1", "-i", "10000", "-d", "1e-5",
@@ -111,6 +124,20 @@ CASES = [
          dpcalc("calibrate", "--target-eps", "2", "--n", "60000", "--batch-size", "256", "--sigma", "1.1", "--solve",
                 "epochs", "--json"),
          "dpcalc pld (design card)", None, peak_mib=300),
+    # Issue 19: attack risk within 1.5x one pld call, and against riskcal computing the same
+    # figures; calibration to a risk target within 2x calibration to epsilon.
+    Case("dpcalc risk (design card, --json)",
+         dpcalc("risk", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--json"), "dpcalc pld (design card)", 1.5,
+         peak_mib=300),
+    Case("dpcalc risk (design card, --json) vs riskcal",
+         dpcalc("risk", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--json"),
+         "riskcal (design card: advantage, TPR at 5 FPRs)", 1.0, peak_mib=300),
+    Case("dpcalc calibrate --target-tpr 0.05 --at-fpr 0.01 (design card)",
+         dpcalc("calibrate", "--target-tpr", "0.05", "--at-fpr", "0.01", "--p", "0.004", "--T", "10000", "--json"),
+         "dpcalc calibrate sigma (design card)", 2.0, peak_mib=300),
+    Case("dpcalc calibrate --target-advantage 0.1 (design card)",
+         dpcalc("calibrate", "--target-advantage", "0.1", "--p", "0.004", "--T", "10000", "--json"),
+         "dpcalc calibrate sigma (design card)", 2.0, peak_mib=300),
     Case("dpcalc pld sweep, epochs 1:60:1 (--json)",
          dpcalc("pld", "--n", "60000", "--batch-size", "256", "--epochs", "1:60:1", "--sigma", "1.1", "--json"),
          "dpcalc pld (design card)", 3.0, peak_mib=300),
