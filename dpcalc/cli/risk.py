@@ -291,7 +291,8 @@ def risk_panels(result: RiskResult) -> list[Panel]:
     ]
     gaussian = result.gaussian
     if gaussian is not None:
-        series.append(Series(f"{format_number(gaussian.mu)}-GDP ({_gdp_header(result)[5:-1]})", alphas, [tpr_at_fpr(gaussian.mu, alpha) for alpha in alphas]))
+        series.append(Series(f"{format_number(gaussian.mu)}-GDP ({_gdp_header(result)[5:-1]})", alphas, [tpr_at_fpr(gaussian.mu, alpha) for alpha in alphas],
+                             dashed=True))
     series.append(Series("no privacy lost (TPR = FPR)", alphas, list(alphas), dashed=True))
-    return [Panel(title=phases_title("Membership inference (certified)", list(result.phases)),
+    return [Panel(title=phases_title("Attack risk", list(result.phases)),
                   xlabel="false-positive rate", ylabel="true-positive rate", series=series, xlog=True, ylog=True)]
