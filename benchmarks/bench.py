@@ -59,6 +59,14 @@ FLOORS = {
         "use_connect_dots=True).self_compose(10000); "
         "print(a.get_advantage_from_pld(pld), 1 - a.get_beta_from_pld(pld, alpha=np.array([1e-5, 1e-4, 1e-3, 1e-2, 0.1])))"
     )],
+    # The compiled peer opake-accounting 0.16.1 computing the same figures (advantage, TPR at the
+    # five FPRs) on the design card; it needs Python 3.13: name an interpreter where it imports
+    # with DPCALC_OPAKE_PYTHON, else the case comparing with it is left out.
+    "opake (design card: advantage, TPR at 5 FPRs)": [os.environ.get("DPCALC_OPAKE_PYTHON", ""), "-c", (
+        "import opake.api.accounting.core as o; n = o.opake_accounting; "
+        "run = n.poisson_pld(n.gaussian_pld(1.1, n.DiscretizationConfig()), 0.004).self_compose(10000); "
+        "print(run.advantage(), [1 - run.beta_at(a) for a in (1e-5, 1e-4, 1e-3, 1e-2, 0.1)])"
+    )],
     # The peer: prv_accountant's command line for the design card (installed by the test extra).
     "prv_accountant compute-dp-epsilon": [
         _tool("compute-dp-epsilon"), "-p", "0.004", "-s", "1.1", "-i", "10000", "-d", "1e-5",
@@ -132,6 +140,10 @@ CASES = [
     Case("dpcalc risk (design card, --json) vs riskcal",
          dpcalc("risk", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--json"),
          "riskcal (design card: advantage, TPR at 5 FPRs)", 1.0, peak_mib=300),
+    *([Case("dpcalc risk (design card, --json) vs opake",
+            dpcalc("risk", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--json"),
+            "opake (design card: advantage, TPR at 5 FPRs)", 1.0, peak_mib=300)]
+      if os.environ.get("DPCALC_OPAKE_PYTHON") else []),
     Case("dpcalc calibrate --target-tpr 0.05 --at-fpr 0.01 (design card)",
          dpcalc("calibrate", "--target-tpr", "0.05", "--at-fpr", "0.01", "--p", "0.004", "--T", "10000", "--json"),
          "dpcalc calibrate sigma (design card)", 2.0, peak_mib=300),
