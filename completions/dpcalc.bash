@@ -138,7 +138,9 @@ _dpcalc() {
                 --target-eps) return ;;
                 --delta) return ;;
                 --accountant) COMPREPLY=($(compgen -W "pld rdp gdp" -- "$cur")); return ;;
-                --solve) COMPREPLY=($(compgen -W "sigma T p epochs batch-size" -- "$cur")); return ;;
+                --solve) COMPREPLY=($(compgen -W "sigma T p epochs batch-size scale" -- "$cur")); return ;;
+                --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
+                --sensitivity) return ;;
                 --p) return ;;
                 --sigma) return ;;
                 --T) return ;;
@@ -150,7 +152,7 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--target-eps --delta --accountant --solve --p --sigma --T --n --batch-size --epochs --precision --max-eps --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--target-eps --delta --accountant --solve --mechanism --sensitivity --p --sigma --T --n --batch-size --epochs --precision --max-eps --json --plot --chart -h --help" -- "$cur"))
             fi ;;
     esac
 }
