@@ -9,6 +9,8 @@ from decimal import Decimal
 
 import mpmath as mp
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpcalc.core import pld
 from dpcalc.core.accountants import accountant
@@ -169,3 +171,17 @@ def test_refusals_of_quantity_and_mechanism():
         calibrate("scale", 1.0, 1e-5, mechanism="laplace", steps=3, sensitivity=-1.0)
     with pytest.raises(ParameterError, match=r"sensitivity must be in \(0, inf\), got inf"):
         calibrate("scale", 1.0, 1e-5, mechanism="laplace", steps=3, sensitivity=math.inf)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.floats(0.0, 50.0), st.floats(1e-12, 0.5), st.floats(1e-3, 1e3))
+def test_one_release_property(target, delta, sensitivity):
+    # the answer's exact epsilon (the closed form, mpmath at 40 digits from the float inputs)
+    # meets the target, and the scale is within the precision of the exact boundary
+    result = laplace(target, delta, 1, sensitivity)
+    with mp.workdps(40):
+        exact_epsilon = max(mp.mpf(0), mp.mpf(sensitivity) / mp.mpf(result.value) + 2 * mp.log1p(-mp.mpf(delta)))
+    assert exact_epsilon <= result.epsilon <= target
+    boundary = mp_boundary(target, delta, sensitivity)
+    if result.precision is not None:
+        assert boundary <= mp.mpf(result.value) <= boundary * (1 + DEFAULT_PRECISION / 10)
