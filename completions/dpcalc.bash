@@ -161,7 +161,9 @@ _dpcalc() {
                 --target-eps) return ;;
                 --delta) return ;;
                 --accountant) COMPREPLY=($(compgen -W "pld rdp gdp" -- "$cur")); return ;;
-                --solve) COMPREPLY=($(compgen -W "sigma T p epochs batch-size" -- "$cur")); return ;;
+                --solve) COMPREPLY=($(compgen -W "sigma T p epochs batch-size scale" -- "$cur")); return ;;
+                --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
+                --sensitivity) return ;;
                 --p) return ;;
                 --sigma) return ;;
                 --T) return ;;
@@ -169,11 +171,14 @@ _dpcalc() {
                 --batch-size) return ;;
                 --epochs) return ;;
                 --precision) return ;;
+                --target-advantage) return ;;
+                --target-tpr) return ;;
+                --at-fpr) return ;;
                 --max-eps) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--target-eps --delta --accountant --solve --p --sigma --T --n --batch-size --epochs --precision --max-eps --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--target-eps --delta --accountant --solve --mechanism --sensitivity --p --sigma --T --n --batch-size --epochs --precision --target-advantage --target-tpr --at-fpr --max-eps --json --plot --chart -h --help" -- "$cur"))
             fi ;;
     esac
 }

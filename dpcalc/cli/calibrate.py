@@ -1,4 +1,5 @@
-"""`dpcalc calibrate`: the noise multiplier, steps, epochs, sampling rate or batch size that meets a target epsilon."""
+"""`dpcalc calibrate`: the noise multiplier, steps, epochs, sampling rate, batch size or Laplace scale that meets a
+target epsilon."""
 
 from __future__ import annotations
 
@@ -27,11 +28,11 @@ from dpcalc.cli.options import (
     sweepable,
 )
 from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, format_lower, format_number, format_upper
-from dpcalc.cli.phases import check_training_form, sampling_probability, steps_of
+from dpcalc.cli.phases import MechanismChoice, check_training_form, sampling_probability, steps_of
 from dpcalc.cli.request import start
 from dpcalc.cli.sweeps import Column, Row, SweepOutput, echo_rows, sweep_columns, sweep_panels, sweep_report
 from dpcalc.core.limits import DEFAULT_PRECISION, PRECISION
-from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE
 
 if TYPE_CHECKING:
     from dpcalc.core.calibrate import Quantity
@@ -49,10 +50,12 @@ class SolveChoice(str, Enum):
     p = "p"
     epochs = "epochs"
     batch_size = "batch-size"
+    scale = "scale"
 
 
 # The JSON key of each solved quantity.
-SOLVED_KEY: dict[str, Quantity] = {"sigma": "sigma", "T": "T", "p": "p", "epochs": "epochs", "batch-size": "batch_size"}
+SOLVED_KEY: dict[str, Quantity] = {"sigma": "sigma", "T": "T", "p": "p", "epochs": "epochs", "batch-size": "batch_size",
+                                   "scale": "scale"}
 # What the table says about each quantity's answer.
 ROUNDING = {
     "sigma": "smallest with epsilon <= target, rounded up",
@@ -60,6 +63,7 @@ ROUNDING = {
     "epochs": "largest whole number with epsilon <= target",
     "p": "largest with epsilon <= target, rounded down",
     "batch_size": "largest with epsilon <= target (exact)",
+    "scale": "smallest with epsilon <= target, rounded up",
 }
 TITLE = {
     "sigma": "the smallest noise multiplier",
@@ -67,6 +71,7 @@ TITLE = {
     "epochs": "the most epochs",
     "p": "the largest sampling probability",
     "batch_size": "the largest batch size",
+    "scale": "the smallest Laplace scale",
 }
 ACCOUNTANT_NOTE = {
     "pld": "pld: certified upper bound",
@@ -76,7 +81,7 @@ ACCOUNTANT_NOTE = {
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
 
-HELP = f"""Solve for the noise multiplier (or steps, epochs, sampling rate, batch size) that meets a target epsilon.
+HELP = f"""Solve for the noise multiplier (or steps, epochs, sampling rate, batch size, Laplace scale) that meets a target epsilon.
 
 Give --target-eps and every quantity of the run but the one solved for (--solve, default
 sigma): --p/--sigma/--T, or the training form --n/--batch-size/--epochs. The answer is
@@ -89,6 +94,10 @@ certified tight bound: `dpcalc pld` at the answer gives the same epsilon; rdp is
 bound, gdp the central-limit approximation (not a bound). Exit code 1 when no value meets the
 target (the closest achievable figure is shown).
 
+--mechanism laplace solves for the scale of --T releases of the Laplace mechanism on a query
+of L1 --sensitivity [default: 1], without subsampling (pld or rdp; one release under pld is
+solved exactly in closed form).
+
 Sweeps: any numeric option may be a list (1,2,4) or a range start:stop:step (10:60:10); one
 row is printed per combination, in the order given; --plot/--chart draw the solved quantity
 against the last swept option.
@@ -100,12 +109,18 @@ Examples:
   dpcalc calibrate --target-eps 2 --solve epochs --n 60000 --batch-size 256 --sigma 1.1
   dpcalc calibrate --target-eps 8 --solve batch-size --n 60000 --epochs 10 --sigma 1 --accountant rdp
   dpcalc calibrate --target-eps 1,2,4,8 --p 0.004 --T 10000 --accountant rdp --chart
+  dpcalc calibrate --target-eps 1 --mechanism laplace --T 10 --sensitivity 2
   dpcalc calibrate --target-tpr 0.05 --at-fpr 0.01 --p 0.004 --T 10000
 
 Attack risk instead of epsilon: --target-advantage A (the largest TPR - FPR of any membership
 attack) or --target-tpr X --at-fpr Y (the largest TPR at FPR Y), certified as `dpcalc risk`
 certifies them (Kulynych et al. 2024); the answer's (epsilon, delta) figure is shown beside.
 """
+
+# The options of the Gaussian run, which the Laplace mechanism's calibration does not take.
+_GAUSSIAN_ONLY = (("p", "--p"), ("sigma", "--sigma"), ("n", "--n"), ("batch_size", "--batch-size"),
+                  ("epochs", "--epochs"))
+_LAPLACE_TAKES = "--target-eps, --delta, --T, --sensitivity, --accountant pld or rdp, --precision"
 
 TargetEpsilon = Annotated[
     SweepableReal | None,
@@ -123,9 +138,21 @@ def calibrate(
         typer.Option("--accountant", help="pld (certified tight bound), rdp, or gdp (central-limit approximation)."),
     ] = AccountantChoice.pld,
     solve: Annotated[
-        SolveChoice,
-        typer.Option("--solve", help="The quantity to solve for; the others are given."),
-    ] = SolveChoice.sigma,
+        SolveChoice | None,
+        typer.Option("--solve", help="The quantity to solve for; the others are given "
+                     "[default: sigma; scale with --mechanism laplace]."),
+    ] = None,
+    mechanism: Annotated[
+        MechanismChoice | None,
+        typer.Option("--mechanism", case_sensitive=False,
+                     help="gaussian (default: a noisy-SGD run) or laplace (the scale of --T releases of the "
+                          "Laplace mechanism, no subsampling)."),
+    ] = None,
+    sensitivity: Annotated[
+        float | None,
+        typer.Option("--sensitivity", metavar="FLOAT", click_type=number(POSITIVE),
+                     help="laplace: the L1 sensitivity of the released query (> 0) [default: 1]."),
+    ] = None,
     p: SamplingProbability = None,
     sigma: NoiseMultiplier = None,
     T: Steps = None,
@@ -163,15 +190,21 @@ def calibrate(
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
-    quantity = SOLVED_KEY[solve.value]
+    mechanism_name = "gaussian" if mechanism is None else mechanism.value
+    solved = solve.value if solve is not None else ("scale" if mechanism_name == "laplace" else "sigma")
+    quantity = SOLVED_KEY[solved]
     if target_advantage is not None or target_tpr is not None or at_fpr is not None:
         from dpcalc.cli.calibrate_risk import calibrate_to_risk
 
+        if mechanism_name == "laplace" or sensitivity is not None:
+            raise InputError(f"{'--mechanism laplace' if mechanism_name == 'laplace' else '--sensitivity'}: risk "
+                             "targets calibrate Gaussian training runs (sigma is noise / sensitivity); calibrate a "
+                             "Laplace scale with --target-eps")
         calibrate_to_risk(
             {"target_advantage": target_advantage, "target_tpr": target_tpr, "at_fpr": at_fpr,
              "target_epsilon": target_epsilon, "delta": delta, "p": p, "sigma": sigma, "T": T, "n": n,
              "batch_size": batch_size, "epochs": epochs, "precision": precision},
-            quantity=quantity, solve=solve.value, accountant=accountant.value,
+            quantity=quantity, solve=solved, accountant=accountant.value,
             max_eps=max_eps, json_output=json_output, plot=plot, chart=chart)
     request = start({"target_epsilon": target_epsilon, "delta": delta, "p": p, "sigma": sigma, "T": T, "n": n,
                      "batch_size": batch_size, "epochs": epochs, "precision": precision},
@@ -180,8 +213,12 @@ def calibrate(
         raise InputError(
             "--plot and --chart draw a sweep: give a list or range, e.g. --target-eps 1,2,4,8 or --epochs 10:60:10"
         )
+    _check_mechanism(mechanism_name, solved, accountant.value, request.given, sensitivity)
     # Every row is parsed before any is computed, so that a bad value fails at once.
-    problems = [_parse_problem(row, solve.value) for row in request.rows]
+    problems = [_parse_problem(row, solved) for row in request.rows]
+    if mechanism_name == "laplace":
+        for problem in problems:
+            problem.update(mechanism="laplace", sensitivity=1.0 if sensitivity is None else sensitivity)
 
     import dataclasses
 
@@ -199,9 +236,11 @@ def calibrate(
             results.append(result)
             previous = result if result.feasible else previous
     inputs = dict(request.given)
-    if inputs["precision"] is None and solve.value in ("sigma", "p"):
+    if inputs["precision"] is None and solved in ("sigma", "p", "scale"):
         inputs["precision"] = DEFAULT_PRECISION
-    inputs.update({"accountant": accountant.value, "solve": quantity, "max_eps": request.max_epsilon})
+    inputs.update({"accountant": accountant.value, "solve": quantity, "max_eps": request.max_epsilon,
+                   "mechanism": mechanism_name,
+                   "sensitivity": (1.0 if sensitivity is None else sensitivity) if mechanism_name == "laplace" else None})
     if request.is_sweep:
         swept_keys = list(request.swept)
         rows = [Row({**{key: row[key] for key in swept_keys}, **_result_keys(result)}, result.warnings, *_gate(result))
@@ -277,9 +316,33 @@ def _gate(result) -> tuple[float | None, str | None, str | None]:
     if result.certified_epsilon is None:
         return None, None, ("the PLD accountant could not certify the gdp answer's epsilon; "
                             "use --accountant pld or rdp")
-    basis = {"pld": "PLD certified upper bound", "rdp": "RDP upper bound (improved conversion)",
-             "gdp": "PLD certified upper bound at the gdp answer"}[result.accountant]
+    basis = "PLD certified upper bound at the gdp answer" if result.accountant == "gdp" else result.basis
     return result.certified_epsilon, basis, None
+
+
+def _check_mechanism(mechanism: str, solve: str, accountant: str, given: dict[str, Any],
+                     sensitivity: float | None) -> None:
+    """Refuse the options that do not belong to the mechanism calibrated (the Gaussian run's with
+    --mechanism laplace, and --sensitivity and --solve scale without it)."""
+    if mechanism == "gaussian":
+        if solve == "scale":
+            raise InputError("--solve scale is the Laplace mechanism's scale: give --mechanism laplace")
+        if sensitivity is not None:
+            raise InputError("--sensitivity applies to --mechanism laplace: --sigma is a noise multiplier "
+                             "(noise std / L2 sensitivity)")
+        return
+    if solve != "scale":
+        raise InputError(f"--mechanism laplace solves for the Laplace scale (--solve scale, the default with it), "
+                         f"got --solve {solve}")
+    if accountant == "gdp":
+        raise InputError("--accountant gdp (the central limit of the subsampled Gaussian) does not apply to "
+                         "--mechanism laplace: use pld or rdp")
+    for key, option in _GAUSSIAN_ONLY:
+        if given.get(key) is not None:
+            raise InputError(f"{option} does not apply to --mechanism laplace (--T releases of the Laplace mechanism, "
+                             f"no subsampling); it takes {_LAPLACE_TAKES}")
+    if given.get("T") is None:
+        raise InputError("--mechanism laplace needs --T (the number of releases, an integer >= 1)")
 
 
 def _parse_problem(row: dict[str, Any], solve: str) -> dict[str, Any]:
@@ -289,11 +352,13 @@ def _parse_problem(row: dict[str, Any], solve: str) -> dict[str, Any]:
         raise InputError("--target-eps is required (the epsilon to meet, >= 0)")
     p, sigma, T = row["p"], row["sigma"], row["T"]
     n, batch_size, epochs = row["n"], row["batch_size"], row["epochs"]
-    if row["precision"] is not None and solve not in ("sigma", "p"):
+    if row["precision"] is not None and solve not in ("sigma", "p", "scale"):
         raise InputError(
             f"--precision applies to --solve sigma and --solve p; {solve} is an integer and is solved exactly"
         )
     precision = DEFAULT_PRECISION if row["precision"] is None else row["precision"]
+    if solve == "scale":
+        return {"target_epsilon": target, "delta": row["delta"], "precision": precision, "steps": T}
     if row[SOLVED_KEY[solve]] is not None:
         solved_option = "--" + solve
         raise conflict(f"--solve {solve}", solved_option, f"{solve} is what calibrate solves for")
@@ -332,6 +397,15 @@ def _parse_problem(row: dict[str, Any], solve: str) -> dict[str, Any]:
     return problem
 
 
+def _run_keys(result) -> dict[str, Any]:
+    """The run at the answer (at the closest value tried when infeasible)."""
+    run = {"p": result.sampling_probability, "sigma": result.noise_multiplier, "T": result.steps}
+    if result.mechanism == "laplace":
+        run.update(sigma=None, scale=result.value if result.feasible else result.closest,
+                   sensitivity=result.sensitivity)
+    return run
+
+
 def _result_keys(result) -> dict[str, Any]:
     key = result.quantity
     return {
@@ -346,7 +420,8 @@ def _result_keys(result) -> dict[str, Any]:
         "epsilon_lower": result.epsilon_lower if result.feasible else None,
         "precision": result.precision,
         "boundary": result.boundary,
-        "run": {"p": result.sampling_probability, "sigma": result.noise_multiplier, "T": result.steps},
+        "run": _run_keys(result),
+        "basis": result.basis,
         "rejected": None if result.rejected is None else {key: result.rejected, "epsilon": result.rejected_epsilon},
         "closest": None if result.feasible else {key: result.closest, "epsilon": result.epsilon},
         "message": _no_solution_message(result),
@@ -379,13 +454,20 @@ def _summary_table(result) -> Table:
         if result.accountant == "gdp":
             note = note.replace("with epsilon", "with central-limit epsilon")
         rows.append((name, _value_text(result.value), note))
-        if result.accountant == "gdp":
+        if result.exact:
+            rows.append(("epsilon", format_upper(result.epsilon),
+                         "exact: the Laplace mechanism's privacy profile, one release"))
+        elif result.closed_form == "composition":
+            rows.append(("epsilon", format_upper(result.epsilon),
+                         f"basic composition of pure DP, k sensitivity / scale: below the {result.accountant} "
+                         "bound here"))
+        elif result.accountant == "gdp":
             rows.append(("epsilon", format_number(result.epsilon), ACCOUNTANT_NOTE[result.accountant]))
             rows.append(("certified epsilon", format_upper(result.certified_epsilon),
                          "PLD accountant at this value, certified upper bound"))
         else:
             rows.append(("epsilon", format_upper(result.epsilon), ACCOUNTANT_NOTE[result.accountant]))
-        if result.epsilon_lower is not None:
+        if result.epsilon_lower is not None and not result.exact:
             rows.append(("epsilon lower bound", format_lower(result.epsilon_lower), "the true epsilon is at least this"))
         if result.rejected is not None:
             rows.append((f"next {name}", _value_text(result.rejected),
@@ -397,12 +479,19 @@ def _summary_table(result) -> Table:
         rows.append((f"closest {name}", _value_text(result.closest),
                      f"epsilon {format_number(result.epsilon)} > target"))
     rows.append(("target epsilon", format_number(result.target_epsilon), f"delta = {format_number(result.delta)}"))
-    run = [("p", format_number(result.sampling_probability)), ("sigma", format_number(result.noise_multiplier)),
-           ("T", str(result.steps))]
-    run = [(key, value) for key, value in run if key != q]
-    for index, (key, value) in enumerate(run):
-        rows.append((key, value, "the rest of the run" if index == 0 else ""))
-    rows.append(("evaluations", str(result.evaluations), f"{result.accountant} accountant calls"))
+    if result.mechanism == "laplace":
+        rows.append(("T", str(result.steps), "releases of the Laplace mechanism, no subsampling"))
+        rows.append(("sensitivity", format_number(result.sensitivity), "L1"))
+    else:
+        run = [("p", format_number(result.sampling_probability)), ("sigma", format_number(result.noise_multiplier)),
+               ("T", str(result.steps))]
+        run = [(key, value) for key, value in run if key != q]
+        for index, (key, value) in enumerate(run):
+            rows.append((key, value, "the rest of the run" if index == 0 else ""))
+    if result.exact:
+        rows.append(("evaluations", "0", "closed form: no accountant calls"))
+    else:
+        rows.append(("evaluations", str(result.evaluations), f"{result.accountant} accountant calls"))
     return Table(
         columns=("quantity", "value", "note"),
         rows=rows,

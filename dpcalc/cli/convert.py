@@ -51,7 +51,8 @@ HELP = f"""Convert a privacy guarantee between notions, calibrate a mechanism, o
   rdp       source: one point --order (> 1) and --rdp-eps (>= 0);
             target: the RDP curve at --orders [default {DEFAULT_ORDERS_TEXT}]
   gaussian  noise std --sigma (> 0), L2 --sensitivity [default 1]
-  laplace   scale --scale (> 0), L1 --sensitivity [default 1]
+  laplace   scale --scale (> 0), L1 --sensitivity [default 1]; --to dp gives its pure-DP
+            epsilon, or with --delta (or --eps) the tight epsilon (delta) of its privacy profile
   tradeoff  (target only) the trade-off curve at --points evenly spaced alphas [default {DEFAULT_POINTS}];
             --plot FILE (.png or .svg) and --chart draw it against the no-privacy diagonal
 
@@ -117,11 +118,12 @@ _NOTES = {
     "classic_valid": "the classic formula needs 0 < eps < 1",
     "scale": "sensitivity / eps",
 }
+_SCALE_NOTE_DELTA = "smallest scale that meets (eps, delta): sensitivity / (eps - 2 log(1 - delta))"
 
 
 def _target_options(source: str, target: str) -> tuple[str, ...]:
     if target == "dp":
-        return ("--delta", "--eps") if source not in ("dp", "laplace") else ()
+        return ("--delta", "--eps") if source != "dp" else ()
     return {
         "rdp": ("--orders",),
         "tradeoff": ("--points",),
@@ -201,8 +203,6 @@ def _check_options(source: str, target: str, given: dict[str, Any]) -> None:
         if option == "--max-eps":
             raise InputError("--max-eps applies only with --to dp, the only target with an epsilon")
         reason = f"; it takes {', '.join(allowed)}"
-        if source == "laplace" and target == "dp" and option in ("--delta", "--eps"):
-            reason = ": the Laplace mechanism is pure DP (epsilon = sensitivity/scale at delta = 0, so at every delta)"
         raise InputError(f"{option} does not apply to --from {source} --to {target}{reason}")
     for option in required:
         if given.get(option) is None:
@@ -345,7 +345,13 @@ def convert(
         fields["sensitivity"] = inputs["sensitivity"] = unit
 
     target_fields: dict[str, Any] = {}
-    if takes_delta_or_epsilon:
+    if source_notion == "laplace" and target_notion == "dp" and eps is None:
+        # optional here: without it (or at --delta 0) the pure-DP epsilon sensitivity/scale
+        target_delta = parse_real("--delta", delta, SOURCE_DELTA) if delta is not None else 0.0
+        inputs["delta"] = None if delta is None else target_delta
+        if target_delta > 0.0:
+            target_fields["delta"] = target_delta
+    elif takes_delta_or_epsilon:
         if eps is not None:
             target_fields["epsilon"] = inputs["eps"] = eps
         else:
@@ -424,6 +430,8 @@ def _tables(result, inputs: dict[str, Any]) -> list[Table]:
             note = "optimal over the Renyi order for the RDP-to-DP conversion of Canonne, Kamath, Steinke 2020"
         elif key in ("epsilon", "delta") and ("epsilon_classic" in result.values or "delta_classic" in result.values):
             note = "improved conversion"
+        elif key == "scale" and result.grouped.notion == "dp" and result.grouped.delta > 0.0:
+            note = _SCALE_NOTE_DELTA
         elif key == "sigma" and "sigma_classic" in result.values:
             note = "analytic: the smallest noise std that meets (eps, delta)"
         rows.append((key, format_number(value) if note == "given" or not isinstance(value, float)

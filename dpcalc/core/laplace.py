@@ -293,3 +293,51 @@ def _expm1_minus_identity(y: float) -> float:
         term *= y / n
         total += term
     return total
+
+
+# ---------------------------------------------------------------------------------------------
+# The privacy profile of the Laplace mechanism (docs/mathematics.md §6, "The Laplace mechanism
+# as (epsilon, delta)-DP")
+
+# epsilons may be +inf here (a dp source after group privacy, an infinite sensitivity)
+_PURE_EPSILON = Interval(0.0, math.inf, low_closed=True, high_closed=True)
+_DELTA = Interval(0.0, 1.0, low_closed=True)
+
+
+def laplace_delta(epsilon: float, pure_epsilon: float) -> float:
+    """The tight delta(epsilon) of the Laplace mechanism whose pure-DP epsilon is eps0 = D/b.
+
+    The hockey-stick divergence of P = Lap(0, b) and Q = Lap(D, b) (the same in both orders, by
+    the reflection x -> D - x; derived in docs/mathematics.md §6):
+        delta(eps) = 1 - e^((eps - eps0)/2)  for 0 <= eps < eps0,   0 for eps >= eps0,
+    computed as -expm1((eps - eps0)/2), with full relative precision near eps0.
+    delta(0) = 1 - e^(-eps0/2) is the total variation distance. 1 for eps0 = inf and finite eps.
+    """
+    _PURE_EPSILON.check("epsilon", epsilon)
+    _PURE_EPSILON.check("pure_epsilon", pure_epsilon)
+    if epsilon >= pure_epsilon:
+        return 0.0
+    return -math.expm1(0.5 * (epsilon - pure_epsilon))
+
+
+def laplace_epsilon(delta: float, pure_epsilon: float) -> float:
+    """The smallest epsilon with delta(epsilon) <= delta for the Laplace mechanism with pure-DP
+    epsilon eps0 = D/b: max(0, eps0 + 2 log(1 - delta)), the inverse of `laplace_delta`
+    (docs/mathematics.md §6). eps0 at delta = 0; inf for eps0 = inf.
+    """
+    _DELTA.check("delta", delta)
+    _PURE_EPSILON.check("pure_epsilon", pure_epsilon)
+    return max(0.0, pure_epsilon + 2.0 * math.log1p(-delta))
+
+
+def laplace_pure_epsilon(epsilon: float, delta: float) -> float:
+    """The largest pure-DP epsilon eps0 = D/b of a Laplace mechanism that is (epsilon, delta)-DP:
+    eps0 = epsilon - 2 log(1 - delta) (`laplace_epsilon` solved for eps0; docs/mathematics.md §6).
+
+    delta(eps) grows with eps0, so the smallest scale meeting (epsilon, delta) is b = D / eps0.
+    epsilon at delta = 0 (pure DP: b = D/epsilon, Dwork, Roth 2014, Thm 3.6).
+    """
+    _PURE_EPSILON.check("epsilon", epsilon)
+    _DELTA.check("delta", delta)
+    return epsilon - 2.0 * math.log1p(-delta)
+

@@ -8,9 +8,9 @@ from tests.snapshots import number_in, numbers_in
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
 INPUT_KEYS = {"target_epsilon", "delta", "p", "sigma", "T", "n", "batch_size", "epochs", "precision", "accountant",
-              "solve", "max_eps"}
+              "solve", "max_eps", "mechanism", "sensitivity"}
 COMMON_RESULT_KEYS = {"epsilon", "certified_epsilon", "target_epsilon", "accountant", "evaluations", "delta", "feasible", "epsilon_lower",
-                      "precision", "boundary", "run", "rejected", "closest", "message"}
+                      "precision", "boundary", "run", "rejected", "closest", "message", "basis"}
 DESIGN_CARD = ("calibrate", "--target-eps", "2", "--p", "0.004", "--T", "10000")
 # A cheap run for the PLD accountant (a few hundredths of a second per evaluation).
 CHEAP = ("calibrate", "--target-eps", "1", "--p", "0.1", "--T", "100")
@@ -25,6 +25,7 @@ def test_json_and_round_trip_through_pld(dpcalc):
     assert document["inputs"] == {
         "target_epsilon": 1.0, "delta": 1e-5, "p": 0.1, "sigma": None, "T": 100, "n": None, "batch_size": None,
         "epochs": None, "precision": 1e-4, "accountant": "pld", "solve": "sigma", "max_eps": None,
+        "mechanism": "gaussian", "sensitivity": None,
     }
     result = document["result"]
     assert set(result) == COMMON_RESULT_KEYS | {"sigma"}
@@ -347,3 +348,97 @@ def test_an_infeasible_message_writes_a_huge_step_count_briefly(dpcalc):
                  "--target-eps", "1")
     assert run.code == 1
     assert "T = 6e+303)" in run.stderr + run.stdout
+
+
+# --- the Laplace mechanism over k releases (docs/mathematics.md §7)
+
+LAPLACE_RESULT_KEYS = COMMON_RESULT_KEYS | {"scale"}
+
+
+def test_laplace_json_keys_and_round_trip(dpcalc):
+    run = dpcalc("calibrate", "--target-eps", "1", "--mechanism", "laplace", "--T", "10", "--sensitivity", "2",
+                 "--json")
+    assert (run.code, run.stderr) == (0, "")
+    document = run.json()
+    assert set(document["inputs"]) == INPUT_KEYS
+    assert {key: document["inputs"][key] for key in ("mechanism", "sensitivity", "solve", "T", "precision")} == {
+        "mechanism": "laplace", "sensitivity": 2.0, "solve": "scale", "T": 10, "precision": 1e-4}
+    result = document["result"]
+    assert set(result) == LAPLACE_RESULT_KEYS
+    assert result["basis"] == "PLD certified upper bound" and result["accountant"] == "pld"
+    assert result["run"] == {"p": 1.0, "sigma": None, "T": 10, "scale": result["scale"], "sensitivity": 2.0}
+    assert result["epsilon"] == result["certified_epsilon"] <= 1.0 and result["epsilon_lower"] <= result["epsilon"]
+    # within the precision of the interpolated boundary (or of the rejected neighbour)
+    if result["rejected"] is None:
+        assert result["boundary"] <= result["scale"] <= result["boundary"] * (1 + 1e-4)
+    else:
+        assert result["rejected"]["epsilon"] > 1.0
+    # round trip: `dpcalc pld` at the returned scale (per unit of sensitivity) is within the target
+    pld = dpcalc("pld", "--mechanism", "laplace", "--scale", repr(result["scale"] / 2), "--T", "10", "--json").json()
+    assert pld["result"]["epsilon"] == pytest.approx(result["epsilon"], rel=1e-12)
+
+
+def test_laplace_one_release_is_exact(dpcalc):
+    import math
+
+    result = dpcalc("calibrate", "--target-eps", "1", "--mechanism", "laplace", "--T", "1", "--json").json()["result"]
+    # the closed form b* = 1 / (1 - 2 log(1 - 1e-5)) = 0.99998000029999... (docs/mathematics.md §6),
+    # rounded up to six significant digits
+    assert result["boundary"] == pytest.approx(1 / (1 - 2 * math.log1p(-1e-5)), rel=1e-15)
+    assert result["scale"] == 0.999981 and result["evaluations"] == 0
+    assert result["basis"] == "exact closed form (one Laplace release)"
+    assert result["epsilon"] == result["certified_epsilon"] <= 1.0
+    assert result["rejected"]["scale"] == 0.99998 and result["rejected"]["epsilon"] > 1.0
+    table = dpcalc("calibrate", "--target-eps", "1", "--mechanism", "laplace", "--T", "1").stdout
+    assert "exact: the Laplace mechanism's privacy profile," in table
+    assert "closed form: no accountant calls" in table
+
+
+def test_laplace_rdp_and_basic_composition(dpcalc):
+    rdp = dpcalc("calibrate", "--target-eps", "1", "--mechanism", "laplace", "--T", "10", "--accountant", "rdp",
+                 "--json").json()["result"]
+    assert rdp["basis"] == "RDP upper bound (improved conversion)" and rdp["epsilon"] <= 1.0
+    assert rdp["epsilon_lower"] is None and rdp["rejected"]["epsilon"] > 1.0
+    # two releases at target 1: the PLD's bound is looser than basic composition at b = 2 (mathematics.md §7)
+    basic = dpcalc("calibrate", "--target-eps", "1", "--mechanism", "laplace", "--T", "2", "--json").json()["result"]
+    assert (basic["scale"], basic["epsilon"]) == (2.0, 1.0)
+    assert basic["basis"] == "basic composition of pure DP (k sensitivity / scale)"
+
+
+def test_laplace_sweep_and_budget_gate(dpcalc):
+    run = dpcalc("calibrate", "--target-eps", "1,2", "--mechanism", "laplace", "--T", "1", "--max-eps", "1.5",
+                 "--json")
+    assert run.code == 1  # the second row spends 2 > 1.5
+    rows = run.json()["result"]["rows"]
+    assert [row["target_epsilon"] for row in rows] == [1.0, 2.0]
+    assert all(set(row) == LAPLACE_RESULT_KEYS | {"within_budget"} for row in rows)
+    assert [row["within_budget"] for row in rows] == [True, False]
+    assert rows[0]["scale"] > rows[1]["scale"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--mechanism", "laplace", "--T", "3", "--p", "0.1"),
+     "--p does not apply to --mechanism laplace (--T releases of the Laplace mechanism, no subsampling); it takes "
+     "--target-eps, --delta, --T, --sensitivity, --accountant pld or rdp, --precision"),
+    (("--mechanism", "laplace", "--T", "3", "--sigma", "1"),
+     "--sigma does not apply to --mechanism laplace (--T releases of the Laplace mechanism, no subsampling); it "
+     "takes --target-eps, --delta, --T, --sensitivity, --accountant pld or rdp, --precision"),
+    (("--mechanism", "laplace", "--n", "100", "--batch-size", "10", "--epochs", "1"),
+     "--n does not apply to --mechanism laplace (--T releases of the Laplace mechanism, no subsampling); it takes "
+     "--target-eps, --delta, --T, --sensitivity, --accountant pld or rdp, --precision"),
+    (("--mechanism", "laplace"), "--mechanism laplace needs --T (the number of releases, an integer >= 1)"),
+    (("--mechanism", "laplace", "--T", "3", "--accountant", "gdp"),
+     "--accountant gdp (the central limit of the subsampled Gaussian) does not apply to --mechanism laplace: "
+     "use pld or rdp"),
+    (("--mechanism", "laplace", "--T", "3", "--solve", "T"),
+     "--mechanism laplace solves for the Laplace scale (--solve scale, the default with it), got --solve T"),
+    (("--T", "3", "--p", "0.1", "--solve", "scale"),
+     "--solve scale is the Laplace mechanism's scale: give --mechanism laplace"),
+    (("--T", "3", "--p", "0.1", "--sensitivity", "2"),
+     "--sensitivity applies to --mechanism laplace: --sigma is a noise multiplier (noise std / L2 sensitivity)"),
+    (("--mechanism", "laplace", "--T", "3", "--sensitivity", "0"), "--sensitivity must be in (0, inf), got 0"),
+    (("--mechanism", "laplace", "--T", "0"), "--T must be an integer in [1, inf), got 0"),
+])
+def test_laplace_usage_errors(dpcalc, args, message):
+    run = dpcalc("calibrate", "--target-eps", "1", *args)
+    assert (run.code, run.stderr, run.stdout) == (2, f"Error: {message}\n", "")

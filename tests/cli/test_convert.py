@@ -43,6 +43,9 @@ CONVERSIONS = [
     (("--from", "gaussian", "--sigma", "2", "--to", "rdp"), {"curve"}),
     (("--from", "gaussian", "--sigma", "2", "--to", "tradeoff"), {"tradeoff"}),
     (("--from", "laplace", "--scale", "2", "--to", "dp"), {"epsilon", "delta"}),
+    (("--from", "laplace", "--scale", "2", "--to", "dp", "--delta", "1e-5"), {"epsilon", "delta"}),
+    (("--from", "laplace", "--scale", "2", "--to", "dp", "--eps", "0.1"), {"epsilon", "delta"}),
+    (("--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "laplace"), {"scale"}),
     (("--from", "laplace", "--scale", "2", "--to", "rdp"), {"curve"}),
     (("--from", "laplace", "--scale", "2", "--to", "zcdp"), {"rho"}),
     (("--from", "rdp", "--order", "8", "--rdp-eps", "0.5", "--to", "dp"), {"epsilon", "epsilon_classic", "delta"}),
@@ -238,9 +241,11 @@ def test_infinite_values_are_strict_json(dpcalc):
          "--sensitivity does not apply to --from zcdp --to dp; it takes --rho, --delta, --eps, --group, --max-eps"),
         (("--from", "dp", "--eps", "1", "--to", "dp", "--mu", "2"),
          "--mu does not apply to --from dp --to dp; it takes --eps, --delta, --group, --max-eps"),
-        (("--from", "laplace", "--scale", "1", "--to", "dp", "--delta", "1e-5"),
-         "--delta does not apply to --from laplace --to dp: the Laplace mechanism is pure DP "
-         "(epsilon = sensitivity/scale at delta = 0, so at every delta)"),
+        (("--from", "laplace", "--scale", "1", "--to", "dp", "--delta", "1e-5", "--eps", "1"),
+         "--delta and --eps cannot be given together; give --delta to get epsilon, or --eps to get delta"),
+        (("--from", "laplace", "--scale", "1", "--to", "dp", "--delta", "1"), "--delta must be in [0, 1), got 1"),
+        (("--from", "laplace", "--scale", "1", "--to", "zcdp", "--delta", "1e-5"),
+         "--delta does not apply to --from laplace --to zcdp; it takes --scale, --sensitivity, --group"),
         (("--from", "gdp", "--mu", "1", "--to", "zcdp", "--max-eps", "1"),
          "--max-eps applies only with --to dp, the only target with an epsilon"),
         (("--from", "gdp", "--mu", "1", "--to", "dp", "--delta", "1e-5", "--eps", "1"),
@@ -268,8 +273,6 @@ def test_usage_errors(dpcalc, args, message):
          "no conversion dp -> gdp: (eps, delta)-DP with delta > 0 implies no mu-GDP", "use --to gaussian"),
         (("--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "rdp"),
          "no conversion dp -> rdp: (eps, delta)-DP with delta > 0 implies no RDP curve", "rdp -> dp exists"),
-        (("--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "laplace"),
-         "no conversion dp -> laplace:", "use --to gaussian"),
         (("--from", "dp", "--eps", "1", "--to", "gaussian"),
          "no conversion dp -> gaussian: no Gaussian noise gives pure DP", "use --to laplace"),
         (("--from", "zcdp", "--rho", "1", "--to", "gdp"),
@@ -346,3 +349,68 @@ def test_help_lists_notions_and_examples(dpcalc):
 
 def test_the_command_names_every_term_of_the_core_refusals():
     assert set(cli._TERMS) == set(conversions.TERMS)
+
+
+# The Laplace mechanism's privacy profile (docs/mathematics.md §6): delta(eps) = 1 - e^((eps - eps0)/2)
+# below eps0 = sensitivity/scale; the references are the closed forms, evaluated here in float
+# (their own accuracy against mpmath is tests/core/test_laplace_profile.py's).
+
+
+def test_laplace_to_dp_at_a_delta_and_at_an_epsilon(dpcalc):
+    run = dpcalc("convert", "--from", "laplace", "--scale", "1", "--to", "dp", "--eps", "0", "--json").json()
+    assert run["inputs"]["eps"] == 0.0 and run["inputs"]["delta"] is None
+    # delta(0) = 1 - e^(-1/2) = 0.39346934028736658 (mpmath, 30 digits), the total variation distance
+    assert run["result"]["delta"] == pytest.approx(0.39346934028736658, rel=1e-15)
+    assert run["result"]["epsilon"] == 0.0 and "privacy profile" in run["result"]["theorem"]
+    run = dpcalc("convert", "--from", "laplace", "--scale", "2", "--sensitivity", "3", "--to", "dp",
+                 "--delta", "1e-5", "--json").json()
+    assert run["inputs"]["delta"] == 1e-5
+    assert run["result"] == {"epsilon": pytest.approx(1.5 + 2 * math.log1p(-1e-5), rel=1e-15), "delta": 1e-5,
+                             "theorem": run["result"]["theorem"]}
+    # at or above eps0 nothing is left: delta = 0
+    run = dpcalc("convert", "--from", "laplace", "--scale", "1", "--to", "dp", "--eps", "1", "--json").json()
+    assert run["result"]["delta"] == 0.0
+
+
+def test_laplace_to_dp_keeps_pure_dp_without_a_delta(dpcalc):
+    for extra in ((), ("--delta", "0")):
+        run = dpcalc("convert", "--from", "laplace", "--scale", "4", "--to", "dp", *extra, "--json").json()
+        assert (run["result"]["epsilon"], run["result"]["delta"]) == (0.25, 0.0)
+        assert run["result"]["theorem"].startswith("Dwork, Roth 2014, Thm 3.6")
+        assert run["inputs"]["delta"] == (None if not extra else 0.0)
+
+
+def test_laplace_to_dp_a_large_delta_gives_epsilon_zero(dpcalc):
+    # delta >= 1 - e^(-eps0/2) = delta(0): epsilon 0
+    run = dpcalc("convert", "--from", "laplace", "--scale", "1", "--to", "dp", "--delta", "0.4", "--json").json()
+    assert run["result"]["epsilon"] == 0.0
+
+
+def test_laplace_to_dp_gate_and_group(dpcalc):
+    # epsilon = 1 + 2 log(0.999) = 0.997999: within 0.999, over 0.99
+    within = dpcalc("convert", "--from", "laplace", "--scale", "1", "--to", "dp", "--delta", "1e-3", "--max-eps", "0.999")
+    over = dpcalc("convert", "--from", "laplace", "--scale", "1", "--to", "dp", "--delta", "1e-3", "--max-eps", "0.99")
+    assert (within.code, over.code) == (0, 1)
+    run = dpcalc("convert", "--from", "laplace", "--scale", "1", "--to", "dp", "--delta", "1e-3", "--json",
+                 "--group", "2").json()
+    # group privacy doubles the sensitivity: eps0 = 2
+    assert run["result"]["epsilon"] == pytest.approx(2 + 2 * math.log1p(-1e-3), rel=1e-15)
+
+
+def test_dp_with_delta_to_laplace(dpcalc):
+    run = dpcalc("convert", "--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "laplace", "--sensitivity", "2",
+                 "--json").json()
+    scale = run["result"]["scale"]
+    assert scale == pytest.approx(2 / (1 - 2 * math.log1p(-1e-5)), rel=1e-15)
+    # the round trip: that scale gives epsilon 1 at delta 1e-5 back
+    back = dpcalc("convert", "--from", "laplace", "--scale", repr(scale), "--sensitivity", "2", "--to", "dp",
+                  "--delta", "1e-5", "--json").json()
+    assert back["result"]["epsilon"] == pytest.approx(1.0, rel=1e-14)
+    # eps = 0 with delta > 0 has a finite scale: delta(0) = 1 - e^(-eps0/2) = delta
+    run = dpcalc("convert", "--from", "dp", "--eps", "0", "--delta", "0.3934693402873666", "--to", "laplace",
+                 "--json").json()
+    assert run["result"]["scale"] == pytest.approx(1.0, rel=1e-14)
+    table = dpcalc("convert", "--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "laplace").stdout
+    assert "smallest scale that meets (eps, delta)" in table
+    pure = dpcalc("convert", "--from", "dp", "--eps", "0.5", "--to", "laplace", "--json").json()
+    assert pure["result"]["scale"] == 2.0 and pure["result"]["theorem"] == "Dwork, Roth 2014, Thm 3.6"

@@ -9,6 +9,9 @@ remaining quantity that spends the budget best according to one accountant:
     T, epochs    the largest number of steps/epochs  with epsilon <= E
     p            the largest sampling probability    with epsilon <= E
     batch_size   the largest batch size              with epsilon <= E
+    scale        the smallest Laplace scale          with epsilon <= E, for k = steps releases of
+                 the Laplace mechanism (mechanism="laplace", L1 sensitivity D, no subsampling;
+                 docs/mathematics.md §7); one release under pld in closed form, exactly
 
 The accountants (dpcalc.core.accountants): `pld` (dpcalc.core.pld.tight_epsilon, the
 certified upper bound), `rdp` (dpcalc.core.rdp with its default orders and the improved
@@ -21,8 +24,9 @@ Guarantees
   itself was run and gave epsilon <= E; that epsilon is returned with it and is checked
   against E again before the result is built. sigma is only ever rounded up, the other
   quantities down.
-* Precision. sigma and p are searched on a decimal grid with ceil(-log10(precision)) + 2
-  significant digits (6 at the default 1e-4: neighbours at most precision / 10 apart).
+* Precision. sigma, p and the Laplace scale are searched on a decimal grid with
+  ceil(-log10(precision)) + 2 significant digits (6 at the default 1e-4: neighbours at most
+  precision / 10 apart).
   - gdp and rdp: the answer is the smallest sigma (largest p) on the grid with epsilon <= E,
     and its neighbour, evaluated and reported as `rejected`, exceeds E. The answer does not
     depend on the search path, so a sweep row and a single run agree.
@@ -61,9 +65,11 @@ from dpcalc.core.accountants import ACCOUNTANTS
 from dpcalc.core.calibrate.problem import (
     DEFAULT_PRECISION,
     MAX_STEPS,
+    MECHANISM_QUANTITIES,
     P_RANGE,
     PRECISION,
     QUANTITIES,
+    SCALE_RANGE,
     SIGMA_RANGE,
     Quantity,
     steps_for_epochs,
@@ -75,9 +81,11 @@ __all__ = [
     "ACCOUNTANTS",
     "DEFAULT_PRECISION",
     "MAX_STEPS",
+    "MECHANISM_QUANTITIES",
     "PRECISION",
     "P_RANGE",
     "QUANTITIES",
+    "SCALE_RANGE",
     "SIGMA_RANGE",
     "SOLVE_STEPS_HINT",
     "CalibrationResult",

@@ -22,11 +22,29 @@ def model_log_mu(p: float, sigma: float, steps: float) -> float:
     return min(math.log(p) + 0.5 * math.log(steps) + 0.5 * log_expm1(1.0 / (sigma * sigma)), 700.0)
 
 
-def model_log_epsilon(p: float, sigma: float, steps: float, delta: float) -> float:
-    """log of the central-limit GDP epsilon for real T (BDLS Thm 4; DRS Cor. 2.13)."""
-    if not (p > 0.0 and sigma > 0.0 and steps > 0.0):
+def laplace_model_log_mu(unit_scale: float, steps: float) -> float:
+    """log mu of k = `steps` Laplace releases of scale b per unit of sensitivity, as mu-GDP by the
+    central limit: mu = sqrt(2 k KL), KL = eps0 - 1 + e^(-eps0) the Kullback-Leibler divergence of
+    Lap(0, b) and Lap(D, b), eps0 = D/b (for the Gaussian mechanism mu^2/2 is its KL; DRS Thm 3.5
+    gives mu = sqrt(k) eps0 for small eps0, as here). It only steers the search."""
+    pure = 1.0 / unit_scale
+    if pure < 0.5:  # KL = e^(-y) - 1 + y by its series: no cancellation for small y
+        term, kl, n = 0.5 * pure * pure, 0.5 * pure * pure, 2
+        while abs(term) > 1e-17 * kl:
+            n += 1
+            term *= -pure / n
+            kl += term
+    else:
+        kl = pure + math.expm1(-pure)
+    return min(0.5 * (math.log(2.0) + math.log(steps) + math.log(kl)), 700.0)
+
+
+def model_log_epsilon(p: float, sigma: float, steps: float, delta: float, *, log_mu: float | None = None) -> float:
+    """log of the central-limit GDP epsilon for real T (BDLS Thm 4; DRS Cor. 2.13); at `log_mu`
+    when given (the Laplace mechanism's, `laplace_model_log_mu`)."""
+    if log_mu is None and not (p > 0.0 and sigma > 0.0 and steps > 0.0):
         return -LOG_CLIP
-    mu = math.exp(model_log_mu(p, sigma, steps))
+    mu = math.exp(model_log_mu(p, sigma, steps) if log_mu is None else log_mu)
     epsilon = gdp.epsilon_for_delta(delta, mu)
     if epsilon <= 0.0:
         return -LOG_CLIP

@@ -5,6 +5,10 @@ multiplier sigma, steps T; or the training form: dataset size n, batch size b wi
 and epochs with T = ceil(epochs / p)), a value of the remaining quantity completes the run: a
 Gaussian `Phase` for the accountant (`Problem.run`), and a continuous run with real T for the
 model (`Problem.model_run`). `grid_and_start` picks the grid searched and the model's answer.
+
+The Laplace mechanism (quantity "scale"): k = `steps` releases of a query of L1 sensitivity
+D with Laplace noise of scale b, no subsampling; a value of b completes the run as one Laplace
+`Phase` with scale b / D (the phase's scale is for sensitivity 1).
 """
 
 from __future__ import annotations
@@ -17,13 +21,19 @@ from typing import Literal, TypeVar
 
 from dpcalc.core import gdp
 from dpcalc.core.calibrate.grids import DecimalGrid, Grid, IntegerGrid
-from dpcalc.core.calibrate.model import LOG_CLIP, model_log_epsilon, model_log_mu
-from dpcalc.core.phases import Phase
+from dpcalc.core.calibrate.model import LOG_CLIP, laplace_model_log_mu, model_log_epsilon, model_log_mu
+from dpcalc.core.phases import Mechanism, Phase
 from dpcalc.core.special import find_root
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY, Interval
 
-Quantity = Literal["sigma", "T", "p", "epochs", "batch_size"]
-QUANTITIES: tuple[str, ...] = ("sigma", "T", "p", "epochs", "batch_size")
+Quantity = Literal["sigma", "T", "p", "epochs", "batch_size", "scale"]
+QUANTITIES: tuple[str, ...] = ("sigma", "T", "p", "epochs", "batch_size", "scale")
+# The quantity each mechanism solves for: the Gaussian run any of its five, the Laplace
+# mechanism its scale (k releases of it, no subsampling).
+MECHANISM_QUANTITIES: dict[str, tuple[str, ...]] = {
+    "gaussian": ("sigma", "T", "p", "epochs", "batch_size"),
+    "laplace": ("scale",),
+}
 
 # Relative precision of sigma and p: the returned value and a rejected one are at most this far
 # apart. 1e-4 is below what any training run can tell apart and costs about two evaluations
@@ -36,6 +46,10 @@ PRECISION = Interval(0.0, 0.1, high_closed=True)
 # dataset; 1e9 steps are more than any training run, and the PLD accountant composes them in
 # seconds (far more steps cost it minutes).
 SIGMA_RANGE = (Decimal("0.01"), Decimal("1e6"))
+# The Laplace scale's range, in units of the sensitivity D: b = 1e6 D makes every k up to
+# MAX_STEPS releases spend epsilon 0 at any delta > 1e-3 (TV <= k / (2e6)), and the smallest
+# delta to a few e-6 relative.
+SCALE_RANGE = (Decimal("0.01"), Decimal("1e6"))
 P_RANGE = (Decimal("1e-10"), Decimal(1))
 MAX_STEPS = 10**9
 
@@ -53,6 +67,8 @@ class Problem:
     steps: int | None
     epochs: Fraction | None
     dataset_size: int | None
+    mechanism: Mechanism = "gaussian"
+    sensitivity: float = 1.0  # laplace: the L1 sensitivity D of the released query
 
     # The inputs make_problem fixes for the quantity solved (None only when solving for another):
     # sigma, T, epochs fix p; all but sigma fix the noise multiplier; sigma fixes T; batch_size n.
@@ -84,6 +100,8 @@ class Problem:
     def run(self, value: Decimal | int) -> Phase:
         """The run at a grid value (Decimal for sigma and p, int otherwise): one Gaussian phase."""
         q = self.quantity
+        if q == "scale":
+            return Phase("laplace", scale=_unit_scale(Decimal(value), self.sensitivity), steps=self.fixed_steps)
         if q == "sigma":
             return _run(self.fixed_probability, float(value), self.fixed_steps)
         if q == "T":
@@ -100,6 +118,8 @@ class Problem:
     def model_run(self, x: float) -> tuple[float, float, float]:
         """(p, sigma, T) at a real value x of the quantity, T real: the model's continuous run."""
         q = self.quantity
+        if q == "scale":
+            return 1.0, x / self.sensitivity, float(self.fixed_steps)
         if q == "sigma":
             return self.fixed_probability, x, float(self.fixed_steps)
         if q == "T":
@@ -124,8 +144,17 @@ class Problem:
 
     def model_log_epsilon(self, x: float, delta: float) -> float:
         """log of the model's epsilon (dpcalc.core.calibrate.model) at a real value x of the quantity."""
-        p, sigma, steps = self.model_run(x)
-        return model_log_epsilon(min(p, 1.0), sigma, steps, delta)
+        p, noise, steps = self.model_run(x)
+        if self.mechanism == "laplace":
+            return model_log_epsilon(1.0, 1.0, 1.0, delta, log_mu=laplace_model_log_mu(noise, steps))
+        return model_log_epsilon(min(p, 1.0), noise, steps, delta)
+
+    def model_log_mu(self, x: float) -> float:
+        """log of the model's mu (dpcalc.core.calibrate.model) at a real value x of the quantity."""
+        p, noise, steps = self.model_run(x)
+        if self.mechanism == "laplace":
+            return laplace_model_log_mu(noise, steps)
+        return model_log_mu(min(p, 1.0), noise, steps)
 
 
 def steps_for_epochs(epochs: int | float | Fraction | Decimal, exact_probability: Fraction) -> int:
@@ -139,6 +168,13 @@ def _fixed(value: _T | None, name: str) -> _T:
     return value
 
 
+def _unit_scale(scale: Decimal, sensitivity: float) -> float:
+    """b / D as a float, rounded down (less noise per unit of sensitivity: epsilon only grows)."""
+    exact = Fraction(scale) / Fraction(sensitivity)
+    unit = float(exact)
+    return math.nextafter(unit, 0.0) if Fraction(unit) > exact else unit
+
+
 def _run(sampling_probability: float, noise_multiplier: float, steps: int) -> Phase:
     """The run as the accountants take it: one Poisson-subsampled Gaussian phase."""
     return Phase("gaussian", sampling_probability=sampling_probability, noise_multiplier=noise_multiplier, steps=steps)
@@ -146,8 +182,20 @@ def _run(sampling_probability: float, noise_multiplier: float, steps: int) -> Ph
 
 def make_problem(quantity: Quantity, sampling_probability: float | Fraction | None, noise_multiplier: float | None,
                  steps: int | None, epochs: float | Fraction | None, dataset_size: int | None,
-                 batch_size: int | None) -> Problem:
+                 batch_size: int | None, mechanism: Mechanism = "gaussian", sensitivity: float | None = None,
+                 ) -> Problem:
     """Check that exactly the inputs `quantity` needs are given, and fix p and T."""
+    if mechanism not in MECHANISM_QUANTITIES:
+        raise ValueError(f"mechanism must be one of {', '.join(MECHANISM_QUANTITIES)}, got mechanism={mechanism!r}")
+    if quantity not in MECHANISM_QUANTITIES[mechanism]:
+        raise ValueError(f"the {mechanism} mechanism solves for {', '.join(MECHANISM_QUANTITIES[mechanism])}, "
+                         f"not {quantity}")
+    if mechanism == "laplace":
+        return _laplace_problem(sampling_probability, noise_multiplier, steps, epochs, dataset_size, batch_size,
+                                sensitivity)
+    if sensitivity is not None:
+        raise ValueError("sensitivity applies to the laplace mechanism: the gaussian noise multiplier is "
+                         "already relative to the sensitivity (the clipping norm)")
     given = {
         "sampling_probability": sampling_probability, "noise_multiplier": noise_multiplier, "steps": steps,
         "epochs": epochs, "dataset_size": dataset_size, "batch_size": batch_size,
@@ -210,6 +258,23 @@ def make_problem(quantity: Quantity, sampling_probability: float | Fraction | No
     return Problem(quantity, probability, exact_probability, noise_multiplier, total_steps, exact_epochs, dataset_size)
 
 
+def _laplace_problem(sampling_probability: float | Fraction | None, noise_multiplier: float | None,
+                     steps: int | None, epochs: float | Fraction | None, dataset_size: int | None,
+                     batch_size: int | None, sensitivity: float | None) -> Problem:
+    """k = `steps` releases of the Laplace mechanism with L1 `sensitivity` (default 1), solving for its scale."""
+    given = {"sampling_probability": sampling_probability, "noise_multiplier": noise_multiplier, "epochs": epochs,
+             "dataset_size": dataset_size, "batch_size": batch_size}
+    for name, value in given.items():
+        if value is not None:
+            raise ValueError(f"{name} does not apply to the laplace mechanism (k releases, no subsampling)")
+    if steps is None:
+        raise ValueError("steps (the number of releases k) is required for the laplace mechanism")
+    POSITIVE_INTEGER.check("steps", steps)
+    unit = 1.0 if sensitivity is None else sensitivity
+    POSITIVE.check("sensitivity", unit)  # (0, inf): finite
+    return Problem("scale", 1.0, Fraction(1), None, int(steps), None, None, "laplace", unit)
+
+
 def grid_and_start(problem: Problem, precision: float, target: float, delta: float) -> tuple[Grid, int, float]:
     """The grid of candidate values, the sign (+1: epsilon grows with the value) and a start value.
 
@@ -219,7 +284,11 @@ def grid_and_start(problem: Problem, precision: float, target: float, delta: flo
     """
     q = problem.quantity
     grid: Grid
-    if q == "sigma":
+    if q == "scale":
+        unit = Decimal(problem.sensitivity)
+        grid = DecimalGrid(precision, unit * SCALE_RANGE[0], unit * SCALE_RANGE[1])
+        sign, default = -1, problem.sensitivity
+    elif q == "sigma":
         grid, sign, default = DecimalGrid(precision, *SIGMA_RANGE), -1, 1.0
     elif q == "p":
         grid, sign, default = DecimalGrid(precision, *P_RANGE), 1, 0.01
@@ -243,8 +312,7 @@ def grid_and_start(problem: Problem, precision: float, target: float, delta: flo
         log_delta = math.log(delta)
 
         def excess(u: float) -> float:
-            p, sigma, steps = problem.model_run(math.exp(u))
-            advantage = gdp.max_advantage(math.exp(model_log_mu(min(p, 1.0), sigma, steps)))
+            advantage = gdp.max_advantage(math.exp(problem.model_log_mu(math.exp(u))))
             return sign * ((math.log(advantage) if advantage > 0.0 else -LOG_CLIP) - log_delta)
 
     f_low, f_high = excess(low), excess(high)

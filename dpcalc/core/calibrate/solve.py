@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 from fractions import Fraction
 
 from dpcalc.core.accountants import AccountantName
-from dpcalc.core.calibrate.engines import Neighbours, PLDEngine, engine_for
-from dpcalc.core.calibrate.grids import Grid, Value
+from dpcalc.core.calibrate.engines import Engine, Neighbours, PLDEngine, engine_for
+from dpcalc.core.calibrate.grids import DecimalGrid, Grid, Value
 from dpcalc.core.calibrate.prediction import Point
 from dpcalc.core.calibrate.problem import (
     DEFAULT_PRECISION,
@@ -41,8 +42,9 @@ from dpcalc.core.calibrate.problem import (
     make_problem,
     steps_for_epochs,
 )
-from dpcalc.core.calibrate.result import CalibrationResult, build_result
+from dpcalc.core.calibrate.result import CalibrationResult, basic_composition, build_result, laplace_closed_form
 from dpcalc.core.calibrate.search import STEERING_MAX, Outcome, Search
+from dpcalc.core.phases import Mechanism
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
 
 # How far apart two certified upper bounds of one run on different compositions may be taken
@@ -65,6 +67,8 @@ def calibrate(
     batch_size: int | None = None,
     precision: float = DEFAULT_PRECISION,
     hint: CalibrationResult | None = None,
+    mechanism: Mechanism = "gaussian",
+    sensitivity: float | None = None,
 ) -> CalibrationResult:
     """Solve for `quantity` so that the accountant's epsilon at `delta` is at most `target_epsilon`.
 
@@ -73,15 +77,28 @@ def calibrate(
     Exactly the inputs the quantity needs must be given (the solved one is not). `hint`, a
     previous result for a nearby problem with the same quantity and accountant, starts the search
     from its answer's residual. See the package docstring for the guarantees.
+
+    `mechanism="laplace"` solves for the `scale` of k = `steps` releases of the Laplace mechanism
+    with L1 `sensitivity` (default 1), no subsampling; the gdp accountant (a central limit of the
+    subsampled Gaussian) does not apply. One release (k = 1) under pld is answered in closed form,
+    exactly (`laplace_closed_form`).
     """
     if quantity not in QUANTITIES:
         raise ValueError(f"quantity must be one of {', '.join(QUANTITIES)}, got quantity={quantity!r}")
     NON_NEGATIVE.check("target_epsilon", target_epsilon)  # [0, inf): also refuses inf and nan
     OPEN_UNIT.check("delta", delta)
     PRECISION.check("precision", precision)
-    problem = make_problem(quantity, sampling_probability, noise_multiplier, steps, epochs, dataset_size, batch_size)
+    problem = make_problem(quantity, sampling_probability, noise_multiplier, steps, epochs, dataset_size, batch_size,
+                           mechanism, sensitivity)
+    if mechanism == "laplace":
+        if accountant == "gdp":
+            raise ValueError("the gdp accountant (central limit of the subsampled Gaussian) does not apply to the "
+                             "laplace mechanism: use pld or rdp")
     engine = engine_for(accountant, delta)
     grid, sign, start = grid_and_start(problem, precision, target_epsilon, delta)
+    if mechanism == "laplace" and accountant == "pld" and problem.fixed_steps == 1:
+        assert isinstance(grid, DecimalGrid), "the scale is searched on a decimal grid"
+        return laplace_closed_form(problem, target_epsilon, delta, grid, precision)
     prior = 0.0
     if hint is not None and hint.quantity == quantity and hint.accountant == accountant and hint.residual is not None:
         prior = hint.residual
@@ -114,7 +131,24 @@ def calibrate(
                     steer=steer, steering=STEERING_MAX, level=level,
                     estimate=isinstance(engine, PLDEngine))
     outcome = search.run()
-    return build_result(problem, engine, outcome, target_epsilon, delta, precision, grid)
+    result = build_result(problem, engine, outcome, target_epsilon, delta, precision, grid)
+    if mechanism == "laplace" and target_epsilon > 0.0:
+        assert isinstance(grid, DecimalGrid), "the scale is searched on a decimal grid"
+        return _no_worse_than_basic_composition(problem, engine, result, grid)
+    return result
+
+
+def _no_worse_than_basic_composition(problem: Problem, engine: Engine, result: CalibrationResult,
+                                     grid: DecimalGrid) -> CalibrationResult:
+    """The Laplace answer, or basic composition's scale k D / E where the accountant's bound (looser
+    than the truth by its interval's width) asked for more noise than that (`basic_composition`)."""
+    basic = basic_composition(problem, result.target_epsilon, result.delta, grid, engine)
+    assert basic.value is not None, "basic composition always returns a scale"
+    if not basic.epsilon <= result.target_epsilon:  # k D / E beyond the grid
+        return result
+    if result.feasible and result.value is not None and result.value <= basic.value:
+        return result
+    return replace(basic, evaluations=result.evaluations + 1)
 
 
 def _largest_steps(problem: Problem, engine: PLDEngine, grid: Grid, start: float, target: float) -> Outcome | None:

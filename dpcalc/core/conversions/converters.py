@@ -33,7 +33,12 @@ from dpcalc.core.conversions.table import (
     _rdp_point,
     _refused,
 )
-from dpcalc.core.laplace import laplace_rdp  # the one implementation, shared with rdp
+from dpcalc.core.laplace import (  # the one implementation, shared with rdp
+    laplace_delta,
+    laplace_epsilon,
+    laplace_pure_epsilon,
+    laplace_rdp,
+)
 from dpcalc.core.rdp_conversion import rdp_to_delta, rdp_to_epsilon
 
 
@@ -132,14 +137,17 @@ def _dp_to_gaussian(source: Guarantee, target: Target) -> _Outcome:
 
 def _dp_to_laplace(source: Guarantee, target: Target) -> _Outcome:
     epsilon, delta = _dp_pair(source)
-    if delta > 0.0:
-        raise _refused(
-            "dp", "laplace",
-            "the Laplace mechanism gives pure DP: {to_laplace} needs {delta_zero}; for delta > 0 use {to_gaussian}",
-        )
-    if epsilon == 0.0:
-        raise ConversionError("dp", "laplace", "{to_laplace} needs eps > 0: eps = 0 would need infinite noise")
-    return _Outcome({"scale": target.sensitivity / epsilon}, "Dwork, Roth 2014, Thm 3.6")
+    if delta >= 1.0:
+        raise ConversionError("dp", "laplace", "delta reached 1 after group privacy: there is nothing to calibrate")
+    if delta == 0.0:
+        if epsilon == 0.0:
+            raise ConversionError("dp", "laplace", "{to_laplace} needs eps > 0: eps = 0 would need infinite noise")
+        return _Outcome({"scale": target.sensitivity / epsilon}, "Dwork, Roth 2014, Thm 3.6")
+    # delta(eps) grows with eps0 = sensitivity/scale: the smallest scale has the largest eps0
+    return _Outcome(
+        {"scale": target.sensitivity / laplace_pure_epsilon(epsilon, delta)},
+        f"{_LAPLACE_PROFILE}, solved for the scale: sensitivity / (eps - 2 log(1 - delta)) (exact)",
+    )
 
 
 def _dp_to_gdp(source: Guarantee, target: Target) -> _Outcome:
@@ -317,12 +325,23 @@ def _laplace_epsilon(source: Guarantee) -> float:
     return source.sensitivity / _given(source.scale)
 
 
+_LAPLACE_PROFILE = (
+    "the Laplace mechanism's tight privacy profile delta(eps) = 1 - e^((eps - eps0)/2) for eps < eps0 = "
+    "sensitivity/scale (hockey-stick divergence of Lap(0, b) and Lap(sensitivity, b))"
+)
+
+
 def _laplace_to_dp(source: Guarantee, target: Target) -> _Outcome:
-    epsilon = _laplace_epsilon(source)
+    pure = _laplace_epsilon(source)
+    if target.delta is None and target.epsilon is None:
+        return _Outcome(
+            {"epsilon": pure, "delta": 0.0},
+            "Dwork, Roth 2014, Thm 3.6 (pure DP, delta = 0; a target delta or epsilon gives the tight privacy profile)",
+            _infinite_epsilon_warning(pure),
+        )
+    epsilon, delta = _dp_target(lambda d: laplace_epsilon(d, pure), lambda e: laplace_delta(e, pure), target)
     return _Outcome(
-        {"epsilon": epsilon, "delta": 0.0},
-        "Dwork, Roth 2014, Thm 3.6 (pure DP: holds for every delta)",
-        _infinite_epsilon_warning(epsilon),
+        {"epsilon": epsilon, "delta": delta}, f"{_LAPLACE_PROFILE} (exact)", _infinite_epsilon_warning(epsilon)
     )
 
 

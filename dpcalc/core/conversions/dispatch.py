@@ -64,9 +64,10 @@ def _apply_group(source: Guarantee, group: int) -> tuple[Guarantee, str]:
 
 
 def target_takes_delta_or_epsilon(source: str, target: str) -> bool:
-    """Whether `source -> target` reads a target delta or epsilon (dp targets, except from dp and laplace,
-    whose (epsilon, delta) is the source itself or pure DP: docs/mathematics.md §6)."""
-    return target == "dp" and source not in ("dp", "laplace")
+    """Whether `source -> target` reads a target delta or epsilon: dp targets, except from dp, whose
+    (epsilon, delta) is the source itself (docs/mathematics.md §6). From laplace the target's delta
+    or epsilon is optional (neither: the pure-DP epsilon at delta = 0)."""
+    return target == "dp" and source != "dp"
 
 
 def convert(source: Guarantee, target: Target, group: int = 1) -> Conversion:

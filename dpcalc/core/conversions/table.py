@@ -148,7 +148,8 @@ class Target:
     """What to convert to, with its parameters.
 
     dp: exactly one of `delta` (gives epsilon) and `epsilon` (gives delta), except from dp
-    (group privacy) and laplace (pure DP), which take neither; rdp: `orders`; tradeoff:
+    (group privacy), which takes neither, and from laplace, which takes at most one (neither:
+    its pure-DP epsilon at delta = 0); rdp: `orders`; tradeoff:
     `points`; gaussian and laplace: the `sensitivity` of the query to calibrate for.
     """
 
@@ -176,7 +177,7 @@ class Target:
 
 # Where each source may go, for the messages of conversions that do not exist.
 AVAILABLE: dict[str, str] = {
-    "dp": "dp (with {group}), gaussian, tradeoff; and, for pure DP (delta = 0), gdp, zcdp, rdp, laplace",
+    "dp": "dp (with {group}), gaussian, laplace, tradeoff; and, for pure DP (delta = 0), gdp, zcdp, rdp",
     "gdp": "dp, gdp (with {group}), zcdp, rdp, gaussian, tradeoff",
     "zcdp": "dp, zcdp (with {group}), rdp, gaussian",
     "rdp": "dp, gaussian",
