@@ -91,7 +91,7 @@ def _result_keys(result: RiskCalibration) -> dict[str, Any]:
     key = result.quantity
     return {
         key: result.value,
-        "basis": f"certified {result.figure} (PLD accountant)",
+        "basis": "PLD certified upper bound",  # what `epsilon` is, as in every calibrate result
         "figure": result.figure,
         "target": result.target,
         "fpr": result.fpr,
