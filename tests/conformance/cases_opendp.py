@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from tests.conformance.case import AT_MOST, Case, argv
+from tests.conformance.case import AT_LEAST, AT_MOST, Case, argv
 
 PROJECT = "OpenDP"
 R_TEST = "R/opendp/tests/testthat/test-accuracy.R"
@@ -41,18 +41,27 @@ for _accuracy, _alpha in ((1.0, 0.05), (2.0, 0.05), (0.01, 0.1)):
         argv=argv(f"laplace-eps --tolerance {_accuracy:g} --probability {1 - _alpha:g}"),
         key="result.scale", expected=_accuracy / math.log(1 / _alpha), rel=CLOSED_FORM,
     ))
-# the user guide's example: the scale for accuracy 1000 at 95% confidence, and back
+# binary_search_param's docstring: the scale for accuracy 1000 at 95% confidence, then the smallest
+# dataset size whose clipped mean (bounds [0, 500000], one record changed) is 1-DP at that scale: 1498
+MOD = "python/src/opendp/mod.py"
 CASES += [
     Case(
-        id="opendp-guide-accuracy-1000-scale",
-        source=f"{PROJECT}, docs/source/getting-started/statistical-modelling (accuracy), accuracy_to_laplacian_scale",
+        id="opendp-doc-accuracy-1000-scale",
+        source=f"{PROJECT}, {MOD}, binary_search_param docstring",
         argv=argv("laplace-eps --tolerance 1000 --probability 0.95"),
         key="result.scale", expected=1000 / math.log(20), rel=CLOSED_FORM,
     ),
     Case(
-        id="opendp-guide-accuracy-1000-alpha",
-        source=f"{PROJECT}, docs/source/getting-started/statistical-modelling (accuracy), laplacian_scale_to_accuracy",
-        argv=argv(f"laplace-eps --tolerance 1000 --eps {math.log(20) / 1000!r}"),
-        key="result.probability", expected=0.95, rel=CLOSED_FORM,
+        id="opendp-doc-mean-size-1498-within",
+        source=f"{PROJECT}, {MOD}, binary_search_param docstring",
+        argv=argv(f"laplace-eps --tolerance 1000 --probability 0.95 --sensitivity {500000 / 1498!r}"),
+        key="result.epsilon", expected=1.0, compare=AT_MOST,
+    ),
+    Case(
+        id="opendp-doc-mean-size-1497-over",
+        source=f"{PROJECT}, {MOD}, binary_search_param docstring",
+        argv=argv(f"laplace-eps --tolerance 1000 --probability 0.95 --sensitivity {500000 / 1497!r}"),
+        key="result.epsilon", expected=1.0, compare=AT_LEAST,
+        note="one record fewer needs more than epsilon 1 (strictly: 1.00062)",
     ),
 ]

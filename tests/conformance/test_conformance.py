@@ -95,3 +95,25 @@ def test_corpus_shape():
         assert case.source.count(",") >= 1 and case.source.split(",")[0] in PEERS, case.id
         assert case.compare in (CLOSE, WITHIN, AT_MOST, AT_LEAST, REFUSED)
         assert case.sound in (UPPER, LOWER)
+
+
+def test_readme_summary_matches_the_corpus():
+    """The README's "How dpcalc compares" table counts the corpus as it is."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    rows = {}
+    for line in readme.split("## How dpcalc compares", 1)[1].split("\n## ", 1)[0].splitlines():
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[1].isdigit():
+            rows[cells[0]] = tuple(int(cell) for cell in cells[1:])
+
+    def counts(cases):
+        agree = sum(1 for c in cases if c.defect is None and c.differs is None)
+        differs = sum(1 for c in cases if c.defect is None and c.differs is not None)
+        pending = sum(1 for c in cases if c.defect is not None)
+        return (len(cases), agree, differs, pending)
+
+    expected = {peer: counts([c for c in ALL_CASES if c.source.split(",")[0] == peer]) for peer in PEERS}
+    expected["all"] = counts(ALL_CASES)
+    assert rows == expected
