@@ -166,9 +166,10 @@ _SLOW_PLD = {(2.0, 4.0, 0.8, 0.5), (1.0, 1.0, 0.6, 0.2), (1.0, 1.0, 0.2, 0.1), (
 for _b, _sens, _q, _eps, _delta in _LAPLACE:
     _name = f"b{_b:g}-sens{_sens:g}-q{_q:g}-eps{_eps:g}"
     _zero = _q == 1.0 and _eps >= _sens / _b
+    _vector = (_b, _sens, _q, _eps) in {(2.0, 4.0, 1.0, 1.0), (1.0, 1.0, 0.2, 0.1), (1.0, 1.0, 0.2, 0.2)}
     CASES.append(Case(
         id=f"dpa-pld-laplace-delta-{_name}",
-        source=_src(MECH_TEST, "test_laplace_get_delta_for_epsilon"),
+        source=_src(MECH_TEST, "test_laplace_get_delta_for_epsilon" + ("_vectorized" if _vector else "")),
         argv=argv(f"pld --mechanism laplace --scale {_b / _sens!r} --p {_q:g} --T 1 --eps {_eps:g}"
                   + ("" if _zero else " --accuracy 1e-6")),
         key="result.delta", expected=_delta, abs=PLACES7,
@@ -177,7 +178,7 @@ for _b, _sens, _q, _eps, _delta in _LAPLACE:
     if _q == 1.0:
         CASES.append(Case(
             id=f"dpa-convert-laplace-delta-{_name}",
-            source=_src(MECH_TEST, "test_laplace_get_delta_for_epsilon"),
+            source=_src(MECH_TEST, "test_laplace_get_delta_for_epsilon" + ("_vectorized" if _vector else "")),
             argv=argv(f"convert --from laplace --scale {_b:g} --sensitivity {_sens:g} --to dp --eps {_eps:g}"),
             key="result.delta", expected=_delta, abs=PLACES7, defect=3,
         ))
