@@ -223,7 +223,7 @@ DEFAULT_DELTA = 1e-5
 
 SamplingProbability = Annotated[
     SweepableReal | None,
-    typer.Option("--p", metavar="FLOAT", help="Poisson sampling probability per step, in (0, 1].",
+    typer.Option("--p", metavar="FLOAT", help="Poisson sampling probability per step, in [0, 1] (0: nothing sampled, epsilon 0).",
                  click_type=sweepable(PROBABILITY)),
 ]
 NoiseMultiplier = Annotated[

@@ -191,6 +191,7 @@ def _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight: 
     `per_step_cache` (one dict for all rows of a sweep) keeps the per-step RDP curve of each
     mechanism, so that rows differing only in T cost one curve between them.
     """
+    from dpcalc.core.phases import NOTHING_SAMPLED, samples_nothing
     from dpcalc.core.rdp import rdp_accountant
 
     result = rdp_accountant(
@@ -198,6 +199,8 @@ def _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight: 
         per_step_cache=per_step_cache,
     )
     warnings = list(result.messages(orders_option="--orders"))  # the core's warnings, naming this option
+    if all(samples_nothing(item) for item in phases):
+        warnings.insert(0, NOTHING_SAMPLED)
     tight = None
     if target_delta is not None and not no_tight:
         tight, tight_warnings = tight_given or tight_epsilon(phases, target_delta)

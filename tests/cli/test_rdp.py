@@ -263,8 +263,8 @@ def test_large_noise_fallback_is_warned(dpcalc):
 @pytest.mark.parametrize(
     "change, message",
     [
-        (("--p", "1.5"), "--p must be in (0, 1], got 1.5"),
-        (("--p", "abc"), "--p must be a number in (0, 1], got 'abc'"),
+        (("--p", "1.5"), "--p must be in [0, 1], got 1.5"),
+        (("--p", "abc"), "--p must be a number in [0, 1], got 'abc'"),
         (("--sigma", "0"), "--sigma must be in (0, inf), got 0"),
         (("--sigma", "nan"), "--sigma must be in (0, inf), got nan"),
         (("--T", "0"), "--T must be an integer in [1, inf), got 0"),

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from dpcalc.core.phases import Phase
+from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld import bounds, work
 from dpcalc.core.pld.accountant import account_grid
 from dpcalc.core.pld.api import check_phases
@@ -42,6 +43,13 @@ def tight_profile(phases: Sequence[Phase], epsilons: Sequence[float], *,
         raise ValueError("give at least one epsilon")
     for value in values:
         NON_NEGATIVE.check("epsilon", value)
+    sampled = tuple(phase for phase in checked if not samples_nothing(phase))
+    if not sampled:  # nothing sampled: delta(eps) = 0 at every eps, exactly (api.nothing_sampled)
+        zeros = (0.0,) * len(values)
+        return PrivacyProfile(epsilons=values, delta_upper=zeros, delta_lower=zeros, phases=checked, grid_step=0.0,
+                              warnings=(NOTHING_SAMPLED,))
+    if len(sampled) < len(checked):  # phases with p = 0 add nothing
+        return dataclasses.replace(tight_profile(sampled, values, accuracy=accuracy), phases=checked)
     finite = sorted(value for value in values if math.isfinite(value)) or [0.0]
     tilts = sorted({finite[min(len(finite) - 1, int(q * (len(finite) - 1) + 0.5))] for q in _PROFILE_TILT_QUANTILES})
     reason = out_of_range(checked)

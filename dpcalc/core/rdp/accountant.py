@@ -121,6 +121,9 @@ def epsilon_from_curve(
     candidates = [(rdp_to_epsilon(a, r, delta, conversion), a) for a, r in zip(orders, rdp)]
     if conversion == "improved":
         candidates += [(0.0, a) for a, r in zip(orders, rdp) if _total_variation_bound(r) <= delta]
+    # RDP 0 at some order: the two distributions are equal (van Erven, Harremoes 2014, Thm 8),
+    # (0, 0)-DP under either conversion (a run with p = 0: `phases.samples_nothing`)
+    candidates += [(0.0, a) for a, r in zip(orders, rdp) if r == 0.0]
     return min(candidates, key=lambda pair: (pair[0], pair[1]))
 
 
@@ -132,7 +135,7 @@ def delta_from_curve(
     candidates = []
     for a, r in zip(orders, rdp):
         value = rdp_to_delta(a, r, epsilon, conversion)
-        if conversion == "improved":
+        if conversion == "improved" or r == 0.0:  # r = 0: equal distributions, delta 0 (as above)
             value = min(value, _total_variation_bound(r))
         candidates.append((value, a))
     return min(candidates, key=lambda pair: (pair[0], pair[1]))

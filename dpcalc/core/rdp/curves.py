@@ -64,13 +64,15 @@ def subsampled_gaussian_rdp(
     `orders`, and the unsampled Gaussian's a / (2 sigma^2) (`fractional_orders._sound_log_a`,
     `_monotone_bound`).
 
-    p = 1: eps(a) = a / (2 sigma^2) (M17 Prop. 7). Orders above SUMMED_ORDER (1e5): from the
+    p = 1: eps(a) = a / (2 sigma^2) (M17 Prop. 7); p = 0: 0. Orders above SUMMED_ORDER (1e5): from the
     bracket of `large_orders` (exact where it is narrow, else a bound listed in `bounded`).
     """
     PROBABILITY.check("sampling_probability", sampling_probability)
     POSITIVE.check("noise_multiplier", noise_multiplier)
     order_array = _check_orders(orders)
     q, sigma = float(sampling_probability), float(noise_multiplier)
+    if q == 0.0:  # nothing sampled: A_a = 1, RDP 0 at every order (`phases.samples_nothing`)
+        return np.zeros_like(order_array), ()
     if sigma * sigma == 0.0 or math.isinf(0.5 / (sigma * sigma)):
         # 1/sigma^2 overflows float64: A_a >= q^a e^(a(a-1)/(2 sigma^2)) is infinite too.
         return np.full_like(order_array, np.inf), ()

@@ -114,7 +114,7 @@ def uniform_gaussian_rdp(
     a - 1 (between 1, where it is 0, and 2 for 1 < a < 2), and at most 2 a / sigma^2: sound
     because (a - 1) eps(a) is convex in a and 0 at a = 1.
 
-    sampling_probability = 1 gives 2 a / sigma^2 exactly, and so do orders above SUMMED_ORDER
+    sampling_probability = 0 gives 0; sampling_probability = 1 gives 2 a / sigma^2 exactly, and so do orders above SUMMED_ORDER
     (1e5), where the Thm 27 sum (a terms) is not evaluated: an upper bound there. Values are float64, +inf where the
     bound exceeds float64 (sigma so small that 2 / sigma^2 overflows).
     """
@@ -122,6 +122,8 @@ def uniform_gaussian_rdp(
     POSITIVE.check("noise_multiplier", noise_multiplier)
     order_array = _check_orders(orders)
     gamma, sigma = float(sampling_probability), float(noise_multiplier)
+    if gamma == 0.0:  # an empty batch: RDP 0 at every order (`phases.samples_nothing`)
+        return np.zeros_like(order_array)
     sigma_squared = sigma * sigma  # Python floats: inf or 0 past float64's range, no exception
     if sigma_squared == 0.0 or math.isinf(2.0 / sigma_squared):
         return np.full_like(order_array, np.inf)
