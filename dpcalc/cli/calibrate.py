@@ -383,6 +383,8 @@ def _parse_problem(row: dict[str, Any], solve: str) -> dict[str, Any]:
     if solve in ("sigma", "T", "epochs"):
         _probability, exact_probability = sampling_probability(p, n, batch_size)
         problem["sampling_probability"] = exact_probability
+        if solve == "epochs" and exact_probability == 0:
+            raise InputError("--solve epochs needs --p above 0 (an epoch is 1/p steps); solve T with --p 0")
         if solve == "sigma":
             problem["steps"] = steps_of(T, epochs, exact_probability)
         return problem

@@ -17,6 +17,7 @@ from dpcalc.cli.options import (
     Parsed,
     conflict,
     number,
+    order_items,
     parse_real,
 )
 from dpcalc.cli.output import Report, Table, emit, format_bound, format_number
@@ -174,8 +175,9 @@ def _notion(option: str, value: Enum | None, allowed: tuple[str, ...]) -> str:
 
 
 def _parse_orders(option: str, text: str) -> Numbers:
-    """A comma list of Renyi orders (> 1), as --orders takes them (the option's click type)."""
-    pieces = [piece.strip() for piece in text.split(",")]
+    """A comma list of Renyi orders (> 1) or ranges start:stop:step (`options.order_items`), as
+    --orders takes them (the option's click type)."""
+    pieces = order_items(option, text)
     if not pieces or any(not piece for piece in pieces):
         raise InputError(f"{option} must be a comma-separated list of numbers in {ORDER}, got {text!r}")
     return Numbers(parse_real(option, piece, ORDER) for piece in pieces)
@@ -270,7 +272,8 @@ def convert(
     orders: Annotated[
         Numbers | None,
         typer.Option(
-            "--orders", metavar="LIST", help=f"rdp target: comma list of orders > 1 [default: {DEFAULT_ORDERS_TEXT}].",
+            "--orders", metavar="LIST", help=f"rdp target: comma list of orders > 1 or ranges start:stop:step (e.g. 2:8:2,16) "
+            f"[default: {DEFAULT_ORDERS_TEXT}].",
             click_type=Parsed(_parse_orders),
         ),
     ] = None,

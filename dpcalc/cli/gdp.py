@@ -189,7 +189,7 @@ def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quo
                 "2C, so tight_epsilon is the certified upper bound of fixed-size batches under replace-one "
                 "(dpcalc pld --sampling uniform --neighbours replace-one).")
         tight, tight_warnings = tight_given or tight_epsilon([phase], target_delta)
-        if quote_gap and tight is not None:
+        if quote_gap and tight is not None and run[0] != 0.0:  # p = 0: no CLT warning to quote the gap in
             warnings[0] += _gap_sentence(result.epsilon, tight)
         warnings += tight_warnings
     inputs: dict[str, Any] = {

@@ -171,6 +171,23 @@ def parse_list(option: str, text: str, interval: Interval) -> Numbers:
     return Numbers(values)
 
 
+def order_items(option: str, text: str) -> list[str]:
+    """The item texts of an --orders list, each range start:stop:step expanded as sweeps expand
+    theirs (stop included when on the grid; dpcalc.cli.sweeps.expand), at most MAX_ORDERS."""
+    from dpcalc.core.limits import MAX_ORDERS
+
+    if ":" not in text:
+        items = [item.strip() for item in text.split(",")]
+    else:
+        from dpcalc.cli.sweeps import expand  # loaded only for a range
+
+        items = expand(option, text, limit=MAX_ORDERS,
+                       limit_text=f"{option} takes at most {MAX_ORDERS} orders (ranges expanded)")
+    if len(items) > MAX_ORDERS:
+        raise InputError(f"{option}: the list has {len(items)} orders; {option} takes at most {MAX_ORDERS} orders")
+    return items
+
+
 class Parsed(click.ParamType):
     """A click type that parses an option's text with `parse(option, text)`, once, as click reads it.
 
@@ -219,7 +236,7 @@ DEFAULT_DELTA = 1e-5
 
 SamplingProbability = Annotated[
     SweepableReal | None,
-    typer.Option("--p", metavar="FLOAT", help="Poisson sampling probability per step, in (0, 1].",
+    typer.Option("--p", metavar="FLOAT", help="Poisson sampling probability per step, in [0, 1] (0: nothing sampled, epsilon 0).",
                  click_type=sweepable(PROBABILITY)),
 ]
 NoiseMultiplier = Annotated[

@@ -55,6 +55,10 @@ class Report:
     # Builds the figure's panels (dpcalc.cli.figures.Panel) for --plot and --chart; called only then.
     figures: Callable[[], list[Any]] | None = None
 
+    def __post_init__(self) -> None:
+        # one line per distinct warning, in order (the command and its tight figure may say the same)
+        self.warnings = list(dict.fromkeys(self.warnings))
+
 
 def format_number(value: Any) -> str:
     """A number for people: integers as they are, reals to about seven significant digits."""

@@ -7,7 +7,7 @@ the options with the aliases below and calls `parse_phases` once. A run is eithe
     --mechanism laplace --scale B (then --T, and --p = 1 by default), or
   * one or more `--phase KEY=VALUE,...` with keys
       mechanism  gaussian (default) or laplace
-      p          sampling probability in (0, 1] (default 1: no subsampling)
+      p          sampling probability in [0, 1] (default 1: no subsampling; 0: nothing sampled)
       sigma      noise multiplier (gaussian)
       scale      Laplace scale b for L1 sensitivity 1 (laplace)
       T          number of steps (required: a forgotten T must not silently mean 1)
@@ -279,6 +279,9 @@ def steps_of(T: int | None, epochs: float | None, exact_probability: Fraction | 
         return T
     if epochs is not None:
         assert exact_probability is not None, "with --epochs, callers pass p as an exact fraction"
+        if exact_probability == 0:
+            raise InputError("--epochs needs --p above 0 (T = ceil(epochs / p), and p = 0 samples no record in any "
+                             "number of steps); give --T with --p 0")
         # Exact rational arithmetic: a float quotient such as 60 * 60000 / 256 is rounded up
         # (never down, which would under-count steps) only when it is not already whole.
         steps = max(1, math.ceil(exact(epochs) / exact_probability))

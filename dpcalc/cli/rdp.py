@@ -22,6 +22,7 @@ from dpcalc.cli.options import (
     SamplingProbability,
     Steps,
     large_delta_warnings,
+    order_items,
 )
 from dpcalc.cli.output import Report, Table, format_number, format_upper
 from dpcalc.cli.phases import (
@@ -38,7 +39,7 @@ from dpcalc.cli.phases import (
 )
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
-from dpcalc.core.limits import MAX_ORDER, default_orders_text
+from dpcalc.core.limits import MAX_ORDER, MAX_ORDERS, default_orders_text
 
 
 class ConversionChoice(str, Enum):
@@ -94,7 +95,8 @@ def rdp(
         typer.Option(
             "--orders",
             metavar="LIST",
-            help=f"Comma-separated Renyi orders in (1, {MAX_ORDER:g}], fractional allowed [default: the grid above].",
+            help=f"Comma-separated Renyi orders in (1, {MAX_ORDER:g}], fractional allowed, or ranges start:stop:step "
+            f"(stop included; e.g. 1.001:2:0.001,4,8; at most {MAX_ORDERS} orders) [default: the grid above].",
             click_type=Parsed(parse_orders),
         ),
     ] = None,
@@ -117,7 +119,7 @@ def rdp(
     phases = _parse_run(phase, {**row, "mechanism": mechanism}, (sampling, neighbours))
     result, tight, warnings = _evaluate(phases, orders, target_delta, target_epsilon, conversion, no_tight)
     warnings += large_delta_warnings(row["n"], target_delta)
-    curve = [{"order": order, "rdp": value} for order, value in zip(result.orders, result.rdp)]
+    curve = _curve(result)
     inputs = {
         "phases": [phase_inputs(item) for item in phases],
         "orders": "default" if orders is None else list(result.orders),
@@ -189,6 +191,7 @@ def _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight: 
     `per_step_cache` (one dict for all rows of a sweep) keeps the per-step RDP curve of each
     mechanism, so that rows differing only in T cost one curve between them.
     """
+    from dpcalc.core.phases import NOTHING_SAMPLED, samples_nothing
     from dpcalc.core.rdp import rdp_accountant
 
     result = rdp_accountant(
@@ -196,6 +199,8 @@ def _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight: 
         per_step_cache=per_step_cache,
     )
     warnings = list(result.messages(orders_option="--orders"))  # the core's warnings, naming this option
+    if all(samples_nothing(item) for item in phases):
+        warnings.insert(0, NOTHING_SAMPLED)
     tight = None
     if target_delta is not None and not no_tight:
         tight, tight_warnings = tight_given or tight_epsilon(phases, target_delta)
@@ -203,15 +208,20 @@ def _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight: 
     return result, tight, warnings
 
 
-# The scalar result keys a sweep row carries (the RDP curve is left out).
+# The scalar result keys a sweep row carries (and `curve`, the row's RDP curve, after them).
 _ROW_RESULT_KEYS = ("epsilon", "delta", "order", "conversion", "tight_epsilon")
+
+
+def _curve(result) -> list[dict[str, float]]:
+    """The composed RDP curve as JSON: one {"order", "rdp"} object an order, ascending."""
+    return [{"order": order, "rdp": value} for order, value in zip(result.orders, result.rdp)]
 
 
 def _rdp_sweep(request: Request, mechanism, grid, conversion, no_tight: bool, relation: tuple) -> NoReturn:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
-    A row holds the swept inputs, the run (p, sigma or scale, T) and the scalar result keys
-    (epsilon, delta, order, conversion, tight_epsilon; the curve is left out). Every row is
+    A row holds the swept inputs, the run (p, sigma or scale, T), the scalar result keys
+    (epsilon, delta, order, conversion, tight_epsilon) and the row's RDP curve (`curve`). Every row is
     parsed before any is computed, so that a bad value fails at once. The per-step RDP curve
     of each distinct mechanism is computed once and scaled by T (RDP composes additively).
     """
@@ -227,6 +237,7 @@ def _rdp_sweep(request: Request, mechanism, grid, conversion, no_tight: bool, re
             phases, grid, row["delta"], row["eps"], conversion, no_tight, per_step_cache, tight_given
         )
         results = {key: tight if key == "tight_epsilon" else getattr(result, key) for key in _ROW_RESULT_KEYS}
+        results["curve"] = _curve(result)
         gate = _gate(result, tight, row["delta"] is not None)
         warnings += large_delta_warnings(row["n"], row["delta"])
         rows.append(Row(phase_row(request.swept, row, phases[0], results), warnings, gate["epsilon"], gate["basis"]))
@@ -260,9 +271,10 @@ def _rdp_sweep(request: Request, mechanism, grid, conversion, no_tight: bool, re
 
 
 def parse_orders(option: str, text: str) -> Numbers:
-    """--orders as a sorted list of distinct floats in (1, MAX_ORDER] (the option's click type)."""
-    requirement = f"a comma-separated list of orders in (1, {MAX_ORDER:g}]"
-    items = [item.strip() for item in text.split(",")]
+    """--orders as a sorted list of distinct floats in (1, MAX_ORDER] (the option's click type);
+    items may be ranges start:stop:step (`options.order_items`)."""
+    requirement = f"a comma-separated list of orders in (1, {MAX_ORDER:g}] or ranges start:stop:step"
+    items = order_items(option, text)
     if not any(items):
         raise InputError(f"{option} must be {requirement}, got {text!r}")
     values = []

@@ -22,7 +22,7 @@ the exit code is 1 when any row exceeds it.
 Per command (besides the swept inputs and `within_budget`):
   gdp        p, sigma, T (training form), mu, epsilon, delta, max_advantage, tight_epsilon
   rdp        p, sigma (scale for --mechanism laplace), T, epsilon, delta, order, conversion,
-             tight_epsilon (the RDP curve is left out)
+             tight_epsilon, curve (the row's RDP curve, as the single command gives it)
   pld        p, sigma (or scale), T, epsilon, epsilon_lower, epsilon_upper, delta, delta_lower,
              delta_upper, accuracy, grid {step, size}, binding
   calibrate  the result keys of a single run (the solved quantity, epsilon, target_epsilon, ...)
@@ -53,11 +53,13 @@ if TYPE_CHECKING:
 MAX_ROWS = 10_000
 
 
-def expand(option: str, text: str, *, integer: bool = False) -> list[str]:
+def expand(option: str, text: str, *, integer: bool = False, limit: int = MAX_ROWS,
+           limit_text: str = f"a sweep takes at most {MAX_ROWS} rows") -> list[str]:
     """The value texts of a list or range: its items, each range expanded ([text] for one value).
 
     Items are returned as texts for the option's own parser (options.parse_number), which checks
-    each against the option's range; only the sweep syntax is checked here.
+    each against the option's range; only the sweep syntax is checked here. `limit` caps the
+    number of values (`limit_text` says so in the error); --orders uses it with its own cap.
     """
     values: list[str] = []
     for item in text.split(","):
@@ -65,15 +67,16 @@ def expand(option: str, text: str, *, integer: bool = False) -> list[str]:
         if not item:
             raise InputError(f"{option}: empty item in the list {text!r}; separate values with single commas")
         if ":" in item:
-            values.extend(_expand_range(option, item, integer))
+            values.extend(_expand_range(option, item, integer, limit, limit_text))
         else:
             values.append(item)
-        if len(values) > MAX_ROWS:
-            raise InputError(f"{option}: {text!r} has more than {MAX_ROWS} values; a sweep takes at most {MAX_ROWS} rows")
+        if len(values) > limit:
+            raise InputError(f"{option}: {text!r} has more than {limit} values; {limit_text}")
     return values
 
 
-def _expand_range(option: str, item: str, integer: bool) -> list[str]:
+def _expand_range(option: str, item: str, integer: bool, limit: int = MAX_ROWS,
+                  limit_text: str = f"a sweep takes at most {MAX_ROWS} rows") -> list[str]:
     from decimal import Decimal, InvalidOperation  # exact steps; imported only for ranges
 
     parts = item.split(":")
@@ -102,8 +105,8 @@ def _expand_range(option: str, item: str, integer: bool) -> list[str]:
             f"in {item!r} (a {direction} step needs stop {'>=' if step > 0 else '<='} start)"
         )
     count = int((stop - start) / step) + 1
-    if count > MAX_ROWS:
-        raise InputError(f"{option}: the range {item!r} has {count} values; a sweep takes at most {MAX_ROWS} rows")
+    if count > limit:
+        raise InputError(f"{option}: the range {item!r} has {count} values; {limit_text}")
     return [part_text(start + k * step) for k in range(count)]
 
 

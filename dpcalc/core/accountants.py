@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from dpcalc.core.phases import Phase
+from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 
 if TYPE_CHECKING:
     from dpcalc.core.pld import PLDResult
@@ -93,6 +93,8 @@ class GDPAccountant:
             mus.append(gdp.clt_mu(phase.sampling_probability, phase.noise, phase.steps))
         # hypot: sqrt of the sum of squares without overflow, and exactly mu for one phase
         mu = math.hypot(*mus)
+        if all(samples_nothing(phase) for phase in phases):  # mu = 0 exactly: no approximation
+            return Accounted(0.0, None, (NOTHING_SAMPLED,), "central-limit GDP")
         return Accounted(gdp.epsilon_for_delta(delta, mu), None, (gdp.CLT_WARNING,), "central-limit GDP")
 
 
@@ -116,7 +118,8 @@ class RDPAccountant:
         from dpcalc.core import rdp
 
         result = rdp.rdp_accountant(phases, delta=delta, per_step_cache=self._per_step)
-        return Accounted(result.epsilon, None, result.warnings, "RDP")
+        nothing = (NOTHING_SAMPLED,) if all(samples_nothing(phase) for phase in phases) else ()
+        return Accounted(result.epsilon, None, nothing + result.warnings, "RDP")
 
 
 class PLDAccountant:
@@ -207,7 +210,7 @@ def shared_over_steps(runs: Sequence[SweepRun]) -> dict[int, PLDResult]:
     """
     groups: dict[tuple[Phase, float, float], list[int]] = {}
     for index, (phases, delta, accuracy) in enumerate(runs):
-        if len(phases) == 1 and delta is not None:
+        if len(phases) == 1 and delta is not None and phases[0].sampling_probability > 0.0:  # p = 0: exact, alone
             groups.setdefault((dataclasses.replace(phases[0], steps=1), delta, accuracy), []).append(index)
     shared: dict[int, PLDResult] = {}
     if not any(len({runs[i][0][0].steps for i in members}) > 1 for members in groups.values()):

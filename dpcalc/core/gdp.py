@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from dpcalc.core.phases import NOTHING_SAMPLED
 from dpcalc.core.special import (
     find_root,
     log_expm1,
@@ -84,7 +85,7 @@ def clt_log_mu(
     """
     PROBABILITY.check("sampling_probability", sampling_probability)
     POSITIVE.check("noise_multiplier", noise_multiplier)
-    if math.isinf(noise_multiplier):
+    if math.isinf(noise_multiplier) or sampling_probability == 0.0:  # p = 0: nothing sampled, mu = 0
         return -math.inf
     POSITIVE_INTEGER.check("steps", steps)
     u = 1.0 / noise_multiplier
@@ -312,7 +313,8 @@ def noisy_sgd_gdp(
     """The central-limit GDP guarantee of noisy SGD (BDLS Thm 4), with its warning attached."""
     mu = clt_mu(sampling_probability, noise_multiplier, steps, sampling)
     base = gdp_guarantee(mu, delta=delta, epsilon=epsilon)
-    warnings = [CLT_WARNING, *base.warnings]
+    # p = 0: no record is ever used, mu = 0 exactly (no approximation to warn of)
+    warnings = [NOTHING_SAMPLED if sampling_probability == 0.0 else CLT_WARNING, *base.warnings]
     if math.isinf(mu):
         warnings.append(f"mu overflows float64 (noise_multiplier = {noise_multiplier:g} is too small).")
     return GDPResult(

@@ -14,10 +14,19 @@ from dpcalc.core.validation import Interval
 DEFAULT_ACCURACY = 1e-3
 ACCURACY = Interval(0.0, 1.0, low_closed=False, high_closed=False)
 
-# The RDP accountant (core.rdp): orders above this cost more terms than any run needs. The
-# optimum order is about sqrt(2 log(1/delta) / rho) for a composed RDP slope rho, so an order
-# of 1e5 already serves epsilon ~ 1e-4 at delta = 1e-5.
-MAX_ORDER = 1e5
+# The RDP accountant (core.rdp). Orders up to SUMMED_ORDER are evaluated term by term (an order a
+# costs about a terms): the optimum order is about sqrt(2 log(1/delta) / rho) for a composed RDP
+# slope rho, so 1e5 already serves epsilon ~ 1e-4 at delta = 1e-5. Larger orders, up to
+# MAX_ORDER, are accepted for grids written for other accountants (dp_accounting emulates pure
+# DP with order 1e10): there the subsampled Gaussian's RDP comes from its largest binomial term
+# and a bound on the others (core/rdp/large_orders.py), exact where that bound is negligible and
+# a labelled upper bound elsewhere; the Laplace mechanism's closed form holds at every order.
+SUMMED_ORDER = 1e5
+MAX_ORDER = 1e100
+
+# The most orders one --orders list (ranges expanded) may hold: a grid of 0.001 steps from 1 to
+# 100 fits; a typo such as 1:1e9:1 fails at once instead of running for hours.
+MAX_ORDERS = 100_000
 
 # The RDP accountant's default orders (core.rdp.orders.DEFAULT_ORDERS), as segments (first, last,
 # step) and the single orders after them: written once, for the accountant and for the help of

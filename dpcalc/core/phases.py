@@ -68,6 +68,17 @@ def rdp_covers(sampling: str, neighbours: str, examples_per_user: int = 1) -> bo
     return sampling == "poisson" and neighbours != "replace-one"
 
 
+# The note every command gives for a run that samples nothing (all its phases have p = 0).
+NOTHING_SAMPLED = "p = 0: no record is ever sampled; the run reveals nothing (epsilon 0, RDP 0 at every order)."
+
+
+def samples_nothing(phase: Phase) -> bool:
+    """Whether the phase uses no record at all (p = 0): its output does not depend on the data,
+    so it adds nothing to any privacy loss, and a run of such phases is (0, 0)-DP exactly. The
+    accountants leave these phases out before their numerics (no log p, no division by p)."""
+    return phase.sampling_probability == 0.0
+
+
 def count_as_float(count: int) -> float:
     """A count of steps as a float: inf past float64's range (such a count makes every upper
     bound that scales with it infinite, which is sound), instead of an OverflowError."""
@@ -83,7 +94,8 @@ class Phase:
 
     gaussian: noise std `noise_multiplier` times the L2 sensitivity (the clipping norm C);
     laplace:  noise scale `scale` (b) for L1 sensitivity 1.
-    `sampling_probability` = 1 means no subsampling.
+    `sampling_probability` = 1 means no subsampling; 0 that no record is ever used
+    (`samples_nothing`).
     `sampling`: "poisson" (each record joins a step independently with probability p) or
     "uniform" (a fixed-size batch of b of the n records, drawn without replacement: p = b/n).
     "shuffle" (each epoch a random permutation cut into `epoch_steps` batches of b, the last

@@ -66,7 +66,7 @@ def _format_bound(value: float) -> str:
 
 
 # Intervals shared by several modules.
-PROBABILITY = Interval(0.0, 1.0, low_closed=False, high_closed=True)  # sampling probability p
+PROBABILITY = Interval(0.0, 1.0, low_closed=True, high_closed=True)  # sampling probability p (0: nothing sampled)
 OPEN_UNIT = Interval(0.0, 1.0)  # delta, a probability strictly between 0 and 1
 POSITIVE = Interval(0.0, math.inf)  # sigma, mu > 0
 NON_NEGATIVE = Interval(0.0, math.inf, low_closed=True)  # epsilon >= 0

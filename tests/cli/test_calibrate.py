@@ -219,7 +219,7 @@ def test_delta_option(dpcalc):
         (("--target-eps", "1", "--n", "10", "--batch-size", "20", "--T", "1"),
          "--batch-size must be in [1, n] = [1, 10], got 20"),
         (("--target-eps", "1", "--n", "10", "--T", "1"), "--n needs --batch-size (p = batch-size / n)"),
-        (("--target-eps", "1", "--p", "1.5", "--T", "1"), "--p must be in (0, 1], got 1.5"),
+        (("--target-eps", "1", "--p", "1.5", "--T", "1"), "--p must be in [0, 1], got 1.5"),
         (("--target-eps", "1", "--p", "0.1", "--T", "0"), "--T must be an integer in [1, inf), got 0"),
         (("--target-eps", "1", "--p", "0.1", "--epochs", "0"), "--epochs must be in (0, inf), got 0"),
         (("--target-eps", "1", "--p", "0.1", "--sigma", "-1", "--solve", "T"), "--sigma must be in (0, inf), got -1"),
@@ -247,7 +247,7 @@ def test_choices_are_checked(dpcalc, option, value):
 def test_a_bad_row_fails_before_any_work(dpcalc):
     # the second row is invalid: nothing is computed or printed
     run = dpcalc("calibrate", "--target-eps", "1", "--p", "0.1,1.5", "--T", "100")
-    assert (run.code, run.stdout, run.stderr) == (2, "", "Error: --p must be in (0, 1], got 1.5\n")
+    assert (run.code, run.stdout, run.stderr) == (2, "", "Error: --p must be in [0, 1], got 1.5\n")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -130,7 +130,7 @@ def test_own_deltas_exceeding_the_budget_give_inf(dpcalc, tmp_path):
         ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nname = 'train'\nmechanism = 'subsampled-gaussian'\n"
          "p = 0.01\nsigma = 1\n", ":4: release 'train': give exactly one of 'T' and 'epochs'"),
         ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nname = 'train'\nmechanism = 'subsampled-gaussian'\n"
-         "p = 1.5\nsigma = 1\nT = 10\n", ":4: release 'train': p must be in (0, 1], got 1.5"),
+         "p = 1.5\nsigma = 1\nT = 10\n", ":4: release 'train': p must be in [0, 1], got 1.5"),
         ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nname = 'q'\nmechanism = 'laplace'\nscale = 'big'\n",
          ":4: release 'q': scale must be a number in (0, inf), got 'big'"),
         ("[budget]\nepsilon = 1\ndelta = 1e-5\n[[release]]\nmechanism = 'gdp'\nmu = 1\n",

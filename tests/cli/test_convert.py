@@ -171,6 +171,11 @@ def test_rdp_curve_orders(dpcalc):
     assert laplace["result"]["curve"][0]["rdp"] == conversions.laplace_rdp(2.0, 2.0)
     table = dpcalc("convert", "--from", "gaussian", "--sigma", "4", "--to", "rdp", "--orders", "2,8")
     assert "RDP epsilon" in table.stdout and "0.0625" in table.stdout
+    # ranges start:stop:step expand as sweeps expand theirs (exact decimals, stop included)
+    ranged = dpcalc("convert", "--from", "gdp", "--mu", "1", "--to", "rdp", "--orders", "1.5:2.5:0.25,1e10",
+                    "--json").json()
+    assert ranged["inputs"]["orders"] == [1.5, 1.75, 2.0, 2.25, 2.5, 1e10]
+    assert ranged["result"]["curve"][-1] == {"order": 1e10, "rdp": 5e9}
 
 
 def test_tradeoff_points(dpcalc):
@@ -326,6 +331,12 @@ def test_pure_dp_to_laplace_with_zero_epsilon(dpcalc):
          "--orders must be a comma-separated list of numbers in (1, inf), got '2,,3'"),
         (("--from", "gdp", "--mu", "1", "--to", "rdp", "--orders", "2,x"),
          "--orders must be a number in (1, inf), got 'x'"),
+        (("--from", "gdp", "--mu", "1", "--to", "rdp", "--orders", "2:3"),
+         "--orders: a range is start:stop:step, got '2:3'"),
+        (("--from", "gdp", "--mu", "1", "--to", "rdp", "--orders", "0.5:2:0.5"),
+         "--orders must be in (1, inf), got 0.5"),
+        (("--from", "gdp", "--mu", "1", "--to", "rdp", "--orders", "2:1e9:1"),
+         "--orders: the range '2:1e9:1' has 999999999 values; --orders takes at most 100000 orders (ranges expanded)"),
         (("--from", "gdp", "--mu", "1", "--to", "tradeoff", "--points", "1"),
          "--points must be an integer in [2, 100000], got 1"),
         (("--from", "gdp", "--mu", "1", "--to", "tradeoff", "--points", "2.5"),

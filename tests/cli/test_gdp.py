@@ -192,10 +192,10 @@ def test_max_eps_with_a_given_mu_is_exact(dpcalc):
 @pytest.mark.parametrize(
     "change, message",
     [
-        (("--p", "1.5"), "--p must be in (0, 1], got 1.5"),
-        (("--p", "0"), "--p must be in (0, 1], got 0"),
-        (("--p", "inf"), "--p must be in (0, 1], got inf"),
-        (("--p", "abc"), "--p must be a number in (0, 1], got 'abc'"),
+        (("--p", "1.5"), "--p must be in [0, 1], got 1.5"),
+        (("--p", "-0.5"), "--p must be in [0, 1], got -0.5"),
+        (("--p", "inf"), "--p must be in [0, 1], got inf"),
+        (("--p", "abc"), "--p must be a number in [0, 1], got 'abc'"),
         (("--sigma", "-1"), "--sigma must be in (0, inf), got -1"),
         (("--sigma", "0"), "--sigma must be in (0, inf), got 0"),
         (("--sigma", "nan"), "--sigma must be in (0, inf), got nan"),

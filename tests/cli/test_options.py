@@ -40,7 +40,7 @@ def option(name: str) -> click.Option:
 def test_the_click_type_raises_the_one_line_message_naming_the_option():
     with pytest.raises(InputError) as error:
         number(PROBABILITY).convert("2", option("--p"), None)
-    assert str(error.value) == "--p must be in (0, 1], got 2"
+    assert str(error.value) == "--p must be in [0, 1], got 2"
     with pytest.raises(InputError) as error:
         sweepable(POSITIVE_INTEGER).convert("1:3:0.5", option("--T"), None)
     assert str(error.value) == "--T takes integers: a range needs integer start, stop and step, got '1:3:0.5'"

@@ -65,7 +65,7 @@ def test_phase_defaults_and_training_form():
     [
         ("p=0.01,sigma=-1,T=3", "--phase 2: sigma must be in (0, inf), got -1"),
         ("p=0.01,sigma=abc,T=3", "--phase 2: sigma must be a number in (0, inf), got 'abc'"),
-        ("p=1.5,sigma=1,T=3", "--phase 2: p must be in (0, 1], got 1.5"),
+        ("p=1.5,sigma=1,T=3", "--phase 2: p must be in [0, 1], got 1.5"),
         ("p=0.01,sigma=1,T=0", "--phase 2: T must be an integer in [1, inf), got 0"),
         ("p=0.01,sigma=1,T=2.5", "--phase 2: T must be an integer in [1, inf), got 2.5"),
         ("mechanism=laplace,scale=0,T=1", "--phase 2: scale must be in (0, inf), got 0"),
@@ -148,7 +148,7 @@ def test_single_phase_flag_errors(given, message):
         (("--p", "0.1", "--sigma", "-1", "--T", "1"), "--sigma must be in (0, inf), got -1"),
         (("--mechanism", "laplace", "--scale", "-1", "--T", "1"), "--scale must be in (0, inf), got -1"),
         (("--mechanism", "laplace", "--scale", "1", "--T", "0"), "--T must be an integer in [1, inf), got 0"),
-        (("--mechanism", "laplace", "--scale", "1", "--T", "1", "--p", "2"), "--p must be in (0, 1], got 2"),
+        (("--mechanism", "laplace", "--scale", "1", "--T", "1", "--p", "2"), "--p must be in [0, 1], got 2"),
     ],
 )
 def test_single_phase_flag_values_are_checked_by_their_type(dpcalc, args, message):

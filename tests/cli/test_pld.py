@@ -135,7 +135,7 @@ def test_option_errors(dpcalc, args, message):
     "args, message",
     [
         (("pld", "--p", "0.004", "--T", "10"), "Error: --sigma is required (noise multiplier, > 0)\n"),
-        (("pld", "--p", "2", "--sigma", "1", "--T", "10"), "Error: --p must be in (0, 1], got 2\n"),
+        (("pld", "--p", "2", "--sigma", "1", "--T", "10"), "Error: --p must be in [0, 1], got 2\n"),
         (("pld", "--phase", "p=0.1,sigma=1,T=10", "--p", "0.1"),
          "Error: --phase and --p cannot be given together; describe every phase with --phase, or give one phase with the flags\n"),
         (("pld", "--phase", "p=0.1,sigma=-1,T=10"), "Error: --phase 1: sigma must be in (0, inf), got -1\n"),

@@ -130,6 +130,52 @@ def test_orders_option(dpcalc):
     assert document["warnings"] == []
 
 
+def test_orders_ranges(dpcalc):
+    # start:stop:step items, expanded as sweeps expand theirs (exact decimals, stop included),
+    # mixed with single orders; the result is the one of the same orders written out
+    ranged = dpcalc(*DESIGN_CARD, "--orders", "1.001:1.01:0.001,4,8:12:0.5", "--json").json()
+    written = [1.001, 1.002, 1.003, 1.004, 1.005, 1.006, 1.007, 1.008, 1.009, 1.01, 4.0,
+               8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0]
+    assert ranged["inputs"]["orders"] == written
+    listed = dpcalc(*DESIGN_CARD, "--orders", ",".join(map(str, written)), "--json").json()
+    assert ranged["result"] == listed["result"]
+    assert ranged["result"]["order"] == 10.0
+
+
+def test_orders_range_of_a_peer_grid(dpcalc):
+    # a 0.001-step grid such as peers' test suites use: one short item instead of 1000 orders
+    document = dpcalc(*DESIGN_CARD, "--orders", "1.001:2:0.001,4,8,16:64:8", "--json").json()
+    assert len(document["inputs"]["orders"]) == 1000 + 2 + 7
+    assert document["inputs"]["orders"][-1] == 64.0
+
+
+def test_large_orders_laplace_emulate_pure_dp(dpcalc):
+    # dp_accounting emulates pure DP with order 1e10: the Laplace release's RDP there is its
+    # epsilon = 1/b up to log 2 / 1e10 (Mironov 2017, Prop. 6), and the curve is exact
+    document = dpcalc("rdp", "--mechanism", "laplace", "--scale", "2", "--T", "3", "--orders", "2,1e10,1e100",
+                      "--delta", "1e-10", "--json").json()
+    curve = {point["order"]: point["rdp"] for point in document["result"]["curve"]}
+    assert curve[1e10] == pytest.approx(3 * 0.5, rel=1e-9) and curve[1e10] < 1.5
+    assert curve[1e100] == pytest.approx(1.5, rel=1e-15)
+    assert document["result"]["epsilon"] == pytest.approx(1.5, rel=1e-8)
+    assert document["warnings"] == []
+
+
+def test_large_orders_gaussian(dpcalc):
+    # order 1e10 is accepted for the subsampled Gaussian too: exact there (a / (2 sigma^2) plus
+    # a/(a-1) log p, large_orders), never the optimum; a flagged bound where sigma is large
+    document = dpcalc(*DESIGN_CARD, "--orders", "8:12:0.2,1e10", "--json").json()
+    assert document["result"]["order"] == 9.8 and document["warnings"] == []
+    curve = {point["order"]: point["rdp"] for point in document["result"]["curve"]}
+    assert curve[1e10] == pytest.approx(1e4 * (1e10 / (2 * 1.21) + math.log(0.004)), rel=1e-12)
+    loose = dpcalc("rdp", "--p", "0.01", "--sigma", "1000", "--T", "1", "--orders", "2,2e5", "--json").json()
+    assert loose["warnings"][1:] == [
+        "at 1 order(s) above 100000 (200000) the RDP is a sound upper bound, not the exact value (the largest "
+        "binomial term and a bound on the others, the unsampled Gaussian: the noise is large for the order), "
+        "so epsilon may be larger than with the exact RDP."
+    ]
+
+
 def test_grid_end_warning(dpcalc):
     run = dpcalc(*DESIGN_CARD, "--orders", "2,3,4")
     assert run.code == 0
@@ -217,8 +263,8 @@ def test_large_noise_fallback_is_warned(dpcalc):
 @pytest.mark.parametrize(
     "change, message",
     [
-        (("--p", "1.5"), "--p must be in (0, 1], got 1.5"),
-        (("--p", "abc"), "--p must be a number in (0, 1], got 'abc'"),
+        (("--p", "1.5"), "--p must be in [0, 1], got 1.5"),
+        (("--p", "abc"), "--p must be a number in [0, 1], got 'abc'"),
         (("--sigma", "0"), "--sigma must be in (0, inf), got 0"),
         (("--sigma", "nan"), "--sigma must be in (0, inf), got nan"),
         (("--T", "0"), "--T must be an integer in [1, inf), got 0"),
@@ -226,14 +272,23 @@ def test_large_noise_fallback_is_warned(dpcalc):
         (("--delta", "1"), "--delta must be in (0, 1), got 1"),
         (("--eps", "-1"), "--eps must be in [0, inf), got -1"),
         (("--max-eps", "-2"), "--max-eps must be in [0, inf), got -2"),
-        (("--orders", "1"), "--orders must be a comma-separated list of orders in (1, 100000], got 1"),
-        (("--orders", "2,0.5"), "--orders must be a comma-separated list of orders in (1, 100000], got 0.5"),
-        (("--orders", "2,1e6"), "--orders must be a comma-separated list of orders in (1, 100000], got 1e6"),
-        (("--orders", "2,nan"), "--orders must be a comma-separated list of orders in (1, 100000], got nan"),
-        (("--orders", "2,inf"), "--orders must be a comma-separated list of orders in (1, 100000], got inf"),
-        (("--orders", "2,x"), "--orders must be a comma-separated list of orders in (1, 100000], got 'x'"),
-        (("--orders", "2,,3"), "--orders must be a comma-separated list of orders in (1, 100000], got an empty item in '2,,3'"),
-        (("--orders", ""), "--orders must be a comma-separated list of orders in (1, 100000], got ''"),
+        (("--orders", "1"), "--orders must be a comma-separated list of orders in (1, 1e+100] or ranges start:stop:step, got 1"),
+        (("--orders", "2,0.5"), "--orders must be a comma-separated list of orders in (1, 1e+100] or ranges start:stop:step, got 0.5"),
+        (("--orders", "2,1e101"), "--orders must be a comma-separated list of orders in (1, 1e+100] or ranges start:stop:step, got 1e101"),
+        (("--orders", "2,nan"), "--orders must be a comma-separated list of orders in (1, 1e+100] or ranges start:stop:step, got nan"),
+        (("--orders", "2,inf"), "--orders must be a comma-separated list of orders in (1, 1e+100] or ranges start:stop:step, got inf"),
+        (("--orders", "2,x"), "--orders must be a comma-separated list of orders in (1, 1e+100] or ranges start:stop:step, got 'x'"),
+        (("--orders", "2,,3"), "--orders must be a comma-separated list of orders in (1, 1e+100] or ranges start:stop:step, got an empty item in '2,,3'"),
+        (("--orders", ""), "--orders must be a comma-separated list of orders in (1, 1e+100] or ranges start:stop:step, got ''"),
+        (("--orders", "2:3"), "--orders: a range is start:stop:step, got '2:3'"),
+        (("--orders", "2:x:1"), "--orders: the range stop must be a number, got 'x' in '2:x:1'"),
+        (("--orders", "0.5:2:0.5"),
+         "--orders must be a comma-separated list of orders in (1, 1e+100] or ranges start:stop:step, got 0.5"),
+        (("--orders", "2,1:1e9:1"),
+         "--orders: the range '1:1e9:1' has 1000000000 values; --orders takes at most 100000 orders (ranges expanded)"),
+        (("--orders", "1.5:100:0.001,101:103:0.001"),
+         "--orders: '1.5:100:0.001,101:103:0.001' has more than 100000 values; --orders takes at most 100000 orders "
+         "(ranges expanded)"),
         (("--scale", "2"), "--scale is for --mechanism laplace; the gaussian mechanism takes --sigma"),
         (("--delta", "1e-5", "--eps", "1"),
          "--delta and --eps cannot be given together; give --delta to get epsilon, or --eps to get delta"),

@@ -9,7 +9,7 @@ import pytest
 from dpcalc.cli.sweeps import MAX_ROWS
 
 RDP = ("rdp", "--p", "0.004", "--sigma", "1.1", "--no-tight")
-ROW_KEYS = {"p", "sigma", "T", "epsilon", "delta", "order", "conversion", "tight_epsilon"}
+ROW_KEYS = {"p", "sigma", "T", "epsilon", "delta", "order", "conversion", "tight_epsilon", "curve"}
 SWEEP_INPUT_KEYS = {"mechanism", "sampling", "neighbours", "examples_per_user", "p", "sigma", "scale", "T", "n", "batch_size", "epochs", "delta", "eps", "orders",
                     "conversion", "max_eps", "no_tight"}
 
@@ -31,6 +31,7 @@ def test_t_sweep_json_rows_equal_single_runs(dpcalc):
         assert (row["T"], row["epsilon"], row["order"], row["delta"]) == (
             steps, expected["epsilon"], expected["order"], expected["delta"]
         )
+        assert row["curve"] == expected["curve"]  # each row's whole curve, as the single run gives it
     # reference value (docs/reference-values.md, dp_accounting default orders): design card RDP epsilon 2.01306 at order 9.8
     assert result["rows"][1]["epsilon"] == pytest.approx(2.01306, abs=5e-6) and result["rows"][1]["order"] == 9.8
     assert document["warnings"] == []
@@ -111,7 +112,7 @@ def test_laplace_scale_sweep(dpcalc):
     document = dpcalc("rdp", "--mechanism", "laplace", "--scale", "1,2,4", "--T", "10", "--no-tight", "--json").json()
     rows = document["result"]["rows"]
     assert document["inputs"]["mechanism"] == "laplace"
-    assert set(rows[0]) == {"scale", "p", "T", "epsilon", "delta", "order", "conversion", "tight_epsilon"}
+    assert set(rows[0]) == {"scale", "p", "T", "epsilon", "delta", "order", "conversion", "tight_epsilon", "curve"}
     assert [row["scale"] for row in rows] == [1.0, 2.0, 4.0] and all(row["p"] == 1.0 for row in rows)
     assert rows[0]["epsilon"] > rows[1]["epsilon"] > rows[2]["epsilon"] > 0
 
@@ -123,6 +124,10 @@ def test_orders_are_not_swept(dpcalc):
     swept = dpcalc(*RDP, "--T", "100,10000", "--orders", "8,9,10,11", "--json").json()
     assert swept["inputs"]["orders"] == [8.0, 9.0, 10.0, 11.0]
     assert swept["result"]["rows"][1]["epsilon"] == document["result"]["epsilon"]
+    # a range in --orders is the orders it expands to, not a sweep
+    ranged = dpcalc(*RDP, "--T", "100,10000", "--orders", "8:11:1", "--json").json()
+    assert ranged["inputs"]["orders"] == [8.0, 9.0, 10.0, 11.0] and ranged["result"] == swept["result"]
+    assert [point["order"] for point in ranged["result"]["rows"][0]["curve"]] == [8.0, 9.0, 10.0, 11.0]
 
 
 def test_max_eps_checks_every_row(dpcalc):
@@ -158,7 +163,7 @@ def test_single_run_is_unchanged_by_the_sweep_code(dpcalc):
          "--delta and --eps cannot be given together; give --delta to get epsilon, or --eps to get delta"),
         (("--T", "10,20", "--max-eps", "-1"), "--max-eps must be in [0, inf), got -1"),
         (("--T", "10,20", "--orders", "1"),
-         "--orders must be a comma-separated list of orders in (1, 100000], got 1"),
+         "--orders must be a comma-separated list of orders in (1, 1e+100] or ranges start:stop:step, got 1"),
         (("--T", "1:200:1", "--delta", "1e-5:1e-3:1e-5"),
          f"the sweep has 20000 rows (--T 200 x --delta 100); a sweep takes at most {MAX_ROWS} rows"),
         (("--T", "1:20000:1"), f"--T: the range '1:20000:1' has 20000 values; a sweep takes at most {MAX_ROWS} rows"),

@@ -226,7 +226,7 @@ def test_gdp_mu_sweep(dpcalc):
 def test_gdp_sweep_bad_values(dpcalc, args, message):
     run = dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--no-tight", *args)
     if message is None:
-        assert run.code == 2 and run.stderr == "Error: --p must be in (0, 1], got 2\n"
+        assert run.code == 2 and run.stderr == "Error: --p must be in [0, 1], got 2\n"
         return
     assert (run.code, run.stdout, run.stderr) == (2, "", f"Error: {message}\n")
 

@@ -433,7 +433,12 @@ def test_more_budget_needs_no_more_noise(p, steps, low, ratio):
         ("sigma", {"steps": 10}, "give sampling_probability, or dataset_size and batch_size"),
         ("sigma", {"sampling_probability": 0.1}, "give exactly one of steps and epochs"),
         ("sigma", {"dataset_size": 10, "batch_size": 20, "steps": 1}, "batch_size must be in [1, dataset_size]"),
-        ("sigma", {"sampling_probability": 1.5, "steps": 1}, "sampling_probability must be in (0, 1]"),
+        ("sigma", {"sampling_probability": 1.5, "steps": 1}, "sampling_probability must be in [0, 1]"),
+        ("sigma", {"sampling_probability": -0.1, "steps": 1}, "sampling_probability must be in [0, 1], got -0.1"),
+        ("sigma", {"sampling_probability": 0.0, "epochs": 2},
+         "sampling_probability must be in (0, 1] with epochs (T = ceil(epochs / p)), got 0"),
+        ("epochs", {"sampling_probability": 0.0, "noise_multiplier": 1.0},
+         "sampling_probability must be in (0, 1] with epochs (T = ceil(epochs / p)), got 0"),
         ("noise", {}, "quantity must be one of"),
     ],
 )

@@ -18,7 +18,7 @@ from dpcalc.core.accountants import Accountant, accountant
 from dpcalc.core.budget.releases import PHASE_MECHANISMS, release_phase
 from dpcalc.core.budget.risk import RiskCheck, budget_risk
 from dpcalc.core.budget.schema import BudgetFile, Release
-from dpcalc.core.phases import Neighbours, Phase
+from dpcalc.core.phases import NOTHING_SAMPLED, Neighbours, Phase
 from dpcalc.core.validation import large_delta_warnings
 
 # Shares of delta tried for the first of two groups (any split is a valid bound; the best is kept).
@@ -198,7 +198,7 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
     own = [_release_epsilon(r, delta, release_accountant, budget.neighbours) for r in budget.releases]
     for name, share in zip(names, best_split):
         for note in notes.get((name, share * delta), ()):
-            if f"total: {note}" not in warnings:
+            if note != NOTHING_SAMPLED and f"total: {note}" not in warnings:  # said per release, below
                 warnings.append(f"total: {note}")
     if len(names) > 1:
         warnings.append(
@@ -207,6 +207,8 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
             "possibly looser than one accountant over all of them."
         )
     for release in budget.releases:
+        if release.parameters.get("p") == 0:
+            warnings.append(f"release '{release.name}': {NOTHING_SAMPLED}")
         if "n" in release.parameters:
             warnings += [f"release '{release.name}': {warning}"
                          for warning in large_delta_warnings(release.parameters["n"], delta)]

@@ -253,6 +253,9 @@ def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]
         one_of("T", "epochs")
         if "epochs" in parameters:
             p = parameters["p"] if "p" in parameters else parameters["batch_size"] / parameters["n"]
+            if p == 0:
+                raise BudgetFileError(f"{where}: epochs needs p above 0 (T = ceil(epochs / p), and p = 0 samples "
+                                      "no record in any number of steps); give T with p = 0")
             if parameters["epochs"] / p >= MAX_COUNT:
                 raise BudgetFileError(f"{where}: epochs = {parameters['epochs']:g} gives T = ceil(epochs / p) "
                                       f"above 1e+{MAX_COUNT_DIGITS} steps; lower epochs or raise p")

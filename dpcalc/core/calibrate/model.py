@@ -18,7 +18,10 @@ LOG_CLIP = 700.0
 
 
 def model_log_mu(p: float, sigma: float, steps: float) -> float:
-    """log mu of the central-limit approximation for real T (BDLS Thm 4: mu = p sqrt(T (e^(1/sigma^2) - 1)))."""
+    """log mu of the central-limit approximation for real T (BDLS Thm 4: mu = p sqrt(T (e^(1/sigma^2) - 1)));
+    -inf at p = 0 (nothing sampled: mu = 0)."""
+    if p == 0.0:
+        return -math.inf
     return min(math.log(p) + 0.5 * math.log(steps) + 0.5 * log_expm1(1.0 / (sigma * sigma)), 700.0)
 
 

@@ -24,7 +24,7 @@ from dpcalc.core.calibrate.grids import DecimalGrid, Grid, IntegerGrid
 from dpcalc.core.calibrate.model import LOG_CLIP, laplace_model_log_mu, model_log_epsilon, model_log_mu
 from dpcalc.core.phases import Mechanism, Phase
 from dpcalc.core.special import find_root
-from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY, Interval
+from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY, Interval, ParameterError
 
 Quantity = Literal["sigma", "T", "p", "epochs", "batch_size", "scale"]
 QUANTITIES: tuple[str, ...] = ("sigma", "T", "p", "epochs", "batch_size", "scale")
@@ -227,6 +227,9 @@ def make_problem(quantity: Quantity, sampling_probability: float | Fraction | No
             if dataset_size is not None or batch_size is not None:
                 raise ValueError("give sampling_probability or dataset_size and batch_size, not both")
             PROBABILITY.check("sampling_probability", float(sampling_probability))
+            if sampling_probability == 0 and (quantity == "epochs" or epochs is not None):
+                # p = 0 (nothing sampled) is a run of any T, but not of epochs: an epoch is 1/p steps
+                raise ParameterError("sampling_probability", "in (0, 1] with epochs (T = ceil(epochs / p))", 0)
             exact_probability = Fraction(sampling_probability)
             probability = float(sampling_probability)
         elif dataset_size is not None and batch_size is not None:

@@ -238,7 +238,8 @@ def _infeasible_message(quantity: Quantity, value: Value, run: Phase, epsilon: f
         return (f"even 1 epoch (T = {_count(run.steps)} steps) gives {figure}: no whole number of epochs meets the "
                 f"target; raise sigma, lower p, or {SOLVE_STEPS_HINT} to train part of an epoch")
     if quantity == "p":
-        return f"even p = {float(value):g} gives {figure}: no sampling probability meets the target; raise sigma or lower T"
+        return (f"even p = {float(value):g} gives {figure}: no sampling probability above 0 meets the target (p = 0 "
+                "samples nothing); raise sigma or lower T")
     return f"even batch size 1 (p = {run.sampling_probability:g}, T = {_count(run.steps)}) gives {figure}; raise sigma or lower T"
 
 

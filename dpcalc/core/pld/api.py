@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from dpcalc.core.phases import Phase
+from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld import work
 from dpcalc.core.pld.accountant import account_grid, first_upper
 from dpcalc.core.pld.fallback import closed_forms, merge, out_of_range
@@ -56,6 +56,10 @@ def upper_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DE
     OPEN_UNIT.check("delta", delta)
     ACCURACY.check("accuracy", accuracy)
     checked = check_phases(phases)
+    sampled = tuple(phase for phase in checked if not samples_nothing(phase))
+    if not sampled:
+        return 0.0, 0.0  # nothing sampled: (0, delta)-DP exactly (`nothing_sampled`)
+    checked = sampled
     reason = out_of_range(checked)
     if reason is None:
         outcome, reason = in_grid(lambda: first_upper(checked, delta, accuracy))
@@ -102,16 +106,34 @@ def account(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | 
             accuracy: float) -> PLDResult:
     """The grid accountant inside its numerical range; the closed-form bounds outside it.
 
-    An accuracy finer than the default never gives a looser interval than the default: where
+    Phases with p = 0 are left out (they add nothing), and a run of them alone is exactly
+    (0, 0)-DP (`nothing_sampled`). An accuracy finer than the default never gives a looser
+    interval than the default: where
     the finer grids fall short (their work limit, their size limit), the default's interval,
     which is just as certified, tightens either side.
     """
+    sampled = tuple(phase for phase in phases if not samples_nothing(phase))
+    if not sampled:
+        return nothing_sampled(phases, delta=delta, epsilon=epsilon, accuracy=accuracy)
+    if len(sampled) < len(phases):  # phases with p = 0 add nothing: the rest is the run
+        return dataclasses.replace(cached(sampled, delta, epsilon, accuracy), phases=phases)
     result = _account_at(phases, delta=delta, epsilon=epsilon, accuracy=accuracy)
     if accuracy < DEFAULT_ACCURACY and result.warnings:
         default = cached(phases, delta, epsilon, DEFAULT_ACCURACY)
         merged = merge(result, default, "the grid of the default accuracy")
         return dataclasses.replace(merged, accuracy=accuracy)
     return result
+
+
+def nothing_sampled(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,
+                    accuracy: float) -> PLDResult:
+    """The exact result of a run whose phases all have p = 0 (`phases.samples_nothing`): no
+    record is ever used, so the two neighbouring output distributions are equal and the run is
+    (0, 0)-DP; the certified interval is [0, 0] on epsilon (at any delta) or on delta (at any
+    epsilon). The grid accountant is not entered (its pairs take log p)."""
+    binding = "symmetric" if phases[0].neighbours == "replace-one" else "remove"
+    return PLDResult.bounds(delta=delta, epsilon=epsilon, upper=0.0, lower=0.0, accuracy=accuracy, grid_step=0.0,
+                            grid_size=0, binding=binding, attempts=0, phases=phases, warnings=(NOTHING_SAMPLED,))
 
 
 def _account_at(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,

@@ -8,7 +8,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dpcalc.core.phases import Phase
+from dpcalc.core.phases import Phase, samples_nothing
 from dpcalc.core.pld import bounds, work
 from dpcalc.core.pld.accountant import MAX_ATTEMPTS, MAX_BINS, Setup, prepare
 from dpcalc.core.pld.api import tight_epsilon
@@ -86,6 +86,10 @@ def largest_steps(phase: Phase, delta: float, target_epsilon: float, *, accuracy
         raise TypeError(f"phase must be a Phase, got {type(phase).__name__}")
     if neighbours is None:
         neighbours = _next_count(limit)
+    if samples_nothing(phase):  # p = 0: epsilon 0 at every T (api.nothing_sampled), the largest admissible T
+        count = neighbours(limit)[0]
+        at = tight_epsilon([dataclasses.replace(phase, steps=count)], delta, accuracy=accuracy) if count else None
+        return count, at, None
     found = _largest_shared(phase, float(delta), float(target_epsilon), float(accuracy), int(limit),
                             estimate, neighbours)
     if found is not None or not fallback:

@@ -8,7 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dpcalc.core.phases import Phase
+from dpcalc.core.phases import Phase, samples_nothing
 from dpcalc.core.pld import bounds, work
 from dpcalc.core.pld.accountant import prepare
 from dpcalc.core.pld.api import tight_epsilon
@@ -50,7 +50,7 @@ def tight_epsilons_over_steps(phase: Phase, delta: float, steps: Sequence[int], 
         POSITIVE_INTEGER.check("steps", count)
     distinct = sorted(set(counts))
     shared: dict[int, PLDResult] = {}
-    if len(distinct) >= _SHARED_MIN_ROWS:
+    if len(distinct) >= _SHARED_MIN_ROWS and not samples_nothing(phase):  # p = 0: exact, one by one
         shared = _shared_steps(phase, float(delta), distinct, float(accuracy))
     return tuple(
         shared.get(count) or tight_epsilon([dataclasses.replace(phase, steps=count)], delta, accuracy=accuracy)

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from dpcalc.core.phases import Phase
+from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld import bounds, work
 from dpcalc.core.pld.accountant import account_grid
 from dpcalc.core.pld.api import check_phases
@@ -53,6 +53,8 @@ class ProfileBounds:
         ACCURACY.check("accuracy", accuracy)
         self.phases = check_phases(phases)
         self.accuracy = float(accuracy)
+        # phases with p = 0 add nothing; a run of them only is (0, 0)-DP exactly (api.nothing_sampled)
+        self._sampled = tuple(phase for phase in self.phases if not samples_nothing(phase))
         if not targets:
             raise ValueError("give at least one target")
         # per composition: [(profile, bounds from above, bounds from below)]
@@ -60,7 +62,9 @@ class ProfileBounds:
         self.warnings: list[str] = []
         self.grid_step = 0.0
         self._failures = 0
-        self._out_of_range = out_of_range(self.phases)
+        self._out_of_range = out_of_range(self._sampled) if self._sampled else None
+        if not self._sampled:
+            self.warnings.append(NOTHING_SAMPLED)
         self._reason = self._out_of_range or ""
         for target in targets:
             self.add(target)
@@ -75,11 +79,13 @@ class ProfileBounds:
         else:
             assert epsilon is not None, "a target names delta or epsilon"
             NON_NEGATIVE.check("epsilon", epsilon)
+        if not self._sampled:
+            return  # delta(eps) = 0 at every eps: nothing to compose
         if self._out_of_range is not None:
             self._failures += 1
             return
         with work.guard() as guard:
-            grid = account_grid(self.phases, delta=delta, epsilon=epsilon, accuracy=width, full=True)
+            grid = account_grid(self._sampled, delta=delta, epsilon=epsilon, accuracy=width, full=True)
             parts = []
             for direction, measures in grid.measures.items():
                 role = grid.roles[direction]
@@ -110,6 +116,8 @@ class ProfileBounds:
         points = np.asarray(epsilons, dtype=float)
         if np.any(np.isnan(points)) or np.any(points < 0.0):
             raise ValueError("epsilons must be >= 0")
+        if not self._sampled:
+            return np.zeros(len(points)), np.zeros(len(points))
         upper = np.ones(len(points))
         lower = np.zeros(len(points))
         for parts in self._parts:
@@ -140,7 +148,7 @@ class ProfileBounds:
         anchors = points
         if len(points) > _CLOSED_ANCHORS:
             anchors = np.unique(np.quantile(points, np.linspace(0.0, 1.0, _CLOSED_ANCHORS), method="nearest"))
-        closed = [closed_forms(self.phases, delta=None, epsilon=float(value), accuracy=self.accuracy,
+        closed = [closed_forms(self._sampled, delta=None, epsilon=float(value), accuracy=self.accuracy,
                                reason=self._reason) for value in anchors]
         if self.grid_failed and closed:
             self.warnings = [item for item in closed[0].warnings if item not in self.warnings] + self.warnings

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from dpcalc.core.limits import SUMMED_ORDER
 from dpcalc.core.phases import Phase
 from dpcalc.core.rdp.curves import OrderBound, composed_rdp
 from dpcalc.core.rdp.orders import DEFAULT_ORDERS
@@ -70,10 +71,16 @@ class RDPResult:
             wider = f"a wider grid ({orders_option})" if orders_option else "a wider grid of orders"
             warnings.append(f"the optimum is at the {self.grid_edge} order of the grid ({self.order:g}); "
                             f"{wider} may give a smaller epsilon.")
-        bounded = self.bounded_orders
+        bounded = tuple(bound for bound in self.bounded_orders if bound.order <= SUMMED_ORDER)
+        large = tuple(bound for bound in self.bounded_orders if bound.order > SUMMED_ORDER)
+        if large:
+            warnings.append(
+                f"at {len(large)} order(s) above {SUMMED_ORDER:g} ({_listed(large)}) the RDP is a sound upper "
+                "bound, not the exact value (the largest binomial term and a bound on the others, the unsampled "
+                "Gaussian: the noise is large for the order), so epsilon may be larger than with the exact RDP."
+            )
         if bounded:
-            listed = ", ".join(f"{bound.order:g}" for bound in bounded[:_LISTED_BOUNDS])
-            listed += ", ..." if len(bounded) > _LISTED_BOUNDS else ""
+            listed = _listed(bounded)
             warnings.append(
                 f"at {len(bounded)} fractional order(s) ({listed}) the series loses precision to cancellation; "
                 "their RDP is a sound upper bound instead (log-convexity between the neighbouring integer "
@@ -83,6 +90,12 @@ class RDPResult:
         if not math.isfinite(self.epsilon):
             warnings.append("the RDP curve is infinite at every order: no finite epsilon (the noise is too small).")
         return tuple(warnings)
+
+
+def _listed(bounds: Sequence[OrderBound]) -> str:
+    """The first _LISTED_BOUNDS orders of `bounds`, then "..." if there are more."""
+    listed = ", ".join(f"{bound.order:g}" for bound in bounds[:_LISTED_BOUNDS])
+    return listed + (", ..." if len(bounds) > _LISTED_BOUNDS else "")
 
 
 def _total_variation_bound(rdp: float) -> float:
@@ -108,6 +121,9 @@ def epsilon_from_curve(
     candidates = [(rdp_to_epsilon(a, r, delta, conversion), a) for a, r in zip(orders, rdp)]
     if conversion == "improved":
         candidates += [(0.0, a) for a, r in zip(orders, rdp) if _total_variation_bound(r) <= delta]
+    # RDP 0 at some order: the two distributions are equal (van Erven, Harremoes 2014, Thm 8),
+    # (0, 0)-DP under either conversion (a run with p = 0: `phases.samples_nothing`)
+    candidates += [(0.0, a) for a, r in zip(orders, rdp) if r == 0.0]
     return min(candidates, key=lambda pair: (pair[0], pair[1]))
 
 
@@ -119,7 +135,7 @@ def delta_from_curve(
     candidates = []
     for a, r in zip(orders, rdp):
         value = rdp_to_delta(a, r, epsilon, conversion)
-        if conversion == "improved":
+        if conversion == "improved" or r == 0.0:  # r = 0: equal distributions, delta 0 (as above)
             value = min(value, _total_variation_bound(r))
         candidates.append((value, a))
     return min(candidates, key=lambda pair: (pair[0], pair[1]))

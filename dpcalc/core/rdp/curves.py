@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from dpcalc.core.laplace import laplace_rdp
+from dpcalc.core.limits import SUMMED_ORDER
 from dpcalc.core.phases import Mechanism, Neighbours, Phase, Sampling, count_as_float, rdp_covers
 from dpcalc.core.rdp.fractional_orders import (
     _TAIL_TERMS,
@@ -28,6 +29,7 @@ from dpcalc.core.rdp.fractional_orders import (
     _sound_log_a,
 )
 from dpcalc.core.rdp.integer_orders import _log_a_integer
+from dpcalc.core.rdp.large_orders import large_order_rdp
 from dpcalc.core.rdp.orders import _check_orders
 from dpcalc.core.validation import POSITIVE, PROBABILITY, ParameterError
 
@@ -36,6 +38,7 @@ _TERMS_PER_CHUNK = 2_000_000
 
 # Why an OrderBound's value is a bound (fractional_orders: `_sound_log_a`, `_monotone_bound`).
 _BOUND_REASON = "upper bound: log-convexity, monotonicity, unsampled Gaussian"
+_LARGE_BOUND_REASON = "upper bound: largest binomial term and a bound on the others, unsampled Gaussian"
 
 
 @dataclass(frozen=True)
@@ -61,17 +64,31 @@ def subsampled_gaussian_rdp(
     `orders`, and the unsampled Gaussian's a / (2 sigma^2) (`fractional_orders._sound_log_a`,
     `_monotone_bound`).
 
-    p = 1: eps(a) = a / (2 sigma^2) (M17 Prop. 7).
+    p = 1: eps(a) = a / (2 sigma^2) (M17 Prop. 7); p = 0: 0. Orders above SUMMED_ORDER (1e5): from the
+    bracket of `large_orders` (exact where it is narrow, else a bound listed in `bounded`).
     """
     PROBABILITY.check("sampling_probability", sampling_probability)
     POSITIVE.check("noise_multiplier", noise_multiplier)
     order_array = _check_orders(orders)
     q, sigma = float(sampling_probability), float(noise_multiplier)
+    if q == 0.0:  # nothing sampled: A_a = 1, RDP 0 at every order (`phases.samples_nothing`)
+        return np.zeros_like(order_array), ()
     if sigma * sigma == 0.0 or math.isinf(0.5 / (sigma * sigma)):
         # 1/sigma^2 overflows float64: A_a >= q^a e^(a(a-1)/(2 sigma^2)) is infinite too.
         return np.full_like(order_array, np.inf), ()
     if q == 1.0:
         return order_array / (2.0 * sigma * sigma), ()
+    large = order_array > SUMMED_ORDER
+    if large.any():
+        # above SUMMED_ORDER: the bracket of large_orders, without summing a terms per order
+        small_rdp, small_bounded = (
+            subsampled_gaussian_rdp(q, sigma, order_array[~large]) if (~large).any() else (np.empty(0), ())
+        )
+        rdp = np.empty_like(order_array)
+        rdp[~large] = small_rdp
+        rdp[large], exact = large_order_rdp(q, sigma, order_array[large])
+        large_bounds = [OrderBound(float(a), _LARGE_BOUND_REASON) for a in order_array[large][~exact]]
+        return rdp, tuple(sorted((*small_bounded, *large_bounds), key=lambda bound: bound.order))
     log_a = np.empty_like(order_array)
     is_integer = order_array == np.floor(order_array)
     if is_integer.any():

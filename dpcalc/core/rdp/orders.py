@@ -22,8 +22,8 @@ from dpcalc.core.validation import Interval
 # Its segments are written in dpcalc.core.limits (numpy-free), where `dpcalc rdp --help` reads them.
 DEFAULT_ORDERS: tuple[float, ...] = default_orders()
 
-# The largest order, MAX_ORDER (1e5), is in dpcalc.core.limits, where the command line reads it
-# without loading numpy.
+# The largest order, MAX_ORDER (1e100), is in dpcalc.core.limits, where the command line reads it
+# without loading numpy (as SUMMED_ORDER, above which orders are not summed term by term).
 ORDERS_RANGE = Interval(1.0, MAX_ORDER, high_closed=True)
 
 

@@ -62,6 +62,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dpcalc.core.limits import SUMMED_ORDER
 from dpcalc.core.rdp.integer_orders import _log_binomial, _segment_log_sum_exp, _segments
 from dpcalc.core.rdp.orders import _check_orders
 from dpcalc.core.special_array import log1p_exp, log_expm1
@@ -113,13 +114,16 @@ def uniform_gaussian_rdp(
     a - 1 (between 1, where it is 0, and 2 for 1 < a < 2), and at most 2 a / sigma^2: sound
     because (a - 1) eps(a) is convex in a and 0 at a = 1.
 
-    sampling_probability = 1 gives 2 a / sigma^2 exactly. Values are float64, +inf where the
+    sampling_probability = 0 gives 0; sampling_probability = 1 gives 2 a / sigma^2 exactly, and so do orders above SUMMED_ORDER
+    (1e5), where the Thm 27 sum (a terms) is not evaluated: an upper bound there. Values are float64, +inf where the
     bound exceeds float64 (sigma so small that 2 / sigma^2 overflows).
     """
     PROBABILITY.check("sampling_probability", sampling_probability)
     POSITIVE.check("noise_multiplier", noise_multiplier)
     order_array = _check_orders(orders)
     gamma, sigma = float(sampling_probability), float(noise_multiplier)
+    if gamma == 0.0:  # an empty batch: RDP 0 at every order (`phases.samples_nothing`)
+        return np.zeros_like(order_array)
     sigma_squared = sigma * sigma  # Python floats: inf or 0 past float64's range, no exception
     if sigma_squared == 0.0 or math.isinf(2.0 / sigma_squared):
         return np.full_like(order_array, np.inf)
@@ -129,6 +133,13 @@ def uniform_gaussian_rdp(
     if gamma == 1.0 or kappa == 0.0:
         # kappa == 0: sigma^2 overflowed; every term of the bound is 0 as well.
         return unsampled
+    large = order_array > SUMMED_ORDER
+    if large.any():
+        # above SUMMED_ORDER (a terms an order): the unsampled value, an upper bound at every order
+        result_all: np.ndarray = unsampled.copy()
+        if (~large).any():
+            result_all[~large] = uniform_gaussian_rdp(gamma, sigma, order_array[~large])
+        return result_all
 
     floor = np.floor(order_array)
     is_integer = floor == order_array
