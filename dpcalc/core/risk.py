@@ -43,7 +43,7 @@ import numpy as np
 
 from dpcalc.core.gdp import delta_for_epsilon, gdp_mu, max_advantage
 from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
-from dpcalc.core.phases import Phase
+from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld.privacy_profile import ProfileBounds
 from dpcalc.core.special import ndtr, ndtri
 from dpcalc.core.validation import OPEN_UNIT
@@ -138,6 +138,8 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     # once for epsilon at the smallest FPR taken as a delta (the low-FPR part of the curve), then
     # for delta at eps = 0 (the advantage) and at the Bayes point, at a coarser accuracy (one
     # such grid meets about a third of its accuracy at its own eps: measured on the design card)
+    if all(samples_nothing(phase) for phase in phases):
+        return _nothing_learnt(phases, asked, prior, kappa, accuracy)
     profile = ProfileBounds(phases, [(smallest, None)], accuracy=accuracy)
     coarse = min(_POINT_ACCURACY_FACTOR * accuracy, 0.1)
     profile.add((None, 0.0), accuracy=coarse)
@@ -184,6 +186,9 @@ def risk_figure(phases: Sequence[Phase], figure: RiskFigure, *, fpr: float | Non
     """The certified interval of one figure of a run, composed once: the maximum advantage
     (delta at eps = 0) or the largest TPR at `fpr` (the run composed for epsilon at delta = fpr,
     read as in `attack_risk`). What risk calibration evaluates at each candidate."""
+    if all(samples_nothing(phase) for phase in phases):  # the release does not depend on the data
+        exact = 0.0 if figure == "advantage" else float(fpr or 0.0)
+        return Bounds(exact, exact)
     if figure == "advantage":
         upper, lower = ProfileBounds(phases, [(None, 0.0)], accuracy=accuracy).at(np.array([0.0]))
         return Bounds(float(upper[0]), float(lower[0]))
@@ -195,6 +200,24 @@ def risk_figure(phases: Sequence[Phase], figure: RiskFigure, *, fpr: float | Non
     upper, lower = profile.at(grid)
     tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, np.array([fpr]))
     return Bounds(float(tpr_upper[0]), float(tpr_lower[0]))
+
+
+def _nothing_learnt(phases: Sequence[Phase], fprs: tuple[float, ...], prior: float, kappa: float | None,
+                    accuracy: float) -> RiskResult:
+    """The exact figures of a run that samples nothing (p = 0 throughout): its output does not
+    depend on the data, so the trade-off curve is 1 - alpha, TPR = FPR, the advantage 0, and
+    guessing succeeds with max(prior, 1 - prior)."""
+    alphas = _curve_alphas(min(fprs + (() if kappa is None else (kappa,))))
+    baseline = max(prior, 1.0 - prior)
+    return RiskResult(
+        phases=tuple(phases), advantage=Bounds(0.0, 0.0),
+        points=tuple(AttackPoint(fpr, Bounds(fpr, fpr), Bounds(prior, prior)) for fpr in fprs),
+        prior=float(prior), bayes_success=Bounds(baseline, baseline), bayes_baseline=baseline, kappa=kappa,
+        reconstruction=None if kappa is None else Bounds(kappa, kappa),
+        curve_alphas=tuple(float(a) for a in alphas),
+        curve_beta_lower=tuple(float(1.0 - a) for a in alphas), curve_beta_upper=tuple(float(1.0 - a) for a in alphas),
+        accuracy=accuracy, grid_step=0.0, gaussian=None, warnings=(NOTHING_SAMPLED,),
+    )
 
 
 def _warnings(profile: ProfileBounds, figures: Sequence[Bounds]) -> tuple[str, ...]:
