@@ -101,6 +101,22 @@ def format_bound(value: Any, upward: bool) -> str:
     return text
 
 
+def format_significant(value: float, upward: bool, digits: int = 6) -> str:
+    """A certified bound with `digits` significant digits, rounded outward (for rates such as a
+    TPR of 0.004286, whose fixed six decimals would show four digits): never printed below an
+    upper bound's value, nor above a lower bound's."""
+    if not math.isfinite(value) or value == 0.0:
+        return format_number(value)
+    text = f"{value:.{digits}g}"
+    for _ in range(3):
+        shown = float(text)
+        if (shown >= value) if upward else (shown <= value):
+            return text
+        quantum = 10.0 ** (math.floor(math.log10(abs(shown))) - digits + 1)
+        text = f"{shown + quantum if upward else shown - quantum:.{digits}g}"
+    return text
+
+
 def format_upper(value: Any) -> str:
     """An upper bound (epsilon, delta, noise to add) rounded up for display."""
     return format_bound(value, True)

@@ -25,7 +25,7 @@ from dpcalc.cli.options import (
     parse_list,
     sweepable,
 )
-from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
+from dpcalc.cli.output import Report, Table, format_lower, format_number, format_significant, format_upper
 from dpcalc.cli.phases import (
     ExamplesPerUserOption,
     Mechanism,
@@ -248,11 +248,11 @@ def _attack_table(result: RiskResult) -> Table:
     for index, point in enumerate(result.points):
         rows.append((
             format_number(point.fpr),
-            format_upper(point.tpr.upper),
-            format_lower(point.tpr.lower),
+            format_significant(point.tpr.upper, True),
+            format_significant(point.tpr.lower, False),
             f"{_relative_width(point.tpr):.1e}",
-            format_number(None if gaussian is None else gaussian.tprs[index]),
-            format_upper(point.ppv.upper),
+            "-" if gaussian is None else f"{gaussian.tprs[index]:.6g}",
+            format_significant(point.ppv.upper, True),
         ))
     return Table(
         columns=("FPR", "TPR (certified)", "TPR lower", "width", _gdp_header(result), "PPV (certified)"),

@@ -161,8 +161,9 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     (zero_upper, bayes_upper), (zero_lower, bayes_lower) = profile.at(np.array([0.0, bayes_eps]))
     advantage = Bounds(float(zero_upper), float(zero_lower))
     share = min(prior, 1.0 - prior)
+    # guessing alone succeeds with max(prior, 1 - prior): the true figure is never below it
     bayes = Bounds(min(1.0, (1.0 - share + share * float(bayes_upper)) * (1.0 + MARGIN)),
-                   (1.0 - share + share * float(bayes_lower)) * (1.0 - MARGIN))
+                   max(1.0 - share, (1.0 - share + share * float(bayes_lower)) * (1.0 - MARGIN)))
 
     alphas = _curve_alphas(smallest)
     curve_upper, curve_lower = _tpr_bounds(grid, upper, lower, alphas)
