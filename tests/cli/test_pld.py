@@ -190,3 +190,17 @@ def test_closed_form_fallback_says_so_instead_of_a_zero_grid(dpcalc):
     assert _row(run.stdout, "method") == "closed forms" and "no grid" in run.stdout
     document = dpcalc("pld", "--p", "0.004", "--sigma", "0.01", "--T", "100", "--max-eps", "1e9", "--json").json()
     assert document["budget"]["basis"] == "certified upper bound (closed forms)"
+
+
+def test_unsubsampled_gaussian_is_exact(dpcalc):
+    # exactly mu-GDP with mu = sqrt(5) (Dong, Roth, Su 2022, Cor. 3.3): mpmath gives 12.59524673551...
+    run = dpcalc("pld", "--p", "1", "--sigma", "1", "--T", "5", "--delta", "1e-6")
+    assert run.code == 0
+    assert _row(run.stdout, "epsilon") == "12.595247" and _row(run.stdout, "method") == "exact"
+    assert "final grid step" not in run.stdout and "exact: mu-GDP" in run.stdout
+    result = dpcalc("pld", "--p", "1", "--sigma", "1", "--T", "5", "--delta", "1e-6", "--json").json()["result"]
+    assert result["epsilon_lower"] <= 12.595246735517 <= result["epsilon_upper"]
+    assert result["epsilon_upper"] - result["epsilon_lower"] < 1e-9 * result["epsilon_upper"]
+    assert result["analysis"].startswith("exact: mu-GDP") and result["grid"] == {"step": 0.0, "size": 0}
+    budget = dpcalc("pld", "--p", "1", "--sigma", "1", "--T", "5", "--max-eps", "20", "--json").json()["budget"]
+    assert budget["basis"] == "certified upper bound (exact mu-GDP)"

@@ -14,6 +14,7 @@ from typing import TypeVar
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import work
 from dpcalc.core.pld.accountant import account_grid, first_upper
+from dpcalc.core.pld.exact import exact_result, exact_run
 from dpcalc.core.pld.fallback import closed_forms, merge, out_of_range
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PLDResult
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
@@ -51,11 +52,15 @@ def upper_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DE
     that grid meets the accuracy, as it does for most runs), without the lower bound and without
     checking the interval's width: about 40% cheaper, for searches that steer by it. Where the
     first grid cannot certify the target (inf), it is `tight_epsilon`'s upper bound; outside the
-    grid's range, or when the grid fails, the closed forms' (grid step 0), as in `tight_epsilon`.
+    grid's range, or when the grid fails, the closed forms' (grid step 0), as in `tight_epsilon`;
+    for a run that is exactly mu-GDP, `tight_epsilon`'s exact upper bound (grid step 0).
     """
     OPEN_UNIT.check("delta", delta)
     ACCURACY.check("accuracy", accuracy)
     checked = check_phases(phases)
+    if exact_run(checked):
+        result = cached(checked, float(delta), None, float(accuracy))
+        return result.epsilon_upper, result.grid_step
     reason = out_of_range(checked)
     if reason is None:
         outcome, reason = in_grid(lambda: first_upper(checked, delta, accuracy))
@@ -100,7 +105,8 @@ def cached(phases: tuple[Phase, ...], delta: float | None, epsilon: float | None
 
 def account(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,
             accuracy: float) -> PLDResult:
-    """The grid accountant inside its numerical range; the closed-form bounds outside it.
+    """The grid accountant inside its numerical range; the closed-form bounds outside it; the
+    exact mu-GDP value for runs of unsubsampled Gaussian phases (`exact`).
 
     An accuracy finer than the default never gives a looser interval than the default: where
     the finer grids fall short (their work limit, their size limit), the default's interval,
@@ -116,6 +122,9 @@ def account(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | 
 
 def _account_at(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,
                 accuracy: float) -> PLDResult:
+    if exact_run(phases):
+        # unsubsampled Gaussian phases: exactly mu-GDP, no grid (`exact`)
+        return exact_result(phases, delta=delta, epsilon=epsilon, accuracy=accuracy)
     reason = out_of_range(phases)
     if reason is None:
         grid, reason = in_grid(lambda: account_grid(phases, delta=delta, epsilon=epsilon, accuracy=accuracy))

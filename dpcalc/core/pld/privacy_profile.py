@@ -12,6 +12,7 @@ from dpcalc.core.phases import Phase
 from dpcalc.core.pld import bounds, work
 from dpcalc.core.pld.accountant import account_grid
 from dpcalc.core.pld.api import check_phases
+from dpcalc.core.pld.exact import exact_result, exact_run
 from dpcalc.core.pld.fallback import closed_forms, out_of_range
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PrivacyProfile
 from dpcalc.core.validation import NON_NEGATIVE
@@ -32,6 +33,7 @@ def tight_profile(phases: Sequence[Phase], epsilons: Sequence[float], *,
     the epsilon at the 0.25 quantile of the list and once for the 0.85 quantile, and the bounds
     of S1-S6 are evaluated at every epsilon from both; every one of them is sound, so the
     smaller upper and the larger lower bound are kept. Cost: about two `tight_delta` calls.
+    A run of unsubsampled Gaussian phases gets its exact mu-GDP profile (`exact`).
     Outside the grid's numerical range the closed forms (`fallback.closed_forms`) are used at
     each epsilon, and where the grid falls short of the accuracy they tighten either side.
     """
@@ -44,6 +46,11 @@ def tight_profile(phases: Sequence[Phase], epsilons: Sequence[float], *,
         NON_NEGATIVE.check("epsilon", value)
     finite = sorted(value for value in values if math.isfinite(value)) or [0.0]
     tilts = sorted({finite[min(len(finite) - 1, int(q * (len(finite) - 1) + 0.5))] for q in _PROFILE_TILT_QUANTILES})
+    if exact_run(checked):
+        # exactly mu-GDP: the closed form at every epsilon (`exact`)
+        exact = [exact_result(checked, delta=None, epsilon=value, accuracy=float(accuracy)) for value in values]
+        return PrivacyProfile(epsilons=values, delta_upper=tuple(item.delta_upper for item in exact),
+                              delta_lower=tuple(item.delta_lower for item in exact), phases=checked, grid_step=0.0)
     reason = out_of_range(checked)
     points = np.array(values)
     upper = np.ones(len(points))
