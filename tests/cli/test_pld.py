@@ -204,3 +204,21 @@ def test_unsubsampled_gaussian_is_exact(dpcalc):
     assert result["analysis"].startswith("exact: mu-GDP") and result["grid"] == {"step": 0.0, "size": 0}
     budget = dpcalc("pld", "--p", "1", "--sigma", "1", "--T", "5", "--max-eps", "20", "--json").json()["budget"]
     assert budget["basis"] == "certified upper bound (exact mu-GDP)"
+
+
+def test_laplace_at_tiny_delta(dpcalc):
+    # one step of the Laplace mechanism with eps0 = 4: delta(eps) = 1 - e^((eps - 4)/2), so
+    # epsilon = 4 + 2 log(1 - delta) = 4 - 2e-14 (it gave [3.99, 4] with a warning)
+    result = dpcalc("pld", "--mechanism", "laplace", "--scale", "0.25", "--T", "1", "--delta", "1e-14",
+                    "--json").json()
+    assert result["result"]["epsilon_lower"] <= 4.0 - 2e-14 <= result["result"]["epsilon_upper"]
+    assert result["result"]["epsilon_upper"] - result["result"]["epsilon_lower"] < 1e-10
+    assert not any("requested accuracy" in item for item in result["warnings"])
+    # subsampled, where the grid failed from delta = 1e-8: now it runs, merged with the closed forms
+    sub = dpcalc("pld", "--mechanism", "laplace", "--scale", "1", "--p", "0.5", "--T", "1", "--delta", "1e-12",
+                 "--json").json()
+    assert sub["result"]["grid"]["step"] > 0.0
+    # the largest loss log(1 + p (e - 1)) = 0.62011450695828 bounds it above; the true epsilon is
+    # within 2e-12 below it (tests/core/pld/test_tiny_delta.py checks it against mpmath)
+    top = math.log1p(0.5 * math.expm1(1.0))
+    assert top - 1e-10 <= sub["result"]["epsilon_lower"] <= top <= sub["result"]["epsilon_upper"] <= top + 1e-10

@@ -129,9 +129,10 @@ def _account_at(phases: tuple[Phase, ...], *, delta: float | None, epsilon: floa
     if reason is None:
         grid, reason = in_grid(lambda: account_grid(phases, delta=delta, epsilon=epsilon, accuracy=accuracy))
         if grid is not None:
-            if not grid.result.warnings:
+            if not grid.result.warnings and not any(phase.mechanism == "laplace" for phase in phases):
                 return grid.result
-            # the grid fell short of the accuracy: the closed forms may do better on either side
+            # the grid fell short of the accuracy, or the run has Laplace phases, whose largest loss
+            # is an atom: at small delta the closed forms bracket epsilon to ~1e-12 (`fallback`)
             return merge(grid.result, closed_forms(phases, delta=delta, epsilon=epsilon, accuracy=accuracy,
                                                    reason=""))
     return closed_forms(phases, delta=delta, epsilon=epsilon, accuracy=accuracy, reason=reason or "")
