@@ -215,6 +215,8 @@ def gate_basis(result: PLDResult, epsilon_solved: bool) -> str:
     """What --max-eps compares for a PLD result (`result.epsilon`)."""
     if not epsilon_solved:
         return "the given epsilon, at the certified upper bound on delta"
+    if result.exact:
+        return "certified upper bound (exact mu-GDP)"
     if result.grid_size == 0:
         return "certified upper bound (closed forms)"
     return "PLD certified upper bound"
@@ -395,7 +397,9 @@ def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResul
             rows.append(("delta as if Poisson", format_upper(as_poisson.delta_upper),
                          f"what Poisson accounting reports; not a bound for {_scheme(result.phases)} batches"))
     rows.append(("analysis", "", analysis_of(result.phases)))
-    if result.grid_size == 0:
+    if result.exact:
+        rows.append(("method", "exact", "closed form; the interval is its floating-point error, no grid"))
+    elif result.grid_size == 0:
         # outside the grid's range (or where it failed) the bounds are closed forms: no grid
         # and no binding direction to report
         rows.append(("method", "closed forms", "certified closed-form bounds; no grid (see the warning)"))

@@ -125,11 +125,12 @@ class RDPAccountant:
 class PLDAccountant:
     """The tight PLD accountant at its default accuracy: the certified upper bound `dpcalc pld` prints.
 
-    With `exact_gaussian`, full-batch Gaussian phases are first merged into one
-    (`merge_full_batch_gaussians`), and a run of them alone is converted exactly: the Gaussian
-    mechanism is mu-GDP, epsilon(delta) by DRS Cor. 2.13. Without it (calibration, the tight
-    column) every run goes to the PLD accountant, so that its figure is the one `dpcalc pld`
-    prints for the same phases.
+    A run of unsubsampled Gaussian phases alone is exactly mu-GDP, and the PLD accountant gives
+    its closed form (`pld.exact`; method EXACT_GAUSSIAN), certified to its floating-point error.
+    With `exact_gaussian`, full-batch Gaussian phases among subsampled ones are first merged into
+    one (`merge_full_batch_gaussians`): fewer phases for the grid, not a looser bound. Without it
+    (calibration, the tight column) the phases go to the PLD accountant as given, so that its
+    figure is the one `dpcalc pld` prints for the same phases.
     """
 
     name: AccountantName = "pld"
@@ -139,21 +140,16 @@ class PLDAccountant:
         self.exact_gaussian = exact_gaussian
 
     def epsilon(self, phases: Sequence[Phase], delta: float) -> Accounted:
-        """The certified upper bound at delta (docs/pld-soundness.md), or the exact mu-GDP value
-        for full-batch Gaussian phases with `exact_gaussian`."""
+        """The certified upper bound at delta (docs/pld-soundness.md), exact for runs of
+        unsubsampled Gaussian phases."""
         if self.exact_gaussian:
             phases = merge_full_batch_gaussians(phases)
-            if len(phases) == 1 and _full_batch_gaussian(phases[0]):
-                from dpcalc.core import gdp
-
-                mu = phases[0].shift * math.sqrt(phases[0].steps) / phases[0].noise
-                return Accounted(gdp.epsilon_for_delta(delta, mu), None, (), EXACT_GAUSSIAN)
         # looked up on the module at each call (tests record the calls)
         from dpcalc.core import pld
 
         result = pld.tight_epsilon(phases, delta)
         # grid step 0: outside the grid's range the accountant certifies by closed forms
-        method = PLD_CERTIFIED if result.grid_step > 0.0 else CLOSED_FORMS
+        method = EXACT_GAUSSIAN if result.exact else PLD_CERTIFIED if result.grid_step > 0.0 else CLOSED_FORMS
         return Accounted(result.epsilon_upper, result.epsilon_lower, result.warnings, method)
 
 
@@ -175,25 +171,25 @@ def accountant(name: str, *, exact_gaussian: bool = False) -> Accountant:
     raise ValueError(f"accountant must be one of {', '.join(ACCOUNTANTS)}, got accountant={name!r}")
 
 
-def _full_batch_gaussian(phase: Phase) -> bool:
-    return phase.mechanism == "gaussian" and phase.sampling_probability == 1.0
-
-
 def merge_full_batch_gaussians(phases: Sequence[Phase]) -> list[Phase]:
     """Gaussian phases without subsampling compose exactly into one: mu-GDP with
     mu^2 = sum of steps (shift / sigma)^2 (Dong, Roth, Su 2022, Cor. 3.3; the shift is 2 under
     replace-one), the Gaussian mechanism with noise multiplier shift/mu under the run's relation.
     Fewer, simpler phases make the PLD accountant faster, not looser."""
-    full = [phase for phase in phases if _full_batch_gaussian(phase)]
+    from dpcalc.core.pld.exact import exact_mu, exact_run
+
+    full = [phase for phase in phases if exact_run((phase,))]
     if len(full) <= 1:
         return list(phases)
-    mu_squared = math.fsum(phase.steps * (phase.shift / phase.noise) ** 2 for phase in full)
-    rest = [phase for phase in phases if not _full_batch_gaussian(phase)]
+    mu = exact_mu(full)
+    if mu is None or not 0.0 < mu < math.inf:
+        return list(phases)
+    rest = [phase for phase in phases if not exact_run((phase,))]
     neighbours = full[0].neighbours  # one relation per run (pld.check_phases)
     # each phase's own shift (2 under replace-one, k at user level) is in mu; the merged phase is
     # example-level, its shift that of the relation
     shift = 2.0 if neighbours == "replace-one" else 1.0
-    return rest + [Phase("gaussian", 1.0, shift / math.sqrt(mu_squared), None, 1, neighbours=neighbours)]
+    return rest + [Phase("gaussian", 1.0, shift / mu, None, 1, neighbours=neighbours)]
 
 
 # A run of a sweep for `shared_over_steps`: (phases, target delta or None, accuracy).

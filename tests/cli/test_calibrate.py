@@ -442,3 +442,24 @@ def test_laplace_sweep_and_budget_gate(dpcalc):
 def test_laplace_usage_errors(dpcalc, args, message):
     run = dpcalc("calibrate", "--target-eps", "1", *args)
     assert (run.code, run.stderr, run.stdout) == (2, f"Error: {message}\n", "")
+
+
+def test_unsubsampled_sigma_from_the_closed_form(dpcalc):
+    # p = 1, T = 25: exactly mu-GDP with mu = 5 / sigma; delta(1; mu = 3) = 0.78760074136 (mpmath),
+    # so at delta = 0.78760074 the boundary is sigma = 1.6666666704081 (mpmath: mu = 2.99999999327)
+    result = dpcalc("calibrate", "--target-eps", "1", "--delta", "0.78760074", "--p", "1", "--T", "25",
+                    "--precision", "1e-7", "--json").json()["result"]
+    assert result["boundary"] == pytest.approx(1.6666666704081, rel=1e-10)
+    # the smallest sigma of the 9-digit grid above the boundary; the one below fails
+    assert result["sigma"] == 1.66666668 and result["epsilon"] <= 1.0
+    assert result["rejected"]["sigma"] == 1.66666667 and result["rejected"]["epsilon"] > 1.0
+    at = dpcalc("pld", "--p", "1", "--sigma", "1.66666668", "--T", "25", "--delta", "0.78760074", "--json").json()
+    assert at["result"]["epsilon"] == result["epsilon"]
+
+
+def test_unsubsampled_steps_agree_with_pld(dpcalc):
+    result = dpcalc("calibrate", "--target-eps", "3", "--solve", "T", "--p", "1", "--sigma", "4", "--json").json()["result"]
+    # mu-GDP with mu = sqrt(T) / 4 at delta 1e-5: epsilon 2.9432 at T = 8, 3.1468 at T = 9
+    assert result["T"] == 8 and result["rejected"]["T"] == 9
+    at = dpcalc("pld", "--p", "1", "--sigma", "4", "--T", "8", "--json").json()["result"]["epsilon"]
+    assert at == result["epsilon"] <= 3.0 < result["rejected"]["epsilon"]

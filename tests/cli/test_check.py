@@ -57,7 +57,9 @@ def test_gaussian_releases_compose_exactly_as_gdp(dpcalc, tmp_path):
     assert run.code == 0
     # 3 Gaussian releases at sigma 4 and 0.5-GDP: mu^2 = 3/16 + 1/4 (Dong, Roth, Su Cor. 3.3).
     expected = gdp.epsilon_for_delta(1e-5, math.sqrt(3 / 16 + 0.25))
-    assert run.json()["result"]["total"]["epsilon"] == pytest.approx(expected, rel=1e-12)
+    # the certified upper bound of the exact value: above it by its floating-point error (~1e-12)
+    total = run.json()["result"]["total"]["epsilon"]
+    assert total == pytest.approx(expected, rel=1e-11) and total >= expected
     assert run.json()["warnings"] == []
 
 

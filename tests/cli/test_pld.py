@@ -190,3 +190,35 @@ def test_closed_form_fallback_says_so_instead_of_a_zero_grid(dpcalc):
     assert _row(run.stdout, "method") == "closed forms" and "no grid" in run.stdout
     document = dpcalc("pld", "--p", "0.004", "--sigma", "0.01", "--T", "100", "--max-eps", "1e9", "--json").json()
     assert document["budget"]["basis"] == "certified upper bound (closed forms)"
+
+
+def test_unsubsampled_gaussian_is_exact(dpcalc):
+    # exactly mu-GDP with mu = sqrt(5) (Dong, Roth, Su 2022, Cor. 3.3): mpmath gives 12.59524673551...
+    run = dpcalc("pld", "--p", "1", "--sigma", "1", "--T", "5", "--delta", "1e-6")
+    assert run.code == 0
+    assert _row(run.stdout, "epsilon") == "12.595247" and _row(run.stdout, "method") == "exact"
+    assert "final grid step" not in run.stdout and "exact: mu-GDP" in run.stdout
+    result = dpcalc("pld", "--p", "1", "--sigma", "1", "--T", "5", "--delta", "1e-6", "--json").json()["result"]
+    assert result["epsilon_lower"] <= 12.595246735517 <= result["epsilon_upper"]
+    assert result["epsilon_upper"] - result["epsilon_lower"] < 1e-9 * result["epsilon_upper"]
+    assert result["analysis"].startswith("exact: mu-GDP") and result["grid"] == {"step": 0.0, "size": 0}
+    budget = dpcalc("pld", "--p", "1", "--sigma", "1", "--T", "5", "--max-eps", "20", "--json").json()["budget"]
+    assert budget["basis"] == "certified upper bound (exact mu-GDP)"
+
+
+def test_laplace_at_tiny_delta(dpcalc):
+    # one step of the Laplace mechanism with eps0 = 4: delta(eps) = 1 - e^((eps - 4)/2), so
+    # epsilon = 4 + 2 log(1 - delta) = 4 - 2e-14 (it gave [3.99, 4] with a warning)
+    result = dpcalc("pld", "--mechanism", "laplace", "--scale", "0.25", "--T", "1", "--delta", "1e-14",
+                    "--json").json()
+    assert result["result"]["epsilon_lower"] <= 4.0 - 2e-14 <= result["result"]["epsilon_upper"]
+    assert result["result"]["epsilon_upper"] - result["result"]["epsilon_lower"] < 1e-10
+    assert not any("requested accuracy" in item for item in result["warnings"])
+    # subsampled, where the grid failed from delta = 1e-8: now it runs, merged with the closed forms
+    sub = dpcalc("pld", "--mechanism", "laplace", "--scale", "1", "--p", "0.5", "--T", "1", "--delta", "1e-12",
+                 "--json").json()
+    assert sub["result"]["grid"]["step"] > 0.0
+    # the largest loss log(1 + p (e - 1)) = 0.62011450695828 bounds it above; the true epsilon is
+    # within 2e-12 below it (tests/core/pld/test_tiny_delta.py checks it against mpmath)
+    top = math.log1p(0.5 * math.expm1(1.0))
+    assert top - 1e-10 <= sub["result"]["epsilon_lower"] <= top <= sub["result"]["epsilon_upper"] <= top + 1e-10

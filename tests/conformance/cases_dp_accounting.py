@@ -138,7 +138,9 @@ for _eps in (0.01, 1.0, 100.0):
         id=f"dpa-pld-laplace-eps{_eps:g}-delta1e-10",
         source=_src(RDP_TEST, "test_laplace"),
         argv=argv(f"pld --mechanism laplace --scale {1 / _eps!r} --T 1 --delta 1e-10"),
-        key="result.epsilon", expected=_eps, abs=PLACES7, defect=4,
+        key="result.epsilon", expected=_eps, abs=PLACES7,
+        # scale 0.01 lies outside the grid's range: the closed forms are looser there
+        defect=4 if _eps == 100.0 else None,
     ))
 
 # --- PLD privacy-loss mechanisms: delta(eps) of one Laplace step (assertAlmostEqual, places 7) ---

@@ -89,16 +89,21 @@ def test_pld_outside_its_grid_reports_closed_forms():
     assert accounted.method == CLOSED_FORMS and accounted.warnings
 
 
-def test_full_batch_gaussians_exact_only_when_asked():
-    # Three Gaussian releases at sigma 4 and one at 2: mu^2 = 3/16 + 1/4 (DRS Cor. 3.3), exactly mu-GDP.
+def test_full_batch_gaussians_exact():
+    # Three Gaussian releases at sigma 4 and one at 2: mu^2 = 3/16 + 1/4 (DRS Cor. 3.3), exactly
+    # mu-GDP: the PLD accountant gives the closed form, certified, merged or not
     phases = [Phase("gaussian", 1.0, 4.0, None, 3), Phase("gaussian", 1.0, 2.0, None, 1)]
+    value = gdp.epsilon_for_delta(1e-5, math.sqrt(3 / 16 + 1 / 4))
     exact = PLDAccountant(exact_gaussian=True).epsilon(phases, 1e-5)
-    assert exact.epsilon == pytest.approx(gdp.epsilon_for_delta(1e-5, math.sqrt(3 / 16 + 1 / 4)), rel=1e-12)
-    assert exact.method == EXACT_GAUSSIAN and exact.epsilon_lower is None
-    # without it, the run goes to the PLD accountant: the figure `dpcalc pld` prints
+    assert exact.epsilon == pytest.approx(value, rel=1e-11)  # the certified interval is ~1e-12 wide
+    assert exact.epsilon_lower is not None and exact.epsilon_lower <= value <= exact.epsilon
+    assert exact.method == EXACT_GAUSSIAN
     plain = PLDAccountant().epsilon(phases, 1e-5)
-    assert plain.epsilon == pld.tight_epsilon(phases, 1e-5).epsilon_upper >= exact.epsilon
-    assert plain.method == PLD_CERTIFIED
+    assert plain.epsilon == pld.tight_epsilon(phases, 1e-5).epsilon_upper == pytest.approx(value, rel=1e-11)
+    assert plain.method == EXACT_GAUSSIAN
+    # a subsampled phase sends the run to the grid
+    sampled = [*phases, Phase("gaussian", 0.01, 1.0, None, 100)]
+    assert PLDAccountant().epsilon(sampled, 1e-5).method == PLD_CERTIFIED
 
 
 def test_merge_full_batch_gaussians():

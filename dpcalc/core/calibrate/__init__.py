@@ -37,7 +37,10 @@ Guarantees
     the two nearest steering evaluations (all within 2% of the boundary; the answer is at most
     `precision` from the boundary, so a slope error of a few percent moves the boundary by
     ~1e-6). Interpolation and extrapolation rely on the accountant's epsilon being smooth in
-    sigma; its jitter is ~3e-5 relative in epsilon (measured), ~2e-5 in sigma.
+    sigma; its jitter is ~3e-5 relative in epsilon (measured), ~2e-5 in sigma. At p = 1 the
+    run is exactly mu-GDP (`pld.exact`): sigma is the root of the closed form's certified
+    epsilon, rounded up to the grid, and the answer is the smallest grid value with epsilon
+    <= E, its neighbour below `rejected`, as for gdp and rdp (`solve._exact_sigma`).
   - T, epochs and batch size are integers: the answer is the exact largest one, and
     `rejected` = answer + 1 exceeds E (for pld T and epochs the answer's epsilon is
     `tight_epsilon`'s and the neighbour's the shared composition's, see `solve`).

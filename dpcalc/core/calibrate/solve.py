@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import replace
+from decimal import Decimal
 from fractions import Fraction
 
 from dpcalc.core.accountants import AccountantName
@@ -126,6 +127,10 @@ def calibrate(
             shared = _largest_steps(problem, pld_engine, grid, start, target_epsilon)
             if shared is not None:
                 return build_result(problem, engine, shared, target_epsilon, delta, precision, grid)
+        if quantity == "sigma" and isinstance(grid, DecimalGrid) and problem.fixed_probability == 1.0:
+            exact = _exact_sigma(problem, pld_engine, grid, target_epsilon)
+            if exact is not None:
+                return build_result(problem, engine, exact, target_epsilon, delta, precision, grid)
 
     search = Search(evaluate, model, grid, target_epsilon, sign, precision, start, prior,
                     steer=steer, steering=STEERING_MAX, level=level,
@@ -149,6 +154,70 @@ def _no_worse_than_basic_composition(problem: Problem, engine: Engine, result: C
     if result.feasible and result.value is not None and result.value <= basic.value:
         return result
     return replace(basic, evaluations=result.evaluations + 1)
+
+
+# Doublings of sigma tried to bracket the boundary of an exact run (2^200: far past the grid).
+_EXACT_BRACKET_STEPS = 200
+# Grid values above the rounded boundary tried before the search takes over (one suffices: the
+# certified upper bound is within ~1e-12 relative of the root the boundary solves for).
+_EXACT_WALK = 4
+
+
+def _exact_sigma(problem: Problem, engine: PLDEngine, grid: DecimalGrid, target: float) -> Outcome | None:
+    """sigma at p = 1 from the closed form: the run is exactly mu-GDP (`pld.exact`), so the
+    boundary is the root of epsilon_upper(sigma) = target (Brent, on a bracket found by doubling
+    from sigma = 1: no fixed bracket), rounded up to the grid; the answer is the smallest grid
+    value there or above whose certified epsilon (the accountant's, what `dpcalc pld` prints) is
+    at most the target, and the grid value below it the rejected neighbour. None (the search
+    decides) when the boundary lies outside the grid's range or the answer is not found at once.
+    """
+    from dpcalc.core.special import find_root
+
+    calls = 0
+
+    def evaluate(value: Value) -> float:
+        nonlocal calls
+        calls += 1
+        return engine.epsilon(problem.run(value))
+
+    def excess(log_sigma: float) -> float:
+        return evaluate(Decimal(math.exp(log_sigma))) - target
+
+    low_end, high_end = math.log(float(grid.low)), math.log(float(grid.high))
+    low = high = 0.0
+    for _ in range(_EXACT_BRACKET_STEPS):
+        if excess(high) <= 0.0 or high >= high_end:
+            break
+        low, high = high, min(high + math.log(2.0), high_end)
+    if not excess(high) <= 0.0:
+        return None  # infeasible on the grid: the search reports the closest point
+    for _ in range(_EXACT_BRACKET_STEPS):
+        if excess(low) > 0.0 or low <= low_end:
+            break
+        high, low = low, max(low - math.log(2.0), low_end)
+    if not excess(low) > 0.0:
+        return None  # the least noise of the grid passes: the search reports it
+    boundary = math.exp(find_root(excess, low, high, rtol=1e-15))
+    value = grid.up(boundary)
+    for _ in range(_EXACT_WALK):
+        epsilon = evaluate(value)
+        if epsilon <= target:
+            break
+        value = grid.above(value)
+    else:
+        return None
+    below = grid.below(value)
+    rejected_epsilon = evaluate(below)
+    if below == value or rejected_epsilon <= target:
+        return None
+
+    def point(at: Value, eps: float) -> Point:
+        residual = None
+        if 0.0 < eps < math.inf:
+            residual = math.log(eps) - problem.model_log_epsilon(float(at), engine.delta)
+        return Point(at, -math.log(float(at)), eps, eps <= target, residual)
+
+    return Outcome(point(value, epsilon), point(below, rejected_epsilon), None, False, calls, boundary=boundary)
 
 
 def _largest_steps(problem: Problem, engine: PLDEngine, grid: Grid, start: float, target: float) -> Outcome | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import sys
 from collections.abc import Sequence
 
@@ -167,7 +168,9 @@ def _one_step_lower(phase: Phase, delta: float | None, epsilon: float | None) ->
     P-mass >= p Phi(z), so P(L >= l(z)) >= p Phi(z) with l(z) = log p + 1/(2 s^2) - z/s.
     Laplace: L takes its largest value a+ = log(1 + p (e^(1/b) - 1)) with P-mass
     m = ((1 - p) e^(-1/b) + p)/2 (x >= 1); k steps together reach k a+ with P-mass m^k.
-    With eps = l - c the bound is P(L >= l) (1 - e^(-c)), for a few shares c.
+    With eps = l - c the bound is P(L >= l) (1 - e^(-c)), for a few shares c; for the Laplace
+    mechanism also with c solved for exactly, eps = k a+ + log(1 - delta / m^k), so that the
+    bound tends to k a+ as delta -> 0.
     Returns epsilon_lower (delta given) or delta_lower (epsilon given); 0 when nothing is shown.
 
     Fixed-size batches (replace-one): the same at noise sigma/2, their attained pair being the
@@ -212,6 +215,7 @@ def _one_step_lower(phase: Phase, delta: float | None, epsilon: float | None) ->
     a_plus *= 1.0 - 1e-12
     mass = (0.5 * ((1.0 - p) * math.exp(-inv_b) + p)) * (1.0 - 1e-12)
     log_mass = math.log(mass)
+    candidates = {phase.steps}
     for c in _LOWER_SHARES:
         gain = -math.expm1(-c)
         if delta is not None:
@@ -223,13 +227,35 @@ def _one_step_lower(phase: Phase, delta: float | None, epsilon: float | None) ->
                 if math.isinf(value):
                     return sys.float_info.max
                 best = max(best, value)
+                candidates.update((k, min(k + 1, phase.steps)))
         else:
             assert epsilon is not None
             # the fewest steps k with k a+ >= eps + c
             need = max(1, math.ceil((epsilon + c) / a_plus)) if a_plus > 0.0 else math.inf
             if need <= phase.steps:
                 best = max(best, math.exp(need * log_mass) * gain * (1.0 - 1e-9))
+    # the share solved for exactly: m^k (1 - e^(eps - k a+)) = delta at
+    # eps = k a+ + log(1 - delta m^(-k)), the limit k a+ as delta -> 0 (a share c = 0.01 would
+    # stop 0.01 short of it)
+    for k in candidates:
+        if delta is not None:
+            log_ratio = math.log(delta) + math.log1p(1e-9) - k * log_mass
+            if log_ratio < 0.0:
+                top = k * a_plus
+                if math.isinf(top):
+                    return sys.float_info.max
+                share = math.log(-math.expm1(log_ratio))
+                best = max(best, top + share - 1e-12 * (top - share) - 1e-300)
+        else:
+            assert epsilon is not None
+            if k * a_plus > epsilon:
+                best = max(best, math.exp(k * log_mass) * -math.expm1(epsilon - k * a_plus) * (1.0 - 1e-9))
     return best
+
+
+# The grid's warnings that its interval fell short of the accuracy, or that it could not certify
+# the target at all (`accountant.account_grid`).
+_FELL_SHORT = re.compile(r"^(the certified interval is .* more than the requested accuracy|the grid cannot certify this target)")
 
 
 def merge(grid_result: PLDResult, closed: PLDResult, source: str | None = None) -> PLDResult:
@@ -246,6 +272,10 @@ def merge(grid_result: PLDResult, closed: PLDResult, source: str | None = None) 
     d_hi = min(grid_result.delta_upper, closed.delta_upper)
     eps_lo = min(max(grid_result.epsilon_lower, closed.epsilon_lower), eps_hi)
     d_lo = min(max(grid_result.delta_lower, closed.delta_lower), d_hi)
+    upper, lower = (eps_hi, eps_lo) if grid_result.delta_upper == grid_result.delta_lower else (d_hi, d_lo)
+    if upper - lower <= grid_result.accuracy * upper:
+        # the merged interval meets the accuracy: the grid's note that it fell short no longer holds
+        warnings = [item for item in warnings if not _FELL_SHORT.search(item)]
     return dataclasses.replace(
         grid_result, epsilon=eps_hi, epsilon_upper=eps_hi, epsilon_lower=eps_lo,
         delta=d_hi, delta_upper=d_hi, delta_lower=d_lo, warnings=tuple(warnings),

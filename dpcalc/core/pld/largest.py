@@ -12,6 +12,7 @@ from dpcalc.core.phases import Phase, samples_nothing
 from dpcalc.core.pld import bounds, work
 from dpcalc.core.pld.accountant import MAX_ATTEMPTS, MAX_BINS, Setup, prepare
 from dpcalc.core.pld.api import tight_epsilon
+from dpcalc.core.pld.exact import exact_run
 from dpcalc.core.pld.fallback import out_of_range
 from dpcalc.core.pld.layers import Layered
 from dpcalc.core.pld.model import PhaseModel, directions_of
@@ -73,6 +74,9 @@ def largest_steps(phase: Phase, delta: float, target_epsilon: float, *, accuracy
     pair (S1), so the order of the convolutions changes the width of an interval, never its
     soundness. Cost: 1.0-1.3 `tight_epsilon` calls (design card: 0.10 s against 0.09 s).
 
+    A phase without subsampling is exactly mu-GDP: the bisection over `tight_epsilon`, which
+    gives its closed form (`exact`), answers directly, with or without `fallback`.
+
     When the shared composition cannot finish (out of the grid's range, a floating-point
     exception, its work limit) or certify (an interval wider than `accuracy`, or bounds that
     contradict the descent), the answer comes from a bisection over `tight_epsilon` calls
@@ -90,6 +94,10 @@ def largest_steps(phase: Phase, delta: float, target_epsilon: float, *, accuracy
         count = neighbours(limit)[0]
         at = tight_epsilon([dataclasses.replace(phase, steps=count)], delta, accuracy=accuracy) if count else None
         return count, at, None
+    if exact_run((phase,)):
+        # exactly mu-GDP: tight_epsilon's closed form at each count, no composition to share
+        return _largest_by_bisection(phase, float(delta), float(target_epsilon), float(accuracy), int(limit),
+                                     neighbours)
     found = _largest_shared(phase, float(delta), float(target_epsilon), float(accuracy), int(limit),
                             estimate, neighbours)
     if found is not None or not fallback:

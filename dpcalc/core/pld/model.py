@@ -24,6 +24,15 @@ from dpcalc.core.pld.result import DIRECTIONS, SYMMETRIC
 # Tilt range: lam is the Chernoff saddle point clipped to this interval (lam = order - 1).
 LAM_MIN = 1e-3
 LAM_MAX = 1e5
+# ... and to at most LAM_SPREAD over the standard deviation of the run's loss. The saddle point
+# is lam ~ sqrt(2 log(1/delta)) / sd <= 37 / sd for losses near normal; only a loss bounded above
+# (the Laplace mechanism's atom) asks for more as delta -> 0, up to lam = inf. The grid's step
+# is about sd / 48 (`plan._STEP_BINS_PER_SD`), and a coarsening multiplies the tilted weight of
+# a moved atom by e^(lam h): past lam h ~ 700 the weights under- and overflow float64 (Laplace at
+# delta 1e-12 failed so), and long before that their error bounds grow by e^(lam h). With this
+# cap lam h stays below ~20; any tilt is sound (S5), a smaller one only costs accuracy at tiny
+# delta, which the closed forms recover there (`fallback`, the Laplace atom).
+LAM_SPREAD = 1e3
 
 
 @dataclass(frozen=True)
@@ -205,7 +214,9 @@ def chernoff(models: list[PhaseModel], delta: float | None, epsilon: float | Non
             lam = math.exp(x)
             return total(lam) + math.log(kappa(lam)) - lam * target
 
-    x = golden_min(objective, math.log(LAM_MIN), math.log(LAM_MAX))
-    lam = min(max(math.exp(x), LAM_MIN), LAM_MAX)
+    spread = math.sqrt(math.fsum(m.steps * m.variance for m in models))
+    lam_max = min(LAM_MAX, max(LAM_SPREAD / spread, 2.0 * LAM_MIN)) if 0.0 < spread < math.inf else LAM_MAX
+    x = golden_min(objective, math.log(LAM_MIN), math.log(lam_max))
+    lam = min(max(math.exp(x), LAM_MIN), lam_max)
     return lam, objective(math.log(lam))
 

@@ -13,6 +13,7 @@ from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld import bounds, work
 from dpcalc.core.pld.accountant import account_grid
 from dpcalc.core.pld.api import check_phases
+from dpcalc.core.pld.exact import exact_result, exact_run
 from dpcalc.core.pld.fallback import closed_forms, out_of_range
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PrivacyProfile
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
@@ -62,6 +63,8 @@ class ProfileBounds:
         self.warnings: list[str] = []
         self.grid_step = 0.0
         self._failures = 0
+        # a run of unsubsampled Gaussian phases is exactly mu-GDP: its closed form at every eps (`exact`)
+        self._exact = bool(self._sampled) and exact_run(self._sampled)
         self._out_of_range = out_of_range(self._sampled) if self._sampled else None
         if not self._sampled:
             self.warnings.append(NOTHING_SAMPLED)
@@ -79,8 +82,8 @@ class ProfileBounds:
         else:
             assert epsilon is not None, "a target names delta or epsilon"
             NON_NEGATIVE.check("epsilon", epsilon)
-        if not self._sampled:
-            return  # delta(eps) = 0 at every eps: nothing to compose
+        if not self._sampled or self._exact:
+            return  # delta(eps) = 0 at every eps, or the closed form: nothing to compose
         if self._out_of_range is not None:
             self._failures += 1
             return
@@ -118,6 +121,10 @@ class ProfileBounds:
             raise ValueError("epsilons must be >= 0")
         if not self._sampled:
             return np.zeros(len(points)), np.zeros(len(points))
+        if self._exact:
+            exact = [exact_result(self._sampled, delta=None, epsilon=float(value), accuracy=self.accuracy)
+                     for value in points]
+            return np.array([item.delta_upper for item in exact]), np.array([item.delta_lower for item in exact])
         upper = np.ones(len(points))
         lower = np.zeros(len(points))
         for parts in self._parts:
@@ -169,9 +176,10 @@ def tight_profile(phases: Sequence[Phase], epsilons: Sequence[float], *,
     the epsilon at the 0.25 quantile of the list and once for the 0.85 quantile, and the bounds
     of S1-S6 are evaluated at every epsilon from both (`ProfileBounds`); every one of them is
     sound, so the smaller upper and the larger lower bound are kept. Cost: about two
-    `tight_delta` calls. Outside the grid's numerical range the closed forms
-    (`fallback.closed_forms`) are used at each epsilon, and where the grid falls short of the
-    accuracy they tighten either side.
+    `tight_delta` calls. A run of unsubsampled Gaussian phases gets its exact mu-GDP profile
+    (`exact`). Outside the grid's numerical range the closed forms (`fallback.closed_forms`)
+    are used at each epsilon, and where the grid falls short of the accuracy they tighten
+    either side.
     """
     ACCURACY.check("accuracy", accuracy)
     values = tuple(float(value) for value in epsilons)

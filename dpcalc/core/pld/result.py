@@ -27,6 +27,8 @@ class PLDResult:
     `grid_step` is the step of the final grid (0 for the closed forms), `grid_size` the largest
     number of bins used; `binding` names the direction that sets the upper bound: remove or add
     (add-remove and zero-out neighbours), symmetric (replace-one, whose pairs are their own reverse).
+    `exact`: the run is exactly mu-GDP (unsubsampled Gaussian phases) and the interval is the
+    closed form's, as wide as its floating-point error (`pld.exact`; grid step 0, no grid).
     """
 
     epsilon: float
@@ -42,6 +44,7 @@ class PLDResult:
     attempts: int
     phases: tuple[Phase, ...]
     warnings: tuple[str, ...] = ()
+    exact: bool = False
 
     @classmethod
     def bounds(cls, *, delta: float | None, epsilon: float | None, upper: float, lower: float, accuracy: float,
