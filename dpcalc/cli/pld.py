@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
 from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
+    Accuracy,
     BatchSize,
     DatasetSize,
     Delta,
@@ -19,8 +20,6 @@ from dpcalc.cli.options import (
     NoiseMultiplier,
     SamplingProbability,
     Steps,
-    SweepableReal,
-    sweepable,
 )
 from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
 from dpcalc.cli.phases import (
@@ -38,7 +37,7 @@ from dpcalc.cli.phases import (
 )
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import paused_gc
-from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
+from dpcalc.core.limits import DEFAULT_ACCURACY
 from dpcalc.core.validation import large_delta_warnings
 
 if TYPE_CHECKING:
@@ -105,15 +104,7 @@ def pld(
     sampling: SamplingOption = None,
     neighbours: NeighboursOption = None,
     examples_per_user: ExamplesPerUserOption = None,
-    accuracy: Annotated[
-        SweepableReal | None,
-        typer.Option(
-            "--accuracy",
-            metavar="FLOAT",
-            help=f"Target relative width of the certified interval, in (0, 1) [default: {DEFAULT_ACCURACY:g}].",
-            click_type=sweepable(ACCURACY),
-        ),
-    ] = None,
+    accuracy: Accuracy = None,
     delta: Delta = None,
     eps: Epsilon = None,
     max_eps: MaxEpsilon = None,

@@ -10,6 +10,7 @@ import typer
 
 from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
+    Accuracy,
     BatchSize,
     DatasetSize,
     Epochs,
@@ -20,10 +21,8 @@ from dpcalc.cli.options import (
     Parsed,
     SamplingProbability,
     Steps,
-    SweepableReal,
     number,
     parse_list,
-    sweepable,
 )
 from dpcalc.cli.output import Report, Table, format_lower, format_number, format_significant, format_upper
 from dpcalc.cli.phases import (
@@ -41,7 +40,7 @@ from dpcalc.cli.phases import (
 )
 from dpcalc.cli.request import start
 from dpcalc.cli.tight import paused_gc
-from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
+from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
 from dpcalc.core.validation import OPEN_UNIT
 
 if TYPE_CHECKING:
@@ -118,15 +117,7 @@ def risk(
                      help="Baseline success of a reconstruction attack, in (0, 1): bound its success.",
                      click_type=number(OPEN_UNIT)),
     ] = None,
-    accuracy: Annotated[
-        SweepableReal | None,
-        typer.Option(
-            "--accuracy",
-            metavar="FLOAT",
-            help=f"Target relative width of the PLD accountant's intervals, in (0, 1) [default: {DEFAULT_ACCURACY:g}].",
-            click_type=sweepable(ACCURACY),
-        ),
-    ] = None,
+    accuracy: Accuracy = None,
     json_output: Json = False,
     plot: PlotFile = None,
     chart: Chart = False,
