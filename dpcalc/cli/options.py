@@ -244,6 +244,19 @@ NoiseMultiplier = Annotated[
     typer.Option("--sigma", metavar="FLOAT", help="Noise multiplier: noise std / L2 sensitivity, > 0.",
                  click_type=sweepable(POSITIVE)),
 ]
+NoiseStd = Annotated[
+    SweepableReal | None,
+    typer.Option("--noise-std", metavar="FLOAT",
+                 help="Instead of --sigma: the Gaussian noise std (> 0); sigma = noise std / --sensitivity.",
+                 click_type=sweepable(POSITIVE)),
+]
+Sensitivity = Annotated[
+    float | None,
+    typer.Option("--sensitivity", metavar="FLOAT",
+                 help="The query's sensitivity (> 0; L2 for --noise-std, L1 for --scale) that the noise given "
+                      "is divided by [default: 1]. Not with --sigma, already noise std / sensitivity.",
+                 click_type=number(POSITIVE)),
+]
 Steps = Annotated[
     SweepableCount | None,
     typer.Option("--T", metavar="INT", help="Number of steps, an integer >= 1.", click_type=sweepable(POSITIVE_INTEGER)),
