@@ -26,6 +26,7 @@ from dpcalc.cli.options import (
     conflict,
     exact,
     number,
+    single,
     sweepable,
 )
 from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, format_lower, format_number, format_upper
@@ -162,7 +163,7 @@ def calibrate(
     ] = None,
     sensitivity: Annotated[
         float | None,
-        typer.Option("--sensitivity", metavar="FLOAT", click_type=number(POSITIVE),
+        typer.Option("--sensitivity", metavar="FLOAT", click_type=single(POSITIVE),
                      help="The query's sensitivity (> 0): laplace, the L1 sensitivity the scale is for "
                           "[default: 1]; gaussian, the L2 sensitivity --noise-std is divided by (and the "
                           "solved sigma multiplied by: noise_std). Not with --sigma."),
