@@ -19,6 +19,8 @@ _dpcalc() {
             case "$prev" in
                 --p) return ;;
                 --sigma) return ;;
+                --noise-std) return ;;
+                --sensitivity) return ;;
                 --T) return ;;
                 --n) return ;;
                 --batch-size) return ;;
@@ -31,7 +33,7 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --no-tight --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sigma --noise-std --sensitivity --T --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --no-tight --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         convert)
             case "$prev" in
@@ -84,6 +86,8 @@ _dpcalc() {
             case "$prev" in
                 --p) return ;;
                 --sigma) return ;;
+                --noise-std) return ;;
+                --sensitivity) return ;;
                 --T) return ;;
                 --n) return ;;
                 --batch-size) return ;;
@@ -100,7 +104,7 @@ _dpcalc() {
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --orders --conversion --delta --eps --max-eps --no-tight --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sigma --noise-std --sensitivity --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --orders --conversion --delta --eps --max-eps --no-tight --json -h --help" -- "$cur"))
             fi ;;
         check)
             case "$prev" in
@@ -114,6 +118,8 @@ _dpcalc() {
             case "$prev" in
                 --p) return ;;
                 --sigma) return ;;
+                --noise-std) return ;;
+                --sensitivity) return ;;
                 --T) return ;;
                 --n) return ;;
                 --batch-size) return ;;
@@ -131,12 +137,14 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --accuracy --delta --eps --max-eps --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sigma --noise-std --sensitivity --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --accuracy --delta --eps --max-eps --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         risk)
             case "$prev" in
                 --p) return ;;
                 --sigma) return ;;
+                --noise-std) return ;;
+                --sensitivity) return ;;
                 --T) return ;;
                 --n) return ;;
                 --batch-size) return ;;
@@ -154,7 +162,7 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sigma --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --fpr --prior --kappa --accuracy --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sigma --noise-std --sensitivity --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --fpr --prior --kappa --accuracy --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         calibrate)
             case "$prev" in
@@ -166,6 +174,7 @@ _dpcalc() {
                 --sensitivity) return ;;
                 --p) return ;;
                 --sigma) return ;;
+                --noise-std) return ;;
                 --T) return ;;
                 --n) return ;;
                 --batch-size) return ;;
@@ -178,7 +187,7 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--target-eps --delta --accountant --solve --mechanism --sensitivity --p --sigma --T --n --batch-size --epochs --precision --target-advantage --target-tpr --at-fpr --max-eps --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--target-eps --delta --accountant --solve --mechanism --sensitivity --p --sigma --noise-std --T --n --batch-size --epochs --precision --target-advantage --target-tpr --at-fpr --max-eps --json --plot --chart -h --help" -- "$cur"))
             fi ;;
     esac
 }

@@ -19,16 +19,25 @@ from dpcalc.cli.options import (
     Json,
     MaxEpsilon,
     NoiseMultiplier,
+    NoiseStd,
     SamplingProbability,
     Steps,
     SweepableReal,
     conflict,
     exact,
     number,
+    single,
     sweepable,
 )
 from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, format_lower, format_number, format_upper
-from dpcalc.cli.phases import MechanismChoice, check_training_form, sampling_probability, steps_of
+from dpcalc.cli.phases import (
+    SENSITIVITY_WITH_SIGMA,
+    MechanismChoice,
+    check_training_form,
+    noise_multiplier,
+    sampling_probability,
+    steps_of,
+)
 from dpcalc.cli.request import start
 from dpcalc.cli.sweeps import Column, Row, SweepOutput, echo_rows, sweep_columns, sweep_panels, sweep_report
 from dpcalc.core.limits import DEFAULT_PRECISION, PRECISION
@@ -98,6 +107,10 @@ target (the closest achievable figure is shown).
 of L1 --sensitivity [default: 1], without subsampling (pld or rdp; one release under pld is
 solved exactly in closed form).
 
+A Gaussian run's noise may be given as --noise-std with the L2 --sensitivity instead of
+--sigma (sigma = noise std / sensitivity); solving for sigma with --sensitivity also gives
+the noise std, sigma x sensitivity (rounded up).
+
 Sweeps: any numeric option may be a list (1,2,4) or a range start:stop:step (10:60:10); one
 row is printed per combination, in the order given; --plot/--chart draw the solved quantity
 against the last swept option.
@@ -118,7 +131,7 @@ certifies them (Kulynych et al. 2024); the answer's (epsilon, delta) figure is s
 """
 
 # The options of the Gaussian run, which the Laplace mechanism's calibration does not take.
-_GAUSSIAN_ONLY = (("p", "--p"), ("sigma", "--sigma"), ("n", "--n"), ("batch_size", "--batch-size"),
+_GAUSSIAN_ONLY = (("p", "--p"), ("sigma", "--sigma"), ("noise_std", "--noise-std"), ("n", "--n"), ("batch_size", "--batch-size"),
                   ("epochs", "--epochs"))
 _LAPLACE_TAKES = "--target-eps, --delta, --T, --sensitivity, --accountant pld or rdp, --precision"
 
@@ -150,11 +163,14 @@ def calibrate(
     ] = None,
     sensitivity: Annotated[
         float | None,
-        typer.Option("--sensitivity", metavar="FLOAT", click_type=number(POSITIVE),
-                     help="laplace: the L1 sensitivity of the released query (> 0) [default: 1]."),
+        typer.Option("--sensitivity", metavar="FLOAT", click_type=single(POSITIVE),
+                     help="The query's sensitivity (> 0): laplace, the L1 sensitivity the scale is for "
+                          "[default: 1]; gaussian, the L2 sensitivity --noise-std is divided by (and the "
+                          "solved sigma multiplied by: noise_std). Not with --sigma."),
     ] = None,
     p: SamplingProbability = None,
     sigma: NoiseMultiplier = None,
+    noise_std: NoiseStd = None,
     T: Steps = None,
     n: DatasetSize = None,
     batch_size: BatchSize = None,
@@ -200,13 +216,17 @@ def calibrate(
             raise InputError(f"{'--mechanism laplace' if mechanism_name == 'laplace' else '--sensitivity'}: risk "
                              "targets calibrate Gaussian training runs (sigma is noise / sensitivity); calibrate a "
                              "Laplace scale with --target-eps")
+        if noise_std is not None:
+            raise InputError("--noise-std: risk targets take the noise multiplier --sigma (noise std / sensitivity), "
+                             "or --target-eps takes --noise-std with --sensitivity")
         calibrate_to_risk(
             {"target_advantage": target_advantage, "target_tpr": target_tpr, "at_fpr": at_fpr,
              "target_epsilon": target_epsilon, "delta": delta, "p": p, "sigma": sigma, "T": T, "n": n,
              "batch_size": batch_size, "epochs": epochs, "precision": precision},
             quantity=quantity, solve=solved, accountant=accountant.value,
             max_eps=max_eps, json_output=json_output, plot=plot, chart=chart)
-    request = start({"target_epsilon": target_epsilon, "delta": delta, "p": p, "sigma": sigma, "T": T, "n": n,
+    request = start({"target_epsilon": target_epsilon, "delta": delta, "p": p, "sigma": sigma, "noise_std": noise_std,
+                     "sensitivity": sensitivity, "T": T, "n": n,
                      "batch_size": batch_size, "epochs": epochs, "precision": precision},
                     max_eps=max_eps, json_output=json_output, plot=plot, chart=chart)
     if (request.plot is not None or request.chart) and not request.is_sweep:
@@ -215,7 +235,7 @@ def calibrate(
         )
     _check_mechanism(mechanism_name, solved, accountant.value, request.given, sensitivity)
     # Every row is parsed before any is computed, so that a bad value fails at once.
-    problems = [_parse_problem(row, solved) for row in request.rows]
+    problems = [_parse_problem(row, solved, mechanism_name) for row in request.rows]
     if mechanism_name == "laplace":
         for problem in problems:
             problem.update(mechanism="laplace", sensitivity=1.0 if sensitivity is None else sensitivity)
@@ -240,10 +260,12 @@ def calibrate(
         inputs["precision"] = DEFAULT_PRECISION
     inputs.update({"accountant": accountant.value, "solve": quantity, "max_eps": request.max_epsilon,
                    "mechanism": mechanism_name,
-                   "sensitivity": (1.0 if sensitivity is None else sensitivity) if mechanism_name == "laplace" else None})
+                   "sensitivity": 1.0 if sensitivity is None and mechanism_name == "laplace" else sensitivity})
+    solved_std = sensitivity if mechanism_name == "gaussian" and quantity == "sigma" else None
     if request.is_sweep:
         swept_keys = list(request.swept)
-        rows = [Row({**{key: row[key] for key in swept_keys}, **_result_keys(result)}, result.warnings, *_gate(result))
+        rows = [Row({**{key: row[key] for key in swept_keys}, **_result_keys(result, solved_std)}, result.warnings,
+                    *_gate(result))
                 for row, result in zip(request.rows, results)]
         echo_rows(inputs, rows, swept_keys, swept_keys)
         report = sweep_report(
@@ -264,8 +286,8 @@ def calibrate(
         report = Report(
             command="calibrate",
             inputs=inputs,
-            result=_result_keys(result),
-            tables=[_summary_table(result)],
+            result=_result_keys(result, solved_std),
+            tables=[_summary_table(result, solved_std)],
             warnings=list(result.warnings),
             epsilon=gate_epsilon,
             basis=gate_basis,
@@ -327,9 +349,8 @@ def _check_mechanism(mechanism: str, solve: str, accountant: str, given: dict[st
     if mechanism == "gaussian":
         if solve == "scale":
             raise InputError("--solve scale is the Laplace mechanism's scale: give --mechanism laplace")
-        if sensitivity is not None:
-            raise InputError("--sensitivity applies to --mechanism laplace: --sigma is a noise multiplier "
-                             "(noise std / L2 sensitivity)")
+        if sensitivity is not None and given.get("sigma") is not None:
+            raise InputError(SENSITIVITY_WITH_SIGMA)
         return
     if solve != "scale":
         raise InputError(f"--mechanism laplace solves for the Laplace scale (--solve scale, the default with it), "
@@ -345,12 +366,12 @@ def _check_mechanism(mechanism: str, solve: str, accountant: str, given: dict[st
         raise InputError("--mechanism laplace needs --T (the number of releases, an integer >= 1)")
 
 
-def _parse_problem(row: dict[str, Any], solve: str) -> dict[str, Any]:
+def _parse_problem(row: dict[str, Any], solve: str, mechanism: str = "gaussian") -> dict[str, Any]:
     """The keyword arguments of core.calibrate for one row (of the Request), checked option by option."""
     target = row["target_epsilon"]
     if target is None:
         raise InputError("--target-eps is required (the epsilon to meet, >= 0)")
-    p, sigma, T = row["p"], row["sigma"], row["T"]
+    p, T = row["p"], row["T"]
     n, batch_size, epochs = row["n"], row["batch_size"], row["epochs"]
     if row["precision"] is not None and solve not in ("sigma", "p", "scale"):
         raise InputError(
@@ -362,6 +383,9 @@ def _parse_problem(row: dict[str, Any], solve: str) -> dict[str, Any]:
     if row[SOLVED_KEY[solve]] is not None:
         solved_option = "--" + solve
         raise conflict(f"--solve {solve}", solved_option, f"{solve} is what calibrate solves for")
+    if solve == "sigma" and row.get("noise_std") is not None:
+        raise conflict("--solve sigma", "--noise-std", "the noise std is what calibrate solves for (noise_std = sigma "
+                       "x --sensitivity)")
     problem: dict[str, Any] = {"target_epsilon": target, "delta": row["delta"], "precision": precision}
     if solve == "T" and epochs is not None:
         raise conflict("--solve T", "--epochs", "use --solve epochs for whole epochs")
@@ -377,9 +401,7 @@ def _parse_problem(row: dict[str, Any], solve: str) -> dict[str, Any]:
     else:
         check_training_form(p, T, n, batch_size, epochs)
     if solve != "sigma":
-        if sigma is None:
-            raise InputError("--sigma is required (noise multiplier, > 0)")
-        problem["noise_multiplier"] = sigma
+        problem["noise_multiplier"] = noise_multiplier(row)
     if solve in ("sigma", "T", "epochs"):
         _probability, exact_probability = sampling_probability(p, n, batch_size)
         problem["sampling_probability"] = exact_probability
@@ -408,9 +430,22 @@ def _run_keys(result) -> dict[str, Any]:
     return run
 
 
-def _result_keys(result) -> dict[str, Any]:
+def solved_noise_std(sigma: float | None, sensitivity: float | None) -> float | None:
+    """The noise std of a solved sigma, sigma x sensitivity, rounded up (never below the noise needed)."""
+    if sigma is None or sensitivity is None:
+        return None
+    from fractions import Fraction
+
+    product = sigma * sensitivity
+    if Fraction(product) < Fraction(sigma) * Fraction(sensitivity):
+        product = math.nextafter(product, math.inf)
+    return product
+
+
+def _result_keys(result, sensitivity: float | None = None) -> dict[str, Any]:
+    """The result keys of one run; `sensitivity` (solving sigma with --sensitivity) adds noise_std."""
     key = result.quantity
-    return {
+    keys = {
         key: result.value,
         "epsilon": result.epsilon if result.feasible else None,
         "certified_epsilon": result.certified_epsilon if result.feasible else None,
@@ -428,6 +463,9 @@ def _result_keys(result) -> dict[str, Any]:
         "closest": None if result.feasible else {key: result.closest, "epsilon": result.epsilon},
         "message": _no_solution_message(result),
     }
+    if result.quantity == "sigma":
+        keys["noise_std"] = solved_noise_std(result.value, sensitivity)
+    return keys
 
 
 def _no_solution_message(result) -> str | None:
@@ -447,7 +485,7 @@ def _value_text(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def _summary_table(result) -> Table:
+def _summary_table(result, sensitivity: float | None = None) -> Table:
     q = result.quantity
     name = {"batch_size": "batch size"}.get(q, q)
     rows = []
@@ -456,6 +494,9 @@ def _summary_table(result) -> Table:
         if result.accountant == "gdp":
             note = note.replace("with epsilon", "with central-limit epsilon")
         rows.append((name, _value_text(result.value), note))
+        if q == "sigma" and sensitivity is not None:
+            rows.append(("noise std", _value_text(solved_noise_std(result.value, sensitivity)),
+                         f"sigma x sensitivity {format_number(sensitivity)}, rounded up"))
         if result.exact:
             rows.append(("epsilon", format_upper(result.epsilon),
                          "exact: the Laplace mechanism's privacy profile, one release"))

@@ -67,7 +67,7 @@ def calibrate_to_risk(given: dict[str, Any], *, quantity: str, solve: str, accou
     inputs = {key: value for key, value in request.given.items()}
     inputs.update({"target_advantage": advantage, "target_tpr": tpr, "at_fpr": fpr, "target_epsilon": None,
                    "accountant": "pld", "solve": quantity, "max_eps": request.max_epsilon,
-                   "precision": result.precision, "mechanism": "gaussian", "sensitivity": None})
+                   "precision": result.precision, "mechanism": "gaussian", "noise_std": None, "sensitivity": None})
     report = Report(
         command="calibrate",
         inputs=inputs,

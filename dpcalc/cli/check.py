@@ -15,8 +15,9 @@ app = typer.Typer(add_completion=False, rich_markup_mode=None)
 HELP = """Check a privacy budget file: compose every release and compare the total with the budget.
 
 The file is TOML: a [budget] table (epsilon, delta, optional accountant = "pld" or "rdp") and
-[[release]] tables, each with a name and a mechanism: subsampled-gaussian (p, sigma, T or
-n/batch_size/epochs), gaussian (sigma, sensitivity, count), laplace (scale or epsilon,
+[[release]] tables, each with a name and a mechanism: subsampled-gaussian (p, sigma or
+noise_std with sensitivity, T or n/batch_size/epochs), gaussian (sigma or noise_std: the noise
+std; sensitivity, count), laplace (scale or epsilon,
 sensitivity, count), dp (epsilon, delta, count), gdp (mu, count) or zcdp (rho, count).
 Exit 0 within budget (a file without releases is: total 0), 1 over budget, 2 for a malformed
 file. The file is only read.

@@ -19,7 +19,9 @@ from dpcalc.cli.options import (
     Json,
     MaxEpsilon,
     NoiseMultiplier,
+    NoiseStd,
     SamplingProbability,
+    Sensitivity,
     Steps,
     SweepableReal,
     conflict,
@@ -67,6 +69,8 @@ one row is printed per combination, in the order given, and --max-eps checks eve
 def gdp(
     p: SamplingProbability = None,
     sigma: NoiseMultiplier = None,
+    noise_std: NoiseStd = None,
+    sensitivity: Sensitivity = None,
     T: Steps = None,
     n: DatasetSize = None,
     batch_size: BatchSize = None,
@@ -88,7 +92,7 @@ def gdp(
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
-    request = start({"p": p, "sigma": sigma, "T": T, "n": n, "batch_size": batch_size, "epochs": epochs, "mu": mu,
+    request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "T": T, "n": n, "batch_size": batch_size, "epochs": epochs, "mu": mu,
                      "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, plot=plot, chart=chart)
     if request.is_sweep:
         _gdp_sweep(request, sampling, no_tight)
@@ -195,6 +199,8 @@ def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quo
     inputs: dict[str, Any] = {
         "p": probability,
         "sigma": noise,
+        "noise_std": row["noise_std"],
+        "sensitivity": row["sensitivity"],
         "T": steps,
         "n": row["n"],
         "batch_size": row["batch_size"],

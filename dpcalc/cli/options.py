@@ -159,6 +159,13 @@ def parse_sweepable(option: str, text: str, interval: Interval) -> WrittenFloat 
     return Swept(option, text, tuple(parse_number(option, item, interval) for item in items))
 
 
+def parse_single(option: str, text: str, interval: Interval) -> WrittenFloat | WrittenInt:
+    """One number in `interval`, a list or range refused by name (an option that is not swept)."""
+    if is_sweep_text(text):
+        raise InputError(f"{option} takes one value, not a list or range, got {text}")
+    return parse_number(option, text, interval)
+
+
 def parse_list(option: str, text: str, interval: Interval) -> Numbers:
     """A single number or a comma list of numbers, each in `interval` (the click type of --eps and --delta)."""
     items = text.split(",")
@@ -213,6 +220,11 @@ def number(interval: Interval) -> Parsed:
     return Parsed(partial(parse_number, interval=interval))
 
 
+def single(interval: Interval) -> Parsed:
+    """The click type of one number in `interval` that refuses a list or range by name."""
+    return Parsed(partial(parse_single, interval=interval))
+
+
 def sweepable(interval: Interval) -> Parsed:
     """The click type of a number in `interval`, or a list or range of them (a `Swept`)."""
     return Parsed(partial(parse_sweepable, interval=interval))
@@ -244,6 +256,19 @@ NoiseMultiplier = Annotated[
     SweepableReal | None,
     typer.Option("--sigma", metavar="FLOAT", help="Noise multiplier: noise std / L2 sensitivity, > 0.",
                  click_type=sweepable(POSITIVE)),
+]
+NoiseStd = Annotated[
+    SweepableReal | None,
+    typer.Option("--noise-std", metavar="FLOAT",
+                 help="Instead of --sigma: the Gaussian noise std (> 0); sigma = noise std / --sensitivity.",
+                 click_type=sweepable(POSITIVE)),
+]
+Sensitivity = Annotated[
+    float | None,
+    typer.Option("--sensitivity", metavar="FLOAT",
+                 help="The query's sensitivity (> 0; L2 for --noise-std, L1 for --scale) that the noise given "
+                      "is divided by [default: 1]. Not with --sigma, already noise std / sensitivity.",
+                 click_type=single(POSITIVE)),
 ]
 Steps = Annotated[
     SweepableCount | None,

@@ -8,10 +8,16 @@ the options with the aliases below and calls `parse_phases` once. A run is eithe
   * one or more `--phase KEY=VALUE,...` with keys
       mechanism  gaussian (default) or laplace
       p          sampling probability in [0, 1] (default 1: no subsampling; 0: nothing sampled)
-      sigma      noise multiplier (gaussian)
-      scale      Laplace scale b for L1 sensitivity 1 (laplace)
+      sigma      noise multiplier (gaussian): noise std / L2 sensitivity
+      noise_std  instead of sigma: the noise std, with sensitivity (sigma = noise_std / sensitivity)
+      scale      Laplace scale b (laplace), accounted as b / sensitivity
+      sensitivity  the sensitivity the noise std or the scale is divided by (default 1; not with sigma)
       T          number of steps (required: a forgotten T must not silently mean 1)
       n, batch_size, epochs   the training form: p = batch_size / n, T = ceil(epochs / p)
+
+The flags --noise-std and --sensitivity are the single-phase form of the same: the noise a
+user adds and the sensitivity of the query, which `noise_multiplier` turns into sigma (and
+`parse_phases` into the Laplace scale per unit of sensitivity).
 
 Mixing --phase with the single-phase flags is an error. Errors name the phase by its position:
 "--phase 2: sigma must be in (0, inf), got -1".
@@ -61,8 +67,8 @@ PhaseList = Annotated[
         metavar="KEY=VALUE,...",
         help=(
             "One phase of the run; repeat for several (their privacy losses compose). Keys: "
-            "p, sigma, T, mechanism (gaussian|laplace), scale, or the training form n, batch_size, "
-            "epochs. p defaults to 1; T is required. Example: --phase p=0.01,sigma=0.9,T=1800. "
+            "p, sigma (or noise_std with sensitivity), T, mechanism (gaussian|laplace), scale, or the training "
+            "form n, batch_size, epochs. p defaults to 1; T is required. Example: --phase p=0.01,sigma=0.9,T=1800. "
             "Not with the single-phase flags."
         ),
     ),
@@ -77,7 +83,7 @@ Mechanism = Annotated[
 ]
 Scale = Annotated[
     SweepableReal | None,
-    typer.Option("--scale", metavar="FLOAT", help="Laplace scale b (> 0) for L1 sensitivity 1 (--mechanism laplace).",
+    typer.Option("--scale", metavar="FLOAT", help="Laplace scale b (> 0) of --mechanism laplace, accounted as b / --sensitivity (L1).",
                  click_type=sweepable(POSITIVE)),
 ]
 
@@ -129,7 +135,7 @@ ExamplesPerUserOption = Annotated[
     ),
 ]
 
-PHASE_KEYS = ("mechanism", "p", "sigma", "scale", "T", "n", "batch_size", "epochs")
+PHASE_KEYS = ("mechanism", "p", "sigma", "noise_std", "sensitivity", "scale", "T", "n", "batch_size", "epochs")
 
 
 def phase_inputs(item: Phase) -> dict:
@@ -187,16 +193,16 @@ def with_relation(phases: list[Phase], sampling: SamplingChoice | None,
 
 # The options of a training run and the single-phase flags: (option, input name), in the order
 # a conflict names them.
-TRAINING_FLAGS = (("--p", "p"), ("--sigma", "sigma"), ("--T", "T"), ("--n", "n"), ("--batch-size", "batch_size"),
-                  ("--epochs", "epochs"))
+TRAINING_FLAGS = (("--p", "p"), ("--sigma", "sigma"), ("--noise-std", "noise_std"), ("--sensitivity", "sensitivity"),
+                  ("--T", "T"), ("--n", "n"), ("--batch-size", "batch_size"), ("--epochs", "epochs"))
 _FLAGS = (*TRAINING_FLAGS, ("--mechanism", "mechanism"), ("--scale", "scale"))
 
 
 def parse_phases(phase_specs: list[str] | None, flags: Mapping[str, Any]) -> list[Phase]:
     """The run's phases, from repeated --phase or from the single-phase flags (not both).
 
-    `flags` holds the flags' values by input name (p, sigma, T, n, batch_size, epochs,
-    mechanism, scale; a missing one is not given).
+    `flags` holds the flags' values by input name (p, sigma, noise_std, sensitivity, T, n,
+    batch_size, epochs, mechanism, scale; a missing one is not given).
     """
     given = {name: flags.get(name) for _, name in _FLAGS}
     if phase_specs:
@@ -211,7 +217,8 @@ def parse_phases(phase_specs: list[str] | None, flags: Mapping[str, Any]) -> lis
         probability, noise, steps = training_run(given)
         return [Phase("gaussian", sampling_probability=probability, noise_multiplier=noise, steps=steps,
                       epoch_steps=epoch_steps(given.get("n"), given.get("batch_size")))]
-    for option, name in (("--sigma", "sigma"), ("--n", "n"), ("--batch-size", "batch_size"), ("--epochs", "epochs")):
+    for option, name in (("--sigma", "sigma"), ("--noise-std", "noise_std"), ("--n", "n"), ("--batch-size", "batch_size"),
+                         ("--epochs", "epochs")):
         if given[name] is not None:
             raise conflict("--mechanism laplace", option, "the laplace mechanism takes --scale, --T and optionally --p")
     if given["scale"] is None:
@@ -219,7 +226,8 @@ def parse_phases(phase_specs: list[str] | None, flags: Mapping[str, Any]) -> lis
     if given["T"] is None:
         raise InputError("--T is required (number of releases, an integer >= 1)")
     probability = 1.0 if given["p"] is None else given["p"]
-    return [Phase("laplace", sampling_probability=probability, scale=given["scale"], steps=given["T"])]
+    scale = given["scale"] if given["sensitivity"] is None else given["scale"] / given["sensitivity"]
+    return [Phase("laplace", sampling_probability=probability, scale=scale, steps=given["T"])]
 
 
 def epoch_steps(n: int | None, batch_size: int | None) -> int | None:
@@ -238,14 +246,35 @@ def training_run(values: Mapping[str, Any]) -> tuple[float, float, int]:
     """
     p, T, n, batch_size, epochs = (values.get(name) for name in ("p", "T", "n", "batch_size", "epochs"))
     check_training_form(p, T, n, batch_size, epochs)
-    sigma = values.get("sigma")
-    if sigma is None:
-        raise InputError("--sigma is required (noise multiplier, > 0)")
+    sigma = noise_multiplier(values)
     if p is not None and epochs is None:
         # T does not come from epochs / p: p needs no exact form (and `fractions` is not imported)
         return p, sigma, steps_of(T, None, None)
     probability, exact_probability = sampling_probability(p, n, batch_size)
     return probability, sigma, steps_of(T, epochs, exact_probability)
+
+
+def noise_multiplier(values: Mapping[str, Any]) -> float:
+    """sigma from --sigma, or from --noise-std / --sensitivity (sensitivity 1 when not given).
+
+    A noise multiplier is already relative to the sensitivity, so --sensitivity beside --sigma
+    is refused rather than silently ignored or applied twice.
+    """
+    sigma, noise_std, sensitivity = (values.get(name) for name in ("sigma", "noise_std", "sensitivity"))
+    if sigma is not None and noise_std is not None:
+        raise conflict("--sigma", "--noise-std", "sigma is noise std / sensitivity; give one")
+    if sigma is not None and sensitivity is not None:
+        raise InputError(SENSITIVITY_WITH_SIGMA)
+    if noise_std is not None:
+        return noise_std if sensitivity is None else noise_std / sensitivity
+    if sensitivity is not None:
+        raise InputError("--sensitivity needs --noise-std (the noise std; sigma = noise std / sensitivity)")
+    if sigma is None:
+        raise InputError("--sigma is required (noise multiplier, > 0)")
+    return sigma
+
+
+SENSITIVITY_WITH_SIGMA = "--sensitivity goes with --noise-std (or --scale): --sigma is already noise std / sensitivity"
 
 
 def check_training_form(p: float | None, T: int | None, n: int | None, batch_size: int | None,
@@ -322,31 +351,46 @@ def parse_phase_spec(spec: str, index: int) -> Phase:
     if mechanism == "gaussian":
         if "scale" in values:
             raise InputError(f"{where}: scale is for mechanism=laplace; the gaussian mechanism takes sigma")
-        if "sigma" not in values:
-            raise InputError(f"{where}: sigma is required (noise multiplier, > 0)")
+        if "sigma" in values and "noise_std" in values:
+            raise InputError(f"{where}: sigma and noise_std cannot be given together; sigma is noise_std / sensitivity")
+        if "sigma" in values and "sensitivity" in values:
+            raise InputError(f"{where}: sensitivity goes with noise_std (or scale): sigma is already noise std / "
+                             "sensitivity")
+        if "sigma" not in values and "noise_std" not in values:
+            raise InputError(f"{where}: sigma is required (noise multiplier, > 0; or noise_std with sensitivity)")
     else:
-        if "sigma" in values:
-            raise InputError(f"{where}: sigma is for the gaussian mechanism; mechanism=laplace takes scale")
+        for key in ("sigma", "noise_std"):
+            if key in values:
+                raise InputError(f"{where}: {key} is for the gaussian mechanism; mechanism=laplace takes scale")
         if "scale" not in values:
             raise InputError(f"{where}: scale is required for mechanism=laplace (Laplace scale b, > 0)")
 
+    sensitivity = (parse_real(f"{where}: sensitivity", values["sensitivity"], POSITIVE)
+                   if "sensitivity" in values else None)
     probability, exact_probability = _phase_probability(values, where)
     steps = _phase_steps(values, exact_probability, where)
     if mechanism == "gaussian":
         per_epoch = None
         if "n" in values:  # with batch_size (checked by _phase_probability): p = b/n exactly
             per_epoch = math.ceil(1 / exact_probability)
+        noise: float
+        if "sigma" in values:
+            noise = parse_real(f"{where}: sigma", values["sigma"], POSITIVE)
+        else:
+            noise = parse_real(f"{where}: noise_std", values["noise_std"], POSITIVE)
+            noise = noise if sensitivity is None else noise / sensitivity
         return Phase(
             "gaussian",
             sampling_probability=probability,
-            noise_multiplier=parse_real(f"{where}: sigma", values["sigma"], POSITIVE),
+            noise_multiplier=noise,
             steps=steps,
             epoch_steps=per_epoch,
         )
+    scale = parse_real(f"{where}: scale", values["scale"], POSITIVE)
     return Phase(
         "laplace",
         sampling_probability=probability,
-        scale=parse_real(f"{where}: scale", values["scale"], POSITIVE),
+        scale=scale if sensitivity is None else scale / sensitivity,
         steps=steps,
     )
 

@@ -18,7 +18,9 @@ from dpcalc.cli.options import (
     Json,
     MaxEpsilon,
     NoiseMultiplier,
+    NoiseStd,
     SamplingProbability,
+    Sensitivity,
     Steps,
 )
 from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
@@ -94,6 +96,8 @@ Not with --phase.
 def pld(
     p: SamplingProbability = None,
     sigma: NoiseMultiplier = None,
+    noise_std: NoiseStd = None,
+    sensitivity: Sensitivity = None,
     T: Steps = None,
     n: DatasetSize = None,
     batch_size: BatchSize = None,
@@ -112,7 +116,7 @@ def pld(
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
-    request = start({"p": p, "sigma": sigma, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
+    request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
                      "epochs": epochs, "accuracy": accuracy, "delta": delta, "eps": eps},
                     max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, phase=phase)
     if request.is_sweep:
@@ -140,6 +144,8 @@ def pld(
         warnings += [warning for warning in figure_warnings if warning not in warnings]
     inputs = {
         "phases": [phase_inputs(item) for item in phases],
+        "noise_std": row["noise_std"],
+        "sensitivity": row["sensitivity"],
         "delta": target_delta,
         "eps": target_epsilon,
         "accuracy": width,

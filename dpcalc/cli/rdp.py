@@ -17,9 +17,11 @@ from dpcalc.cli.options import (
     Json,
     MaxEpsilon,
     NoiseMultiplier,
+    NoiseStd,
     Numbers,
     Parsed,
     SamplingProbability,
+    Sensitivity,
     Steps,
     large_delta_warnings,
     order_items,
@@ -81,6 +83,8 @@ Rows that differ only in T share one per-step RDP curve. Not with --phase.
 def rdp(
     p: SamplingProbability = None,
     sigma: NoiseMultiplier = None,
+    noise_std: NoiseStd = None,
+    sensitivity: Sensitivity = None,
     T: Steps = None,
     n: DatasetSize = None,
     batch_size: BatchSize = None,
@@ -110,7 +114,7 @@ def rdp(
     no_tight: NoTight = False,
     json_output: Json = False,
 ) -> None:
-    request = start({"p": p, "sigma": sigma, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
+    request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
                      "epochs": epochs, "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, phase=phase)
     if request.is_sweep:
         _rdp_sweep(request, mechanism, orders, conversion, no_tight, (sampling, neighbours))
@@ -122,6 +126,8 @@ def rdp(
     curve = _curve(result)
     inputs = {
         "phases": [phase_inputs(item) for item in phases],
+        "noise_std": row["noise_std"],
+        "sensitivity": row["sensitivity"],
         "orders": "default" if orders is None else list(result.orders),
         "conversion": conversion.value,
         "delta": target_delta,

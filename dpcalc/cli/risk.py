@@ -17,9 +17,11 @@ from dpcalc.cli.options import (
     InputError,
     Json,
     NoiseMultiplier,
+    NoiseStd,
     Numbers,
     Parsed,
     SamplingProbability,
+    Sensitivity,
     Steps,
     number,
     parse_list,
@@ -88,6 +90,8 @@ _PRIOR = OPEN_UNIT
 def risk(
     p: SamplingProbability = None,
     sigma: NoiseMultiplier = None,
+    noise_std: NoiseStd = None,
+    sensitivity: Sensitivity = None,
     T: Steps = None,
     n: DatasetSize = None,
     batch_size: BatchSize = None,
@@ -122,7 +126,7 @@ def risk(
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
-    request = start({"p": p, "sigma": sigma, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
+    request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
                      "epochs": epochs, "accuracy": accuracy},
                     json_output=json_output, plot=plot, chart=chart, phase=phase)
     if request.is_sweep:
@@ -141,6 +145,8 @@ def risk(
         result = attack_risk(phases, fprs=fprs, prior=chosen_prior, kappa=kappa, accuracy=width)
     inputs = {
         "phases": [phase_inputs(item) for item in phases],
+        "noise_std": row["noise_std"],
+        "sensitivity": row["sensitivity"],
         "fprs": list(fprs),
         "prior": chosen_prior,
         "kappa": kappa,

@@ -7,7 +7,7 @@ import pytest
 from tests.snapshots import number_in, numbers_in
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
-INPUT_KEYS = {"target_epsilon", "delta", "p", "sigma", "T", "n", "batch_size", "epochs", "precision", "accountant",
+INPUT_KEYS = {"target_epsilon", "delta", "p", "sigma", "noise_std", "T", "n", "batch_size", "epochs", "precision", "accountant",
               "solve", "max_eps", "mechanism", "sensitivity"}
 COMMON_RESULT_KEYS = {"epsilon", "certified_epsilon", "target_epsilon", "accountant", "evaluations", "delta", "feasible", "epsilon_lower",
                       "precision", "boundary", "run", "rejected", "closest", "message", "basis"}
@@ -23,12 +23,12 @@ def test_json_and_round_trip_through_pld(dpcalc):
     assert set(document) == TOP_LEVEL_KEYS and document["command"] == "calibrate"
     assert set(document["inputs"]) == INPUT_KEYS
     assert document["inputs"] == {
-        "target_epsilon": 1.0, "delta": 1e-5, "p": 0.1, "sigma": None, "T": 100, "n": None, "batch_size": None,
+        "target_epsilon": 1.0, "delta": 1e-5, "p": 0.1, "sigma": None, "noise_std": None, "T": 100, "n": None, "batch_size": None,
         "epochs": None, "precision": 1e-4, "accountant": "pld", "solve": "sigma", "max_eps": None,
         "mechanism": "gaussian", "sensitivity": None,
     }
     result = document["result"]
-    assert set(result) == COMMON_RESULT_KEYS | {"sigma"}
+    assert set(result) == COMMON_RESULT_KEYS | {"sigma", "noise_std"}
     assert result["accountant"] == "pld" and result["feasible"] is True and result["target_epsilon"] == 1.0
     # regression snapshot (dpcalc 7acfb53, 2026-11): sigma 3.94245; the interval, ~1e-3 relative, as wide as the
     # certified epsilon it rests on. Checked independently: below prv_accountant 0.2.0's 4.1453 (core tests)
@@ -263,7 +263,7 @@ def test_target_sweep_rows_match_single_runs(dpcalc):
     assert result["swept"] == ["target_epsilon"]
     rows = result["rows"]
     assert [row["target_epsilon"] for row in rows] == [1.0, 2.0, 4.0, 8.0]
-    assert all(set(row) == COMMON_RESULT_KEYS | {"sigma"} for row in rows)
+    assert all(set(row) == COMMON_RESULT_KEYS | {"sigma", "noise_std"} for row in rows)
     assert all(row["epsilon"] <= row["target_epsilon"] for row in rows)
     assert [row["sigma"] for row in rows] == sorted((row["sigma"] for row in rows), reverse=True)
     # canonical answers: a sweep row equals the single run
@@ -434,8 +434,8 @@ def test_laplace_sweep_and_budget_gate(dpcalc):
      "--mechanism laplace solves for the Laplace scale (--solve scale, the default with it), got --solve T"),
     (("--T", "3", "--p", "0.1", "--solve", "scale"),
      "--solve scale is the Laplace mechanism's scale: give --mechanism laplace"),
-    (("--T", "3", "--p", "0.1", "--sensitivity", "2"),
-     "--sensitivity applies to --mechanism laplace: --sigma is a noise multiplier (noise std / L2 sensitivity)"),
+    (("--T", "3", "--p", "0.1", "--sensitivity", "2", "--sigma", "1", "--solve", "p"),
+     "--sensitivity goes with --noise-std (or --scale): --sigma is already noise std / sensitivity"),
     (("--mechanism", "laplace", "--T", "3", "--sensitivity", "0"), "--sensitivity must be in (0, inf), got 0"),
     (("--mechanism", "laplace", "--T", "0"), "--T must be an integer in [1, inf), got 0"),
 ])

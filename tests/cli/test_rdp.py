@@ -11,7 +11,7 @@ from tests.snapshots import number_in
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
 RESULT_KEYS = {"epsilon", "delta", "order", "conversion", "curve", "tight_epsilon"}
-INPUT_KEYS = {"phases", "orders", "conversion", "delta", "eps", "max_eps", "no_tight"}
+INPUT_KEYS = {"phases", "noise_std", "sensitivity", "orders", "conversion", "delta", "eps", "max_eps", "no_tight"}
 DESIGN_CARD = ("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000")
 
 
@@ -314,7 +314,7 @@ def test_invalid_values(dpcalc, change, message):
         (("--n", "100", "--sigma", "1", "--T", "10"), "--n needs --batch-size (p = batch-size / n)"),
         (("--phase", "p=0.01,sigma=0.9,T=3", "--phase", "p=0.01,sigma=-1,T=3"), "--phase 2: sigma must be in (0, inf), got -1"),
         (("--phase", "p=0.01,sigma=0.9,T=3,foo=2"),
-         "--phase 1: unknown key 'foo'; keys are mechanism, p, sigma, scale, T, n, batch_size, epochs"),
+         "--phase 1: unknown key 'foo'; keys are mechanism, p, sigma, noise_std, sensitivity, scale, T, n, batch_size, epochs"),
         (("--phase", "p=0.01,sigma=0.9"),
          "--phase 1: T is required (number of steps, an integer >= 1; epochs with n and batch_size also work)"),
         (("--phase", "p=0.01,sigma=0.9,T=3", "--mechanism", "laplace"),

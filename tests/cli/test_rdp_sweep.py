@@ -10,7 +10,7 @@ from dpcalc.cli.sweeps import MAX_ROWS
 
 RDP = ("rdp", "--p", "0.004", "--sigma", "1.1", "--no-tight")
 ROW_KEYS = {"p", "sigma", "T", "epsilon", "delta", "order", "conversion", "tight_epsilon", "curve"}
-SWEEP_INPUT_KEYS = {"mechanism", "sampling", "neighbours", "examples_per_user", "p", "sigma", "scale", "T", "n", "batch_size", "epochs", "delta", "eps", "orders",
+SWEEP_INPUT_KEYS = {"mechanism", "sampling", "neighbours", "examples_per_user", "p", "sigma", "noise_std", "sensitivity", "scale", "T", "n", "batch_size", "epochs", "delta", "eps", "orders",
                     "conversion", "max_eps", "no_tight"}
 
 

@@ -8,7 +8,7 @@ import math
 import pytest
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
-INPUT_KEYS = {"phases", "fprs", "prior", "kappa", "accuracy"}
+INPUT_KEYS = {"phases", "noise_std", "sensitivity", "fprs", "prior", "kappa", "accuracy"}
 RESULT_KEYS = {"advantage", "advantage_lower", "advantage_upper", "attacks", "prior", "bayes_success",
                "bayes_success_lower", "bayes_success_upper", "bayes_baseline", "reconstruction", "gdp", "curve",
                "accuracy", "grid", "analysis"}

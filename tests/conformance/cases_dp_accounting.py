@@ -327,11 +327,11 @@ CASES += [
              "so at its noise the certified epsilon is at or below the target",
     ),
     Case(
-        id="dpa-smallest-subsampled-gaussian-noise-k25-sensitivity",
+        id="dpa-smallest-subsampled-gaussian-noise-k25-sensitivity", slow=True,
         source=_src(ACC_TEST, "test_get_smallest_subsampled_gaussian_noise"),
-        argv=argv("pld --p 0.001 --sigma 3.20956502598 --sensitivity 6 --T 25 --delta 1e-5 --accuracy 1e-6"),
+        argv=argv("pld --p 0.001 --noise-std 3.20956502598 --sensitivity 6 --T 25 --delta 1e-5 --accuracy 1e-6"),
         key="result.epsilon_upper", key_lower="result.epsilon_lower", compare=AT_MOST, expected=1.0, abs=PLACES7,
-        defect=5,
+        note="the published noise std and sensitivity as given: dpcalc divides them (sigma = std / sensitivity)",
     ),
     # optimal composition (Kairouz, Oh, Viswanath 2015), assertAlmostEqual places 7
     Case(

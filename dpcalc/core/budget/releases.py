@@ -34,8 +34,9 @@ def release_phase(release: Release, neighbours: Neighbours = "add-remove") -> Ph
     """The accountant phase of a mechanism release (gaussian, subsampled-gaussian, laplace, gdp)
     in a budget stated under `neighbours`.
 
-    A subsampled-gaussian release (clipping norm C, sigma = noise / C) takes the relation, its
-    sampling and examples per user. A gaussian release states its sensitivity for the budget's
+    A subsampled-gaussian release (clipping norm C, sigma = noise std / C, or noise_std with
+    sensitivity C) takes the relation, its sampling and examples per user. A gaussian release
+    states its noise std (sigma or noise_std) and its L2 sensitivity for the budget's
     relation, and a gdp release its mu: both are the unsampled Gaussian at that distance over the
     noise, written under the relation with the noise scaled by the relation's shift (2 under
     replace-one) so that shift / noise is unchanged. mu-GDP is the Gaussian mechanism with noise
@@ -48,11 +49,14 @@ def release_phase(release: Release, neighbours: Neighbours = "add-remove") -> Ph
         if "n" in release.parameters:
             per_epoch = -(-int(release.parameters["n"]) // int(release.parameters["batch_size"]))
         sampling = cast("Sampling", release.sampling)
-        return Phase("gaussian", sampling_probability_of(release), release.number("sigma"), None, steps_of(release),
+        noise = (release.number("sigma") if "sigma" in release.parameters
+                 else release.number("noise_std") / sensitivity)
+        return Phase("gaussian", sampling_probability_of(release), noise, None, steps_of(release),
                      sampling=sampling, neighbours=neighbours, epoch_steps=per_epoch,
                      examples_per_user=int(release.get("examples_per_user", 1)))
     if release.mechanism == "gaussian":
-        return Phase("gaussian", 1.0, shift * release.number("sigma") / sensitivity, None, count, neighbours=neighbours)
+        std = release.number("sigma") if "sigma" in release.parameters else release.number("noise_std")
+        return Phase("gaussian", 1.0, shift * std / sensitivity, None, count, neighbours=neighbours)
     if release.mechanism == "laplace":
         # Scale relative to the L1 sensitivity: b / sensitivity, or 1/epsilon when epsilon is given.
         scale = release.number("scale") / sensitivity if "scale" in release.parameters else 1.0 / release.number("epsilon")

@@ -39,12 +39,14 @@ UNIT_OR_ZERO = Interval(0.0, 1.0, low_closed=True)  # a release's own delta may 
 # mechanism -> {key: (interval or None for text, required?)}; "name" and "mechanism" are common.
 # Alternatives (sigma/T vs n/batch_size/epochs, scale vs epsilon) are checked after the keys.
 MECHANISMS: dict[str, dict[str, Interval]] = {
+    # sigma is the noise multiplier (noise std / L2 sensitivity), or noise_std with sensitivity
     "subsampled-gaussian": {
-        "p": PROBABILITY, "sigma": POSITIVE, "T": POSITIVE_INTEGER,
+        "p": PROBABILITY, "sigma": POSITIVE, "noise_std": POSITIVE, "sensitivity": POSITIVE, "T": POSITIVE_INTEGER,
         "n": POSITIVE_INTEGER, "batch_size": POSITIVE_INTEGER, "epochs": POSITIVE,
         "examples_per_user": POSITIVE_INTEGER,
     },
-    "gaussian": {"sigma": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
+    # sigma (or its alias noise_std) is the noise std itself, sensitivity the L2 sensitivity
+    "gaussian": {"sigma": POSITIVE, "noise_std": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
     "laplace": {"scale": POSITIVE, "epsilon": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
     "dp": {"epsilon": NON_NEGATIVE, "delta": UNIT_OR_ZERO, "count": POSITIVE_INTEGER},
     "gdp": {"mu": POSITIVE, "count": POSITIVE_INTEGER},
@@ -242,7 +244,10 @@ def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]
             raise BudgetFileError(f"{where}: give exactly one of '{first}' and '{second}'")
 
     if mechanism == "subsampled-gaussian":
-        need("sigma")
+        one_of("sigma", "noise_std")
+        if "sigma" in parameters and "sensitivity" in parameters:
+            raise BudgetFileError(f"{where}: 'sensitivity' goes with 'noise_std': 'sigma' is already noise std / "
+                                  "sensitivity")
         if "p" in parameters and ("n" in parameters or "batch_size" in parameters):
             raise BudgetFileError(f"{where}: give 'p' or 'n' with 'batch_size', not both")
         if "p" not in parameters:
@@ -260,7 +265,7 @@ def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]
                 raise BudgetFileError(f"{where}: epochs = {parameters['epochs']:g} gives T = ceil(epochs / p) "
                                       f"above 1e+{MAX_COUNT_DIGITS} steps; lower epochs or raise p")
     elif mechanism == "gaussian":
-        need("sigma")
+        one_of("sigma", "noise_std")
     elif mechanism == "laplace":
         one_of("scale", "epsilon")
     elif mechanism == "dp":
