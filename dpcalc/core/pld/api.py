@@ -15,7 +15,7 @@ from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld import work
 from dpcalc.core.pld.accountant import account_grid, first_upper
 from dpcalc.core.pld.exact import exact_result, exact_run
-from dpcalc.core.pld.fallback import closed_forms, merge, out_of_range
+from dpcalc.core.pld.fallback import closed_forms, merge, one_laplace_release, out_of_range
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PLDResult
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
 
@@ -155,6 +155,7 @@ def _account_at(phases: tuple[Phase, ...], *, delta: float | None, epsilon: floa
                 return grid.result
             # the grid fell short of the accuracy, or the run has Laplace phases, whose largest loss
             # is an atom: at small delta the closed forms bracket epsilon to ~1e-12 (`fallback`)
+            source = "the exact privacy profile of one Laplace release" if one_laplace_release(phases) else None
             return merge(grid.result, closed_forms(phases, delta=delta, epsilon=epsilon, accuracy=accuracy,
-                                                   reason=""))
+                                                   reason=""), source)
     return closed_forms(phases, delta=delta, epsilon=epsilon, accuracy=accuracy, reason=reason or "")

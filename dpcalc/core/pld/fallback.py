@@ -14,6 +14,7 @@ import math
 import re
 import sys
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 
@@ -282,6 +283,43 @@ def merge(grid_result: PLDResult, closed: PLDResult, source: str | None = None) 
     )
 
 
+# Relative error of the few floating-point operations of the Laplace profile (1/b, log1p, expm1,
+# a sum): each within a few units in the last place; 16 units cover them with room.
+_LAPLACE_ROUNDING = 16 * sys.float_info.epsilon
+
+
+def one_laplace_release(phases: Sequence[Phase]) -> bool:
+    """Whether the run is one release of the Laplace mechanism without subsampling, whose exact
+    privacy profile the closed forms use (`_one_laplace_release`)."""
+    return (len(phases) == 1 and phases[0].mechanism == "laplace" and phases[0].sampling_probability == 1.0
+            and phases[0].steps == 1)
+
+
+def _one_laplace_release(phases: Sequence[Phase], delta: float | None,
+                         epsilon: float | None) -> tuple[float, float] | None:
+    """[lower, upper] of epsilon at `delta` (or of delta at `epsilon`) for a run that is one
+    release of the Laplace mechanism without subsampling, from its exact privacy profile
+    delta(eps) = 1 - e^((eps - eps0)/2) below eps0 = 1/b and 0 from eps0 on (docs/mathematics.md
+    §6; dpcalc.core.laplace), widened by the rounding of its few operations; None for other runs.
+    """
+    if not one_laplace_release(phases):
+        return None
+    pure = 1.0 / phases[0].noise
+    if delta is not None:
+        drift = 2.0 * math.log1p(-delta)
+        value = pure + drift
+        error = _LAPLACE_ROUNDING * (pure - drift)
+        return max(0.0, value - error), max(0.0, value + error)
+    assert epsilon is not None
+    if Fraction(epsilon) * Fraction(phases[0].noise) >= 1:
+        return 0.0, 0.0  # eps >= eps0 = 1/b, compared exactly: the loss never exceeds eps, delta is 0
+    half = 0.5 * (epsilon - pure)
+    error = _LAPLACE_ROUNDING * (epsilon + pure)
+    upper = min(1.0, -math.expm1(half - error) * (1.0 + _LAPLACE_ROUNDING))
+    lower = max(0.0, -math.expm1(min(half + error, 0.0)) * (1.0 - _LAPLACE_ROUNDING))
+    return lower, upper
+
+
 def closed_forms(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None, accuracy: float,
                  reason: str) -> PLDResult:
     """Closed-form certified bounds for runs outside the grid's numerical range.
@@ -316,9 +354,15 @@ def closed_forms(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
         else:
             assert epsilon is not None
             lower = max(lower, gdp.delta_for_epsilon(epsilon * (1.0 + margin), mu) * (1.0 - margin))
+    single = _one_laplace_release(phases, delta, epsilon)
+    if single is not None:
+        lower, upper = max(lower, single[0]), min(upper, single[1])
     lower = min(lower, upper)
     warnings = [f"outside the PLD grid's numerical range ({reason}): the bounds are closed forms "
                 "(mu-GDP or RDP above, one step or the exact mu-GDP below), wider than the grid's."]
+    if single is not None:
+        warnings = [f"outside the PLD grid's numerical range ({reason}): the bounds are the Laplace mechanism's "
+                    "exact privacy profile (one release)."]
     if delta is not None and math.isinf(upper):
         warnings.append("epsilon is astronomically large: no finite upper bound can be certified.")
     return PLDResult.bounds(
