@@ -41,6 +41,8 @@ SLOW_COMMANDS = {
     "pld": (["--p", "0.004", "--sigma", "1.1", "--T", "10000"], ["--p", "--sigma", "--T", "--delta", "--eps", "--accuracy"]),
     "calibrate": (["--target-eps", "2", "--p", "0.004", "--T", "10000"],
                   ["--target-eps", "--p", "--T", "--delta", "--precision", "--accountant", "--solve"]),
+    "risk": (["--p", "0.004", "--sigma", "1.1", "--T", "10000"],
+             ["--p", "--sigma", "--T", "--fpr", "--prior", "--kappa", "--accuracy"]),
 }
 
 
