@@ -17,11 +17,11 @@ _dpcalc() {
             fi ;;
         gdp)
             case "$prev" in
-                --p) return ;;
-                --sigma) return ;;
+                --p|--sample-rate|--sampling-probability) return ;;
+                --sigma|--noise-multiplier) return ;;
                 --noise-std) return ;;
                 --sensitivity) return ;;
-                --T) return ;;
+                --T|--steps) return ;;
                 --n) return ;;
                 --batch-size) return ;;
                 --epochs) return ;;
@@ -33,7 +33,7 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sigma --noise-std --sensitivity --T --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --no-tight --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --no-tight --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         convert)
             case "$prev" in
@@ -84,11 +84,11 @@ _dpcalc() {
             fi ;;
         rdp)
             case "$prev" in
-                --p) return ;;
-                --sigma) return ;;
+                --p|--sample-rate|--sampling-probability) return ;;
+                --sigma|--noise-multiplier) return ;;
                 --noise-std) return ;;
                 --sensitivity) return ;;
-                --T) return ;;
+                --T|--steps) return ;;
                 --n) return ;;
                 --batch-size) return ;;
                 --epochs) return ;;
@@ -104,7 +104,7 @@ _dpcalc() {
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sigma --noise-std --sensitivity --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --orders --conversion --delta --eps --max-eps --no-tight --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --orders --conversion --delta --eps --max-eps --no-tight --json -h --help" -- "$cur"))
             fi ;;
         check)
             case "$prev" in
@@ -116,11 +116,11 @@ _dpcalc() {
             fi ;;
         pld)
             case "$prev" in
-                --p) return ;;
-                --sigma) return ;;
+                --p|--sample-rate|--sampling-probability) return ;;
+                --sigma|--noise-multiplier) return ;;
                 --noise-std) return ;;
                 --sensitivity) return ;;
-                --T) return ;;
+                --T|--steps) return ;;
                 --n) return ;;
                 --batch-size) return ;;
                 --epochs) return ;;
@@ -137,15 +137,15 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sigma --noise-std --sensitivity --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --accuracy --delta --eps --max-eps --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --accuracy --delta --eps --max-eps --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         risk)
             case "$prev" in
-                --p) return ;;
-                --sigma) return ;;
+                --p|--sample-rate|--sampling-probability) return ;;
+                --sigma|--noise-multiplier) return ;;
                 --noise-std) return ;;
                 --sensitivity) return ;;
-                --T) return ;;
+                --T|--steps) return ;;
                 --n) return ;;
                 --batch-size) return ;;
                 --epochs) return ;;
@@ -162,20 +162,20 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sigma --noise-std --sensitivity --T --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --fpr --prior --kappa --accuracy --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --fpr --prior --kappa --accuracy --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         calibrate)
             case "$prev" in
-                --target-eps) return ;;
+                --target-eps|--target-epsilon) return ;;
                 --delta) return ;;
                 --accountant) COMPREPLY=($(compgen -W "pld rdp gdp" -- "$cur")); return ;;
                 --solve) COMPREPLY=($(compgen -W "sigma T p epochs batch-size scale" -- "$cur")); return ;;
                 --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
                 --sensitivity) return ;;
-                --p) return ;;
-                --sigma) return ;;
+                --p|--sample-rate|--sampling-probability) return ;;
+                --sigma|--noise-multiplier) return ;;
                 --noise-std) return ;;
-                --T) return ;;
+                --T|--steps) return ;;
                 --n) return ;;
                 --batch-size) return ;;
                 --epochs) return ;;
@@ -187,7 +187,7 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--target-eps --delta --accountant --solve --mechanism --sensitivity --p --sigma --noise-std --T --n --batch-size --epochs --precision --target-advantage --target-tpr --at-fpr --max-eps --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --precision --target-advantage --target-tpr --at-fpr --max-eps --json --plot --chart -h --help" -- "$cur"))
             fi ;;
     esac
 }

@@ -174,7 +174,7 @@ def _run(args: list[str] | None) -> int:
         sys.stderr.write(f"Error: {error}\n")
         return EXIT_USAGE
     except click.UsageError as error:
-        sys.stderr.write(f"Error: {error.format_message()}\n")
+        sys.stderr.write(f"Error: {_case_hint(error) or error.format_message()}\n")
         return EXIT_USAGE
     except click.ClickException as error:
         sys.stderr.write(f"Error: {error.format_message()}\n")
@@ -214,6 +214,19 @@ def _forget_unhandled_interrupt() -> None:
     interpreter then kills itself by SIGINT on exit. Every string exec clears the flag as it
     starts, so an empty one does. Harmless where the flag does not exist."""
     exec("pass", {})
+
+
+def _case_hint(error: click.UsageError) -> str | None:
+    """For an unknown option that differs from a real one only in case (--t for --T), the message
+    that names the real one; click's own suggestions compare letters case-sensitively."""
+    if not isinstance(error, click.NoSuchOption) or error.ctx is None:
+        return None
+    wanted = error.option_name.lower()
+    names = [name for param in error.ctx.command.params for name in getattr(param, "opts", [])]
+    matches = [name for name in names if name.lower() == wanted and name != error.option_name]
+    if not matches:
+        return None
+    return f"No such option '{error.option_name}'. Did you mean '{matches[0]}'? (options are case-sensitive)"
 
 
 def _closed_pipe() -> int:

@@ -137,7 +137,7 @@ _LAPLACE_TAKES = "--target-eps, --delta, --T, --sensitivity, --accountant pld or
 
 TargetEpsilon = Annotated[
     SweepableReal | None,
-    typer.Option("--target-eps", metavar="FLOAT", help="The epsilon to meet (>= 0) at --delta. Required.",
+    typer.Option("--target-eps", "--target-epsilon", metavar="FLOAT", help="The epsilon to meet (>= 0) at --delta. Required.",
                  click_type=sweepable(NON_NEGATIVE)),
 ]
 

@@ -249,12 +249,13 @@ DEFAULT_DELTA = 1e-5
 
 SamplingProbability = Annotated[
     SweepableReal | None,
-    typer.Option("--p", metavar="FLOAT", help="Poisson sampling probability per step, in [0, 1] (0: nothing sampled, epsilon 0).",
+    typer.Option("--p", "--sample-rate", "--sampling-probability", metavar="FLOAT",
+                 help="Poisson sampling probability per step, in [0, 1] (0: nothing sampled, epsilon 0).",
                  click_type=sweepable(PROBABILITY)),
 ]
 NoiseMultiplier = Annotated[
     SweepableReal | None,
-    typer.Option("--sigma", metavar="FLOAT", help="Noise multiplier: noise std / L2 sensitivity, > 0.",
+    typer.Option("--sigma", "--noise-multiplier", metavar="FLOAT", help="Noise multiplier: noise std / L2 sensitivity, > 0.",
                  click_type=sweepable(POSITIVE)),
 ]
 NoiseStd = Annotated[
@@ -272,7 +273,7 @@ Sensitivity = Annotated[
 ]
 Steps = Annotated[
     SweepableCount | None,
-    typer.Option("--T", metavar="INT", help="Number of steps, an integer >= 1.", click_type=sweepable(POSITIVE_INTEGER)),
+    typer.Option("--T", "--steps", metavar="INT", help="Number of steps, an integer >= 1.", click_type=sweepable(POSITIVE_INTEGER)),
 ]
 DatasetSize = Annotated[
     SweepableCount | None,

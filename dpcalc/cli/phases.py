@@ -332,7 +332,8 @@ def parse_phase_spec(spec: str, index: int) -> Phase:
         if not item:
             continue
         key, separator, value = item.partition("=")
-        key, value = key.strip(), value.strip()
+        # batch-size and noise-std as the options spell them, beside batch_size and noise_std
+        key, value = key.strip().replace("-", "_"), value.strip()
         if not separator or not key:
             raise InputError(f"{where}: expected KEY=VALUE items separated by commas, got {item!r}")
         if key not in PHASE_KEYS:

@@ -53,7 +53,8 @@ def _bash_complete(*words: str) -> list[str]:
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 def test_bash_completes_commands_options_and_choices():
     assert "gdp" in _bash_complete("dpcalc", "g")
-    assert _bash_complete("dpcalc", "gdp", "--samp") == ["--sampling"]
+    # --sampling, and the peers' names of --p (--sample-rate as Opacus, --sampling-probability as dp_accounting)
+    assert sorted(_bash_complete("dpcalc", "gdp", "--samp")) == ["--sample-rate", "--sampling", "--sampling-probability"]
     assert _bash_complete("dpcalc", "gdp", "--sampling", "") == ["poisson", "uniform"]
     assert "--version" in _bash_complete("dpcalc", "--v")
 
