@@ -211,8 +211,9 @@ RiskFigure = Literal["advantage", "tpr"]
 def risk_figure(phases: Sequence[Phase], figure: RiskFigure, *, fpr: float | None = None,
                 accuracy: float = DEFAULT_ACCURACY) -> Bounds:
     """The certified interval of one figure of a run, composed once: the maximum advantage
-    (delta at eps = 0) or the largest TPR at `fpr` (the run composed for epsilon at delta = fpr,
-    read as in `attack_risk`). What risk calibration evaluates at each candidate."""
+    (delta at eps = 0) or the largest TPR at `fpr` (the run composed and read as `attack_risk`
+    first does when `fpr` is the smallest FPR asked, so the two agree). What risk calibration
+    evaluates at each candidate."""
     if all(samples_nothing(phase) for phase in phases):  # the release does not depend on the data
         exact = 0.0 if figure == "advantage" else float(fpr or 0.0)
         return Bounds(exact, exact)
@@ -222,8 +223,10 @@ def risk_figure(phases: Sequence[Phase], figure: RiskFigure, *, fpr: float | Non
     if fpr is None:
         raise ValueError("the TPR figure needs an fpr")
     OPEN_UNIT.check("fpr", fpr)
-    profile = ProfileBounds(phases, [(fpr, None)], accuracy=accuracy)
-    grid = np.linspace(0.0, math.log(1.0 / fpr) + 0.1, GRID_POINTS)
+    # the composition `attack_risk` makes first when this FPR is the smallest it is asked
+    shared = min(_SHARED_DELTA_CAP, math.sqrt(_SHARED_DELTA_SCALE * fpr))
+    profile = ProfileBounds(phases, [(shared, None)], accuracy=accuracy * _SHARED_ACCURACY)
+    grid = np.linspace(0.0, math.log(1.0 / min(fpr, _CURVE_SMALLEST)) + 0.1, GRID_POINTS)
     upper, lower = profile.at(grid)
     tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, np.array([fpr]))
     return Bounds(float(tpr_upper[0]), float(tpr_lower[0]))

@@ -283,12 +283,18 @@ def test_plot_bad_suffix(dpcalc, tmp_path):
         (("--kappa", "0"), "Error: --kappa must be in (0, 1), got 0\n"),
         (("--kappa", "2"), "Error: --kappa must be in (0, 1), got 2\n"),
         (("--accuracy", "0"), "Error: --accuracy must be in (0, 1), got 0\n"),
-        (("--max-eps", "1"), "Error: No such option '--max-eps'.\n"),
     ],
 )
 def test_option_errors(dpcalc, args, message):
     run = dpcalc(*SMALL, *args)
     assert (run.code, run.stdout, run.stderr) == (2, "", message)
+
+
+def test_risk_has_no_max_eps(dpcalc):
+    # risk bounds attack success, not epsilon: no --max-eps (click may add a suggestion after the sentence)
+    run = dpcalc(*SMALL, "--max-eps", "1")
+    assert (run.code, run.stdout) == (2, "")
+    assert run.stderr.startswith("Error: No such option '--max-eps'.") and run.stderr.count("\n") == 1
 
 
 @pytest.mark.parametrize(
