@@ -1,0 +1,317 @@
+"""The Python API: the commands as functions, for notebooks and scripts.
+
+    >>> from dpcalc import pld_epsilon
+    >>> pld_epsilon(p=0.004, sigma=1.1, T=10000, delta=1e-5).epsilon_upper  # doctest: +SKIP
+
+Each function mirrors one command: it takes keyword arguments named like the command's
+options (`--batch-size` is `batch_size`, `--eps` is `eps`, `--target-eps` is `target_eps`) and
+returns the core's frozen result, the same object the command renders as a table or as its
+JSON `result`. Nothing is printed and nothing is rounded: a certified bound is the bound itself
+(`PLDResult.epsilon_upper`); the command rounds it up only to print it.
+
+Bad input raises `ValueError` (the core's `ParameterError` for a value out of range, which
+names the keyword, its allowed range and the value received). A mix of options that the
+command refuses is refused here with the command's message, which names the options as the
+command spells them (`--p`, `--batch-size`).
+
+The command-line extras around the results are not part of the returned objects: the --max-eps
+gate, sweeps, figures, and the `as_poisson` figure of `pld` and the `tight_epsilon` of `gdp`
+(call `pld_epsilon` for the certified figure of the same run).
+
+`import dpcalc` does not import this module (nor numpy): `dpcalc.pld_epsilon` and the others
+are loaded on first use (dpcalc/__init__.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY, PRECISION
+from dpcalc.core.phases import NEIGHBOURS, SAMPLINGS, Phase
+from dpcalc.core.validation import (
+    MAX_COUNT,
+    NON_NEGATIVE,
+    OPEN_UNIT,
+    POSITIVE,
+    POSITIVE_INTEGER,
+    PROBABILITY,
+    Interval,
+    ParameterError,
+)
+
+if TYPE_CHECKING:
+    from dpcalc.core.budget import BudgetResult
+    from dpcalc.core.calibrate import CalibrationResult
+    from dpcalc.core.gdp import GDPResult
+    from dpcalc.core.pld import PLDResult
+    from dpcalc.core.risk import RiskResult
+
+__all__ = [
+    "ParameterError",
+    "Phase",
+    "calibrate",
+    "calibrate_sigma",
+    "check_budget",
+    "gdp",
+    "pld_delta",
+    "pld_epsilon",
+    "risk",
+]
+
+Accountant = Literal["pld", "rdp", "gdp"]
+Solve = Literal["sigma", "T", "epochs", "p", "batch_size"]
+MechanismName = Literal["gaussian", "laplace"]
+SamplingName = Literal["poisson", "uniform", "shuffle", "allocation"]
+NeighboursName = Literal["add-remove", "replace-one", "zero-out"]
+
+
+def pld_epsilon(*, delta: float, p: float | None = None, sigma: float | None = None, T: int | None = None,
+                n: int | None = None, batch_size: int | None = None, epochs: float | None = None,
+                noise_std: float | None = None, sensitivity: float | None = None,
+                mechanism: MechanismName | None = None, scale: float | None = None,
+                phases: Sequence[Phase] | None = None, sampling: SamplingName | None = None,
+                neighbours: NeighboursName | None = None, examples_per_user: int | None = None,
+                accuracy: float = DEFAULT_ACCURACY) -> PLDResult:
+    """Mirrors `dpcalc pld --delta`: a certified interval on epsilon at `delta`.
+
+    The run is the single-phase form (p, sigma, T; or n, batch_size, epochs; noise_std with
+    sensitivity instead of sigma; mechanism="laplace" with scale) or `phases`, a list of
+    `Phase` (not both). `sampling`, `neighbours` and `examples_per_user` apply to every phase;
+    `accuracy` is the certified interval's relative width.
+
+    Returns `core.pld.PLDResult`; quote `epsilon_upper` (the run is (epsilon_upper, delta)-DP).
+    """
+    from dpcalc.core.pld import tight_epsilon
+
+    OPEN_UNIT.check("delta", delta)
+    run = _phases(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
+                  sensitivity=sensitivity, mechanism=mechanism, scale=scale, phases=phases, sampling=sampling,
+                  neighbours=neighbours, examples_per_user=examples_per_user)
+    return tight_epsilon(run, delta, accuracy=ACCURACY.check("accuracy", accuracy))
+
+
+def pld_delta(*, eps: float, p: float | None = None, sigma: float | None = None, T: int | None = None,
+              n: int | None = None, batch_size: int | None = None, epochs: float | None = None,
+              noise_std: float | None = None, sensitivity: float | None = None,
+              mechanism: MechanismName | None = None, scale: float | None = None,
+              phases: Sequence[Phase] | None = None, sampling: SamplingName | None = None,
+              neighbours: NeighboursName | None = None, examples_per_user: int | None = None,
+              accuracy: float = DEFAULT_ACCURACY) -> PLDResult:
+    """Mirrors `dpcalc pld --eps`: a certified interval on delta at epsilon `eps`.
+
+    The run is given as for `pld_epsilon`. Returns `core.pld.PLDResult`; quote `delta_upper`.
+    """
+    from dpcalc.core.pld import tight_delta
+
+    NON_NEGATIVE.check("eps", eps)
+    run = _phases(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
+                  sensitivity=sensitivity, mechanism=mechanism, scale=scale, phases=phases, sampling=sampling,
+                  neighbours=neighbours, examples_per_user=examples_per_user)
+    return tight_delta(run, eps, accuracy=ACCURACY.check("accuracy", accuracy))
+
+
+def gdp(*, delta: float | None = None, eps: float | None = None, p: float | None = None,
+        sigma: float | None = None, T: int | None = None, n: int | None = None, batch_size: int | None = None,
+        epochs: float | None = None, noise_std: float | None = None, sensitivity: float | None = None,
+        sampling: Literal["poisson", "uniform"] = "poisson", mu: float | None = None) -> GDPResult:
+    """Mirrors `dpcalc gdp`: Gaussian differential privacy, with epsilon at `delta` (or delta at `eps`).
+
+    Either the training run (p, sigma, T or the training form, `sampling` poisson or uniform),
+    whose mu is the central-limit approximation (labelled so in the result's warnings; not a
+    bound: use `pld_epsilon` for the certified figure), or a given `mu`, converted exactly.
+    Exactly one of `delta` and `eps`.
+
+    Returns `core.gdp.GDPResult`.
+    """
+    from dpcalc.core import gdp as core
+
+    target_delta, target_epsilon = _one_target(delta, eps)
+    training = _checked(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
+                        sensitivity=sensitivity)
+    if sampling not in ("poisson", "uniform"):
+        raise ValueError(f"sampling must be poisson or uniform, got {sampling!r}")
+    if mu is not None:
+        given = [name for name, value in training.items() if value is not None]
+        if given:
+            raise ValueError(f"mu and {given[0]} cannot be given together: mu converts a given mu; the training run "
+                             "gives its own")
+        return core.gdp_guarantee(POSITIVE.check("mu", mu), delta=target_delta, epsilon=target_epsilon)
+    from dpcalc.cli.phases import training_run
+
+    with _as_value_error():
+        run = training_run(training)
+    return core.noisy_sgd_gdp(*run, sampling=sampling, delta=target_delta, epsilon=target_epsilon)
+
+
+def risk(*, p: float | None = None, sigma: float | None = None, T: int | None = None, n: int | None = None,
+         batch_size: int | None = None, epochs: float | None = None, noise_std: float | None = None,
+         sensitivity: float | None = None, mechanism: MechanismName | None = None, scale: float | None = None,
+         phases: Sequence[Phase] | None = None, sampling: SamplingName | None = None,
+         neighbours: NeighboursName | None = None, examples_per_user: int | None = None,
+         fpr: Sequence[float] | None = None, prior: float | None = None, kappa: float | None = None,
+         accuracy: float = DEFAULT_ACCURACY) -> RiskResult:
+    """Mirrors `dpcalc risk`: certified bounds on what an attacker can learn from the run.
+
+    The run is given as for `pld_epsilon`. `fpr`: the false-positive rates at which the largest
+    true-positive rate of a membership attack is bounded (default the command's); `prior`: the
+    prior of the Bayes success figure; `kappa`: the baseline of the reconstruction figure.
+
+    Returns `core.risk.RiskResult` (e.g. `result.points[0].tpr.upper`, `result.advantage.upper`).
+    """
+    from dpcalc.core.limits import DEFAULT_FPRS, DEFAULT_PRIOR
+    from dpcalc.core.risk import attack_risk
+
+    run = _phases(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
+                  sensitivity=sensitivity, mechanism=mechanism, scale=scale, phases=phases, sampling=sampling,
+                  neighbours=neighbours, examples_per_user=examples_per_user)
+    return attack_risk(run, fprs=tuple(DEFAULT_FPRS if fpr is None else fpr),
+                       prior=DEFAULT_PRIOR if prior is None else prior, kappa=kappa,
+                       accuracy=ACCURACY.check("accuracy", accuracy))
+
+
+def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accountant: Accountant = "pld",
+              p: float | None = None, sigma: float | None = None, T: int | None = None, n: int | None = None,
+              batch_size: int | None = None, epochs: float | None = None, noise_std: float | None = None,
+              sensitivity: float | None = None, precision: float | None = None) -> CalibrationResult:
+    """Mirrors `dpcalc calibrate --target-eps`: the value of `solve` (sigma, T, epochs, p or
+    batch_size) that meets `target_eps` at `delta` under `accountant` (pld, rdp or gdp), the
+    other quantities given as keywords. `precision`: the relative precision of sigma and p.
+
+    Returns `core.calibrate.CalibrationResult`; `feasible` says whether any value meets the
+    target. Its `certified_epsilon` is a sound upper bound on epsilon at the answer (for the gdp
+    accountant, the PLD accountant's; None where it could not be certified).
+    """
+    from dpcalc.cli import calibrate as command
+    from dpcalc.core import calibrate as core
+
+    solved = "batch-size" if solve == "batch_size" else solve
+    if solved not in command.SOLVED_KEY:
+        raise ValueError(f"solve must be one of sigma, T, epochs, p, batch_size, got {solve!r}")
+    if accountant not in ("pld", "rdp", "gdp"):
+        raise ValueError(f"accountant must be pld, rdp or gdp, got {accountant!r}")
+    if precision is not None:
+        PRECISION.check("precision", precision)
+    row = {"target_epsilon": NON_NEGATIVE.check("target_eps", target_eps), "delta": OPEN_UNIT.check("delta", delta),
+           "precision": precision,
+           **_checked(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
+                      sensitivity=sensitivity)}
+    with _as_value_error():
+        command._check_mechanism("gaussian", solved, accountant, row, sensitivity)
+        problem = command._parse_problem(row, solved)
+    result = core.calibrate(command.SOLVED_KEY[solved], accountant=accountant, **problem)
+    certified: CalibrationResult = command._certified(result)
+    return certified
+
+
+def calibrate_sigma(target_eps: float, *, delta: float, accountant: Accountant = "pld", p: float | None = None,
+                    T: int | None = None, n: int | None = None, batch_size: int | None = None,
+                    epochs: float | None = None, precision: float | None = None) -> CalibrationResult:
+    """Mirrors `dpcalc calibrate --target-eps E` (solving sigma, the default): the smallest noise
+    multiplier whose epsilon at `delta` is at most `target_eps`. `calibrate(solve="sigma", ...)`.
+
+    Returns `core.calibrate.CalibrationResult` (`value` is sigma).
+    """
+    return calibrate(solve="sigma", target_eps=target_eps, delta=delta, accountant=accountant, p=p, T=T, n=n,
+                     batch_size=batch_size, epochs=epochs, precision=precision)
+
+
+def check_budget(path: str | Path | None = None, *, text: str | None = None) -> BudgetResult:
+    """Mirrors `dpcalc check BUDGET`: every release of a budget file composed and compared with
+    its budget. Give the file's `path`, or its TOML `text` (not both).
+
+    Returns `core.budget.BudgetResult` (`within_budget`, `total_epsilon`, `releases`, ...).
+    A malformed file raises `core.budget.BudgetFileError`, a ValueError.
+    """
+    from dpcalc.core.budget import account_budget, load_budget
+
+    if (path is None) == (text is None):
+        raise ValueError("give the budget file's path or its text (one of them)")
+    if text is None:
+        assert path is not None
+        source = str(path)
+        text = Path(path).read_text(encoding="utf-8")
+    else:
+        source = "<text>"
+    return account_budget(load_budget(text, source))
+
+
+# The keywords of a run and the interval each is checked against (the command's options').
+_RANGES: dict[str, Interval] = {
+    "p": PROBABILITY, "sigma": POSITIVE, "noise_std": POSITIVE, "sensitivity": POSITIVE, "T": POSITIVE_INTEGER,
+    "n": POSITIVE_INTEGER, "batch_size": POSITIVE_INTEGER, "epochs": POSITIVE, "scale": POSITIVE,
+}
+
+
+def _checked(**values: float | None) -> dict[str, float | None]:
+    """The run's keywords, each checked against its interval; whole numbers as int."""
+    checked: dict[str, float | None] = {}
+    for name, value in values.items():
+        if value is not None:
+            interval = _RANGES[name]
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ParameterError(name, interval.requirement, repr(value))
+            interval.check(name, value)
+            if interval.integer:
+                if abs(value) >= MAX_COUNT:
+                    raise ParameterError(name, f"{interval.requirement} below 1e300", value)
+                value = int(value)
+        checked[name] = value
+    return checked
+
+
+def _phases(*, phases: Sequence[Phase] | None, mechanism: str | None, sampling: str | None,
+            neighbours: str | None, examples_per_user: int | None, **flags: float | None) -> list[Phase]:
+    """The run's phases, as the command builds them from its flags or from --phase."""
+    from dpcalc.cli.phases import NeighboursChoice, SamplingChoice, parse_phases, with_relation
+
+    if mechanism is not None and mechanism not in ("gaussian", "laplace"):
+        raise ValueError(f"mechanism must be gaussian or laplace, got {mechanism!r}")
+    if sampling is not None and sampling not in SAMPLINGS:
+        raise ValueError(f"sampling must be one of {', '.join(SAMPLINGS)}, got {sampling!r}")
+    if neighbours is not None and neighbours not in NEIGHBOURS:
+        raise ValueError(f"neighbours must be one of {', '.join(NEIGHBOURS)}, got {neighbours!r}")
+    if examples_per_user is not None:
+        POSITIVE_INTEGER.check("examples_per_user", examples_per_user)
+    given = _checked(**flags)
+    with _as_value_error():
+        if phases is not None:
+            given_flags = [name for name, value in given.items() if value is not None]
+            if mechanism is not None or given_flags:
+                raise ValueError(f"phases and {given_flags[0] if given_flags else 'mechanism'} cannot be given "
+                                 "together: describe every phase in phases, or give one phase with the keywords")
+            run = list(phases)
+            if not run or not all(isinstance(item, Phase) for item in run):
+                raise ValueError("phases must be a non-empty list of Phase")
+            # the relation of the keywords applies to every phase; without them, the phases' own
+            if sampling is None and neighbours is None and examples_per_user is None:
+                return run
+        else:
+            run = parse_phases(None, {**given, "mechanism": mechanism})
+        return with_relation(run, None if sampling is None else SamplingChoice(sampling),
+                             None if neighbours is None else NeighboursChoice(neighbours),
+                             None if examples_per_user is None else int(examples_per_user))
+
+
+def _one_target(delta: float | None, eps: float | None) -> tuple[float | None, float | None]:
+    """(delta, eps): exactly one of them, checked."""
+    if (delta is None) == (eps is None):
+        raise ValueError("give exactly one of delta (for epsilon at delta) and eps (for delta at eps)")
+    if delta is not None:
+        return OPEN_UNIT.check("delta", delta), None
+    assert eps is not None
+    return None, NON_NEGATIVE.check("eps", eps)
+
+
+@contextlib.contextmanager
+def _as_value_error() -> Iterator[None]:
+    """The command's refusals (`cli.options.InputError`) as ValueError, with the command's message."""
+    from dpcalc.cli.options import InputError
+
+    try:
+        yield
+    except InputError as error:
+        raise ValueError(str(error)) from None
+

@@ -1,0 +1,204 @@
+"""The Python API (dpcalc.api): the README's example runs, each function returns what its
+command's --json prints, bad input raises ValueError naming the argument, and `import dpcalc`
+stays light (dpcalc.api and numpy load on first use)."""
+
+from __future__ import annotations
+
+import doctest
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import dpcalc
+from dpcalc import api
+from dpcalc.core.validation import ParameterError
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def readme_api_example() -> str:
+    """The pycon block of the README's "Python API" section."""
+    text = (ROOT / "README.md").read_text()
+    section = re.search(r"^## Python API\n(.*?)^## ", text, flags=re.S | re.M)
+    assert section is not None, "README has a Python API section"
+    blocks = re.findall(r"```pycon\n(.*?)```", section.group(1), flags=re.S)
+    assert len(blocks) == 1
+    return blocks[0]
+
+
+def test_readme_python_api_example_runs(monkeypatch):
+    monkeypatch.chdir(ROOT)  # the example reads examples/privacy-budget.toml
+    test = doctest.DocTestParser().get_doctest(readme_api_example(), {}, "README Python API", "README.md", 0)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    outcome = runner.run(test)
+    assert outcome.attempted >= 8 and outcome.failed == 0
+
+
+def test_package_exports_the_api():
+    assert set(dpcalc.__all__) - {"__version__"} == set(api.__all__)
+    for name in api.__all__:
+        assert getattr(dpcalc, name) is getattr(api, name)
+        assert name in dir(dpcalc)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        dpcalc.nothing  # noqa: B018
+
+
+# --- each function returns what the command's --json prints (same numbers, same inputs) ------
+
+
+def _bounds(result) -> dict:
+    return {key: getattr(result, key) for key in
+            ("epsilon", "epsilon_lower", "epsilon_upper", "delta", "delta_lower", "delta_upper", "accuracy")}
+
+
+def test_pld_epsilon_matches_the_command(dpcalc):
+    printed = dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--delta", "1e-5", "--json").json()
+    result = api.pld_epsilon(p=0.004, sigma=1.1, T=10000, delta=1e-5)
+    assert {key: printed["result"][key] for key in _bounds(result)} == _bounds(result)
+    assert result.epsilon_upper >= result.epsilon_lower > 0
+
+
+def test_pld_delta_training_form_matches_the_command(dpcalc):
+    printed = dpcalc("pld", "--n", "60000", "--batch-size", "256", "--epochs", "10", "--sigma", "1.1",
+                     "--eps", "1", "--json").json()
+    result = api.pld_delta(n=60000, batch_size=256, epochs=10, sigma=1.1, eps=1.0)
+    assert {key: printed["result"][key] for key in _bounds(result)} == _bounds(result)
+    assert [phase.steps for phase in result.phases] == [phase["T"] for phase in printed["inputs"]["phases"]]
+
+
+def test_pld_phases_and_relation_match_the_command(dpcalc):
+    printed = dpcalc("pld", "--phase", "p=0.01,sigma=0.9,T=100", "--phase", "mechanism=laplace,scale=20,T=3",
+                     "--neighbours", "zero-out", "--delta", "1e-6", "--json").json()
+    result = api.pld_epsilon(phases=[api.Phase("gaussian", 0.01, 0.9, steps=100),
+                                     api.Phase("laplace", scale=20.0, steps=3)],
+                             neighbours="zero-out", delta=1e-6)
+    assert {key: printed["result"][key] for key in _bounds(result)} == _bounds(result)
+
+
+def test_gdp_matches_the_command(dpcalc):
+    printed = dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--delta", "1e-5", "--json").json()
+    result = api.gdp(p=0.004, sigma=1.1, T=10000, delta=1e-5)
+    assert (result.mu, result.epsilon, result.delta, result.max_advantage) == tuple(
+        printed["result"][key] for key in ("mu", "epsilon", "delta", "max_advantage"))
+    given = dpcalc("gdp", "--mu", "1.5", "--eps", "2", "--json").json()["result"]
+    exact = api.gdp(mu=1.5, eps=2.0)
+    assert (exact.mu, exact.epsilon, exact.delta) == (given["mu"], given["epsilon"], given["delta"])
+
+
+def test_risk_matches_the_command(dpcalc):
+    printed = dpcalc("risk", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--fpr", "1e-4,1e-2",
+                     "--prior", "0.1", "--json").json()["result"]
+    result = api.risk(p=0.004, sigma=1.1, T=10000, fpr=[1e-4, 1e-2], prior=0.1)
+    assert (result.advantage.upper, result.advantage.lower) == (printed["advantage_upper"],
+                                                                printed["advantage_lower"])
+    assert [(point.fpr, point.tpr.upper, point.tpr.lower) for point in result.points] == [
+        (attack["fpr"], attack["tpr_upper"], attack["tpr_lower"]) for attack in printed["attacks"]]
+    assert result.bayes_success.upper == printed["bayes_success_upper"]
+
+
+def test_calibrate_sigma_matches_the_command(dpcalc):
+    run = dpcalc("calibrate", "--target-eps", "2", "--delta", "1e-5", "--p", "0.004", "--T", "10000", "--json")
+    printed = run.json()["result"]
+    result = api.calibrate_sigma(2.0, delta=1e-5, p=0.004, T=10000)
+    assert (result.value, result.epsilon, result.certified_epsilon, result.feasible) == (
+        printed["sigma"], printed["epsilon"], printed["certified_epsilon"], printed["feasible"])
+    assert result.certified_epsilon is not None and result.certified_epsilon <= 2.0
+
+
+def test_calibrate_epochs_with_gdp_matches_the_command(dpcalc):
+    printed = dpcalc("calibrate", "--target-eps", "3", "--delta", "1e-5", "--solve", "epochs", "--n", "60000",
+                     "--batch-size", "256", "--sigma", "1.1", "--accountant", "gdp", "--json").json()["result"]
+    result = api.calibrate(solve="epochs", target_eps=3.0, delta=1e-5, n=60000, batch_size=256, sigma=1.1,
+                           accountant="gdp")
+    assert (result.value, result.epsilon, result.certified_epsilon) == (
+        printed["epochs"], printed["epsilon"], printed["certified_epsilon"])
+
+
+def test_check_budget_matches_the_command(dpcalc):
+    path = ROOT / "examples" / "privacy-budget.toml"
+    printed = dpcalc("check", str(path), "--json").json()["result"]
+    for result in (api.check_budget(path), api.check_budget(text=path.read_text())):
+        assert (result.total_epsilon, result.total_delta, result.within_budget) == (
+            printed["total"]["epsilon"], printed["total"]["delta"], printed["within_budget"])
+        assert [release.epsilon for release in result.releases] == [r["epsilon"] for r in printed["releases"]]
+
+
+# --- bad input: ValueError naming the argument, its range and the value ----------------------
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: api.pld_epsilon(p=1.5, sigma=1.1, T=10, delta=1e-5), "p must be in [0, 1], got 1.5"),
+    (lambda: api.pld_epsilon(p=0.1, sigma=-1.0, T=10, delta=1e-5), "sigma must be in (0, inf), got -1.0"),
+    (lambda: api.pld_epsilon(p=0.1, sigma=1.0, T=2.5, delta=1e-5), "T must be an integer in [1, inf), got 2.5"),
+    (lambda: api.pld_epsilon(p=0.1, sigma=1.0, T=10, delta=1.0), "delta must be in (0, 1), got 1.0"),
+    (lambda: api.pld_epsilon(p=0.1, sigma=1.0, T=10, delta=1e-5, accuracy=0.0), "accuracy must be in (0, 1), got 0.0"),
+    (lambda: api.pld_delta(p=0.1, sigma=1.0, T=10, eps=-1.0), "eps must be in [0, inf), got -1.0"),
+    (lambda: api.gdp(p=0.1, sigma=1.0, T=10, delta=1e-5, mu=1.0), "mu and p cannot be given together"),
+    (lambda: api.gdp(mu=0.0, delta=1e-5), "mu must be in (0, inf), got 0.0"),
+    (lambda: api.gdp(mu=1.0), "give exactly one of delta"),
+    (lambda: api.risk(p=0.1, sigma=1.0, T=10, fpr=[0.0]), "fpr must be in (0, 1), got 0.0"),
+    (lambda: api.risk(p=0.1, sigma=1.0, T=10, prior=1.0), "prior must be in (0, 1), got 1.0"),
+    (lambda: api.calibrate_sigma(-1.0, delta=1e-5, p=0.01, T=10), "target_eps must be in [0, inf), got -1.0"),
+    (lambda: api.calibrate(solve="tau", target_eps=1.0, delta=1e-5), "solve must be one of"),
+    (lambda: api.pld_epsilon(n=100, batch_size=0, epochs=1, sigma=1.0, delta=1e-5),
+     "batch_size must be an integer in [1, inf), got 0"),
+    (lambda: api.pld_epsilon(p=0.1, sigma=1.0, T=10, delta=1e-5, sampling="random"),
+     "sampling must be one of poisson, uniform, shuffle, allocation, got 'random'"),
+    (lambda: api.pld_epsilon(p=0.1, sigma=1.0, T="10", delta=1e-5),
+     "T must be an integer in [1, inf), got '10'"),
+])
+def test_bad_input_names_the_argument(call, message):
+    with pytest.raises(ValueError) as raised:
+        call()
+    assert message in str(raised.value)
+
+
+def test_refused_combinations_are_value_errors_with_the_commands_message():
+    with pytest.raises(ValueError, match="--p and --n/--batch-size cannot be given together"):
+        api.pld_epsilon(p=0.1, n=100, batch_size=10, sigma=1.0, T=10, delta=1e-5)
+    with pytest.raises(ValueError, match="--sigma is required"):
+        api.pld_epsilon(p=0.1, T=10, delta=1e-5)
+    with pytest.raises(ValueError, match="phases and p cannot be given together"):
+        api.pld_epsilon(phases=[api.Phase("gaussian", 0.1, 1.0, steps=10)], p=0.1, delta=1e-5)
+    with pytest.raises(ValueError, match="give the budget file's path or its text"):
+        api.check_budget()
+    with pytest.raises(ParameterError):
+        api.gdp(p=2.0, sigma=1.0, T=10, delta=1e-5)
+
+
+# --- import dpcalc stays light ----------------------------------------------------------------
+
+
+def test_import_dpcalc_loads_neither_the_api_nor_numpy():
+    code = ("import sys, dpcalc\n"
+            "light = [name for name in ('dpcalc.api', 'numpy', 'scipy', 'typing', 'dpcalc.core') if name in sys.modules]\n"
+            "dpcalc.__version__\n"
+            "dpcalc.check_budget\n"
+            "print(light, 'dpcalc.api' in sys.modules)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "[] True"
+
+
+def test_import_dpcalc_imports_nothing_else():
+    run = subprocess.run([sys.executable, "-X", "importtime", "-c", "import dpcalc"], capture_output=True,
+                         text=True, check=True)
+    before = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"], capture_output=True, text=True,
+                            check=True)
+
+    def modules(text: str) -> set[str]:
+        return {line.rsplit("|", 1)[1].strip() for line in text.splitlines() if line.startswith("import time:")
+                and "|" in line} - {"package"}
+
+    assert modules(run.stderr) - modules(before.stderr) == {"dpcalc"}
+
+
+def test_a_closed_form_command_still_loads_neither_numpy_nor_the_api():
+    code = ("import sys\n"
+            "from dpcalc.cli.app import main\n"
+            "code = main(['gdp', '--p', '0.004', '--sigma', '1.1', '--T', '10000', '--no-tight', '--json'])\n"
+            "print(code, [name for name in ('numpy', 'scipy', 'dpcalc.api') if name in sys.modules], file=sys.stderr)\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stderr.strip().splitlines()[-1] == "0 []"
