@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         gdp,
         pld_delta,
         pld_epsilon,
+        rdp,
         risk,
     )
 
@@ -36,6 +37,7 @@ __all__ = [
     "gdp",
     "pld_delta",
     "pld_epsilon",
+    "rdp",
     "risk",
 ]
 # The names of dpcalc.api, served lazily (dpcalc.api.__all__; a test checks they agree).

@@ -25,11 +25,12 @@ are loaded on first use (dpcalc/__init__.py).
 from __future__ import annotations
 
 import contextlib
+import numbers
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY, PRECISION
+from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY, MAX_ORDER, PRECISION
 from dpcalc.core.phases import NEIGHBOURS, SAMPLINGS, Phase
 from dpcalc.core.validation import (
     MAX_COUNT,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from dpcalc.core.calibrate import CalibrationResult
     from dpcalc.core.gdp import GDPResult
     from dpcalc.core.pld import PLDResult
+    from dpcalc.core.rdp import RDPResult
     from dpcalc.core.risk import RiskResult
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "gdp",
     "pld_delta",
     "pld_epsilon",
+    "rdp",
     "risk",
 ]
 
@@ -144,6 +147,41 @@ def gdp(*, delta: float | None = None, eps: float | None = None, p: float | None
     with _as_value_error():
         run = training_run(training)
     return core.noisy_sgd_gdp(*run, sampling=sampling, delta=target_delta, epsilon=target_epsilon)
+
+
+def rdp(*, delta: float | None = None, eps: float | None = None, p: float | None = None, sigma: float | None = None,
+        T: int | None = None, n: int | None = None, batch_size: int | None = None, epochs: float | None = None,
+        noise_std: float | None = None, sensitivity: float | None = None, mechanism: MechanismName | None = None,
+        scale: float | None = None, phases: Sequence[Phase] | None = None, sampling: SamplingName | None = None,
+        neighbours: NeighboursName | None = None, orders: Sequence[float] | None = None,
+        conversion: Literal["improved", "classic"] = "improved") -> RDPResult:
+    """Mirrors `dpcalc rdp`: Renyi DP of the run, with epsilon at `delta` (or delta at `eps`).
+
+    The run is given as for `pld_epsilon` (the RDP curves cover Poisson sampling under add-remove
+    or zero-out, fixed-size batches under replace-one, and unsampled Laplace phases). `orders`:
+    the Renyi orders, in (1, 1e100] (default the command's grid); `conversion`: improved or
+    classic. Exactly one of `delta` and `eps`.
+
+    Returns `core.rdp.RDPResult` (`epsilon`, `delta`, the best `order`, the curve).
+    """
+    from dpcalc.cli.rdp import check_covered
+    from dpcalc.core.rdp import rdp_accountant
+
+    target_delta, target_epsilon = _one_target(delta, eps)
+    grid = None
+    if orders is not None:
+        order_range = Interval(1.0, MAX_ORDER, high_closed=True)
+        grid = sorted({float(order_range.check("orders", order)) for order in orders})
+        if not grid:
+            raise ValueError("orders must be a non-empty list of orders in (1, 1e+100], got []")
+    if conversion not in ("improved", "classic"):
+        raise ValueError(f"conversion must be improved or classic, got {conversion!r}")
+    run = _phases(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
+                  sensitivity=sensitivity, mechanism=mechanism, scale=scale, phases=phases, sampling=sampling,
+                  neighbours=neighbours, examples_per_user=None)
+    with _as_value_error():
+        check_covered(run, per_phase=phases is not None)
+    return rdp_accountant(run, orders=grid, delta=target_delta, epsilon=target_epsilon, conversion=conversion)
 
 
 def risk(*, p: float | None = None, sigma: float | None = None, T: int | None = None, n: int | None = None,
@@ -246,18 +284,20 @@ _RANGES: dict[str, Interval] = {
 
 
 def _checked(**values: float | None) -> dict[str, float | None]:
-    """The run's keywords, each checked against its interval; whole numbers as int."""
+    """The run's keywords, each checked against its interval; counts as int, the others as float."""
     checked: dict[str, float | None] = {}
     for name, value in values.items():
         if value is not None:
             interval = _RANGES[name]
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise ParameterError(name, interval.requirement, repr(value))
             interval.check(name, value)
             if interval.integer:
                 if abs(value) >= MAX_COUNT:
                     raise ParameterError(name, f"{interval.requirement} below 1e300", value)
                 value = int(value)
+            else:
+                value = float(value)  # numpy scalars too: the training form reads p's decimal from repr
         checked[name] = value
     return checked
 

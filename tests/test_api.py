@@ -78,6 +78,23 @@ def test_pld_phases_and_relation_match_the_command(dpcalc):
     assert {key: printed["result"][key] for key in _bounds(result)} == _bounds(result)
 
 
+def test_pld_shuffled_training_form_matches_the_command(dpcalc):
+    printed = dpcalc("pld", "--n", "60000", "--batch-size", "256", "--epochs", "2", "--sigma", "1.1", "--sampling",
+                     "shuffle", "--delta", "1e-5", "--json").json()
+    result = api.pld_epsilon(n=60000, batch_size=256, epochs=2, sigma=1.1, sampling="shuffle", delta=1e-5)
+    assert {key: printed["result"][key] for key in _bounds(result)} == _bounds(result)
+    assert result.phases[0].epoch_steps == printed["inputs"]["phases"][0]["epoch_steps"] == 235
+
+
+def test_numpy_scalars_are_numbers_like_any_other():
+    import numpy as np
+
+    given = api.pld_epsilon(p=np.float64(0.004), sigma=np.float64(1.1), epochs=np.float64(40), delta=1e-5)
+    assert given == api.pld_epsilon(p=0.004, sigma=1.1, T=10000, delta=1e-5)  # T = ceil(40 / 0.004), exactly
+    assert api.gdp(p=0.004, sigma=1.1, T=np.int64(10000), delta=1e-5) == api.gdp(p=0.004, sigma=1.1, T=10000,
+                                                                                  delta=1e-5)
+
+
 def test_gdp_matches_the_command(dpcalc):
     printed = dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--delta", "1e-5", "--json").json()
     result = api.gdp(p=0.004, sigma=1.1, T=10000, delta=1e-5)
@@ -86,6 +103,20 @@ def test_gdp_matches_the_command(dpcalc):
     given = dpcalc("gdp", "--mu", "1.5", "--eps", "2", "--json").json()["result"]
     exact = api.gdp(mu=1.5, eps=2.0)
     assert (exact.mu, exact.epsilon, exact.delta) == (given["mu"], given["epsilon"], given["delta"])
+
+
+def test_rdp_matches_the_command(dpcalc):
+    printed = dpcalc("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--delta", "1e-5", "--no-tight",
+                     "--json").json()["result"]
+    result = api.rdp(p=0.004, sigma=1.1, T=10000, delta=1e-5)
+    assert (result.epsilon, result.delta, result.order, result.conversion) == tuple(
+        printed[key] for key in ("epsilon", "delta", "order", "conversion"))
+    assert [{"order": order, "rdp": value} for order, value in zip(result.orders, result.rdp)] == printed["curve"]
+    printed = dpcalc("rdp", "--phase", "p=0.01,sigma=0.9,T=100", "--phase", "mechanism=laplace,scale=20,T=3",
+                     "--orders", "8,2,4", "--conversion", "classic", "--eps", "1", "--json").json()["result"]
+    result = api.rdp(phases=[api.Phase("gaussian", 0.01, 0.9, steps=100), api.Phase("laplace", scale=20.0, steps=3)],
+                     orders=[8, 2, 4], conversion="classic", eps=1.0)
+    assert (result.epsilon, result.delta, result.order) == (printed["epsilon"], printed["delta"], printed["order"])
 
 
 def test_risk_matches_the_command(dpcalc):
@@ -140,6 +171,9 @@ def test_check_budget_matches_the_command(dpcalc):
     (lambda: api.gdp(mu=0.0, delta=1e-5), "mu must be in (0, inf), got 0.0"),
     (lambda: api.gdp(mu=1.0), "give exactly one of delta"),
     (lambda: api.risk(p=0.1, sigma=1.0, T=10, fpr=[0.0]), "fpr must be in (0, 1), got 0.0"),
+    (lambda: api.rdp(p=0.1, sigma=1.0, T=10, delta=1e-5, orders=[1.0]), "orders must be in (1, 1e+100], got 1.0"),
+    (lambda: api.rdp(p=0.1, sigma=1.0, T=10, eps=1.0, conversion="best"), "conversion must be improved or classic"),
+    (lambda: api.rdp(p=0.1, mechanism="laplace", scale=2.0, T=3, delta=1e-5), "--p must be 1 for the laplace"),
     (lambda: api.risk(p=0.1, sigma=1.0, T=10, prior=1.0), "prior must be in (0, 1), got 1.0"),
     (lambda: api.calibrate_sigma(-1.0, delta=1e-5, p=0.01, T=10), "target_eps must be in [0, inf), got -1.0"),
     (lambda: api.calibrate(solve="tau", target_eps=1.0, delta=1e-5), "solve must be one of"),

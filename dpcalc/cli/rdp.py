@@ -170,9 +170,16 @@ def _parse_run(phase, flags: dict, relation: tuple = (None, None)) -> list:
     """The run's phases (dpcalc.cli.phases) under --sampling and --neighbours (`relation`), refused
     where the RDP curves have no bound (`core.rdp.curves.covered`), with the laplace phases checked
     to be unsampled."""
+    phases = with_relation(parse_phases(phase, flags), *relation)
+    check_covered(phases, per_phase=bool(phase))
+    return phases
+
+
+def check_covered(phases: list, *, per_phase: bool) -> None:
+    """Refuse a run the RDP curves have no bound for (`core.rdp.curves.covered`), and a sampled
+    laplace phase; `per_phase`: the run came from --phase (messages name the phase)."""
     from dpcalc.core.rdp.curves import covered
 
-    phases = with_relation(parse_phases(phase, flags), *relation)
     for item in phases:
         if not covered(item):
             raise InputError(
@@ -182,12 +189,11 @@ def _parse_run(phase, flags: dict, relation: tuple = (None, None)) -> list:
             )
     for index, item in enumerate(phases, start=1):
         if item.mechanism == "laplace" and item.sampling_probability != 1.0:
-            option = f"--phase {index}: p" if phase else "--p"
+            option = f"--phase {index}: p" if per_phase else "--p"
             raise InputError(
                 f"{option} must be 1 for the laplace mechanism (RDP of the Poisson-subsampled Laplace "
                 f"mechanism is not implemented), got {format_number(item.sampling_probability)}"
             )
-    return phases
 
 
 def _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight: bool, per_step_cache=None,
