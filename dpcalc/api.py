@@ -15,7 +15,7 @@ command refuses is refused here with the command's message, which names the opti
 command spells them (`--p`, `--batch-size`).
 
 The command-line extras around the results are not part of the returned objects: the --max-eps
-gate, sweeps, figures, and the `as_poisson` figure of `pld` and the `tight_epsilon` of `gdp`
+gate, sweeps, figures, the `as_poisson` figure of `pld` and the `tight_epsilon` of `gdp` and `rdp`
 (call `pld_epsilon` for the certified figure of the same run).
 
 `import dpcalc` does not import this module (nor numpy): `dpcalc.pld_epsilon` and the others
