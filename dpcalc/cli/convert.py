@@ -55,7 +55,7 @@ HELP = f"""Convert a privacy guarantee between notions, calibrate a mechanism, o
   laplace   scale --scale (> 0), L1 --sensitivity [default 1]; --to dp gives its pure-DP
             epsilon, or with --delta (or --eps) the tight epsilon (delta) of its privacy profile
   tradeoff  (target only) the trade-off curve at --points evenly spaced alphas [default {DEFAULT_POINTS}];
-            --plot FILE (.png or .svg) and --chart draw it against the no-privacy diagonal
+            --plot FILE (.png, .svg or .pdf) and --chart draw it against the no-privacy diagonal
 
 --group k applies group privacy for k individuals to the source first. Every result names the
 theorem it used. A conversion that does not exist (e.g. approximate DP to zCDP) is refused with

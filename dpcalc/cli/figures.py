@@ -1,4 +1,4 @@
-"""Pictures of a guarantee: `--plot FILE` (matplotlib, PNG or SVG) and `--chart` (Unicode text).
+"""Pictures of a guarantee: `--plot FILE` (matplotlib, PNG, SVG or PDF) and `--chart` (Unicode text).
 
 A command describes what to draw as plain `Panel`s; this module draws them. matplotlib is an
 optional extra (`pip install '.[plot]'` from a checkout; the distribution is dpcalc-cli), imported only when a file is written; the text
@@ -17,12 +17,12 @@ import typer
 
 from dpcalc.cli.options import InputError
 
-PLOT_SUFFIXES = (".png", ".svg")
+PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 INSTALL_HINT = "pip install matplotlib"
 
 PlotFile = Annotated[
     str | None,
-    typer.Option("--plot", metavar="FILE", help="Write a figure to FILE (.png or .svg; needs matplotlib)."),
+    typer.Option("--plot", metavar="FILE", help="Write a figure to FILE (.png, .svg or .pdf; needs matplotlib)."),
 ]
 Chart = Annotated[
     bool,
@@ -69,7 +69,7 @@ def check_plot_path(path: str | None) -> Path | None:
         return None
     target = Path(path)
     if target.suffix.lower() not in PLOT_SUFFIXES:
-        raise InputError(f"--plot must name a .png or .svg file, got {path}")
+        raise InputError(f"--plot must name a .png, .svg or .pdf file, got {path}")
     if not target.parent.exists() and str(target.parent) not in ("", "."):
         raise InputError(f"--plot: folder {target.parent} does not exist, got {path}")
     if importlib.util.find_spec("matplotlib") is None:

@@ -81,7 +81,7 @@ Examples:
   dpcalc pld --n 60000 --batch-size 256 --epochs 10:60:10 --sigma 0.8,1.1
   dpcalc pld --p 0.004 --sigma 1.1 --T 10000 --plot pld.png
 
---plot FILE (.png or .svg, needs matplotlib) and --chart draw the certified trade-off curve
+--plot FILE (.png, .svg or .pdf, needs matplotlib) and --chart draw the certified trade-off curve
 (type II against type I error, implied by the certified delta(eps): Dong, Roth, Su 2022,
 Prop. 2.12) with the mu-GDP curve of Gaussian runs and the no-privacy diagonal, and the
 privacy profile delta(eps) on a log scale; for a sweep, epsilon against the swept quantity.

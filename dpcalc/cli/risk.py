@@ -78,7 +78,7 @@ Examples:
   dpcalc risk --p 0.004 --sigma 1.1 --T 10000 --prior 0.01 --kappa 1e-3
   dpcalc risk --p 0.004 --sigma 1.1 --T 10000 --plot risk.png
 
---plot FILE (.png or .svg, needs matplotlib) and --chart draw TPR against FPR on log-log axes:
+--plot FILE (.png, .svg or .pdf, needs matplotlib) and --chart draw TPR against FPR on log-log axes:
 the certified bound and the lower end of its interval, the mu-GDP curve and the diagonal
 TPR = FPR of an attack that learns nothing. One run: no sweeps.
 """

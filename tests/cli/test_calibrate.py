@@ -230,7 +230,7 @@ def test_delta_option(dpcalc):
          "--T takes integers: a range needs integer start, stop and step, got '10:20:2.5'"),
         (("--target-eps", "1", "--p", "0.1", "--T", "10", "--chart"),
          "--plot and --chart draw a sweep: give a list or range, e.g. --target-eps 1,2,4,8 or --epochs 10:60:10"),
-        (("--target-eps", "1,2", "--p", "0.1", "--T", "10", "--plot", "x.txt"), "--plot must name a .png or .svg file, got x.txt"),
+        (("--target-eps", "1,2", "--p", "0.1", "--T", "10", "--plot", "x.txt"), "--plot must name a .png, .svg or .pdf file, got x.txt"),
     ],
 )
 def test_errors(dpcalc, args, message):

@@ -107,7 +107,7 @@ def test_panel_curves_are_the_exact_functions():
          "--plot draws a trade-off curve: it applies only with --to tradeoff, got --to dp"),
         (("convert", "--from", "gaussian", "--sigma", "1", "--to", "rdp", "--chart"),
          "--chart draws a trade-off curve: it applies only with --to tradeoff, got --to rdp"),
-        ((*GDP, "--plot", "out.pdf"), "--plot must name a .png or .svg file, got out.pdf"),
+        ((*GDP, "--plot", "out.txt"), "--plot must name a .png, .svg or .pdf file, got out.txt"),
         ((*GDP, "--plot", "/no/such/folder/out.png"),
          "--plot: folder /no/such/folder does not exist, got /no/such/folder/out.png"),
         (("convert", "--from", "zcdp", "--rho", "1", "--to", "tradeoff", "--chart"), None),

@@ -35,10 +35,18 @@ def test_gdp_plot_svg_in_json_mode(dpcalc, tmp_path):
     assert text.lstrip().startswith("<?xml") and "<svg" in text and len(text) > 10_000
 
 
+def test_plot_writes_pdf(dpcalc, tmp_path):
+    path = tmp_path / "gdp.pdf"
+    run = dpcalc(*DESIGN_CARD, "--plot", str(path), "--json")
+    assert run.code == 0
+    run.json()
+    assert path.read_bytes().startswith(b"%PDF-")  # a PDF document, for a paper
+
+
 @pytest.mark.parametrize(
     "target, message",
     [
-        ("out.pdf", "--plot must name a .png or .svg file, got out.pdf"),
+        ("out.txt", "--plot must name a .png, .svg or .pdf file, got out.txt"),
         ("/no/such/folder/out.png", "--plot: folder /no/such/folder does not exist, got /no/such/folder/out.png"),
     ],
 )

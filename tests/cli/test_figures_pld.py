@@ -114,7 +114,7 @@ def test_pld_sweep_chart_and_plot(dpcalc, tmp_path):
 @pytest.mark.parametrize(
     "target, message",
     [
-        ("out.pdf", "--plot must name a .png or .svg file, got out.pdf"),
+        ("out.txt", "--plot must name a .png, .svg or .pdf file, got out.txt"),
         ("/no/such/folder/out.png", "--plot: folder /no/such/folder does not exist, got /no/such/folder/out.png"),
     ],
 )

@@ -262,7 +262,7 @@ def test_plot_png(dpcalc, tmp_path):
 def test_plot_bad_suffix(dpcalc, tmp_path):
     run = dpcalc(*SMALL, "--plot", str(tmp_path / "risk.txt"))
     assert (run.code, run.stdout) == (2, "")
-    assert run.stderr == f"Error: --plot must name a .png or .svg file, got {tmp_path / 'risk.txt'}\n"
+    assert run.stderr == f"Error: --plot must name a .png, .svg or .pdf file, got {tmp_path / 'risk.txt'}\n"
 
 
 # ---------------------------------------------------------------------------------------------
