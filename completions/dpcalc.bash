@@ -33,7 +33,7 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --no-tight --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --no-tight --json --csv --plot --chart -h --help" -- "$cur"))
             fi ;;
         convert)
             case "$prev" in
@@ -104,13 +104,13 @@ _dpcalc() {
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --orders --conversion --delta --eps --max-eps --no-tight --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --orders --conversion --delta --eps --max-eps --no-tight --json --csv -h --help" -- "$cur"))
             fi ;;
         check)
             case "$prev" in
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--json --csv -h --help" -- "$cur"))
             else
                 COMPREPLY=($(compgen -f -- "$cur"))
             fi ;;
@@ -137,7 +137,7 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --accuracy --delta --eps --max-eps --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --accuracy --delta --eps --max-eps --json --csv --plot --chart -h --help" -- "$cur"))
             fi ;;
         risk)
             case "$prev" in
@@ -162,7 +162,7 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --fpr --prior --kappa --accuracy --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --fpr --prior --kappa --accuracy --json --csv --plot --chart -h --help" -- "$cur"))
             fi ;;
         calibrate)
             case "$prev" in
@@ -187,7 +187,7 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --precision --target-advantage --target-tpr --at-fpr --max-eps --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --precision --target-advantage --target-tpr --at-fpr --max-eps --json --csv --plot --chart -h --help" -- "$cur"))
             fi ;;
     esac
 }

@@ -12,6 +12,7 @@ import typer
 from dpcalc.cli.figures import Chart, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
+    Csv,
     DatasetSize,
     Delta,
     Epochs,
@@ -203,6 +204,7 @@ def calibrate(
     ] = None,
     max_eps: MaxEpsilon = None,
     json_output: Json = False,
+    csv_output: Csv = False,
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
@@ -224,11 +226,11 @@ def calibrate(
              "target_epsilon": target_epsilon, "delta": delta, "p": p, "sigma": sigma, "T": T, "n": n,
              "batch_size": batch_size, "epochs": epochs, "precision": precision},
             quantity=quantity, solve=solved, accountant=accountant.value,
-            max_eps=max_eps, json_output=json_output, plot=plot, chart=chart)
+            max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, csv_output=csv_output)
     request = start({"target_epsilon": target_epsilon, "delta": delta, "p": p, "sigma": sigma, "noise_std": noise_std,
                      "sensitivity": sensitivity, "T": T, "n": n,
                      "batch_size": batch_size, "epochs": epochs, "precision": precision},
-                    max_eps=max_eps, json_output=json_output, plot=plot, chart=chart)
+                    max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, csv_output=csv_output)
     if (request.plot is not None or request.chart) and not request.is_sweep:
         raise InputError(
             "--plot and --chart draw a sweep: give a list or range, e.g. --target-eps 1,2,4,8 or --epochs 10:60:10"

@@ -24,7 +24,7 @@ _ROUNDING = {
 
 
 def calibrate_to_risk(given: dict[str, Any], *, quantity: str, solve: str, accountant: str, max_eps: float | None,
-                      json_output: bool, plot: str | None, chart: bool) -> NoReturn:
+                      json_output: bool, plot: str | None, chart: bool, csv_output: bool = False) -> NoReturn:
     """Parse the options of a risk calibration, solve it, print it and exit (1 when infeasible)."""
     from dpcalc.cli.calibrate import _parse_problem
 
@@ -52,7 +52,7 @@ def calibrate_to_risk(given: dict[str, Any], *, quantity: str, solve: str, accou
                          "run it once per value")
     request = start({key: value for key, value in given.items()
                      if key not in ("target_advantage", "target_tpr", "at_fpr", "target_epsilon")},
-                    max_eps=max_eps, json_output=json_output)
+                    max_eps=max_eps, json_output=json_output, csv_output=csv_output)
     row = {**request.rows[0], "target_epsilon": 0.0}
     problem = _parse_problem(row, solve)
     problem.pop("target_epsilon")

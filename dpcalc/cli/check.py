@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from dpcalc.cli.options import InputError, Json
+from dpcalc.cli.options import Csv, InputError, Json, conflict
 from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, emit, format_lower, format_number, format_upper
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
@@ -33,9 +33,12 @@ Examples:
 def check(
     budget_file: Annotated[str, typer.Argument(metavar="BUDGET", help="The budget file (TOML) to check.")],
     json_output: Json = False,
+    csv_output: Csv = False,
 ) -> None:
     from pathlib import Path
 
+    if json_output and csv_output:
+        raise conflict("--json", "--csv", "give one output format")
     from dpcalc.core.budget import BudgetFileError, account_budget, load_budget
 
     path = Path(budget_file)
@@ -71,7 +74,11 @@ def check(
         tables=[_table(result)] + ([_risk_table(result)] if result.risk else []),
         warnings=list(result.warnings),
     )
-    code = emit(report, json_mode=json_output)
+    if csv_output:
+        # one row a release, then the total (its epsilon at the budget's delta)
+        report.csv_rows = [*releases, {"name": "total", "mechanism": "composed", "epsilon": result.total_epsilon,
+                                       "delta": result.total_delta, "method": result.method}]
+    code = emit(report, json_mode=json_output, csv_mode=csv_output)
     if not result.within_budget:
         if result.total_epsilon > budget.epsilon:
             sys.stderr.write(

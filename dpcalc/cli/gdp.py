@@ -12,6 +12,7 @@ import typer
 from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
+    Csv,
     DatasetSize,
     Delta,
     Epochs,
@@ -89,11 +90,13 @@ def gdp(
     max_eps: MaxEpsilon = None,
     no_tight: NoTight = False,
     json_output: Json = False,
+    csv_output: Csv = False,
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
     request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "T": T, "n": n, "batch_size": batch_size, "epochs": epochs, "mu": mu,
-                     "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, plot=plot, chart=chart)
+                     "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, plot=plot, chart=chart,
+                    csv_output=csv_output)
     if request.is_sweep:
         _gdp_sweep(request, sampling, no_tight)
     result, tight, warnings, inputs = _evaluate(request.rows[0], sampling, no_tight)

@@ -314,6 +314,10 @@ Accuracy = Annotated[
         click_type=sweepable(ACCURACY),
     ),
 ]
+Csv = Annotated[
+    bool,
+    typer.Option("--csv", help="Print CSV instead of a table: a header line, one row per result (per combination of a sweep)."),
+]
 Json = Annotated[
     bool,
     typer.Option("--json", help="Print one strict JSON object instead of a table."),

@@ -54,6 +54,9 @@ class Report:
     no_gate: str | None = None
     # Builds the figure's panels (dpcalc.cli.figures.Panel) for --plot and --chart; called only then.
     figures: Callable[[], list[Any]] | None = None
+    # The rows --csv prints, one per result (a sweep's combinations, a budget's releases); None:
+    # one row, the result itself.
+    csv_rows: list[dict[str, Any]] | None = None
 
     def __post_init__(self) -> None:
         # one line per distinct warning, in order (the command and its tight figure may say the same)
@@ -149,6 +152,7 @@ def emit(
     max_epsilon: float | None = None,
     plot: Path | None = None,
     chart: bool = False,
+    csv_mode: bool = False,
 ) -> int:
     """Print the report and return the exit code (1 when epsilon exceeds --max-eps).
 
@@ -180,6 +184,10 @@ def emit(
         if budget is not None:
             document["budget"] = budget
         sys.stdout.write(json.dumps(json_safe(document), allow_nan=False) + "\n")
+    elif csv_mode:
+        for warning in report.warnings:
+            sys.stderr.write(f"Warning: {warning}\n")
+        write_csv(report.csv_rows if report.csv_rows is not None else [report.result], sys.stdout)
     else:
         for warning in report.warnings:
             sys.stderr.write(f"Warning: {warning}\n")
@@ -189,12 +197,12 @@ def emit(
 
         panels = report.figures()
         if chart:
-            stream = sys.stderr if json_mode else sys.stdout
+            stream = sys.stderr if (json_mode or csv_mode) else sys.stdout
             for panel in panels:
                 stream.write("\n" + figures.render_chart(panel))
         if plot is not None:
             figures.write_plot(panels, plot)
-            if not json_mode:
+            if not (json_mode or csv_mode):
                 sys.stderr.write(f"Wrote {plot}\n")
     if budget is not None and not budget["within_budget"]:
         sys.stderr.write(
@@ -203,6 +211,37 @@ def emit(
         )
         return EXIT_OVER_BUDGET
     return EXIT_OK
+
+
+def flat_row(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """One CSV row of a result: nested objects become dotted columns ("grid.step"), a list the
+    JSON text of it, non-finite numbers "inf"/"-inf"/"nan", None an empty cell."""
+    import json
+
+    row: dict[str, Any] = {}
+    for key, value in values.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            row.update(flat_row(value, name + "."))
+        elif isinstance(value, (list, tuple)):
+            row[name] = json.dumps(json_safe(list(value)), allow_nan=False)
+        elif value is None:
+            row[name] = ""
+        else:
+            row[name] = json_safe(value)
+    return row
+
+
+def write_csv(results: Sequence[dict[str, Any]], stream: Any) -> None:
+    """A header line and one line per result (RFC 4180, by the csv module); the columns are the
+    union of the results' keys, in order of first appearance."""
+    import csv
+
+    rows = [flat_row(result) for result in results]
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    writer = csv.DictWriter(stream, fieldnames=columns, lineterminator="\n", restval="")
+    writer.writeheader()
+    writer.writerows(rows)
 
 
 def _print_tables(tables: list[Table], budget: dict[str, Any] | None) -> None:

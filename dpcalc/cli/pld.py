@@ -11,6 +11,7 @@ from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
     Accuracy,
     BatchSize,
+    Csv,
     DatasetSize,
     Delta,
     Epochs,
@@ -113,12 +114,14 @@ def pld(
     eps: Epsilon = None,
     max_eps: MaxEpsilon = None,
     json_output: Json = False,
+    csv_output: Csv = False,
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
     request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
                      "epochs": epochs, "accuracy": accuracy, "delta": delta, "eps": eps},
-                    max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, phase=phase)
+                    max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, phase=phase,
+                    csv_output=csv_output)
     if request.is_sweep:
         with paused_gc():
             _pld_sweep(request, mechanism, sampling, neighbours, examples_per_user)

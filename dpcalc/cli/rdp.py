@@ -9,6 +9,7 @@ import typer
 
 from dpcalc.cli.options import (
     BatchSize,
+    Csv,
     DatasetSize,
     Delta,
     Epochs,
@@ -113,9 +114,11 @@ def rdp(
     max_eps: MaxEpsilon = None,
     no_tight: NoTight = False,
     json_output: Json = False,
+    csv_output: Csv = False,
 ) -> None:
     request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
-                     "epochs": epochs, "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, phase=phase)
+                     "epochs": epochs, "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, phase=phase,
+                    csv_output=csv_output)
     if request.is_sweep:
         _rdp_sweep(request, mechanism, orders, conversion, no_tight, (sampling, neighbours))
     row = request.rows[0]

@@ -44,6 +44,7 @@ class Request:
     json_output: bool = False
     plot: Path | None = None
     chart: bool = False
+    csv_output: bool = False
 
     @property
     def is_sweep(self) -> bool:
@@ -52,7 +53,8 @@ class Request:
     def emit(self, report: Report) -> int:
         """Print the report (a table, or JSON with --json; the figure with --plot or --chart) and
         return its exit code (1 when epsilon exceeds --max-eps)."""
-        return emit(report, json_mode=self.json_output, max_epsilon=self.max_epsilon, plot=self.plot, chart=self.chart)
+        return emit(report, json_mode=self.json_output, max_epsilon=self.max_epsilon, plot=self.plot, chart=self.chart,
+                    csv_mode=self.csv_output)
 
     def finish(self, report: Report) -> NoReturn:
         """Print the report and exit with its code."""
@@ -67,11 +69,14 @@ def start(
     plot: str | None = None,
     chart: bool = False,
     phase: list[str] | None = None,
+    csv_output: bool = False,
 ) -> Request:
     """The Request of a command whose numeric options are `inputs`, by input name (as the JSON names
     them): a number, a `Swept`, or None when not given. `phase` holds the --phase values (refused
     beside a sweep); the other arguments are the options of the same names."""
     sweeps = {name: value for name, value in inputs.items() if isinstance(value, Swept)}
+    if json_output and csv_output:
+        raise conflict("--json", "--csv", "give one output format")
     if phase and sweeps:
         first = next(iter(sweeps.values()))
         raise InputError(
@@ -95,7 +100,7 @@ def start(
         from dpcalc.cli.figures import check_plot_path
 
         plot_path = check_plot_path(plot)
-    return Request(given, tuple(swept), rows, max_eps, json_output, plot_path, chart)
+    return Request(given, tuple(swept), rows, max_eps, json_output, plot_path, chart, csv_output)
 
 
 def _check_size(sweeps: list[Swept]) -> None:

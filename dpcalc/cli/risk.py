@@ -12,6 +12,7 @@ from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
     Accuracy,
     BatchSize,
+    Csv,
     DatasetSize,
     Epochs,
     InputError,
@@ -123,12 +124,13 @@ def risk(
     ] = None,
     accuracy: Accuracy = None,
     json_output: Json = False,
+    csv_output: Csv = False,
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
     request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
                      "epochs": epochs, "accuracy": accuracy},
-                    json_output=json_output, plot=plot, chart=chart, phase=phase)
+                    json_output=json_output, plot=plot, chart=chart, phase=phase, csv_output=csv_output)
     if request.is_sweep:
         first = request.swept[0]
         raise InputError(f"dpcalc risk takes one run, got a list or range for --{first.replace('_', '-')}: "

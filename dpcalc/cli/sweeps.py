@@ -286,6 +286,7 @@ def sweep_report(output: SweepOutput, rows: list[Row]) -> Report:
         basis="; ".join(bases) or None,
         no_gate=ungated[0].no_gate if ungated else None,
         figures=output.figures,
+        csv_rows=json_rows,
     )
 
 
