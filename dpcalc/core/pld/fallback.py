@@ -304,19 +304,20 @@ def _one_laplace_release(phases: Sequence[Phase], delta: float | None,
     """
     if not one_laplace_release(phases):
         return None
+    from dpcalc.core.laplace import laplace_delta, laplace_epsilon
+
     pure = 1.0 / phases[0].noise
     if delta is not None:
-        drift = 2.0 * math.log1p(-delta)
-        value = pure + drift
-        error = _LAPLACE_ROUNDING * (pure - drift)
+        value = laplace_epsilon(delta, pure)
+        error = _LAPLACE_ROUNDING * (pure - 2.0 * math.log1p(-delta))
         return max(0.0, value - error), max(0.0, value + error)
     assert epsilon is not None
     if Fraction(epsilon) * Fraction(phases[0].noise) >= 1:
         return 0.0, 0.0  # eps >= eps0 = 1/b, compared exactly: the loss never exceeds eps, delta is 0
-    half = 0.5 * (epsilon - pure)
+    # delta falls in eps: the profile at eps moved by the rounding of eps - eps0 brackets it
     error = _LAPLACE_ROUNDING * (epsilon + pure)
-    upper = min(1.0, -math.expm1(half - error) * (1.0 + _LAPLACE_ROUNDING))
-    lower = max(0.0, -math.expm1(min(half + error, 0.0)) * (1.0 - _LAPLACE_ROUNDING))
+    upper = min(1.0, laplace_delta(max(0.0, epsilon - error), pure) * (1.0 + _LAPLACE_ROUNDING))
+    lower = max(0.0, laplace_delta(epsilon + error, pure) * (1.0 - _LAPLACE_ROUNDING))
     return lower, upper
 
 
