@@ -180,7 +180,7 @@ def result_keys(result: RiskResult) -> dict[str, Any]:
         attacks.append({
             "fpr": point.fpr,
             **_interval(point.tpr, "tpr"),
-            "relative_width": _relative_width(point.tpr),
+            "relative_width": point.tpr.relative_width,
             **_interval(point.ppv, "ppv"),
             "tpr_gdp": None if gaussian is None else gaussian.tprs[index],
         })
@@ -205,10 +205,6 @@ def result_keys(result: RiskResult) -> dict[str, Any]:
         "grid": {"step": result.grid_step},
         "analysis": analysis_of(result.phases),
     }
-
-
-def _relative_width(bounds: Bounds) -> float:
-    return (bounds.upper - bounds.lower) / bounds.upper if bounds.upper > 0.0 else 0.0
 
 
 def _gdp_header(result: RiskResult) -> str:
@@ -249,7 +245,7 @@ def _attack_table(result: RiskResult) -> Table:
             format_number(point.fpr),
             format_significant(point.tpr.upper, True),
             format_significant(point.tpr.lower, False),
-            f"{_relative_width(point.tpr):.1e}",
+            f"{point.tpr.relative_width:.1e}",
             "-" if gaussian is None else f"{gaussian.tprs[index]:.6g}",
             format_significant(point.ppv.upper, True),
         ))
@@ -279,7 +275,7 @@ def _gdp_warnings(result: RiskResult) -> list[str]:
 def risk_panels(result: RiskResult) -> list[Panel]:
     """TPR against FPR on log-log axes: the certified bound and its lower end, mu-GDP, and TPR = FPR."""
     from dpcalc.cli.figures import Series
-    from dpcalc.core.risk import tpr_at_fpr
+    from dpcalc.core.gdp import tpr_at_fpr
 
     alphas = [alpha for alpha in result.curve_alphas if 0.0 < alpha < 1.0]
     pairs = {alpha: (1.0 - low, 1.0 - high) for alpha, low, high in

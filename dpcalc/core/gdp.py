@@ -266,6 +266,16 @@ def tradeoff(alpha: float, mu: float) -> float:
     return ndtr(-ndtri(alpha) - mu)
 
 
+def tpr_at_fpr(mu: float, fpr: float) -> float:
+    """The largest TPR at FPR `fpr` against mu-GDP: 1 - G_mu(fpr) = Phi(mu + Phi^-1(fpr)) (DRS eq. (6)),
+    computed without forming 1 - beta (no cancellation at small rates)."""
+    if fpr <= 0.0:
+        return 0.0
+    if fpr >= 1.0 or mu == math.inf:
+        return 1.0
+    return ndtr(mu + ndtri(fpr))
+
+
 def gdp_guarantee(
     mu: float,
     *,

@@ -41,11 +41,10 @@ from typing import Literal
 
 import numpy as np
 
-from dpcalc.core.gdp import delta_for_epsilon, gdp_mu, max_advantage
+from dpcalc.core.gdp import delta_for_epsilon, gdp_mu, max_advantage, tpr_at_fpr
 from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
 from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld.privacy_profile import ProfileBounds
-from dpcalc.core.special import ndtr, ndtri
 from dpcalc.core.validation import OPEN_UNIT
 
 # The grid of eps on which the curve is read: this many evenly spaced points from 0 to where
@@ -81,6 +80,11 @@ class Bounds:
 
     upper: float
     lower: float
+
+    @property
+    def relative_width(self) -> float:
+        """(upper - lower) / upper, 0 for an interval at 0."""
+        return (self.upper - self.lower) / self.upper if self.upper > 0.0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -167,17 +171,16 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     # advantage (eps = 0) and the smallest FPR, at a little finer accuracy (_SHARED_TARGET). Where
     # a figure is still wider than the accuracy asked, the run is composed once more for it: for
     # delta at eps = 0 (the advantage), at the Bayes point, or for epsilon at the smallest FPR.
-    shared = min(_SHARED_DELTA_CAP, math.sqrt(_SHARED_DELTA_SCALE * smallest))
-    profile = ProfileBounds(phases, [(shared, None)], accuracy=accuracy * _SHARED_ACCURACY)
+    profile, shared = _shared_profile(phases, smallest, accuracy)
     upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile)
     coarse = min(_POINT_ACCURACY_FACTOR * accuracy, 0.1)
     extra: list[tuple[tuple[float | None, float | None], float]] = []
-    if _width(advantage) > accuracy:
+    if advantage.relative_width > accuracy:
         extra.append(((None, 0.0), coarse))
-    if bayes_eps > 0.0 and _width(bayes) > accuracy:
+    if bayes_eps > 0.0 and bayes.relative_width > accuracy:
         extra.append(((None, bayes_eps), coarse))
     low = int(np.argmin(special))
-    if smallest < shared and _width(Bounds(float(tpr_upper[low]), float(tpr_lower[low]))) > accuracy:
+    if smallest < shared and Bounds(float(tpr_upper[low]), float(tpr_lower[low])).relative_width > accuracy:
         extra.append(((smallest, None), accuracy))
     for target, width in extra:
         profile.add(target, accuracy=width)
@@ -224,12 +227,18 @@ def risk_figure(phases: Sequence[Phase], figure: RiskFigure, *, fpr: float | Non
         raise ValueError("the TPR figure needs an fpr")
     OPEN_UNIT.check("fpr", fpr)
     # the composition `attack_risk` makes first when this FPR is the smallest it is asked
-    shared = min(_SHARED_DELTA_CAP, math.sqrt(_SHARED_DELTA_SCALE * fpr))
-    profile = ProfileBounds(phases, [(shared, None)], accuracy=accuracy * _SHARED_ACCURACY)
+    profile, _ = _shared_profile(phases, fpr, accuracy)
     grid = np.linspace(0.0, math.log(1.0 / min(fpr, _CURVE_SMALLEST)) + 0.1, GRID_POINTS)
     upper, lower = profile.at(grid)
     tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, np.array([fpr]))
     return Bounds(float(tpr_upper[0]), float(tpr_lower[0]))
+
+
+def _shared_profile(phases: Sequence[Phase], smallest: float, accuracy: float) -> tuple[ProfileBounds, float]:
+    """The one composition that serves every figure in most runs, and its target delta (see
+    _SHARED_DELTA_CAP): for epsilon at delta = min(1e-3, sqrt(0.1 x the smallest FPR))."""
+    shared = min(_SHARED_DELTA_CAP, math.sqrt(_SHARED_DELTA_SCALE * smallest))
+    return ProfileBounds(phases, [(shared, None)], accuracy=accuracy * _SHARED_ACCURACY), shared
 
 
 def _nothing_learnt(phases: Sequence[Phase], fprs: tuple[float, ...], prior: float, kappa: float | None,
@@ -250,16 +259,11 @@ def _nothing_learnt(phases: Sequence[Phase], fprs: tuple[float, ...], prior: flo
     )
 
 
-def _width(bounds: Bounds) -> float:
-    """The relative width of a certified interval."""
-    return (bounds.upper - bounds.lower) / bounds.upper if bounds.upper > 0.0 else 0.0
-
-
 def _warnings(profile: ProfileBounds, figures: Sequence[Bounds], accuracy: float) -> tuple[str, ...]:
     """The accountant's warnings, with those about its own epsilon or delta intervals replaced by
     one about the risk figures' widths when any is wider than the accuracy asked."""
     kept = [item for item in profile.warnings if not item.startswith("the certified interval is")]
-    widest = max(_width(item) for item in figures)
+    widest = max(item.relative_width for item in figures)
     if widest > accuracy:
         scheme = {"uniform": "fixed-size batches", "shuffle": "shuffled batches"}.get(
             next((phase.sampling for phase in profile.phases if phase.sampling in ("uniform", "shuffle")), ""))
@@ -269,16 +273,6 @@ def _warnings(profile: ProfileBounds, figures: Sequence[Bounds], accuracy: float
         kept.append(f"the certified intervals are up to {widest:.2g} wide (relative), more than the accuracy "
                     f"{accuracy:g}: {why}.")
     return tuple(kept)
-
-
-def tpr_at_fpr(mu: float, fpr: float) -> float:
-    """The largest TPR at FPR `fpr` against mu-GDP: 1 - G_mu(fpr) = Phi(mu + Phi^-1(fpr)) (DRS eq. (6)),
-    computed without forming 1 - beta (no cancellation at small rates)."""
-    if fpr <= 0.0:
-        return 0.0
-    if fpr >= 1.0:
-        return 1.0
-    return ndtr(mu + ndtri(fpr))
 
 
 def tpr_terms(eps: np.ndarray, delta: np.ndarray, alphas: np.ndarray) -> np.ndarray:

@@ -29,9 +29,9 @@ from dpcalc.core.calibrate.problem import (
     make_problem,
 )
 from dpcalc.core.calibrate.search import STEERING_MAX, Search
-from dpcalc.core.gdp import epsilon_for_delta, max_advantage
+from dpcalc.core.gdp import epsilon_for_delta, max_advantage, tpr_at_fpr
 from dpcalc.core.limits import DEFAULT_ACCURACY
-from dpcalc.core.risk import Bounds, RiskFigure, risk_figure, tpr_at_fpr
+from dpcalc.core.risk import Bounds, RiskFigure, risk_figure
 from dpcalc.core.special import ndtri
 from dpcalc.core.validation import OPEN_UNIT
 
