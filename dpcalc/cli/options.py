@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import click
 import typer
 
-from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
 from dpcalc.core.validation import (
     MAX_COUNT,
     MAX_COUNT_DIGITS,
@@ -304,15 +303,6 @@ MaxEpsilon = Annotated[
     float | None,
     typer.Option("--max-eps", metavar="FLOAT", help="Budget: exit 1 when epsilon exceeds this value.",
                  click_type=number(NON_NEGATIVE)),
-]
-Accuracy = Annotated[
-    SweepableReal | None,
-    typer.Option(
-        "--accuracy",
-        metavar="FLOAT",
-        help=f"Target relative width of the PLD accountant's certified interval, in (0, 1) [default: {DEFAULT_ACCURACY:g}].",
-        click_type=sweepable(ACCURACY),
-    ),
 ]
 Csv = Annotated[
     bool,

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
 from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
-    Accuracy,
     BatchSize,
     Csv,
     DatasetSize,
@@ -23,6 +22,8 @@ from dpcalc.cli.options import (
     SamplingProbability,
     Sensitivity,
     Steps,
+    SweepableReal,
+    sweepable,
 )
 from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
 from dpcalc.cli.phases import (
@@ -40,7 +41,7 @@ from dpcalc.cli.phases import (
 )
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import paused_gc
-from dpcalc.core.limits import DEFAULT_ACCURACY
+from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
 from dpcalc.core.validation import large_delta_warnings
 
 if TYPE_CHECKING:
@@ -50,6 +51,18 @@ if TYPE_CHECKING:
 
 # One run of a sweep: its row of inputs and its phases.
 _Run = tuple[dict[str, Any], list["Phase"]]
+
+# --accuracy, shared with `dpcalc risk` (here, not in options.py: the closed-form commands'
+# start-up does not load core.limits for it).
+Accuracy = Annotated[
+    SweepableReal | None,
+    typer.Option(
+        "--accuracy",
+        metavar="FLOAT",
+        help=f"Target relative width of the PLD accountant's certified interval, in (0, 1) [default: {DEFAULT_ACCURACY:g}].",
+        click_type=sweepable(ACCURACY),
+    ),
+]
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
 

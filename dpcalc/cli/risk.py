@@ -10,7 +10,6 @@ import typer
 
 from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
-    Accuracy,
     BatchSize,
     Csv,
     DatasetSize,
@@ -41,6 +40,7 @@ from dpcalc.cli.phases import (
     phases_title,
     with_relation,
 )
+from dpcalc.cli.pld import Accuracy
 from dpcalc.cli.request import start
 from dpcalc.cli.tight import paused_gc
 from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
