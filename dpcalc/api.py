@@ -237,10 +237,10 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
            **_checked(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
                       sensitivity=sensitivity)}
     with _as_value_error():
-        command._check_mechanism("gaussian", solved, accountant, row, sensitivity)
-        problem = command._parse_problem(row, solved)
+        command.check_mechanism("gaussian", solved, accountant, row, sensitivity)
+        problem = command.parse_problem(row, solved)
     result = core.calibrate(command.SOLVED_KEY[solved], accountant=accountant, **problem)
-    certified: CalibrationResult = command._certified(result)
+    certified: CalibrationResult = command.certified_result(result)
     return certified
 
 

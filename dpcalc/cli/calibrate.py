@@ -235,9 +235,9 @@ def calibrate(
         raise InputError(
             "--plot and --chart draw a sweep: give a list or range, e.g. --target-eps 1,2,4,8 or --epochs 10:60:10"
         )
-    _check_mechanism(mechanism_name, solved, accountant.value, request.given, sensitivity)
+    check_mechanism(mechanism_name, solved, accountant.value, request.given, sensitivity)
     # Every row is parsed before any is computed, so that a bad value fails at once.
-    problems = [_parse_problem(row, solved, mechanism_name) for row in request.rows]
+    problems = [parse_problem(row, solved, mechanism_name) for row in request.rows]
     if mechanism_name == "laplace":
         for problem in problems:
             problem.update(mechanism="laplace", sensitivity=1.0 if sensitivity is None else sensitivity)
@@ -252,7 +252,7 @@ def calibrate(
     previous = None
     with paused_gc():
         for problem, row in zip(problems, request.rows):
-            result = _certified(core.calibrate(quantity, accountant=accountant.value, hint=previous, **problem))
+            result = certified_result(core.calibrate(quantity, accountant=accountant.value, hint=previous, **problem))
             extra = [w for w in large_delta_warnings(row["n"], problem["delta"]) if w not in result.warnings]
             result = dataclasses.replace(result, warnings=(*result.warnings, *extra))
             results.append(result)
@@ -304,7 +304,7 @@ def calibrate(
     raise typer.Exit(EXIT_OVER_BUDGET if infeasible else code)
 
 
-def _certified(result):
+def certified_result(result):
     """The result with `certified_epsilon`: a sound upper bound on epsilon at the answer.
 
     pld's and rdp's epsilon already is one. The gdp accountant's is the central-limit
@@ -344,7 +344,7 @@ def _gate(result) -> tuple[float | None, str | None, str | None]:
     return result.certified_epsilon, basis, None
 
 
-def _check_mechanism(mechanism: str, solve: str, accountant: str, given: dict[str, Any],
+def check_mechanism(mechanism: str, solve: str, accountant: str, given: dict[str, Any],
                      sensitivity: float | None) -> None:
     """Refuse the options that do not belong to the mechanism calibrated (the Gaussian run's with
     --mechanism laplace, and --sensitivity and --solve scale without it)."""
@@ -368,7 +368,7 @@ def _check_mechanism(mechanism: str, solve: str, accountant: str, given: dict[st
         raise InputError("--mechanism laplace needs --T (the number of releases, an integer >= 1)")
 
 
-def _parse_problem(row: dict[str, Any], solve: str, mechanism: str = "gaussian") -> dict[str, Any]:
+def parse_problem(row: dict[str, Any], solve: str, mechanism: str = "gaussian") -> dict[str, Any]:
     """The keyword arguments of core.calibrate for one row (of the Request), checked option by option."""
     target = row["target_epsilon"]
     if target is None:

@@ -26,7 +26,7 @@ _ROUNDING = {
 def calibrate_to_risk(given: dict[str, Any], *, quantity: str, solve: str, accountant: str, max_eps: float | None,
                       json_output: bool, plot: str | None, chart: bool, csv_output: bool = False) -> NoReturn:
     """Parse the options of a risk calibration, solve it, print it and exit (1 when infeasible)."""
-    from dpcalc.cli.calibrate import _parse_problem
+    from dpcalc.cli.calibrate import parse_problem
 
     advantage, tpr, fpr = given["target_advantage"], given["target_tpr"], given["at_fpr"]
     if advantage is not None and tpr is not None:
@@ -54,7 +54,7 @@ def calibrate_to_risk(given: dict[str, Any], *, quantity: str, solve: str, accou
                      if key not in ("target_advantage", "target_tpr", "at_fpr", "target_epsilon")},
                     max_eps=max_eps, json_output=json_output, csv_output=csv_output)
     row = {**request.rows[0], "target_epsilon": 0.0}
-    problem = _parse_problem(row, solve)
+    problem = parse_problem(row, solve)
     problem.pop("target_epsilon")
 
     from dpcalc.cli.tight import paused_gc

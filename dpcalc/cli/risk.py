@@ -84,7 +84,6 @@ the certified bound and the lower end of its interval, the mu-GDP curve and the 
 TPR = FPR of an attack that learns nothing. One run: no sweeps.
 """
 
-_PRIOR = OPEN_UNIT
 
 
 @app.command("risk", help=HELP)
@@ -114,7 +113,7 @@ def risk(
         float | None,
         typer.Option("--prior", metavar="FLOAT",
                      help=f"Prior probability that the record is in, in (0, 1) [default: {DEFAULT_PRIOR:g}].",
-                     click_type=number(_PRIOR)),
+                     click_type=number(OPEN_UNIT)),
     ] = None,
     kappa: Annotated[
         float | None,
