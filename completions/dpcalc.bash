@@ -5,7 +5,7 @@ _dpcalc() {
     local cur="${COMP_WORDS[COMP_CWORD]}" prev="${COMP_WORDS[COMP_CWORD-1]}" command="" word
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case "$word" in
-            gdp|convert|laplace-eps|advanced-composition|rdp|check|pld|risk|calibrate) command="$word"; break ;;
+            gdp|convert|laplace-eps|advanced-composition|rdp|check|pld|risk|calibrate|mechanism) command="$word"; break ;;
         esac
     done
     case "$command" in
@@ -13,7 +13,7 @@ _dpcalc() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--version --debug --install-completion --show-completion -h --help" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp check pld risk calibrate" -- "$cur"))
+                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp check pld risk calibrate mechanism" -- "$cur"))
             fi ;;
         gdp)
             case "$prev" in
@@ -188,6 +188,12 @@ _dpcalc() {
             esac
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --precision --target-advantage --target-tpr --at-fpr --max-eps --json --csv --plot --chart -h --help" -- "$cur"))
+            fi ;;
+        mechanism)
+            case "$prev" in
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
             fi ;;
     esac
 }

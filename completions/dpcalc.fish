@@ -15,6 +15,7 @@ complete -c dpcalc -n '__fish_use_subcommand' -a check -d 'Check a privacy budge
 complete -c dpcalc -n '__fish_use_subcommand' -a pld -d 'Tight epsilon(delta) with a certified interval: privacy loss distributions by FFT'
 complete -c dpcalc -n '__fish_use_subcommand' -a risk -d 'What an attacker can learn, certified: membership-inference TPR at low FPR, advantage, reconstruction'
 complete -c dpcalc -n '__fish_use_subcommand' -a calibrate -d 'Solve for sigma, T, epochs, p or batch size that meets a target epsilon; sweeps'
+complete -c dpcalc -n '__fish_use_subcommand' -a mechanism -d 'Textbook mechanisms: privacy, noise and accuracy - give two, get the third'
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l p -l sample-rate -l sampling-probability -x -d 'Poisson sampling probability per step, in [0, 1] (0: nothing sampled, epsilon 0)'
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l sigma -l noise-multiplier -x -d 'Noise multiplier: noise std / L2 sensitivity, > 0'
 complete -c dpcalc -n '__fish_seen_subcommand_from gdp' -l noise-std -x -d 'Instead of --sigma: the Gaussian noise std (> 0)'
@@ -166,3 +167,4 @@ complete -c dpcalc -n '__fish_seen_subcommand_from calibrate' -l csv -d 'Print C
 complete -c dpcalc -n '__fish_seen_subcommand_from calibrate' -l plot -r -F -d 'Write a figure to FILE (.png, .svg or .pdf; needs matplotlib)'
 complete -c dpcalc -n '__fish_seen_subcommand_from calibrate' -l chart -d 'Draw the curve in the terminal with Unicode characters'
 complete -c dpcalc -n '__fish_seen_subcommand_from calibrate' -s h -l help -d 'Show this message and exit'
+complete -c dpcalc -n '__fish_seen_subcommand_from mechanism' -s h -l help -d 'Show this message and exit'

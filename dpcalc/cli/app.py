@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pld": ("dpcalc.cli.pld", "Tight epsilon(delta) with a certified interval: privacy loss distributions by FFT."),
     "risk": ("dpcalc.cli.risk", "What an attacker can learn, certified: membership-inference TPR at low FPR, advantage, reconstruction."),
     "calibrate": ("dpcalc.cli.calibrate", "Solve for sigma, T, epochs, p or batch size that meets a target epsilon; sweeps."),
+    "mechanism": ("dpcalc.cli.mechanism", "Textbook mechanisms: privacy, noise and accuracy - give two, get the third."),
 }
 
 
@@ -69,7 +70,12 @@ def _to_main() -> Iterator[None]:
 
 
 class LazyGroup(TyperGroup):
-    """A group that imports a subcommand's module only when that subcommand is used."""
+    """A group that imports a subcommand's module only when that subcommand is used.
+
+    `table` maps each subcommand's name to (module defining `app`, one-line summary); a
+    nested group (`dpcalc mechanism`) subclasses this with its own table."""
+
+    table: dict[str, tuple[str, str]] = COMMANDS
 
     def make_context(self, *args, **kwargs) -> click.Context:  # parses; prints --help, --version
         with _to_main():
@@ -80,19 +86,21 @@ class LazyGroup(TyperGroup):
             return super().invoke(ctx)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(COMMANDS)
+        return list(self.table)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in COMMANDS:
+        if cmd_name not in self.table:
             return None
-        module = importlib.import_module(COMMANDS[cmd_name][0])
+        module = importlib.import_module(self.table[cmd_name][0])
         raise_lost_interrupt()  # most of a command's imports (numpy, scipy) happen just above
         command = typer.main.get_command(module.app)
         command.name = cmd_name
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, summary) for name, (_, summary) in COMMANDS.items()]
+        rows = [(name, summary) for name, (_, summary) in self.table.items()]
+        if not rows:
+            return
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 

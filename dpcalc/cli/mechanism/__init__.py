@@ -1,0 +1,44 @@
+"""`dpcalc mechanism NAME`: the textbook mechanisms, one subcommand each, loaded lazily.
+
+Each subcommand answers three questions about its mechanism: the noise a privacy level needs,
+the accuracy that noise gives, and the privacy an accuracy target needs (any two of privacy,
+noise and accuracy give the third). A subcommand lives in its own module here, defining `app`
+with the one command, and is listed in MECHANISMS; its mathematics is in dpcalc/core/mechanisms.
+"""
+
+from __future__ import annotations
+
+import click
+import typer
+
+from dpcalc.cli.app import LazyGroup
+
+# name -> (module that defines `app` with the one command, one-line help for `dpcalc mechanism --help`)
+MECHANISMS: dict[str, tuple[str, str]] = {
+}
+
+
+class MechanismGroup(LazyGroup):
+    """`dpcalc mechanism`: imports a mechanism's module only when it is used."""
+
+    table = MECHANISMS
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, args or ["--help"])  # `dpcalc mechanism` alone: the list
+
+
+app = typer.Typer(cls=MechanismGroup, add_completion=False, rich_markup_mode=None,
+                  context_settings={"help_option_names": ["-h", "--help"]})
+
+
+@app.callback(invoke_without_command=False)
+def mechanism() -> None:
+    """Textbook mechanisms: privacy, noise and accuracy - give two, get the third.
+
+    Each subcommand takes the same output options as every dpcalc command (a table, or one
+    strict JSON object with --json; --max-eps gates the privacy it reports).
+
+    \b
+    Example:
+      dpcalc mechanism --help
+    """
