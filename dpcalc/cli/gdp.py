@@ -118,7 +118,7 @@ def gdp(
         tables=[_summary_table(result, not given_mu, tight), _tradeoff_table(tradeoff)],
         warnings=warnings,
         **_gate(result, tight, given_mu=given_mu, no_tight=no_tight),
-        figures=lambda: gdp_panels(result.mu, result.delta, approximate=not given_mu,
+        figures=lambda: gdp_panels(result.mu, result.delta, approximate=result.approximate,
                                    tight_run=None if tight is None else _tight_run(result)),
     )
     request.finish(report)
@@ -145,6 +145,9 @@ def _gate(result: GDPResult, tight: float | None, *, given_mu: bool, no_tight: b
     """
     if given_mu:
         basis = "exact for the given mu (Dong, Roth, Su 2022, Cor. 2.13)"
+        return {"epsilon": result.epsilon, "basis": basis, "no_gate": None}
+    if not result.approximate:  # p = 1 (or 0): mu = sqrt(T)/sigma exactly
+        basis = "exact: T unsampled Gaussian steps are sqrt(T)/sigma-GDP (Dong, Roth, Su 2022, Cor. 3.3 and 2.13)"
         return {"epsilon": result.epsilon, "basis": basis, "no_gate": None}
     if tight is not None:
         return {"epsilon": tight, "basis": "PLD certified upper bound", "no_gate": None}
@@ -196,7 +199,7 @@ def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quo
                 "2C, so tight_epsilon is the certified upper bound of fixed-size batches under replace-one "
                 "(dpcalc pld --sampling uniform --neighbours replace-one).")
         tight, tight_warnings = tight_given or tight_epsilon([phase], target_delta)
-        if quote_gap and tight is not None and run[0] != 0.0:  # p = 0: no CLT warning to quote the gap in
+        if quote_gap and tight is not None and result.approximate:  # the gap goes into the CLT warning
             warnings[0] += _gap_sentence(result.epsilon, tight)
         warnings += tight_warnings
     inputs: dict[str, Any] = {
@@ -361,7 +364,9 @@ def _summary_table(result: GDPResult, from_training_run: bool, tight: float | No
             f"Noisy SGD, p = {format_number(result.sampling_probability)}, "
             f"sigma = {format_number(result.noise_multiplier)}, T = {result.steps}, {result.sampling} sampling"
         )
-        mu_note = "central-limit approximation"
+        mu_note = ("central-limit approximation" if result.approximate
+                   else "exact: sqrt(T)/sigma (Dong, Roth, Su, Cor. 3.3)" if result.sampling_probability == 1.0
+                   else "exact: nothing is sampled")
     else:
         title = "Gaussian DP, given mu"
         mu_note = "given"

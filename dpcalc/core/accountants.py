@@ -71,9 +71,9 @@ class Accountant(Protocol):
 class GDPAccountant:
     """The central-limit GDP accountant (BDLS Thm 4; DRS Cor. 3.3 and 2.13): an approximation.
 
-    Every phase, sampled or not, gets the central-limit mu (with p = 1 it is sqrt(T (e^(1/sigma^2)
-    - 1)), not the exact sqrt(T) / sigma): the accountant is the approximation, applied as stated.
-    Gaussian phases only.
+    Every subsampled phase gets the central-limit mu; an unsampled one (p = 1) its exact
+    sqrt(T) / sigma, as `dpcalc gdp` does (the central-limit formula would give sqrt(T (e^(1/sigma^2)
+    - 1)) there). Gaussian phases only.
     """
 
     name: AccountantName = "gdp"
@@ -90,11 +90,15 @@ class GDPAccountant:
             if phase.sampling != "poisson" or phase.neighbours == "replace-one" or phase.examples_per_user > 1:
                 raise ValueError("the central-limit GDP accountant takes Poisson sampling of records under "
                                  "add-remove or zero-out neighbours")
-            mus.append(gdp.clt_mu(phase.sampling_probability, phase.noise, phase.steps))
+            # p = 1: every record at every step, exactly sqrt(T)/sigma-GDP (DRS Cor. 3.3)
+            mus.append(math.sqrt(phase.steps) / phase.noise if phase.sampling_probability == 1.0
+                       else gdp.clt_mu(phase.sampling_probability, phase.noise, phase.steps))
         # hypot: sqrt of the sum of squares without overflow, and exactly mu for one phase
         mu = math.hypot(*mus)
         if all(samples_nothing(phase) for phase in phases):  # mu = 0 exactly: no approximation
             return Accounted(0.0, None, (NOTHING_SAMPLED,), "central-limit GDP")
+        if all(phase.sampling_probability == 1.0 for phase in phases):  # no approximation either
+            return Accounted(gdp.epsilon_for_delta(delta, mu), None, (), "exact GDP of unsampled phases")
         return Accounted(gdp.epsilon_for_delta(delta, mu), None, (gdp.CLT_WARNING,), "central-limit GDP")
 
 

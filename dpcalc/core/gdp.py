@@ -67,6 +67,7 @@ class GDPResult:
     steps: int | None = None
     sampling: Sampling | None = None
     warnings: tuple[str, ...] = ()
+    approximate: bool = False  # mu is the central-limit approximation of a subsampled run
 
 
 def clt_log_mu(
@@ -320,11 +321,23 @@ def noisy_sgd_gdp(
     delta: float | None = None,
     epsilon: float | None = None,
 ) -> GDPResult:
-    """The central-limit GDP guarantee of noisy SGD (BDLS Thm 4), with its warning attached."""
-    mu = clt_mu(sampling_probability, noise_multiplier, steps, sampling)
+    """The GDP guarantee of noisy SGD: the central-limit mu (BDLS Thm 4), with its warning
+    attached, or the exact mu where there is one.
+
+    Poisson sampling at p = 1 uses every record at every step: T Gaussian releases with noise
+    multiplier sigma, exactly sqrt(T)/sigma-GDP (DRS Cor. 3.3), no approximation to warn of (the
+    central-limit formula would give sqrt(T (e^(1/sigma^2) - 1)) instead). At p = 0 no record is
+    ever used: mu = 0 exactly."""
+    full_batches = sampling_probability == 1.0 and sampling == "poisson"
+    if full_batches:
+        mu = math.sqrt(steps) / noise_multiplier
+    else:
+        mu = clt_mu(sampling_probability, noise_multiplier, steps, sampling)
     base = gdp_guarantee(mu, delta=delta, epsilon=epsilon)
-    # p = 0: no record is ever used, mu = 0 exactly (no approximation to warn of)
-    warnings = [NOTHING_SAMPLED if sampling_probability == 0.0 else CLT_WARNING, *base.warnings]
+    if full_batches:
+        warnings = list(base.warnings)
+    else:
+        warnings = [NOTHING_SAMPLED if sampling_probability == 0.0 else CLT_WARNING, *base.warnings]
     if math.isinf(mu):
         warnings.append(f"mu overflows float64 (noise_multiplier = {noise_multiplier:g} is too small).")
     return GDPResult(
@@ -338,4 +351,5 @@ def noisy_sgd_gdp(
         steps=steps,
         sampling=sampling,
         warnings=tuple(warnings),
+        approximate=not (full_batches or sampling_probability == 0.0),
     )

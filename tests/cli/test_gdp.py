@@ -132,7 +132,7 @@ def test_delta_option(dpcalc):
 
 
 def test_infinite_epsilon_is_the_string_inf(dpcalc):
-    run = dpcalc("gdp", "--p", "1", "--sigma", "0.01", "--T", "10", "--json")
+    run = dpcalc("gdp", "--p", "0.5", "--sigma", "0.01", "--T", "10", "--json")
     assert run.code == 0
     document = run.json()
     assert document["result"]["epsilon"] == "inf"
@@ -294,3 +294,15 @@ def test_epochs_giving_more_steps_than_dpcalc_accounts_are_refused(dpcalc):
     run = dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", big)
     assert run.code == 2 and run.stderr.startswith("Error: --T must be an integer in [1, inf) and below 1e300, got 1")
     assert "(401 characters)" in run.stderr
+
+
+def test_full_batches_give_the_exact_mu(dpcalc):
+    # p = 1: T Gaussian releases, exactly sqrt(T)/sigma-GDP (DRS Cor. 3.3); no central-limit warning,
+    # and the exact epsilon gates --max-eps even without the PLD figure
+    run = dpcalc("gdp", "--p", "1", "--sigma", "2", "--T", "4", "--no-tight", "--max-eps", "5", "--json")
+    assert run.code == 0
+    document = run.json()
+    assert document["result"]["mu"] == 1.0 and document["warnings"] == []
+    assert document["budget"]["basis"].startswith("exact")
+    table = dpcalc("gdp", "--p", "1", "--sigma", "2", "--T", "4")
+    assert "exact: sqrt(T)/sigma" in table.stdout and "central-limit" not in table.stderr

@@ -55,15 +55,21 @@ def test_gdp_is_the_central_limit_figure():
 
 
 def test_gdp_composes_phases_by_the_root_of_the_sum_of_squares():
-    # mpmath, 30 digits: mu_i = p sqrt(T (e^(1/sigma^2) - 1)) (BDLS Thm 4), even at p = 1
+    # mpmath, 30 digits: mu_i = p sqrt(T (e^(1/sigma^2) - 1)) (BDLS Thm 4) for a subsampled phase,
+    # exactly sqrt(T)/sigma for an unsampled one (DRS Cor. 3.3)
     phases = [Phase("gaussian", 0.01, 2.0, None, 500), Phase("gaussian", 1.0, 9.0, None, 3)]
     with mpmath.workdps(30):
-        squares = [mpmath.mpf(ph.sampling_probability) ** 2 * ph.steps * mpmath.expm1(1 / mpmath.mpf(ph.noise_multiplier) ** 2)
-                   for ph in phases]
-        mu = float(mpmath.sqrt(sum(squares)))
+        subsampled = mpmath.mpf("0.01") ** 2 * 500 * mpmath.expm1(1 / mpmath.mpf(2) ** 2)
+        mu = float(mpmath.sqrt(subsampled + mpmath.mpf(3) / 81))
     assert GDPAccountant().epsilon(phases, 1e-5).epsilon == pytest.approx(gdp.epsilon_for_delta(1e-5, mu), rel=1e-12)
     with pytest.raises(ValueError, match="Gaussian phases"):
         GDPAccountant().epsilon([Phase("laplace", 1.0, None, 2.0, 3)], 1e-5)
+
+
+def test_gdp_of_unsampled_phases_is_exact():
+    # T Gaussian releases with noise multiplier sigma are exactly sqrt(T)/sigma-GDP (DRS Cor. 3.3)
+    accounted = GDPAccountant().epsilon([Phase("gaussian", 1.0, 2.0, None, 4)], 1e-5)
+    assert accounted.epsilon == gdp.epsilon_for_delta(1e-5, 1.0) and accounted.warnings == ()
 
 
 def test_rdp_with_its_cache_is_the_rdp_accountant_exactly():
