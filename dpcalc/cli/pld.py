@@ -15,6 +15,7 @@ from dpcalc.cli.options import (
     Delta,
     Epochs,
     Epsilon,
+    InputError,
     Json,
     MaxEpsilon,
     NoiseMultiplier,
@@ -23,6 +24,8 @@ from dpcalc.cli.options import (
     Sensitivity,
     Steps,
     SweepableReal,
+    conflict,
+    number,
     sweepable,
 )
 from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
@@ -42,7 +45,7 @@ from dpcalc.cli.phases import (
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import paused_gc
 from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
-from dpcalc.core.validation import large_delta_warnings
+from dpcalc.core.validation import POSITIVE_INTEGER, large_delta_warnings
 
 if TYPE_CHECKING:
     from dpcalc.cli.phases import MechanismChoice, NeighboursChoice, SamplingChoice
@@ -62,6 +65,14 @@ Accuracy = Annotated[
         help=f"Target relative width of the PLD accountant's certified interval, in (0, 1) [default: {DEFAULT_ACCURACY:g}].",
         click_type=sweepable(ACCURACY),
     ),
+]
+
+MaxBatchSize = Annotated[
+    int | None,
+    typer.Option("--max-batch-size", metavar="INT",
+                 help="Truncated Poisson sampling: batches larger than this are cut to it (needs the dataset size, "
+                      "--n with --batch-size); the overflow probability is added to delta.",
+                 click_type=number(POSITIVE_INTEGER)),
 ]
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
@@ -122,6 +133,7 @@ def pld(
     sampling: SamplingOption = None,
     neighbours: NeighboursOption = None,
     examples_per_user: ExamplesPerUserOption = None,
+    max_batch_size: MaxBatchSize = None,
     accuracy: Accuracy = None,
     delta: Delta = None,
     eps: Epsilon = None,
@@ -131,21 +143,31 @@ def pld(
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
+    if max_batch_size is not None:
+        _check_truncation(n, phase, plot, chart)
     request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
                      "epochs": epochs, "accuracy": accuracy, "delta": delta, "eps": eps},
                     max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, phase=phase,
                     csv_output=csv_output)
     if request.is_sweep:
+        if max_batch_size is not None:
+            raise InputError("--max-batch-size takes one run: give the swept options one value each")
         with paused_gc():
             _pld_sweep(request, mechanism, sampling, neighbours, examples_per_user)
     row = request.rows[0]
     target_delta, target_epsilon, width = row["delta"], row["eps"], _accuracy(row)
     phases = with_relation(parse_phases(phase, {**row, "mechanism": mechanism}), sampling, neighbours, examples_per_user)
+    truncation: dict[str, Any] | None = None
+    as_poisson: PLDResult | None
     with paused_gc():
-        result = account(phases, target_delta, target_epsilon, width)
-        as_poisson = _as_poisson(phases, target_delta, target_epsilon, width)
+        if max_batch_size is not None:
+            result, as_poisson, overflow = _truncated(phases, row["n"], max_batch_size, target_delta, target_epsilon, width)
+            truncation = {"max_batch_size": max_batch_size, "n": row["n"], "overflow_probability": overflow}
+        else:
+            result = account(phases, target_delta, target_epsilon, width)
+            as_poisson = _as_poisson(phases, target_delta, target_epsilon, width)
     warnings = list(result.warnings) + large_delta_warnings(row["n"], target_delta)
-    if as_poisson is not None and _under_reports(result, as_poisson, target_delta is not None):
+    if truncation is None and as_poisson is not None and _under_reports(result, as_poisson, target_delta is not None):
         quantity = "epsilon" if target_delta is not None else "delta"
         warnings.append(
             f"accounted as Poisson sampling this run's {quantity} would be "
@@ -165,13 +187,15 @@ def pld(
         "delta": target_delta,
         "eps": target_epsilon,
         "accuracy": width,
+        "max_batch_size": max_batch_size,
         "max_eps": request.max_epsilon,
     }
     report = Report(
         command="pld",
         inputs=inputs,
-        result={**_result_keys(result), "as_poisson": None if as_poisson is None else _bounds_keys(as_poisson)},
-        tables=[_summary_table(result, target_delta is not None, as_poisson)]
+        result={**_result_keys(result), "as_poisson": None if as_poisson is None else _bounds_keys(as_poisson),
+                "truncation": truncation},
+        tables=[_summary_table(result, target_delta is not None, as_poisson, truncation)]
         + ([phases_table(phases)] if len(phases) > 1 else []),
         warnings=warnings,
         epsilon=result.epsilon,
@@ -179,6 +203,31 @@ def pld(
         figures=None if panels is None else (lambda: panels),
     )
     request.finish(report)
+
+
+def _check_truncation(n: Any, phase: list[str] | None, plot: str | None, chart: bool) -> None:
+    """--max-batch-size applies to one Poisson-sampled Gaussian run of known dataset size."""
+    if phase:
+        raise conflict("--max-batch-size", "--phase", "the cap applies to a single-phase run given with the flags")
+    if n is None:
+        raise InputError("--max-batch-size needs the dataset size: give the run as --n, --batch-size and --epochs "
+                         "(or --T), so that the chance of a batch above the cap is known")
+    if plot is not None or chart:
+        raise conflict("--max-batch-size", "--plot" if plot is not None else "--chart",
+                       "the figures draw the Poisson run's profile; give them without the cap")
+
+
+def _truncated(phases: Sequence[Phase], dataset_size: int, max_batch_size: int, target_delta: float | None,
+               target_epsilon: float | None, accuracy: float) -> tuple[PLDResult, PLDResult, float]:
+    """(truncated run's result, Poisson run's result, overflow probability) (core.pld.truncation)."""
+    from dpcalc.core.pld.truncation import Truncation, account_truncated
+
+    for item in phases:
+        if item.mechanism != "gaussian" or item.sampling != "poisson":
+            raise InputError(f"--max-batch-size caps Poisson batches of the gaussian mechanism, got {item.sampling} "
+                             f"sampling of the {item.mechanism} mechanism")
+    return account_truncated(phases, Truncation(dataset_size, max_batch_size), delta=target_delta,
+                             epsilon=target_epsilon, accuracy=accuracy)
 
 
 def pld_panels(phases: Sequence[Phase], target_delta: float | None,
@@ -332,7 +381,8 @@ def _pld_sweep(request: Request, mechanism: MechanismChoice | None, sampling: Sa
     rows = []
     for (row, phases), result in zip(runs, _account_rows(runs)):
         as_poisson = _as_poisson(phases, row["delta"], row["eps"], _accuracy(row))
-        keys = {**_result_keys(result), "as_poisson": None if as_poisson is None else _bounds_keys(as_poisson)}
+        keys = {**_result_keys(result), "as_poisson": None if as_poisson is None else _bounds_keys(as_poisson),
+                "truncation": None}
         rows.append(Row(phase_row(request.swept, row, phases[0], keys),
                         [*result.warnings, *large_delta_warnings(row["n"], row["delta"])], result.epsilon,
                         gate_basis(result, row["delta"] is not None)))
@@ -388,7 +438,8 @@ _BINDING_NOTES = {
 _SHUFFLE_BINDING = "shuffled batches: an epoch's unsubsampled Gaussian, its own reverse"
 
 
-def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResult | None = None) -> Table:
+def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResult | None = None,
+                   truncation: dict[str, Any] | None = None) -> Table:
     from dpcalc.core.pld import analysis_of
 
     if epsilon_solved:
@@ -397,7 +448,9 @@ def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResul
             ("epsilon lower bound", format_lower(result.epsilon_lower), "the true epsilon is at least this"),
             ("delta", format_number(result.delta), "given"),
         ]
-        if as_poisson is not None:
+        if truncation is not None and as_poisson is not None:
+            rows += _truncation_rows(truncation, as_poisson, epsilon_solved)
+        elif as_poisson is not None:
             rows.append(("epsilon as if Poisson", format_upper(as_poisson.epsilon_upper),
                          f"what Poisson accounting reports; not a bound for {_scheme(result.phases)} batches"))
     else:
@@ -406,7 +459,9 @@ def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResul
             ("delta lower bound", format_lower(result.delta_lower), "the true delta is at least this"),
             ("epsilon", format_number(result.epsilon), "given"),
         ]
-        if as_poisson is not None:
+        if truncation is not None and as_poisson is not None:
+            rows += _truncation_rows(truncation, as_poisson, epsilon_solved)
+        elif as_poisson is not None:
             rows.append(("delta as if Poisson", format_upper(as_poisson.delta_upper),
                          f"what Poisson accounting reports; not a bound for {_scheme(result.phases)} batches"))
     rows.append(("analysis", "", analysis_of(result.phases)))
@@ -423,3 +478,15 @@ def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResul
             ("final grid step", format_number(result.grid_step), f"largest grid {result.grid_size} bins"),
         ]
     return Table(columns=("quantity", "value", "note"), rows=rows, title=phases_title("Tight accounting (PLD)", list(result.phases)))
+
+
+def _truncation_rows(truncation: dict[str, Any], poisson: PLDResult, epsilon_solved: bool) -> list[tuple[str, str, str]]:
+    """The rows that say what the batch-size cap costs: the overflow probability and the
+    uncapped Poisson run's figure."""
+    quantity = "epsilon" if epsilon_solved else "delta"
+    return [
+        ("max batch size", str(truncation["max_batch_size"]), f"batches cut to this; n = {truncation['n']}"),
+        ("overflow probability", format_upper(truncation["overflow_probability"]),
+         "some batch above the cap; (1 + e^eps) times this is added to delta"),
+        (f"{quantity} without the cap", format_upper(getattr(poisson, quantity + "_upper")), "plain Poisson sampling"),
+    ]

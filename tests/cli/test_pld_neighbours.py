@@ -11,7 +11,7 @@ from dpcalc.core.pld import tight_delta, tight_epsilon
 RUN = ("pld", "--p", "0.01", "--sigma", "1", "--T", "100")
 LAPLACE = ("pld", "--mechanism", "laplace", "--scale", "2", "--T", "5")
 RESULT_KEYS = {"epsilon", "epsilon_lower", "epsilon_upper", "delta", "delta_lower", "delta_upper",
-               "accuracy", "grid", "binding", "analysis", "as_poisson"}
+               "accuracy", "grid", "binding", "analysis", "as_poisson", "truncation"}
 
 
 def _phase(sampling: str, neighbours: str, **fields) -> dict:

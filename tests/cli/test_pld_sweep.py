@@ -10,7 +10,7 @@ from dpcalc.cli.sweeps import MAX_ROWS
 
 PLD = ("pld", "--p", "0.1", "--sigma", "2")
 RESULT_KEYS = {"epsilon", "epsilon_lower", "epsilon_upper", "delta", "delta_lower", "delta_upper", "accuracy", "grid",
-               "binding", "analysis", "as_poisson"}
+               "binding", "analysis", "as_poisson", "truncation"}
 SWEEP_INPUT_KEYS = {"mechanism", "sampling", "neighbours", "examples_per_user", "p", "sigma", "noise_std", "sensitivity", "scale", "T", "n", "batch_size", "epochs", "accuracy", "delta", "eps",
                     "max_eps"}
 

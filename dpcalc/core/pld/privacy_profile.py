@@ -15,7 +15,7 @@ from dpcalc.core.pld.accountant import account_grid
 from dpcalc.core.pld.api import check_phases
 from dpcalc.core.pld.exact import exact_result, exact_run
 from dpcalc.core.pld.fallback import closed_forms, out_of_range
-from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PrivacyProfile
+from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PLDResult, PrivacyProfile
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
 
 # The profile composes twice, with the tilts for these quantiles of the asked epsilons, and
@@ -62,6 +62,7 @@ class ProfileBounds:
         self._parts: list[list[tuple[bounds.Profile, bool, bool]]] = []
         self.warnings: list[str] = []
         self.grid_step = 0.0
+        self.results: list[PLDResult] = []  # each composition's own result at its target
         self._failures = 0
         # a run of unsubsampled Gaussian phases is exactly mu-GDP: its closed form at every eps (`exact`)
         self._exact = bool(self._sampled) and exact_run(self._sampled)
@@ -103,6 +104,7 @@ class ProfileBounds:
         self._parts.append(parts)
         self.warnings.extend(item for item in grid.result.warnings if item not in self.warnings)
         self.grid_step = self.grid_step or grid.result.grid_step
+        self.results.append(grid.result)
 
     @property
     def _closed(self) -> bool:

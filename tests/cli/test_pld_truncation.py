@@ -1,0 +1,84 @@
+"""`dpcalc pld --max-batch-size` (truncated Poisson sampling): the figures the core computes, the
+uncapped Poisson figure beside them, the table, and every refusal."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpcalc.core.phases import Phase
+from dpcalc.core.pld import tight_epsilon
+from dpcalc.core.pld.truncation import Truncation, account_truncated
+
+# the design card as a dataset: n 62500, expected batch 250 (p = 0.004), T = 10000
+CARD = ("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1")
+
+
+def test_the_cap_adds_its_overflow_to_delta(dpcalc):
+    run = dpcalc(*CARD, "--max-batch-size", "360", "--json")
+    assert (run.code, run.stderr) == (0, "")
+    document = run.json()
+    assert document["inputs"]["max_batch_size"] == 360
+    result = document["result"]
+    truncated, _poisson, overflow = account_truncated([Phase("gaussian", 0.004, 1.1, None, 10000)],
+                                                     Truncation(62500, 360), delta=1e-5, epsilon=None, accuracy=1e-3)
+    assert result["truncation"] == {"max_batch_size": 360, "n": 62500, "overflow_probability": overflow}
+    assert (result["epsilon_lower"], result["epsilon_upper"]) == (truncated.epsilon_lower, truncated.epsilon_upper)
+    # measured: [1.822074, 1.864517] against [1.840866, 1.841375] without the cap (overflow 2.4e-7)
+    assert result["epsilon_upper"] == pytest.approx(1.864517, rel=1e-5)
+    plain = tight_epsilon([Phase("gaussian", 0.004, 1.1, None, 10000)], 1e-5)
+    assert result["as_poisson"]["epsilon_upper"] == pytest.approx(plain.epsilon_upper, rel=1e-9)
+    assert result["epsilon_lower"] <= plain.epsilon_lower <= plain.epsilon_upper <= result["epsilon_upper"]
+
+
+def test_a_generous_cap_costs_almost_nothing(dpcalc):
+    result = dpcalc(*CARD, "--max-batch-size", "500", "--json").json()["result"]
+    assert result["truncation"]["overflow_probability"] < 1e-25
+    assert result["epsilon_upper"] == pytest.approx(result["as_poisson"]["epsilon_upper"], rel=1e-9)
+
+
+def test_delta_at_a_given_epsilon(dpcalc):
+    run = dpcalc(*CARD, "--max-batch-size", "360", "--eps", "2", "--json")
+    result = run.json()["result"]
+    assert result["epsilon"] == 2.0
+    assert result["delta_lower"] <= result["as_poisson"]["delta_lower"]
+    assert result["delta_upper"] > result["as_poisson"]["delta_upper"]
+
+
+def test_the_table_says_what_the_cap_costs(dpcalc):
+    run = dpcalc(*CARD, "--max-batch-size", "360")
+    assert run.code == 0
+    for text in ("max batch size", "overflow probability", "epsilon without the cap", "1.864517", "1.841375"):
+        assert text in run.stdout
+
+
+def test_a_cap_below_the_batches_meets_no_epsilon(dpcalc):
+    run = dpcalc(*CARD, "--max-batch-size", "300", "--json")
+    assert run.code == 0
+    document = run.json()
+    assert document["result"]["epsilon"] == "inf"
+    assert any("no epsilon meets delta" in warning for warning in document["warnings"])
+    assert dpcalc(*CARD, "--max-batch-size", "300", "--max-eps", "10").code == 1
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (("pld", "--p", "0.004", "--T", "10000", "--sigma", "1.1", "--max-batch-size", "300"),
+     "Error: --max-batch-size needs the dataset size: give the run as --n, --batch-size and --epochs (or --T), "
+     "so that the chance of a batch above the cap is known\n"),
+    ((*CARD, "--max-batch-size", "0"), "Error: --max-batch-size must be an integer in [1, inf), got 0\n"),
+    ((*CARD, "--max-batch-size", "300", "--sampling", "uniform", "--neighbours", "replace-one"),
+     "Error: --max-batch-size caps Poisson batches of the gaussian mechanism, got uniform sampling of the gaussian "
+     "mechanism\n"),
+    (("pld", "--phase", "p=0.004,sigma=1.1,T=10", "--n", "1000", "--max-batch-size", "300"),
+     "Error: --max-batch-size and --phase cannot be given together; the cap applies to a single-phase run given "
+     "with the flags\n"),
+    ((*CARD, "--max-batch-size", "300", "--chart"),
+     "Error: --max-batch-size and --chart cannot be given together; the figures draw the Poisson run's profile; "
+     "give them without the cap\n"),
+    (("pld", "--n", "62500,70000", "--batch-size", "250", "--T", "10000", "--sigma", "1.1", "--max-batch-size", "300"),
+     "Error: --max-batch-size takes one run: give the swept options one value each\n"),
+    ((*CARD, "--max-batch-size", "300", "--accuracy", "1e-3,1e-4"),
+     "Error: --max-batch-size takes one run: give the swept options one value each\n"),
+])
+def test_refusals(dpcalc, extra, message):
+    run = dpcalc(*extra)
+    assert (run.code, run.stderr) == (2, message)
