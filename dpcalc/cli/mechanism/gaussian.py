@@ -244,6 +244,8 @@ def _per_coordinate(ctx, given, eps, delta, sensitivities, sigmas, clipping, tar
 
 def _table(result, sigma_given: bool) -> Table:
     note = {name: ("computed" if result.solved_for == name else "given") for name in ("epsilon", "error", "confidence")}
+    if sigma_given:
+        note["epsilon"] = "computed"
     if result.solved_for == "epsilon":
         sigma_note = "computed from error and confidence"
     elif sigma_given:

@@ -133,7 +133,7 @@ def laplace(
             "solved_for": result.solved_for,
             "source": result.source,
         },
-        tables=[_table(result)],
+        tables=[_table(result, scale is not None)],
         warnings=list(result.warnings),
         epsilon=result.epsilon,
         basis="the Laplace mechanism's pure epsilon at this scale (exact; Dwork and Roth 2014, Thm 3.6)",
@@ -141,8 +141,11 @@ def laplace(
     raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
-def _table(result) -> Table:
+def _table(result, scale_given: bool) -> Table:
     note = {name: ("computed" if result.solved_for == name else "given") for name in ("epsilon", "error", "confidence")}
+    scale_note = "sensitivity / epsilon"
+    if scale_given:
+        note["epsilon"], scale_note = "computed", "given"
     bins = "the bin" if result.bins == 1 else f"all {result.bins} bins"
     sensitivity = {"counts": f"L1, counts under {result.neighbours}", "simplex": "L1, probability vectors",
                    "real": "L1, given"}[result.domain]
@@ -150,7 +153,7 @@ def _table(result) -> Table:
         columns=("quantity", "value", "note"),
         rows=[
             ("epsilon", format_upper(result.epsilon), f"{note['epsilon']}: pure DP (Thm 3.6)"),
-            ("scale b", format_upper(result.scale), "sensitivity / epsilon"),
+            ("scale b", format_upper(result.scale), scale_note),
             ("noise std", format_number(result.std), "sqrt(2) b"),
             ("sensitivity", format_number(result.sensitivity), sensitivity),
             ("error", format_upper(result.error), f"{note['error']}: |noise| <= error in {bins}"),

@@ -27,7 +27,7 @@ With w = e^eps - 1 = expm1(eps), a = 1 + phi (k - 2) and b = (k - 2)(1 - phi):
 solved for w given a target standard error s and n (V = n s^2):
     V w^2 - a w - (a + b) = 0,    w = (a + sqrt(a^2 + 4 V (a + b))) / (2 V)
 (both terms positive: no cancellation), eps = log1p(w); and for n given eps and s:
-n = ceil(n Var / s^2).
+n = ceil(n Var / s^2) (a relative excess below 1e-12 over an integer is taken as rounding).
 
 Pure Python (math only): on the start-up path of `dpcalc mechanism randomized-response`.
 """
@@ -165,7 +165,8 @@ def randomized_response(
         needed = scaled_variance(epsilon, k, frequency) / (std_error * std_error)
         if not needed < MAX_COUNT:
             raise ParameterError("std_error", "large enough that fewer than 1e300 respondents reach it", std_error)
-        respondents = max(1, math.ceil(needed))
+        # rounded up; a relative excess below 1e-12 is the float rounding of an exact integer
+        respondents = max(1, math.ceil(needed * (1.0 - 1e-12)))
     if flip is None:
         flip = flip_probability(epsilon, k)
     keep = 1.0 - flip
