@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from dpcalc.cli.laplace_eps import parse_probability
-from dpcalc.cli.mechanism.two_of_three import check_two_of_three
+from dpcalc.cli.mechanism.two_of_three import check_two_of_three, option_error
 from dpcalc.cli.options import (
     DEFAULT_DELTA,
     InputError,
@@ -23,7 +23,7 @@ from dpcalc.cli.options import (
     parse_list,
 )
 from dpcalc.cli.output import Report, Table, emit, format_lower, format_number, format_upper
-from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
+from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, ParameterError
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
 
@@ -156,11 +156,14 @@ def gaussian(
     if calibration.value == "classic" and eps is not None and not eps < 1.0:
         raise InputError(f"--calibration classic needs --eps in (0, 1) (Dwork, Roth 2014, Thm A.1), got {eps:g}; "
                          "use --calibration analytic")
-    result = core.gaussian_mechanism(
-        epsilon=eps, sigma=sigma, error=error, confidence=confidence, delta=delta, sensitivity=sensitivity,
-        dims=dims, calibration=calibration.value,
-        failure_probability_exact=None if confidence is None else float(1 - exact(confidence)),
-    )
+    try:
+        result = core.gaussian_mechanism(
+            epsilon=eps, sigma=sigma, error=error, confidence=confidence, delta=delta, sensitivity=sensitivity,
+            dims=dims, calibration=calibration.value,
+            failure_probability_exact=None if confidence is None else float(1 - exact(confidence)),
+        )
+    except ParameterError as problem:
+        raise option_error(problem, {"sigma": "--sigma", "eps": "--eps", "error": "--error"}) from None
     inputs = {"eps": eps, "delta": delta, "sigma": sigma, "sensitivity": sensitivity, "error": error,
               "confidence": confidence, "dims": dims, "calibration": calibration.value, "max_eps": max_eps}
     report = Report(
@@ -211,8 +214,11 @@ def _per_coordinate(ctx, given, eps, delta, sensitivities, sigmas, clipping, tar
                          f"got {len(sigmas)}")
     if eps is not None and target_multiplier is not None:
         raise conflict("--eps", "--target-multiplier", "give one target")
-    result = core.per_coordinate_gaussian(list(sensitivities), list(sigmas), delta=delta, clipping=clipping,
-                                          target_multiplier=target_multiplier, target_epsilon=eps)
+    try:
+        result = core.per_coordinate_gaussian(list(sensitivities), list(sigmas), delta=delta, clipping=clipping,
+                                              target_multiplier=target_multiplier, target_epsilon=eps)
+    except ParameterError as problem:
+        raise option_error(problem, {"sensitivities / sigmas": "--sensitivities / --sigmas"}) from None
     inputs = {"sensitivities": list(sensitivities), "sigmas": list(sigmas), "delta": delta, "clipping": clipping,
               "eps": eps, "target_multiplier": target_multiplier, "max_eps": max_eps}
     report = Report(

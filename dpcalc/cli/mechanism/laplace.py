@@ -8,10 +8,10 @@ from typing import Annotated
 import typer
 
 from dpcalc.cli.laplace_eps import parse_probability
-from dpcalc.cli.mechanism.two_of_three import check_two_of_three
+from dpcalc.cli.mechanism.two_of_three import check_two_of_three, option_error
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, conflict, exact, number
 from dpcalc.cli.output import Report, Table, emit, format_lower, format_number, format_upper
-from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER
+from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, ParameterError
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
 
@@ -106,11 +106,14 @@ def laplace(
     if neighbours is not None and chosen != "counts":
         raise InputError(f"--neighbours applies to --domain counts only, got --domain {chosen}")
     relation = "add-remove" if neighbours is None else neighbours.value
-    result = core.laplace_mechanism(
-        epsilon=eps, scale=scale, error=error, confidence=confidence, domain=chosen,  # type: ignore[arg-type]
-        neighbours=relation, bins=bins, sensitivity=sensitivity,  # type: ignore[arg-type]
-        failure_probability_exact=None if confidence is None else float(1 - exact(confidence)),
-    )
+    try:
+        result = core.laplace_mechanism(
+            epsilon=eps, scale=scale, error=error, confidence=confidence, domain=chosen,  # type: ignore[arg-type]
+            neighbours=relation, bins=bins, sensitivity=sensitivity,  # type: ignore[arg-type]
+            failure_probability_exact=None if confidence is None else float(1 - exact(confidence)),
+        )
+    except ParameterError as problem:
+        raise option_error(problem, {"scale": "--scale", "epsilon": "--eps", "tolerance": "--error", "bins": "--bins"}) from None
     inputs = {"eps": eps, "scale": scale, "error": error, "confidence": confidence, "bins": bins, "domain": chosen,
               "neighbours": neighbours.value if neighbours is not None else None, "sensitivity": sensitivity,
               "max_eps": max_eps}

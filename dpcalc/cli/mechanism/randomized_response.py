@@ -6,10 +6,10 @@ from typing import Annotated
 
 import typer
 
-from dpcalc.cli.mechanism.two_of_three import check_two_of_three
+from dpcalc.cli.mechanism.two_of_three import check_two_of_three, option_error
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number, parse_real
 from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
-from dpcalc.core.validation import OPEN_UNIT, POSITIVE, PROBABILITY, Interval
+from dpcalc.core.validation import OPEN_UNIT, POSITIVE, PROBABILITY, Interval, ParameterError
 
 app = typer.Typer(add_completion=False, rich_markup_mode=None)
 
@@ -87,8 +87,11 @@ def randomized_response(
             parse_real("--flip-probability", str(flip_probability), limit)  # the standard message
     if frequency is not None and respondents is None and std_error is None:
         raise InputError("--frequency goes with --n or --std-error (the standard error at that frequency)")
-    result = core.randomized_response(epsilon=eps, flip=flip_probability, k=k, respondents=respondents,
-                                      std_error=std_error, frequency=frequency)
+    try:
+        result = core.randomized_response(epsilon=eps, flip=flip_probability, k=k, respondents=respondents,
+                                          std_error=std_error, frequency=frequency)
+    except ParameterError as problem:
+        raise option_error(problem, {"std_error": "--std-error", "flip": "--flip-probability", "respondents": "--n"}) from None
     inputs = {"eps": eps, "flip_probability": flip_probability, "k": k, "n": respondents, "std_error": std_error,
               "frequency": frequency, "max_eps": max_eps}
     report = Report(

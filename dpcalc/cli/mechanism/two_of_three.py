@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dpcalc.cli.options import InputError
+from dpcalc.core.validation import ParameterError
 
 
 def check_two_of_three(given: Sequence[tuple[str, bool]], example: str) -> None:
@@ -25,3 +26,8 @@ def check_two_of_three(given: Sequence[tuple[str, bool]], example: str) -> None:
         others = [name for name in names if name != present[0]]
         raise InputError(f"give two of {listed}, got only {present[0]}: add {others[0]} or {others[1]}")
     raise InputError(f"give two of {listed} (the third is computed), e.g. {example}")
+
+
+def option_error(error: ParameterError, options: dict[str, str]) -> InputError:
+    """A core ParameterError restated with the option's name (`options`: core name -> option)."""
+    return InputError(f"{options.get(error.name, error.name)} must be {error.requirement}, got {error.received}")

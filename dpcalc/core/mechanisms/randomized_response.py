@@ -101,10 +101,27 @@ def scaled_variance(epsilon: float, k: int = 2, frequency: float | None = None) 
     phi = 1.0 if frequency is None else frequency
     a = 1.0 + phi * (k - 2)
     b = (k - 2) * (1.0 - phi)
+    if epsilon > _LARGE_EPSILON:
+        # w = e^eps overflows: n Var = a e^-eps (1 + O(e^-eps)), to float64 precision here
+        return a * math.exp(-epsilon)
     w = math.expm1(epsilon)
-    if w == math.inf:
-        return 0.0
-    return (a * w + a + b) / (w * w)
+    return (a * w + a + b) / w / w  # divided twice: w^2 would underflow for eps below 1e-154
+
+
+def std_error_of(epsilon: float, k: int, respondents: int, frequency: float | None = None) -> float:
+    """sqrt(Var(hat phi)) = sqrt((a w + a + b) / n) / w (`scaled_variance`, in an order that
+    neither overflows nor underflows for eps from 1e-300 to 1e300 and n up to 1e300)."""
+    phi = 1.0 if frequency is None else frequency
+    a = 1.0 + phi * (k - 2)
+    b = (k - 2) * (1.0 - phi)
+    if epsilon > _LARGE_EPSILON:
+        return math.sqrt(a / respondents) * math.exp(-0.5 * epsilon)
+    w = math.expm1(epsilon)
+    return math.sqrt((a * w + a + b) / respondents) / w
+
+
+# Above this epsilon e^eps is near float64's limit; n Var is then a e^-eps to float64 precision.
+_LARGE_EPSILON = 700.0
 
 
 def _epsilon_for_scaled_variance(target: float, k: int, frequency: float | None) -> float:
@@ -155,17 +172,19 @@ def randomized_response(
         assert respondents is not None and std_error is not None
         unknown = "epsilon"
         target = respondents * std_error * std_error
-        epsilon = _epsilon_for_scaled_variance(target, k, frequency)
+        epsilon = _epsilon_for_scaled_variance(target, k, frequency) if target > 0.0 else math.inf
         if math.isinf(epsilon):
             raise ParameterError("std_error", "large enough for a finite epsilon at these respondents", std_error)
     elif respondents is not None:
         unknown = "std_error" if std_error is None else unknown
     elif std_error is not None:
         unknown = "respondents"
-        needed = scaled_variance(epsilon, k, frequency) / (std_error * std_error)
+        ratio = std_error_of(epsilon, k, 1, frequency) / std_error
+        needed = ratio * ratio  # inf, not OverflowError, past float64
         if not needed < MAX_COUNT:
             raise ParameterError("std_error", "large enough that fewer than 1e300 respondents reach it", std_error)
-        # rounded up; a relative excess below 1e-12 is the float rounding of an exact integer
+        # rounded up; a relative excess below 1e-12 is the float rounding of an exact integer (so the
+        # standard error reached is the target to within 1e-12 relative)
         respondents = max(1, math.ceil(needed * (1.0 - 1e-12)))
     if flip is None:
         flip = flip_probability(epsilon, k)
@@ -174,7 +193,7 @@ def randomized_response(
     other = flip / (k - 1)
     achieved: float | None = None
     if respondents is not None:
-        achieved = math.sqrt(scaled_variance(epsilon, k, frequency) / respondents)
+        achieved = std_error_of(epsilon, k, respondents, frequency)
         if unknown == "epsilon" and std_error is not None:
             achieved = std_error
     if k == 2 and frequency is not None:
