@@ -121,21 +121,21 @@ def _table(result, flip_given: bool) -> Table:
     if flip_given:
         epsilon_note = "computed from the flip probability"
     elif result.solved_for == "epsilon":
-        epsilon_note = "computed: the smallest giving this standard error"
+        epsilon_note = "computed: the smallest"
     else:
         epsilon_note = "given"
     rows = [
         ("epsilon", format_upper(result.epsilon), f"{epsilon_note} (local DP)"),
-        ("flip probability", format_number(result.flip_probability), "(k - 1) / (e^eps + k - 1): report another value"),
+        ("flip probability", format_number(result.flip_probability), "reports another value"),
         ("keep probability p", format_number(result.keep_probability), "e^eps / (e^eps + k - 1)"),
-        ("other value q", format_number(result.other_probability), "1 / (e^eps + k - 1), each other value"),
+        ("other value q", format_number(result.other_probability), "1 / (e^eps + k - 1), each"),
     ]
     if result.respondents is not None:
-        at = "the worst frequency" if result.frequency is None else f"frequency {format_number(result.frequency)}"
+        at = "worst frequency" if result.frequency is None else f"frequency {format_number(result.frequency)}"
         rows.append(("respondents n", format_number(result.respondents),
-                     "computed: fewest reaching the standard error" if result.solved_for == "respondents" else "given"))
+                     "computed: the fewest" if result.solved_for == "respondents" else "given"))
         rows.append(("std error", format_upper(result.std_error),
-                     f"{'computed' if result.solved_for == 'std_error' else 'achieved'}: debiased estimate at {at}"))
+                     f"{'computed' if result.solved_for == 'std_error' else 'reached'}: debiased, {at}"))
     kind = "binary" if result.k == 2 else f"k-ary, k = {result.k}"
     return Table(columns=("quantity", "value", "note"), rows=rows,
                  title=f"Randomized response ({kind}; Warner 1965, Wang et al. 2017)")
