@@ -184,6 +184,7 @@ def gaussian(
             "error": result.error,
             "confidence": result.confidence,
             "failure_probability": result.failure_probability,
+            "per_coordinate_failure_probability": result.per_coordinate_failure_probability,
             "simultaneous": "exact product over independent coordinates",
             "solved_for": result.solved_for,
             "source": result.source,
@@ -273,6 +274,8 @@ def _table(result, sigma_given: bool) -> Table:
             ("error", format_upper(result.error), f"{note['error']}: {coordinates} within"),
             ("confidence", format_lower(result.confidence), f"{note['confidence']}: exact product"),
             ("1 - confidence", format_number(result.failure_probability), "some coordinate misses"),
+            ("per coordinate", format_number(result.per_coordinate_failure_probability),
+             "one coordinate misses: 2 Phi(-error/sigma)"),
         ],
         title=f"Gaussian mechanism: dims = {result.dims}, {result.calibration} calibration",
     )

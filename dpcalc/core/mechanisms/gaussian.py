@@ -153,6 +153,11 @@ class GaussianMechanism:
         """sigma / Delta = 1 / mu."""
         return self.sigma / self.sensitivity
 
+    @property
+    def per_coordinate_failure_probability(self) -> float:
+        """P(|Z_i| > error) for one coordinate: 2 Phi(-error / sigma) (full relative precision in the tail)."""
+        return 2.0 * ndtr(-self.error / self.sigma)
+
 
 def gaussian_mechanism(
     *,

@@ -10,7 +10,8 @@ from dpcalc.core import gdp
 
 RESULT_KEYS = {
     "epsilon", "delta", "sigma", "noise_multiplier", "mu", "sensitivity", "calibration", "sigma_analytic",
-    "sigma_classic", "classic_valid", "dims", "error", "confidence", "failure_probability", "simultaneous",
+    "sigma_classic", "classic_valid", "dims", "error", "confidence", "failure_probability",
+    "per_coordinate_failure_probability", "simultaneous",
     "solved_for", "source",
 }
 INPUT_KEYS = {"eps", "delta", "sigma", "sensitivity", "error", "confidence", "dims", "calibration", "max_eps"}
@@ -49,6 +50,7 @@ def test_error_from_eps(dpcalc):
 def test_confidence_from_sigma(dpcalc):
     result = run_json(dpcalc, "--sigma", "2", "--error", "3", "--sensitivity", "0.5", "--delta", "1e-6")["result"]
     assert result["confidence"] == pytest.approx(math.erf(1.5 / math.sqrt(2)), rel=1e-14)
+    assert result["per_coordinate_failure_probability"] == pytest.approx(math.erfc(1.5 / math.sqrt(2)), rel=1e-14)
     assert result["mu"] == 0.25 and result["noise_multiplier"] == 4.0
     assert result["epsilon"] == pytest.approx(gdp.epsilon_for_delta(1e-6, 0.25), rel=1e-15)
     assert result["solved_for"] == "confidence"
