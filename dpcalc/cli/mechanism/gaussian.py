@@ -44,7 +44,7 @@ exact under per-coordinate or per-layer clipping, an upper bound under --clippin
 Examples:
   dpcalc mechanism gaussian --eps 1 --delta 1e-5 --confidence 0.95 --dims 100
   dpcalc mechanism gaussian --sigma 4 --error 10 --dims 1000 --json
-  dpcalc mechanism gaussian --error 5 --confidence 0.99 --calibration classic
+  dpcalc mechanism gaussian --eps 0.5 --error 20 --calibration classic
   dpcalc mechanism gaussian --sensitivities 12,6 --sigmas 17,8.5 --target-multiplier 1
 """
 
@@ -153,6 +153,9 @@ def gaussian(
          ("--confidence", confidence is not None)),
         "--eps 1 --confidence 0.95 to get the error bound",
     )
+    if given("calibration") and eps is None:
+        raise InputError("--calibration applies with --eps (how sigma is calibrated from epsilon); with --sigma "
+                         "or --error and --confidence, epsilon is exact")
     if calibration.value == "classic" and eps is not None and not eps < 1.0:
         raise InputError(f"--calibration classic needs --eps in (0, 1) (Dwork, Roth 2014, Thm A.1), got {eps:g}; "
                          "use --calibration analytic")
@@ -264,7 +267,8 @@ def _table(result, sigma_given: bool) -> Table:
     return Table(
         columns=("quantity", "value", "note"),
         rows=[
-            ("epsilon", format_upper(result.epsilon), f"{note['epsilon']}: at delta (Balle-Wang Thm 8)"),
+            ("epsilon", format_upper(result.epsilon), "exact at delta for this sigma (Balle-Wang Thm 8)"
+             if note["epsilon"] == "given" else "computed: exact at delta (Balle-Wang Thm 8)"),
             ("delta", format_number(result.delta), "given"),
             ("sigma", format_upper(result.sigma), sigma_note),
             ("noise multiplier", format_number(result.noise_multiplier), "sigma / sensitivity = 1/mu"),

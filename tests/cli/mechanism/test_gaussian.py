@@ -116,6 +116,9 @@ def test_max_eps(dpcalc):
     (("--sigma", "1", "--confidence", "0"), "--confidence must be in (0, 1), got 0"),
     (("--eps", "2", "--error", "1", "--calibration", "classic"),
      "--calibration classic needs --eps in (0, 1) (Dwork, Roth 2014, Thm A.1), got 2; use --calibration analytic"),
+    (("--sigma", "1", "--error", "1", "--calibration", "analytic"),
+     "--calibration applies with --eps (how sigma is calibrated from epsilon); with --sigma or --error and "
+     "--confidence, epsilon is exact"),
     (("--sigma", "1", "--error", "1", "--clipping", "joint"),
      "--clipping goes with --sensitivities and --sigmas (per-coordinate noise)"),
     (("--sigma", "1", "--error", "1", "--target-multiplier", "1"),
