@@ -40,6 +40,13 @@ DPCALC = _tool("dpcalc")
 FLOORS = {
     "typer+rich": [PYTHON, "-c", "import typer, rich"],
     "typer+rich+numpy+scipy.special": [PYTHON, "-c", "import typer, rich, numpy, scipy.special"],
+    # A script that imports typer and prints one five-row Rich table: the floor of the closed-form
+    # `dpcalc mechanism` commands in table mode (issue 20).
+    "typer+rich five-row table": [PYTHON, "-c", (
+        "import typer; from rich.console import Console; from rich.table import Table; "
+        "t = Table('quantity', 'value', 'note'); [t.add_row(str(i), str(i / 7), 'note') for i in range(5)]; "
+        "Console().print(t)"
+    )],
     # One tight accounting of the design card: what calibrate and sweeps are measured against.
     "dpcalc pld (design card)": [DPCALC, "pld", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--json"],
     # One RDP accounting of the design card, for the RDP sweep.
@@ -179,6 +186,13 @@ CASES = [
          dpcalc("laplace-eps", "--tolerance", "1e-5", "--probability", "0.9"), "typer+rich", 1.5),
     Case("dpcalc laplace-eps (seed, --json)",
          dpcalc("laplace-eps", "--tolerance", "1e-5", "--probability", "0.9", "--json"), "typer+rich", 1.5),
+    # Issue 20: the closed-form mechanism commands start like the other closed-form commands.
+    Case("dpcalc mechanism laplace (table)",
+         dpcalc("mechanism", "laplace", "--eps", "1", "--confidence", "0.95", "--bins", "10"),
+         "typer+rich five-row table", 1.15),
+    Case("dpcalc mechanism laplace (--json)",
+         dpcalc("mechanism", "laplace", "--eps", "1", "--confidence", "0.95", "--bins", "10", "--json"),
+         "typer+rich", 1.25),
     Case("dpcalc advanced-composition k=100 (table)",
          dpcalc("advanced-composition", "--eps", "0.1", "--k", "100"), "typer+rich", 1.5),
     Case("dpcalc advanced-composition k=1e4 (--json)",

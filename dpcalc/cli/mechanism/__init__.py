@@ -15,6 +15,12 @@ from dpcalc.cli.app import LazyGroup
 
 # name -> (module that defines `app` with the one command, one-line help for `dpcalc mechanism --help`)
 MECHANISMS: dict[str, tuple[str, str]] = {
+    "laplace": ("dpcalc.cli.mechanism.laplace",
+                "Laplace noise on counts, histograms, probability vectors: epsilon, error, confidence."),
+    "gaussian": ("dpcalc.cli.mechanism.gaussian",
+                 "Gaussian noise, isotropic or per coordinate: epsilon at delta, error, confidence."),
+    "randomized-response": ("dpcalc.cli.mechanism.randomized_response",
+                            "Binary and k-ary randomized response: epsilon, flip probability, standard error."),
 }
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dpcalc.core.accountants import Accountant, accountant
-from dpcalc.core.budget.releases import PHASE_MECHANISMS, release_phase
+from dpcalc.core.budget.releases import DP_MECHANISMS, PHASE_MECHANISMS, release_phase
 from dpcalc.core.budget.risk import RiskCheck, budget_risk
 from dpcalc.core.budget.schema import BudgetFile, Release
 from dpcalc.core.phases import NOTHING_SAMPLED, Neighbours, Phase
@@ -134,7 +134,7 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
     delta = budget.delta
     mechanisms = [r for r in budget.releases if r.mechanism in PHASE_MECHANISMS]
     zcdp_releases = [r for r in budget.releases if r.mechanism == "zcdp"]
-    dp_releases = [r for r in budget.releases if r.mechanism == "dp"]
+    dp_releases = [r for r in budget.releases if r.mechanism in DP_MECHANISMS]
     phases = [release_phase(r, budget.neighbours) for r in mechanisms]
     rho = math.fsum(r.number("rho") * r.get("count", 1) for r in zcdp_releases)
     warnings: list[str] = []
@@ -243,7 +243,7 @@ def _release_epsilon(release: Release, delta: float, mechanisms: Accountant,
     if release.mechanism == "zcdp":
         epsilon = _zcdp_epsilon(release.number("rho") * release.get("count", 1), delta)
         method = "zCDP"
-    elif release.mechanism == "dp":
+    elif release.mechanism in DP_MECHANISMS:
         return _dp_release(release, delta)
     else:
         accounted = mechanisms.epsilon([release_phase(release, neighbours)], delta)
@@ -263,7 +263,8 @@ def _dp_release(release: Release, delta: float) -> ReleaseEpsilon:
     epsilon, own_delta = release.number("epsilon"), release.get("delta", 0.0)
     count = int(release.get("count", 1))
     if count == 1:
-        return ReleaseEpsilon(release.name, release.mechanism, epsilon, own_delta, "given")
+        given = "given" if release.mechanism == "dp" else "exact (randomized response is pure epsilon-DP)"
+        return ReleaseEpsilon(release.name, release.mechanism, epsilon, own_delta, given)
     method = "optimal composition"
     composed = _dp_epsilon([release], delta)
     if math.isfinite(composed):

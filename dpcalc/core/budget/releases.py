@@ -10,6 +10,10 @@ from dpcalc.core.phases import Neighbours, Phase, Sampling
 
 # The releases an accountant of phases composes; zcdp and dp releases are their own groups.
 PHASE_MECHANISMS = ("subsampled-gaussian", "gaussian", "laplace", "gdp")
+# The releases composed as pure or (eps, delta)-DP pairs: dp, and randomized response, which is
+# exactly eps-DP (its likelihood ratio e^eps is attained) and the worst case of every eps-DP
+# mechanism under composition (Kairouz, Oh, Viswanath 2015), so the optimum composes it exactly.
+DP_MECHANISMS = ("dp", "randomized-response")
 
 
 def steps_of(release: Release) -> int:
@@ -55,9 +59,22 @@ def release_phase(release: Release, neighbours: Neighbours = "add-remove") -> Ph
                      sampling=sampling, neighbours=neighbours, epoch_steps=per_epoch,
                      examples_per_user=int(release.get("examples_per_user", 1)))
     if release.mechanism == "gaussian":
+        if "sigmas" in release.lists:
+            # per-coordinate noise: mu-GDP with mu = sqrt(sum s_i^2 / sigma_i^2) (Xu et al. 2020,
+            # ADADP, Lemma 1), exact when all s_i are reached at once, an upper bound otherwise:
+            # the Gaussian mechanism with noise multiplier 1/mu (DRS Thm 2.7)
+            from dpcalc.core.mechanisms.gaussian import per_coordinate_mu
+
+            mu = per_coordinate_mu(release.lists["sensitivities"], release.lists["sigmas"])
+            return Phase("gaussian", 1.0, shift / mu, None, count, neighbours=neighbours)
         std = release.number("sigma") if "sigma" in release.parameters else release.number("noise_std")
         return Phase("gaussian", 1.0, shift * std / sensitivity, None, count, neighbours=neighbours)
     if release.mechanism == "laplace":
+        # The L1 sensitivity from the domain: counts 1 (a record added, removed or zeroed out
+        # changes one bin by 1), simplex 2, real the sensitivity given (Dwork, Roth 2014, Sec. 3.3).
+        domain = release.texts.get("domain", "real")
+        if domain != "real":
+            sensitivity = 1.0 if domain == "counts" else 2.0
         # Scale relative to the L1 sensitivity: b / sensitivity, or 1/epsilon when epsilon is given.
         scale = release.number("scale") / sensitivity if "scale" in release.parameters else 1.0 / release.number("epsilon")
         return Phase("laplace", 1.0, None, scale, count, neighbours=neighbours)

@@ -10,6 +10,7 @@ reported with the file name, the line of the release and what is wrong, e.g.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import sys
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ else:  # pragma: no cover - Python 3.10 reads TOML with tomli, tomllib's origin
     import tomli as tomllib
 
 from dpcalc.core.accountants import CERTIFIED_ACCOUNTANTS
+from dpcalc.core.mechanisms.gaussian import CLIPPINGS
+from dpcalc.core.mechanisms.laplace import DOMAINS
 from dpcalc.core.phases import NEIGHBOURS, SAMPLINGS, Neighbours, rdp_covers, unsupported
 from dpcalc.core.validation import (
     MAX_COUNT,
@@ -34,6 +37,7 @@ from dpcalc.core.validation import (
 )
 
 ACCOUNTANTS = CERTIFIED_ACCOUNTANTS  # pld, rdp: a budget is gated by certified figures only
+RR_VALUES = Interval(2.0, 1e15, low_closed=True, high_closed=True, integer=True)  # k of randomized response
 UNIT_OR_ZERO = Interval(0.0, 1.0, low_closed=True)  # a release's own delta may be 0
 
 # mechanism -> {key: (interval or None for text, required?)}; "name" and "mechanism" are common.
@@ -45,12 +49,17 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
         "n": POSITIVE_INTEGER, "batch_size": POSITIVE_INTEGER, "epochs": POSITIVE,
         "examples_per_user": POSITIVE_INTEGER,
     },
-    # sigma (or its alias noise_std) is the noise std itself, sensitivity the L2 sensitivity
+    # sigma (or its alias noise_std) is the noise std itself, sensitivity the L2 sensitivity; or
+    # per-coordinate noise, the lists sensitivities and sigmas (LIST_KEYS) with clipping
     "gaussian": {"sigma": POSITIVE, "noise_std": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
+    # sensitivity: the L1 sensitivity, set by domain (counts 1, simplex 2) unless domain is real
     "laplace": {"scale": POSITIVE, "epsilon": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
     "dp": {"epsilon": NON_NEGATIVE, "delta": UNIT_OR_ZERO, "count": POSITIVE_INTEGER},
     "gdp": {"mu": POSITIVE, "count": POSITIVE_INTEGER},
     "zcdp": {"rho": POSITIVE, "count": POSITIVE_INTEGER},
+    # pure eps-DP per respondent; flip_probability in (0, (k - 1)/k) instead of epsilon
+    "randomized-response": {"epsilon": POSITIVE, "flip_probability": OPEN_UNIT, "k": RR_VALUES,
+                            "count": POSITIVE_INTEGER},
 }
 BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
 # Text keys: of the budget (the neighbour relation the budget is stated in) and of a
@@ -58,7 +67,11 @@ BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
 BUDGET_TEXT_KEYS = {"accountant": ACCOUNTANTS, "neighbours": NEIGHBOURS}
 # Attack-risk limits of a budget: max_advantage = A, tpr_at_fpr = {fpr = Y, tpr = X}.
 BUDGET_RISK_KEYS = ("max_advantage", "tpr_at_fpr")
-RELEASE_TEXT_KEYS = {"subsampled-gaussian": {"sampling": SAMPLINGS}}
+RELEASE_TEXT_KEYS = {"subsampled-gaussian": {"sampling": SAMPLINGS}, "gaussian": {"clipping": CLIPPINGS},
+                     "laplace": {"domain": DOMAINS}}
+# Keys whose value is a list of numbers: a gaussian release's per-coordinate noise (the mechanism
+# of `dpcalc mechanism gaussian --sensitivities --sigmas`).
+LIST_KEYS = {"gaussian": {"sensitivities": POSITIVE, "sigmas": POSITIVE}}
 
 
 class BudgetFileError(ValueError):
@@ -74,6 +87,8 @@ class Release:
     parameters: dict[str, float] = field(default_factory=dict)
     line: int = 0
     sampling: str = "poisson"  # subsampled-gaussian: poisson, uniform, shuffle or allocation
+    texts: dict[str, str] = field(default_factory=dict)  # the other text keys given (clipping, domain)
+    lists: dict[str, tuple[float, ...]] = field(default_factory=dict)  # list keys (sensitivities, sigmas)
 
     @overload
     def get(self, key: str) -> float | None: ...
@@ -217,23 +232,43 @@ def _release(raw: Any, index: int, line: int, source: str) -> Release:
                               f"{_suggest(str(mechanism), list(MECHANISMS))}; expected one of {allowed}")
     schema = MECHANISMS[mechanism]
     texts = RELEASE_TEXT_KEYS.get(mechanism, {})
+    list_keys = LIST_KEYS.get(mechanism, {})
     parameters: dict[str, float] = {}
+    lists: dict[str, tuple[float, ...]] = {}
     for key, value in raw.items():
         if key in ("name", "mechanism") or key in texts:
             continue
+        if key in list_keys:
+            lists[key] = _numbers(where, key, value, list_keys[key])
+            continue
         if key not in schema:
-            keys = [*schema, *texts]
+            keys = [*schema, *list_keys, *texts]
             raise BudgetFileError(
                 f"{where}: unknown key '{key}' for mechanism '{mechanism}'{_suggest(key, keys)}; "
                 f"allowed: {', '.join(keys)}"
             )
         parameters[key] = _number(where, key, value, schema[key])
-    _check_alternatives(where, mechanism, parameters)
-    sampling = _text(where, "sampling", raw.get("sampling", "poisson"), SAMPLINGS) if texts else "poisson"
-    return Release(name=name, mechanism=mechanism, parameters=parameters, line=line, sampling=sampling)
+    text_values = {key: _text(where, key, raw[key], allowed) for key, allowed in texts.items() if key in raw}
+    _check_alternatives(where, mechanism, parameters, lists, text_values)
+    sampling = text_values.pop("sampling", "poisson")
+    return Release(name=name, mechanism=mechanism, parameters=parameters, line=line, sampling=sampling,
+                   texts=text_values, lists=lists)
 
 
-def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]) -> None:
+def _numbers(where: str, key: str, value: Any, interval: Interval) -> tuple[float, ...]:
+    """A list key's value: a non-empty array of numbers, each in `interval`."""
+    if not isinstance(value, list) or not value:
+        raise BudgetFileError(f"{where}: {key} must be a non-empty array of numbers {interval.requirement}, "
+                              f"got {value!r}")
+    return tuple(_number(where, f"{key} item {position} of {len(value)}", item, interval)
+                 for position, item in enumerate(value, start=1))
+
+
+def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float],
+                        lists: dict[str, tuple[float, ...]] | None = None, texts: dict[str, str] | None = None) -> None:
+    lists = lists or {}
+    texts = texts or {}
+
     def need(*keys: str) -> None:
         missing = [key for key in keys if key not in parameters]
         if missing:
@@ -265,15 +300,57 @@ def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]
                 raise BudgetFileError(f"{where}: epochs = {parameters['epochs']:g} gives T = ceil(epochs / p) "
                                       f"above 1e+{MAX_COUNT_DIGITS} steps; lower epochs or raise p")
     elif mechanism == "gaussian":
-        one_of("sigma", "noise_std")
+        _check_gaussian(where, parameters, lists, texts)
     elif mechanism == "laplace":
         one_of("scale", "epsilon")
+        domain = texts.get("domain", "real")
+        if domain != "real" and "sensitivity" in parameters:
+            raise BudgetFileError(f"{where}: 'sensitivity' is set by domain {domain!r} "
+                                  f"({'1' if domain == 'counts' else '2: the L1 diameter of the simplex'}); "
+                                  "give it with domain = \"real\"")
+    elif mechanism == "randomized-response":
+        one_of("epsilon", "flip_probability")
+        if "flip_probability" in parameters:
+            from dpcalc.core.mechanisms.randomized_response import epsilon_of_flip, flip_interval
+
+            k = int(parameters.get("k", 2))
+            flip = parameters["flip_probability"]
+            if not flip_interval(k).contains(flip):
+                raise BudgetFileError(f"{where}: flip_probability must be {flip_interval(k).requirement} for "
+                                      f"k = {k}, got {flip:g}")
+            # the release's pure epsilon, as the "dp" group reads it (parameters["epsilon"])
+            parameters["epsilon"] = epsilon_of_flip(flip, k)
     elif mechanism == "dp":
         need("epsilon")
     elif mechanism == "gdp":
         need("mu")
     elif mechanism == "zcdp":
         need("rho")
+
+
+def _check_gaussian(where: str, parameters: dict[str, float], lists: dict[str, tuple[float, ...]],
+                    texts: dict[str, str]) -> None:
+    """A gaussian release: one of sigma, noise_std, or the lists sensitivities and sigmas (per-coordinate
+    noise, as long as each other; clipping only with them, sensitivity not)."""
+    given = [key for key in ("sigma", "noise_std", "sigmas") if key in parameters or key in lists]
+    if len(given) != 1:
+        if not lists:
+            raise BudgetFileError(f"{where}: give exactly one of 'sigma' and 'noise_std'")
+        raise BudgetFileError(f"{where}: give exactly one of 'sigma', 'noise_std' and 'sigmas' (with 'sensitivities')")
+    if ("sensitivities" in lists) != ("sigmas" in lists):
+        missing = "sensitivities" if "sigmas" in lists else "sigmas"
+        raise BudgetFileError(f"{where}: missing '{missing}' for per-coordinate noise (one sensitivity and one sigma "
+                              "per coordinate or layer)")
+    if "sigmas" in lists:
+        if len(lists["sigmas"]) != len(lists["sensitivities"]):
+            raise BudgetFileError(f"{where}: sigmas must have as many values as sensitivities "
+                                  f"({len(lists['sensitivities'])}), got {len(lists['sigmas'])}")
+        if "sensitivity" in parameters:
+            raise BudgetFileError(f"{where}: 'sensitivity' goes with 'sigma' or 'noise_std', not with 'sensitivities'")
+        if not 0.0 < math.hypot(*(s / n for s, n in zip(lists["sensitivities"], lists["sigmas"]))) < math.inf:
+            raise BudgetFileError(f"{where}: sensitivities / sigmas must have a positive finite root sum of squares")
+    elif "clipping" in texts:
+        raise BudgetFileError(f"{where}: 'clipping' goes with 'sensitivities' and 'sigmas' (per-coordinate noise)")
 
 
 def _number(where: str, key: str, value: Any, interval: Interval) -> float:

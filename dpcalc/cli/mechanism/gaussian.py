@@ -1,0 +1,302 @@
+"""`dpcalc mechanism gaussian`: the Gaussian mechanism, isotropic or with per-coordinate noise."""
+
+from __future__ import annotations
+
+from enum import Enum
+from functools import partial
+from typing import Annotated
+
+import typer
+
+from dpcalc.cli.laplace_eps import parse_probability
+from dpcalc.cli.mechanism.two_of_three import check_two_of_three, option_error
+from dpcalc.cli.options import (
+    DEFAULT_DELTA,
+    InputError,
+    Json,
+    MaxEpsilon,
+    Numbers,
+    Parsed,
+    conflict,
+    exact,
+    number,
+    parse_list,
+)
+from dpcalc.cli.output import Report, Table, emit, format_lower, format_number, format_upper
+from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, ParameterError
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None)
+
+HELP = """The Gaussian mechanism: privacy, noise and accuracy - give two, get the third.
+
+Noise N(0, sigma^2) on each of --dims coordinates of a query of L2 sensitivity --sensitivity.
+Privacy is epsilon at --delta: exact for a given sigma (Balle, Wang 2018, Thm 8); from --eps,
+sigma is calibrated analytically (Thm 8) or classically (Dwork, Roth 2014, Thm A.1, eps < 1).
+The error bound holds for all coordinates at once: P(every |noise| <= error) =
+(1 - 2 Phi(-error/sigma))^dims, exact for independent noise (no union bound).
+
+Per-coordinate noise (--sensitivities and --sigmas, one value per coordinate or layer): the
+mechanism is mu-GDP with mu = sqrt(sum s_i^2 / sigma_i^2) (Xu et al. 2020, ADADP, Lemma 1),
+exact under per-coordinate or per-layer clipping, an upper bound under --clipping joint. With
+--target-multiplier or --eps, the factor that scales every sigma_i to meet that target.
+
+\b
+Examples:
+  dpcalc mechanism gaussian --eps 1 --delta 1e-5 --confidence 0.95 --dims 100
+  dpcalc mechanism gaussian --sigma 4 --error 10 --dims 1000 --json
+  dpcalc mechanism gaussian --eps 0.5 --error 20 --calibration classic
+  dpcalc mechanism gaussian --sensitivities 12,6 --sigmas 17,8.5 --target-multiplier 1
+"""
+
+
+class CalibrationChoice(str, Enum):
+    analytic = "analytic"
+    classic = "classic"
+
+
+class ClippingChoice(str, Enum):
+    per_coordinate = "per-coordinate"
+    per_layer = "per-layer"
+    joint = "joint"
+
+
+@app.command("gaussian", help=HELP)
+def gaussian(
+    eps: Annotated[
+        float | None,
+        typer.Option("--eps", metavar="FLOAT", help="Epsilon at --delta, > 0 (with --sigmas: the target).",
+                     click_type=number(POSITIVE)),
+    ] = None,
+    delta: Annotated[
+        float,
+        typer.Option("--delta", metavar="FLOAT", help=f"Delta, in (0, 1) [default: {DEFAULT_DELTA:g}].",
+                     show_default=False, click_type=number(OPEN_UNIT)),
+    ] = DEFAULT_DELTA,
+    sigma: Annotated[
+        float | None,
+        typer.Option("--sigma", metavar="FLOAT", help="Instead of --eps: the noise std, > 0.", click_type=number(POSITIVE)),
+    ] = None,
+    sensitivity: Annotated[
+        float,
+        typer.Option("--sensitivity", metavar="FLOAT", help="L2 sensitivity of the query, > 0.  [default: 1]",
+                     show_default=False, click_type=number(POSITIVE)),
+    ] = 1.0,
+    error: Annotated[
+        float | None,
+        typer.Option("--error", metavar="FLOAT", help="Error bound: every coordinate within +-error, > 0.",
+                     click_type=number(POSITIVE)),
+    ] = None,
+    confidence: Annotated[
+        float | None,
+        typer.Option("--confidence", metavar="FLOAT",
+                     help="Probability that every coordinate is within the error bound, in (0, 1).",
+                     click_type=Parsed(parse_probability)),
+    ] = None,
+    dims: Annotated[
+        int,
+        typer.Option("--dims", metavar="INT", help="Number of noisy coordinates, >= 1.", show_default=True,
+                     click_type=number(POSITIVE_INTEGER)),
+    ] = 1,
+    calibration: Annotated[
+        CalibrationChoice,
+        typer.Option("--calibration", case_sensitive=False,
+                     help="How sigma is calibrated from --eps: analytic (Balle, Wang 2018; default) or classic "
+                          "(Dwork, Roth 2014, Thm A.1, eps < 1)."),
+    ] = CalibrationChoice.analytic,
+    sensitivities: Annotated[
+        Numbers | None,
+        typer.Option("--sensitivities", metavar="LIST", help="Per-coordinate noise: sensitivity s_i of each coordinate "
+                     "or layer, a comma list of values > 0.", click_type=Parsed(partial(parse_list, interval=POSITIVE))),
+    ] = None,
+    sigmas: Annotated[
+        Numbers | None,
+        typer.Option("--sigmas", metavar="LIST", help="Per-coordinate noise: noise std sigma_i of each coordinate or "
+                     "layer, a comma list as long as --sensitivities.",
+                     click_type=Parsed(partial(parse_list, interval=POSITIVE))),
+    ] = None,
+    clipping: Annotated[
+        ClippingChoice,
+        typer.Option("--clipping", case_sensitive=False,
+                     help="With --sigmas: per-coordinate or per-layer (all s_i reached at once: mu exact; "
+                          "default per-coordinate) or joint (mu an upper bound)."),
+    ] = ClippingChoice.per_coordinate,
+    target_multiplier: Annotated[
+        float | None,
+        typer.Option("--target-multiplier", metavar="FLOAT",
+                     help="With --sigmas: the isotropic noise multiplier to meet, > 0 (gives the scale factor).",
+                     click_type=number(POSITIVE)),
+    ] = None,
+    max_eps: MaxEpsilon = None,
+    json_output: Json = False,
+) -> None:
+    import click
+
+    ctx = click.get_current_context()
+
+    def given(name: str) -> bool:
+        source = ctx.get_parameter_source(name)
+        return source is not None and source.name == "COMMANDLINE"
+
+    if sensitivities is not None or sigmas is not None:
+        _per_coordinate(ctx, given, eps, delta, sensitivities, sigmas, clipping.value, target_multiplier, max_eps,
+                        json_output)
+        return
+    for name, option in (("clipping", "--clipping"), ("target_multiplier", "--target-multiplier")):
+        if given(name):
+            raise InputError(f"{option} goes with --sensitivities and --sigmas (per-coordinate noise)")
+    from dpcalc.core.mechanisms import gaussian as core
+
+    if eps is not None and sigma is not None:
+        raise conflict("--eps", "--sigma", "give one (sigma is calibrated from epsilon at --delta)")
+    check_two_of_three(
+        (("--eps or --sigma", eps is not None or sigma is not None), ("--error", error is not None),
+         ("--confidence", confidence is not None)),
+        "--eps 1 --confidence 0.95 to get the error bound",
+    )
+    if given("calibration") and eps is None:
+        raise InputError("--calibration applies with --eps (how sigma is calibrated from epsilon); with --sigma "
+                         "or --error and --confidence, epsilon is exact")
+    if calibration.value == "classic" and eps is not None and not eps < 1.0:
+        raise InputError(f"--calibration classic needs --eps in (0, 1) (Dwork, Roth 2014, Thm A.1), got {eps:g}; "
+                         "use --calibration analytic")
+    try:
+        result = core.gaussian_mechanism(
+            epsilon=eps, sigma=sigma, error=error, confidence=confidence, delta=delta, sensitivity=sensitivity,
+            dims=dims, calibration=calibration.value,
+            failure_probability_exact=None if confidence is None else float(1 - exact(confidence)),
+        )
+    except ParameterError as problem:
+        raise option_error(problem, {"sigma": "--sigma", "eps": "--eps", "error": "--error"}) from None
+    inputs = {"eps": eps, "delta": delta, "sigma": sigma, "sensitivity": sensitivity, "error": error,
+              "confidence": confidence, "dims": dims, "calibration": calibration.value, "max_eps": max_eps}
+    report = Report(
+        command="mechanism gaussian",
+        inputs=inputs,
+        result={
+            "epsilon": result.epsilon,
+            "delta": result.delta,
+            "sigma": result.sigma,
+            "noise_multiplier": result.noise_multiplier,
+            "mu": result.mu,
+            "sensitivity": result.sensitivity,
+            "calibration": result.calibration,
+            "sigma_analytic": result.sigma_analytic,
+            "sigma_classic": result.sigma_classic,
+            "classic_valid": result.classic_valid,
+            "dims": result.dims,
+            "error": result.error,
+            "confidence": result.confidence,
+            "failure_probability": result.failure_probability,
+            "per_coordinate_failure_probability": result.per_coordinate_failure_probability,
+            "simultaneous": "exact product over independent coordinates",
+            "solved_for": result.solved_for,
+            "source": result.source,
+        },
+        tables=[_table(result, sigma is not None)],
+        warnings=list(result.warnings),
+        epsilon=result.epsilon,
+        basis="the Gaussian mechanism's exact epsilon at delta (Balle and Wang 2018, Thm 8)",
+    )
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+
+
+def _per_coordinate(ctx, given, eps, delta, sensitivities, sigmas, clipping, target_multiplier, max_eps,
+                    json_output) -> None:
+    from dpcalc.core.mechanisms import gaussian as core
+
+    if sensitivities is None or sigmas is None:
+        missing, present = ("--sigmas", "--sensitivities") if sigmas is None else ("--sensitivities", "--sigmas")
+        raise InputError(f"{present} needs {missing} (per-coordinate noise: one sensitivity and one sigma per "
+                         "coordinate or layer)")
+    for name, option in (("sigma", "--sigma"), ("error", "--error"), ("confidence", "--confidence"),
+                         ("dims", "--dims"), ("sensitivity", "--sensitivity"), ("calibration", "--calibration")):
+        if given(name):
+            raise InputError(f"{option} does not apply with --sensitivities and --sigmas (per-coordinate noise "
+                             "reports mu, the noise multiplier and epsilon at --delta)")
+    if len(sensitivities) != len(sigmas):
+        raise InputError(f"--sigmas must have as many values as --sensitivities ({len(sensitivities)}), "
+                         f"got {len(sigmas)}")
+    if eps is not None and target_multiplier is not None:
+        raise conflict("--eps", "--target-multiplier", "give one target")
+    try:
+        result = core.per_coordinate_gaussian(list(sensitivities), list(sigmas), delta=delta, clipping=clipping,
+                                              target_multiplier=target_multiplier, target_epsilon=eps)
+    except ParameterError as problem:
+        raise option_error(problem, {"sensitivities / sigmas": "--sensitivities / --sigmas"}) from None
+    inputs = {"sensitivities": list(sensitivities), "sigmas": list(sigmas), "delta": delta, "clipping": clipping,
+              "eps": eps, "target_multiplier": target_multiplier, "max_eps": max_eps}
+    report = Report(
+        command="mechanism gaussian",
+        inputs=inputs,
+        result={
+            "mu": result.mu,
+            "noise_multiplier": result.noise_multiplier,
+            "delta": result.delta,
+            "epsilon": result.epsilon,
+            "clipping": result.clipping,
+            "exact": result.exact,
+            "target_multiplier": result.target_multiplier,
+            "target_epsilon": result.target_epsilon,
+            "scale_factor": result.scale_factor,
+            "scaled_sigmas": None if result.scaled_sigmas is None else list(result.scaled_sigmas),
+            "meets_target": result.meets_target,
+            "solved_for": result.solved_for,
+            "source": result.source,
+        },
+        tables=[_per_coordinate_table(result)],
+        warnings=list(result.warnings),
+        epsilon=result.epsilon,
+        basis=("exact epsilon at delta of mu-GDP (Dong, Roth, Su 2022, Cor. 2.13), mu by Xu et al. 2020, Lemma 1"
+               + ("" if result.exact else ", an upper bound under joint clipping")),
+    )
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+
+
+def _table(result, sigma_given: bool) -> Table:
+    note = {name: ("computed" if result.solved_for == name else "given") for name in ("epsilon", "error", "confidence")}
+    if sigma_given:
+        note["epsilon"] = "computed"
+    if result.solved_for == "epsilon":
+        sigma_note = "computed from error and confidence"
+    elif sigma_given:
+        sigma_note = "given"
+    else:
+        sigma_note = "calibrated: " + ("analytic (Balle-Wang Thm 8)" if result.calibration == "analytic"
+                                       else "classic (Dwork-Roth Thm A.1)")
+    coordinates = "the coordinate" if result.dims == 1 else f"all {result.dims} coordinates"
+    return Table(
+        columns=("quantity", "value", "note"),
+        rows=[
+            ("epsilon", format_upper(result.epsilon), "exact at delta for this sigma (Balle-Wang Thm 8)"
+             if note["epsilon"] == "given" else "computed: exact at delta (Balle-Wang Thm 8)"),
+            ("delta", format_number(result.delta), "given"),
+            ("sigma", format_upper(result.sigma), sigma_note),
+            ("noise multiplier", format_number(result.noise_multiplier), "sigma / sensitivity = 1/mu"),
+            ("sigma classic", format_upper(result.sigma_classic),
+             "Dwork-Roth Thm A.1" + ("" if result.classic_valid else ": not valid, eps >= 1")),
+            ("sensitivity", format_number(result.sensitivity), "L2"),
+            ("error", format_upper(result.error), f"{note['error']}: {coordinates} within"),
+            ("confidence", format_lower(result.confidence), f"{note['confidence']}: exact product"),
+            ("1 - confidence", format_number(result.failure_probability), "some coordinate misses"),
+            ("per coordinate", format_number(result.per_coordinate_failure_probability),
+             "one coordinate misses: 2 Phi(-error/sigma)"),
+        ],
+        title=f"Gaussian mechanism: dims = {result.dims}, {result.calibration} calibration",
+    )
+
+
+def _per_coordinate_table(result) -> Table:
+    rows = [
+        ("mu", format_upper(result.mu), "ADADP Lemma 1" + ("" if result.exact else ", upper bound")),
+        ("noise multiplier", format_lower(result.noise_multiplier), "isotropic equivalent, 1/mu"),
+        ("epsilon", format_upper(result.epsilon), f"at delta {format_number(result.delta)} (mu-GDP, exact)"),
+        ("clipping", result.clipping, "all s_i reached at once: exact" if result.exact else "joint: upper bound"),
+    ]
+    if result.scale_factor is not None:
+        target = (f"noise multiplier {format_number(result.target_multiplier)}" if result.target_multiplier is not None
+                  else f"epsilon {format_number(result.target_epsilon)} at delta")
+        rows.append(("scale factor c", format_upper(result.scale_factor), f"c * sigma_i meets {target}"))
+        rows.append(("scaled sigmas", ", ".join(format_upper(s) for s in result.scaled_sigmas), "c * sigma_i"))
+        rows.append(("meets target", format_number(result.meets_target), "as given (c <= 1)"))
+    return Table(columns=("quantity", "value", "note"), rows=rows,
+                 title=f"Gaussian mechanism, per-coordinate noise: {len(result.sigmas)} coordinates or layers")

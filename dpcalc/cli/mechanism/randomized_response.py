@@ -1,0 +1,141 @@
+"""`dpcalc mechanism randomized-response`: binary and k-ary randomized response."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from dpcalc.cli.mechanism.two_of_three import check_two_of_three, option_error
+from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number, parse_real
+from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
+from dpcalc.core.validation import OPEN_UNIT, POSITIVE, PROBABILITY, Interval, ParameterError
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None)
+
+HELP = """Randomized response, binary (--k 2) or k-ary: privacy, noise and accuracy.
+
+Each respondent reports the true value with probability e^eps / (e^eps + k - 1), each other
+value with probability 1 / (e^eps + k - 1): eps-LDP (Warner 1965; Kairouz et al. 2016). The
+flip probability (a value other than the true one is reported) is (k - 1) / (e^eps + k - 1).
+--eps and --flip-probability convert either way. With --n respondents, the standard error of
+the debiased frequency estimate (c/n - q) / (p - q) is exact (Wang et al. 2017, Sec. 3), at
+--frequency or, by default, at the worst frequency. Give two of privacy (--eps or
+--flip-probability), --n and --std-error; the third is computed.
+
+\b
+Examples:
+  dpcalc mechanism randomized-response --eps 1
+  dpcalc mechanism randomized-response --eps 1 --n 10000 --k 4
+  dpcalc mechanism randomized-response --n 10000 --std-error 0.01 --json
+  dpcalc mechanism randomized-response --flip-probability 0.25 --std-error 0.01
+"""
+
+_K = Interval(2.0, 1e15, low_closed=True, high_closed=True, integer=True)
+
+
+@app.command("randomized-response", help=HELP)
+def randomized_response(
+    eps: Annotated[
+        float | None,
+        typer.Option("--eps", metavar="FLOAT", help="Epsilon (local DP) of each report, > 0.", click_type=number(POSITIVE)),
+    ] = None,
+    flip_probability: Annotated[
+        float | None,
+        typer.Option("--flip-probability", metavar="FLOAT",
+                     help="Instead of --eps: the probability of reporting a value other than the true one, "
+                          "in (0, (k-1)/k).", click_type=number(OPEN_UNIT)),
+    ] = None,
+    k: Annotated[
+        int,
+        typer.Option("--k", metavar="INT", help="Number of possible values (2: binary), >= 2.", show_default=True,
+                     click_type=number(_K)),
+    ] = 2,
+    respondents: Annotated[
+        int | None,
+        typer.Option("--n", "--respondents", metavar="INT", help="Number of respondents, >= 1.",
+                     click_type=number(Interval(1.0, 1e300, low_closed=True, integer=True))),
+    ] = None,
+    std_error: Annotated[
+        float | None,
+        typer.Option("--std-error", metavar="FLOAT", help="Standard error of the debiased frequency estimate, > 0.",
+                     click_type=number(POSITIVE)),
+    ] = None,
+    frequency: Annotated[
+        float | None,
+        typer.Option("--frequency", metavar="FLOAT",
+                     help="True frequency of the value estimated, in [0, 1] [default: the worst case, 1].",
+                     click_type=number(PROBABILITY)),
+    ] = None,
+    max_eps: MaxEpsilon = None,
+    json_output: Json = False,
+) -> None:
+    from dpcalc.core.mechanisms import randomized_response as core
+
+    if eps is not None and flip_probability is not None:
+        raise conflict("--eps", "--flip-probability", "give one (they are the same privacy level)")
+    privacy = eps is not None or flip_probability is not None
+    if not (privacy and respondents is None and std_error is None):
+        check_two_of_three(
+            (("--eps or --flip-probability", privacy), ("--n", respondents is not None),
+             ("--std-error", std_error is not None)),
+            "--eps 1 --n 10000 to get the standard error",
+        )
+    if flip_probability is not None:
+        limit = core.flip_interval(k)
+        if not limit.contains(flip_probability):
+            parse_real("--flip-probability", str(flip_probability), limit)  # the standard message
+    if frequency is not None and respondents is None and std_error is None:
+        raise InputError("--frequency goes with --n or --std-error (the standard error at that frequency)")
+    try:
+        result = core.randomized_response(epsilon=eps, flip=flip_probability, k=k, respondents=respondents,
+                                          std_error=std_error, frequency=frequency)
+    except ParameterError as problem:
+        raise option_error(problem, {"std_error": "--std-error", "flip": "--flip-probability", "respondents": "--n"}) from None
+    inputs = {"eps": eps, "flip_probability": flip_probability, "k": k, "n": respondents, "std_error": std_error,
+              "frequency": frequency, "max_eps": max_eps}
+    report = Report(
+        command="mechanism randomized-response",
+        inputs=inputs,
+        result={
+            "epsilon": result.epsilon,
+            "k": result.k,
+            "flip_probability": result.flip_probability,
+            "keep_probability": result.keep_probability,
+            "other_probability": result.other_probability,
+            "n": result.respondents,
+            "std_error": result.std_error,
+            "frequency": result.frequency,
+            "solved_for": result.solved_for,
+            "source": result.source,
+        },
+        tables=[_table(result, flip_probability is not None)],
+        warnings=list(result.warnings),
+        epsilon=result.epsilon,
+        basis="randomized response's pure epsilon (exact: the likelihood ratio e^eps is attained)",
+    )
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+
+
+def _table(result, flip_given: bool) -> Table:
+    if flip_given:
+        epsilon_note = "computed from the flip probability"
+    elif result.solved_for == "epsilon":
+        epsilon_note = "computed: the smallest"
+    else:
+        epsilon_note = "given"
+    rows = [
+        ("epsilon", format_upper(result.epsilon), f"{epsilon_note} (local DP)"),
+        ("flip probability", format_number(result.flip_probability), "reports another value"),
+        ("keep probability p", format_number(result.keep_probability), "e^eps / (e^eps + k - 1)"),
+        ("other value q", format_number(result.other_probability), "1 / (e^eps + k - 1), each"),
+    ]
+    if result.respondents is not None:
+        at = "worst frequency" if result.frequency is None else f"frequency {format_number(result.frequency)}"
+        rows.append(("respondents n", format_number(result.respondents),
+                     "computed: the fewest" if result.solved_for == "respondents" else "given"))
+        rows.append(("std error", format_upper(result.std_error),
+                     f"{'computed' if result.solved_for == 'std_error' else 'reached'}: debiased, {at}"))
+    kind = "binary" if result.k == 2 else f"k-ary, k = {result.k}"
+    return Table(columns=("quantity", "value", "note"), rows=rows,
+                 title=f"Randomized response ({kind}; Warner 1965, Wang et al. 2017)")

@@ -1,0 +1,153 @@
+"""`dpcalc mechanism gaussian` on the command line: every option, every error path, the JSON contract."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dpcalc.core import gdp
+
+RESULT_KEYS = {
+    "epsilon", "delta", "sigma", "noise_multiplier", "mu", "sensitivity", "calibration", "sigma_analytic",
+    "sigma_classic", "classic_valid", "dims", "error", "confidence", "failure_probability",
+    "per_coordinate_failure_probability", "simultaneous",
+    "solved_for", "source",
+}
+INPUT_KEYS = {"eps", "delta", "sigma", "sensitivity", "error", "confidence", "dims", "calibration", "max_eps"}
+PER_COORDINATE_KEYS = {
+    "mu", "noise_multiplier", "delta", "epsilon", "clipping", "exact", "target_multiplier", "target_epsilon",
+    "scale_factor", "scaled_sigmas", "meets_target", "solved_for", "source",
+}
+
+
+def run_json(dpcalc, *args):
+    run = dpcalc("mechanism", "gaussian", *args, "--json")
+    assert run.code == 0, run.stderr
+    document = run.json()
+    assert document["command"] == "mechanism gaussian"
+    return document
+
+
+def test_table(dpcalc):
+    run = dpcalc("mechanism", "gaussian", "--sigma", "4", "--error", "10", "--dims", "1000")
+    assert (run.code, run.stderr) == (0, "")
+    assert "Balle-Wang Thm 8" in run.stdout and "all 1000 coordinates" in run.stdout
+
+
+def test_error_from_eps(dpcalc):
+    document = run_json(dpcalc, "--eps", "1", "--delta", "1e-5", "--confidence", "0.95", "--dims", "100")
+    assert set(document["inputs"]) == INPUT_KEYS and set(document["result"]) == RESULT_KEYS
+    result = document["result"]
+    assert result["solved_for"] == "error" and result["calibration"] == "analytic"
+    assert result["sigma"] == result["sigma_analytic"] and result["epsilon"] <= 1.0
+    assert result["epsilon"] == pytest.approx(1.0, rel=1e-10)
+    assert result["classic_valid"] is False
+    assert document["warnings"][0].startswith("sigma_classic (Dwork, Roth 2014, Thm A.1) is valid only for 0 < eps < 1")
+    assert result["simultaneous"] == "exact product over independent coordinates"
+
+
+def test_confidence_from_sigma(dpcalc):
+    result = run_json(dpcalc, "--sigma", "2", "--error", "3", "--sensitivity", "0.5", "--delta", "1e-6")["result"]
+    assert result["confidence"] == pytest.approx(math.erf(1.5 / math.sqrt(2)), rel=1e-14)
+    assert result["per_coordinate_failure_probability"] == pytest.approx(math.erfc(1.5 / math.sqrt(2)), rel=1e-14)
+    assert result["mu"] == 0.25 and result["noise_multiplier"] == 4.0
+    assert result["epsilon"] == pytest.approx(gdp.epsilon_for_delta(1e-6, 0.25), rel=1e-15)
+    assert result["solved_for"] == "confidence"
+
+
+def test_epsilon_from_error_and_confidence(dpcalc):
+    result = run_json(dpcalc, "--error", "5", "--confidence", "0.99", "--dims", "10")["result"]
+    assert result["solved_for"] == "epsilon"
+    assert result["confidence"] == 0.99
+    assert math.erf(5 / result["sigma"] / math.sqrt(2)) ** 10 == pytest.approx(0.99, rel=1e-14)
+
+
+def test_classic_calibration(dpcalc):
+    result = run_json(dpcalc, "--eps", "0.5", "--error", "20", "--calibration", "classic")["result"]
+    assert result["sigma"] == pytest.approx(math.sqrt(2 * math.log(1.25e5)) / 0.5, rel=1e-15)
+    assert result["calibration"] == "classic" and result["epsilon"] < 0.5
+
+
+def test_per_coordinate_adadp_example(dpcalc):
+    # Xu et al. 2020 (ADADP), Lemma 1: s = (12, 6), sigma = (17, 8.5): mu = 12 sqrt(2) / 17.
+    document = run_json(dpcalc, "--sensitivities", "12,6", "--sigmas", "17,8.5", "--target-multiplier", "1")
+    assert set(document["result"]) == PER_COORDINATE_KEYS
+    assert document["inputs"] == {"sensitivities": [12.0, 6.0], "sigmas": [17.0, 8.5], "delta": 1e-5,
+                                  "clipping": "per-coordinate", "eps": None, "target_multiplier": 1.0,
+                                  "max_eps": None}
+    result = document["result"]
+    assert result["mu"] == pytest.approx(12 * math.sqrt(2) / 17, rel=1e-15)
+    assert result["noise_multiplier"] == pytest.approx(17 / (12 * math.sqrt(2)), rel=1e-15)
+    assert result["exact"] is True and result["meets_target"] is True
+    assert result["solved_for"] == "scale_factor"
+    assert result["scaled_sigmas"] == [result["scale_factor"] * 17, result["scale_factor"] * 8.5]
+
+
+def test_per_coordinate_eps_target_and_joint(dpcalc):
+    document = run_json(dpcalc, "--sensitivities", "1,1", "--sigmas", "1,1", "--eps", "1", "--clipping", "joint")
+    result = document["result"]
+    assert result["exact"] is False and result["target_epsilon"] == 1.0 and result["meets_target"] is False
+    assert "upper bound" in document["warnings"][0]
+    run = dpcalc("mechanism", "gaussian", "--sensitivities", "1,1", "--sigmas", "1,1", "--clipping", "per-layer")
+    assert run.code == 0 and "all s_i reached at once: exact" in run.stdout
+
+
+def test_max_eps(dpcalc):
+    run = dpcalc("mechanism", "gaussian", "--sigma", "0.5", "--error", "1", "--max-eps", "1")
+    assert run.code == 1 and "Budget exceeded" in run.stderr and "Balle and Wang 2018, Thm 8" in run.stderr
+    run = dpcalc("mechanism", "gaussian", "--sensitivities", "1", "--sigmas", "0.5", "--max-eps", "1")
+    assert run.code == 1 and "Budget exceeded" in run.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--eps", "1", "--sigma", "1", "--error", "1"),
+     "--eps and --sigma cannot be given together; give one (sigma is calibrated from epsilon at --delta)"),
+    (("--eps", "1", "--error", "1", "--confidence", "0.9"),
+     "--eps or --sigma, --error and --confidence cannot all be given: drop the one to compute"),
+    (("--sigma", "1",), "give two of --eps or --sigma, --error and --confidence, got only --eps or --sigma: "
+                        "add --error or --confidence"),
+    ((), "give two of --eps or --sigma, --error and --confidence (the third is computed), "
+         "e.g. --eps 1 --confidence 0.95 to get the error bound"),
+    (("--sigma", "1", "--error", "1", "--delta", "1"), "--delta must be in (0, 1), got 1"),
+    (("--sigma", "0", "--error", "1"), "--sigma must be in (0, inf), got 0"),
+    (("--sigma", "1", "--error", "1", "--dims", "1.5"), "--dims must be an integer in [1, inf), got 1.5"),
+    (("--sigma", "1", "--error", "1", "--sensitivity", "-2"), "--sensitivity must be in (0, inf), got -2"),
+    (("--sigma", "1", "--confidence", "0"), "--confidence must be in (0, 1), got 0"),
+    (("--eps", "2", "--error", "1", "--calibration", "classic"),
+     "--calibration classic needs --eps in (0, 1) (Dwork, Roth 2014, Thm A.1), got 2; use --calibration analytic"),
+    (("--sigma", "1", "--error", "1", "--calibration", "analytic"),
+     "--calibration applies with --eps (how sigma is calibrated from epsilon); with --sigma or --error and "
+     "--confidence, epsilon is exact"),
+    (("--sigma", "1", "--error", "1", "--clipping", "joint"),
+     "--clipping goes with --sensitivities and --sigmas (per-coordinate noise)"),
+    (("--sigma", "1", "--error", "1", "--target-multiplier", "1"),
+     "--target-multiplier goes with --sensitivities and --sigmas (per-coordinate noise)"),
+    (("--sigmas", "1,2",), "--sigmas needs --sensitivities (per-coordinate noise: one sensitivity and one sigma per "
+                           "coordinate or layer)"),
+    (("--sensitivities", "1,2",), "--sensitivities needs --sigmas (per-coordinate noise: one sensitivity and one "
+                                  "sigma per coordinate or layer)"),
+    (("--sensitivities", "1,2", "--sigmas", "1"), "--sigmas must have as many values as --sensitivities (2), got 1"),
+    (("--sensitivities", "1,-2", "--sigmas", "1,1"), "--sensitivities item 2 of 2 must be in (0, inf), got -2"),
+    (("--sensitivities", "1", "--sigmas", "1", "--sigma", "2"),
+     "--sigma does not apply with --sensitivities and --sigmas (per-coordinate noise reports mu, the noise "
+     "multiplier and epsilon at --delta)"),
+    (("--sensitivities", "1", "--sigmas", "1", "--error", "2"),
+     "--error does not apply with --sensitivities and --sigmas (per-coordinate noise reports mu, the noise "
+     "multiplier and epsilon at --delta)"),
+    (("--sensitivities", "1", "--sigmas", "1", "--calibration", "classic"),
+     "--calibration does not apply with --sensitivities and --sigmas (per-coordinate noise reports mu, the noise "
+     "multiplier and epsilon at --delta)"),
+    (("--sensitivities", "1", "--sigmas", "1", "--eps", "1", "--target-multiplier", "1"),
+     "--eps and --target-multiplier cannot be given together; give one target"),
+    (("--sensitivities", "1e300,1e300", "--sigmas", "1e-300,1"),
+     "--sensitivities / --sigmas must be ratios whose root sum of squares is a positive finite float, got inf"),
+])
+def test_errors(dpcalc, args, message):
+    run = dpcalc("mechanism", "gaussian", *args)
+    assert (run.code, run.stdout, run.stderr) == (2, "", f"Error: {message}\n")
+
+
+def test_help_lists_the_examples(dpcalc):
+    run = dpcalc("mechanism", "gaussian", "--help")
+    assert run.code == 0 and "--sensitivities 12,6 --sigmas 17,8.5 --target-multiplier 1" in run.stdout
