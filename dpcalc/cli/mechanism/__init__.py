@@ -15,6 +15,9 @@ from dpcalc.cli.app import LazyGroup
 
 # name -> (module that defines `app` with the one command, one-line help for `dpcalc mechanism --help`)
 MECHANISMS: dict[str, tuple[str, str]] = {
+    "ptr": ("dpcalc.cli.mechanism.ptr", "Propose-test-release: threshold, \"no reply\", total (2 eps, delta), accuracy."),
+    "smooth-sensitivity": ("dpcalc.cli.mechanism.smooth_sensitivity",
+                           "Smooth sensitivity: admissible (alpha, beta) noise and its accuracy."),
 }
 
 
