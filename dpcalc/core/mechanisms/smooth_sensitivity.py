@@ -280,14 +280,19 @@ def _alpha_for_epsilon(noise: Noise, epsilon: float, beta: float | None,
     if noise != "laplace-log-normal":
         return epsilon / (2.0 if noise == "laplace" else 2.0 * (CAUCHY_GAMMA + 1.0)), None
     assert beta is not None
+    given_sigma = sigma is not None
     if sigma is None:
         sigma = lln_optimal_sigma(epsilon, beta)
     elif not epsilon * sigma > beta:
         raise ParameterError("sigma", f"above beta / epsilon = {beta / epsilon:g} (s = e^(-3 sigma^2/2) "
                              "(epsilon - beta / sigma) must be positive)", sigma)
     alpha = math.exp(-1.5 * sigma * sigma) * (epsilon - beta / sigma)
-    if not alpha > 0.0:
-        raise ParameterError("sigma", "small enough that e^(-3 sigma^2 / 2) does not underflow", sigma)
+    if not alpha > 0.0 or not math.isfinite(1.0 / alpha):
+        if given_sigma:
+            raise ParameterError("sigma", "small enough that s = e^(-3 sigma^2 / 2) (epsilon - beta / sigma) "
+                                 "is a normal float64", sigma)
+        raise ParameterError("beta", f"small enough against epsilon {epsilon:g} that the noise scale is finite "
+                             f"(sigma {sigma:g} makes e^(-3 sigma^2 / 2) underflow)", beta)
     return alpha, sigma
 
 
