@@ -152,12 +152,12 @@ def check_two_of_three(eps: float | None, scale: float | None, error: float | No
 def _table(result) -> Table:
     note = {name: ("computed" if result.solved_for == name else "given") for name in ("epsilon", "error", "confidence")}
     rows = [
-        ("epsilon (each step)", format_number(result.epsilon), f"{note['epsilon']}: the test spends it, the release spends it"),
-        ("total epsilon", format_number(result.total_epsilon), "2 eps: the whole mechanism is (2 eps, delta)-DP"),
-        ("delta", format_number(result.delta), "given: covers a reply from an unstable dataset"),
+        ("epsilon (each step)", format_number(result.epsilon), f"{note['epsilon']}: spent by the test and the release"),
+        ("total epsilon", format_number(result.total_epsilon), "the whole is (2 eps, delta)-DP"),
+        ("delta", format_number(result.delta), "given: covers unstable data"),
         ("bound b", format_number(result.bound), "proposed local-sensitivity bound"),
-        ("threshold T", format_number(result.threshold), "ln(1/delta) / eps: reply only if d + Lap(1/eps) > T"),
-        ("test scale", format_number(result.test_scale), "1 / eps (the distance has sensitivity 1)"),
+        ("threshold T", format_number(result.threshold), "ln(1/delta)/eps: reply if d+Lap(1/eps) > T"),
+        ("test scale", format_number(result.test_scale), "1 / eps (distance: sensitivity 1)"),
         ("release scale", format_number(result.scale), "b / eps"),
         ("release noise std", format_number(result.std), "sqrt(2) b / eps"),
     ]
