@@ -51,6 +51,11 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
     "dp": {"epsilon": NON_NEGATIVE, "delta": UNIT_OR_ZERO, "count": POSITIVE_INTEGER},
     "gdp": {"mu": POSITIVE, "count": POSITIVE_INTEGER},
     "zcdp": {"rho": POSITIVE, "count": POSITIVE_INTEGER},
+    # propose-test-release: epsilon is what the test and the release each spend ((2 epsilon, delta)-DP)
+    "ptr": {"epsilon": POSITIVE, "delta": OPEN_UNIT, "count": POSITIVE_INTEGER},
+    # smooth sensitivity: noise laplace ((epsilon, delta)-DP), cauchy (epsilon-DP) or
+    # laplace-log-normal ((epsilon^2/2)-CDP)
+    "smooth-sensitivity": {"epsilon": POSITIVE, "delta": OPEN_UNIT, "count": POSITIVE_INTEGER},
 }
 BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
 # Text keys: of the budget (the neighbour relation the budget is stated in) and of a
@@ -58,7 +63,9 @@ BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
 BUDGET_TEXT_KEYS = {"accountant": ACCOUNTANTS, "neighbours": NEIGHBOURS}
 # Attack-risk limits of a budget: max_advantage = A, tpr_at_fpr = {fpr = Y, tpr = X}.
 BUDGET_RISK_KEYS = ("max_advantage", "tpr_at_fpr")
-RELEASE_TEXT_KEYS = {"subsampled-gaussian": {"sampling": SAMPLINGS}}
+SMOOTH_SENSITIVITY_NOISES = ("laplace", "cauchy", "laplace-log-normal")
+RELEASE_TEXT_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
+    "subsampled-gaussian": {"sampling": SAMPLINGS}, "smooth-sensitivity": {"noise": SMOOTH_SENSITIVITY_NOISES}}
 
 
 class BudgetFileError(ValueError):
@@ -74,6 +81,7 @@ class Release:
     parameters: dict[str, float] = field(default_factory=dict)
     line: int = 0
     sampling: str = "poisson"  # subsampled-gaussian: poisson, uniform, shuffle or allocation
+    noise: str = ""  # smooth-sensitivity: laplace, cauchy or laplace-log-normal
 
     @overload
     def get(self, key: str) -> float | None: ...
@@ -150,7 +158,8 @@ def load_budget(text: str, source: str) -> BudgetFile:
     # No [[release]] entries: a project that has released nothing, within any budget (account_budget).
     for release in releases:
         _check_relation(f"{source}:{release.line}: release '{release.name}'", release, neighbours, accountant)
-        if release.mechanism == "zcdp" and (max_advantage is not None or tpr_at_fpr is not None):
+        zcdp = release.mechanism == "zcdp" or release.noise == "laplace-log-normal"
+        if zcdp and (max_advantage is not None or tpr_at_fpr is not None):
             raise BudgetFileError(
                 f"{source}:{release.line}: release '{release.name}': a zcdp release has no trade-off curve to "
                 "compose with the budget's risk limits (max_advantage, tpr_at_fpr); give it as a dp release "
@@ -229,8 +238,24 @@ def _release(raw: Any, index: int, line: int, source: str) -> Release:
             )
         parameters[key] = _number(where, key, value, schema[key])
     _check_alternatives(where, mechanism, parameters)
-    sampling = _text(where, "sampling", raw.get("sampling", "poisson"), SAMPLINGS) if texts else "poisson"
-    return Release(name=name, mechanism=mechanism, parameters=parameters, line=line, sampling=sampling)
+    sampling = _text(where, "sampling", raw.get("sampling", "poisson"), SAMPLINGS) if "sampling" in texts else "poisson"
+    noise = ""
+    if "noise" in texts:
+        if "noise" not in raw:
+            raise BudgetFileError(f"{where}: missing 'noise' for mechanism '{mechanism}' "
+                                  f"(one of {', '.join(texts['noise'])})")
+        noise = _text(where, "noise", raw["noise"], texts["noise"])
+        _check_smooth_sensitivity(where, noise, parameters)
+    return Release(name=name, mechanism=mechanism, parameters=parameters, line=line, sampling=sampling, noise=noise)
+
+
+def _check_smooth_sensitivity(where: str, noise: str, parameters: dict[str, float]) -> None:
+    """A smooth-sensitivity release states delta exactly when its noise needs one (laplace)."""
+    if noise == "laplace" and "delta" not in parameters:
+        raise BudgetFileError(f"{where}: missing 'delta' for smooth-sensitivity noise 'laplace' (in (0, 1))")
+    if noise != "laplace" and "delta" in parameters:
+        what = "pure epsilon-DP (delta = 0)" if noise == "cauchy" else "(epsilon^2/2)-CDP, without a delta"
+        raise BudgetFileError(f"{where}: smooth-sensitivity noise '{noise}' gives {what}: remove 'delta'")
 
 
 def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]) -> None:
@@ -274,6 +299,10 @@ def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]
         need("mu")
     elif mechanism == "zcdp":
         need("rho")
+    elif mechanism == "ptr":
+        need("epsilon", "delta")
+    elif mechanism == "smooth-sensitivity":
+        need("epsilon")
 
 
 def _number(where: str, key: str, value: Any, interval: Interval) -> float:
