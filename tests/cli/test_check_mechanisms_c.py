@@ -49,13 +49,14 @@ def test_ptr_count_composes_as_dp(tmp_path):
 @pytest.mark.parametrize("noise, extra, pair", [
     ("laplace", "delta = 1e-6\n", (0.5, 1e-6)),
     ("cauchy", "", (0.5, 0.0)),
+    ("student-t", "", (0.5, 0.0)),
 ])
 def test_smooth_sensitivity_dp_releases(tmp_path, noise, extra, pair):
     text = release(f'mechanism = "smooth-sensitivity"\nnoise = "{noise}"\nepsilon = 0.5\n{extra}')
     result = account_budget(load_budget(text, "b.toml"))
     (own,) = result.releases
     assert (own.mechanism, own.epsilon, own.delta) == ("smooth-sensitivity", *pair)
-    assert "Nissim, Raskhodnikova and Smith 2007" in own.method
+    assert ("Bun and Steinke 2019, Thm 31" if noise == "student-t" else "Nissim, Raskhodnikova and Smith 2007") in own.method
     assert result.total_epsilon <= 0.5
 
 
@@ -95,9 +96,11 @@ def test_mixed_with_risk_limits(tmp_path):
      "b.toml:5: release 'r': unknown key 'bound' for mechanism 'ptr' (did you mean 'count'?); allowed: epsilon, delta, count"),
     ('mechanism = "smooth-sensitivity"\nepsilon = 0.5\n',
      "b.toml:5: release 'r': missing 'noise' for mechanism 'smooth-sensitivity' (one of laplace, cauchy, "
-     "laplace-log-normal)"),
+     "laplace-log-normal, student-t)"),
     ('mechanism = "smooth-sensitivity"\nnoise = "gaussian"\nepsilon = 0.5\n',
-     "b.toml:5: release 'r': noise must be one of laplace, cauchy, laplace-log-normal, got 'gaussian'"),
+     "b.toml:5: release 'r': noise must be one of laplace, cauchy, laplace-log-normal, student-t, got 'gaussian'"),
+    ('mechanism = "smooth-sensitivity"\nnoise = "student-t"\nepsilon = 0.5\ndelta = 1e-6\n',
+     "b.toml:5: release 'r': smooth-sensitivity noise 'student-t' gives pure epsilon-DP (delta = 0): remove 'delta'"),
     ('mechanism = "smooth-sensitivity"\nnoise = "laplace"\nepsilon = 0.5\n',
      "b.toml:5: release 'r': missing 'delta' for smooth-sensitivity noise 'laplace' (in (0, 1))"),
     ('mechanism = "smooth-sensitivity"\nnoise = "cauchy"\nepsilon = 0.5\ndelta = 1e-6\n',

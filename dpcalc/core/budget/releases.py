@@ -82,13 +82,16 @@ def guarantee_basis(release: Release) -> str:
         return "(eps, delta)-DP smooth-sensitivity Laplace noise (Nissim, Raskhodnikova and Smith 2007)"
     if release.noise == "cauchy":
         return "eps-DP smooth-sensitivity Cauchy noise (Nissim, Raskhodnikova and Smith 2007)"
+    if release.noise == "student-t":
+        return "eps-DP smooth-sensitivity Student's T noise (Bun and Steinke 2019, Thm 31)"
     return "(eps^2/2)-CDP = rho-zCDP Laplace log-normal noise (Bun and Steinke 2019, Sec. 3.1.1)"
 
 
 def guarantee_release(release: Release) -> Release:
     """A ptr or smooth-sensitivity release as the dp or zcdp release with its guarantee (the same
     name, count and line): ptr (2 epsilon, delta); smooth-sensitivity laplace (epsilon, delta),
-    cauchy (epsilon, 0), laplace-log-normal rho = epsilon^2 / 2. Any other release unchanged."""
+    cauchy and student-t (epsilon, 0), laplace-log-normal rho = epsilon^2 / 2. Any other release
+    unchanged."""
     if release.mechanism not in GUARANTEE_MECHANISMS:
         return release
     count = {"count": release.parameters["count"]} if "count" in release.parameters else {}

@@ -53,7 +53,7 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
     "zcdp": {"rho": POSITIVE, "count": POSITIVE_INTEGER},
     # propose-test-release: epsilon is what the test and the release each spend ((2 epsilon, delta)-DP)
     "ptr": {"epsilon": POSITIVE, "delta": OPEN_UNIT, "count": POSITIVE_INTEGER},
-    # smooth sensitivity: noise laplace ((epsilon, delta)-DP), cauchy (epsilon-DP) or
+    # smooth sensitivity: noise laplace ((epsilon, delta)-DP), cauchy or student-t (epsilon-DP), or
     # laplace-log-normal ((epsilon^2/2)-CDP)
     "smooth-sensitivity": {"epsilon": POSITIVE, "delta": OPEN_UNIT, "count": POSITIVE_INTEGER},
 }
@@ -63,7 +63,7 @@ BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
 BUDGET_TEXT_KEYS = {"accountant": ACCOUNTANTS, "neighbours": NEIGHBOURS}
 # Attack-risk limits of a budget: max_advantage = A, tpr_at_fpr = {fpr = Y, tpr = X}.
 BUDGET_RISK_KEYS = ("max_advantage", "tpr_at_fpr")
-SMOOTH_SENSITIVITY_NOISES = ("laplace", "cauchy", "laplace-log-normal")
+SMOOTH_SENSITIVITY_NOISES = ("laplace", "cauchy", "laplace-log-normal", "student-t")
 RELEASE_TEXT_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     "subsampled-gaussian": {"sampling": SAMPLINGS}, "smooth-sensitivity": {"noise": SMOOTH_SENSITIVITY_NOISES}}
 
@@ -254,7 +254,7 @@ def _check_smooth_sensitivity(where: str, noise: str, parameters: dict[str, floa
     if noise == "laplace" and "delta" not in parameters:
         raise BudgetFileError(f"{where}: missing 'delta' for smooth-sensitivity noise 'laplace' (in (0, 1))")
     if noise != "laplace" and "delta" in parameters:
-        what = "pure epsilon-DP (delta = 0)" if noise == "cauchy" else "(epsilon^2/2)-CDP, without a delta"
+        what = "(epsilon^2/2)-CDP, without a delta" if noise == "laplace-log-normal" else "pure epsilon-DP (delta = 0)"
         raise BudgetFileError(f"{where}: smooth-sensitivity noise '{noise}' gives {what}: remove 'delta'")
 
 

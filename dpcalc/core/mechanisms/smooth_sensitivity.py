@@ -25,6 +25,11 @@ Three noise families, each with the (alpha, beta) it admits for a target epsilon
   the positive root of 5 (epsilon / t) sigma^3 - 5 sigma^2 - 1 = 0 (BS19 Sec. 3.1.1), and
   s = e^(-3 sigma^2 / 2) (epsilon - t / sigma). Accuracy is an upper bound (Chebyshev with the
   exact variance 2 e^(2 sigma^2) scale^2): P(|noise| > e) <= 2 e^(2 sigma^2) scale^2 / e^2.
+- student-t (BS19, Thm 31): Z ~ T(d), Student's T with d degrees of freedom (d = 1 is the
+  Cauchy); with alpha = s and beta = t, pure epsilon-DP for epsilon = (d + 1) (t + s / (2 sqrt d)).
+  For a given epsilon and t, s = 2 sqrt(d) (epsilon / (d + 1) - t) (BS19's choice, all the
+  rest of epsilon to s). Accuracy (exact, integer d): the tail P(|T| > z) as a positive series
+  (`student_t_tail`).
 
 Every direction is closed form except two one-dimensional equations, each solved on a proven
 bracket (`dpcalc.core.special.find_root`): the cubic above, and the sigma that minimises
@@ -42,8 +47,8 @@ from typing import Literal
 from dpcalc.core.special import find_root
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, Interval, ParameterError
 
-Noise = Literal["laplace", "cauchy", "laplace-log-normal"]
-NOISES: tuple[Noise, ...] = ("laplace", "cauchy", "laplace-log-normal")
+Noise = Literal["laplace", "cauchy", "laplace-log-normal", "student-t"]
+NOISES: tuple[Noise, ...] = ("laplace", "cauchy", "laplace-log-normal", "student-t")
 Unknown = Literal["epsilon", "error", "confidence", "noise"]
 
 # gamma of NRS's Cauchy-type density 1 / (1 + |z|^gamma) used here: 2, the standard Cauchy
@@ -55,7 +60,10 @@ SOURCES: dict[Noise, str] = {
     "laplace": "Nissim, Raskhodnikova and Smith 2007, Sec. 2 (admissible noise, Laplace example)",
     "cauchy": "Nissim, Raskhodnikova and Smith 2007, Sec. 2 (admissible noise, Cauchy-type example, gamma = 2)",
     "laplace-log-normal": "Bun and Steinke 2019, Sec. 3.1.1 (Laplace log-normal noise, (eps^2/2)-CDP)",
+    "student-t": "Bun and Steinke 2019, Thm 31 (Student's T noise, pure eps-DP)",
 }
+# Student's T degrees of freedom offered: whole numbers (the tail is then a finite-term series)
+DEGREES = Interval(1.0, 100.0, low_closed=True, high_closed=True, integer=True)
 
 
 @dataclass(frozen=True)
@@ -79,6 +87,7 @@ class SmoothSensitivityResult:
     confidence: float | None
     failure_probability: float | None
     solved_for: Unknown
+    degrees: int | None = None  # student-t: the degrees of freedom d
 
     @property
     def scale(self) -> float:
@@ -93,11 +102,15 @@ class SmoothSensitivityResult:
     @property
     def std(self) -> float:
         """The noise's standard deviation: sqrt(2) scale (Laplace), inf (Cauchy has no variance),
-        sqrt(2) e^(sigma^2) scale (Laplace log-normal: E[X^2] E[e^(2 sigma Y)] = 2 e^(2 sigma^2))."""
+        sqrt(2) e^(sigma^2) scale (Laplace log-normal: E[X^2] E[e^(2 sigma Y)] = 2 e^(2 sigma^2)),
+        sqrt(d / (d - 2)) scale (Student's T, d > 2; inf for d <= 2)."""
         if self.noise == "laplace":
             return math.sqrt(2.0) * self.scale
         if self.noise == "cauchy":
             return math.inf
+        if self.noise == "student-t":  # Var T(d) = d / (d - 2) for d > 2, infinite otherwise
+            assert self.degrees is not None
+            return self.scale * math.sqrt(self.degrees / (self.degrees - 2.0)) if self.degrees > 2 else math.inf
         assert self.sigma is not None
         return math.sqrt(2.0) * math.exp(self.sigma**2) * self.scale
 
@@ -176,6 +189,7 @@ def smooth_sensitivity(
     failure_probability: float | None = None,
     beta: float | None = None,
     sigma: float | None = None,
+    degrees: int | None = None,
 ) -> SmoothSensitivityResult:
     """The smooth-sensitivity release's parameters from epsilon (or the noise scale S / alpha),
     or from a target accuracy (error and failure probability q = 1 - confidence): give two of
@@ -184,7 +198,7 @@ def smooth_sensitivity(
     laplace needs `delta` (the smoothness beta depends on it); cauchy is pure DP and refuses a
     delta; laplace-log-normal needs `beta` (the smoothness t) and takes an optional `sigma`
     (otherwise the variance-minimising sigma, or for a given noise or accuracy the
-    epsilon-minimising one).
+    epsilon-minimising one); student-t needs `beta` and takes `degrees` (default 3).
     """
     if noise not in NOISES:
         raise ParameterError("noise", f"one of {', '.join(NOISES)}", noise)
@@ -194,20 +208,23 @@ def smooth_sensitivity(
             raise ParameterError("delta", "given for laplace noise (its beta is epsilon / (2 ln(2/delta))), in (0, 1)", None)
         OPEN_UNIT.check("delta", delta)
     elif delta is not None:
-        what = ("pure epsilon-DP (delta = 0) only" if noise == "cauchy"
-                else "(epsilon^2/2)-CDP, stated without a delta")
+        what = ("(epsilon^2/2)-CDP, stated without a delta" if noise == "laplace-log-normal"
+                else "pure epsilon-DP (delta = 0) only")
         raise ParameterError("delta", f"absent for {noise} noise: it gives {what}", delta)
-    if noise == "laplace-log-normal":
+    if noise in ("laplace-log-normal", "student-t"):
         if beta is None:
-            raise ParameterError("beta", "given for laplace-log-normal noise (the smoothness t of S), > 0", None)
+            raise ParameterError("beta", f"given for {noise} noise (the smoothness t of S), > 0", None)
         POSITIVE.check("beta", beta)
-        if sigma is not None:
-            POSITIVE.check("sigma", sigma)
-    else:
-        if beta is not None:
-            raise ParameterError("beta", f"absent for {noise} noise: it follows from epsilon", beta)
-        if sigma is not None:
+    elif beta is not None:
+        raise ParameterError("beta", f"absent for {noise} noise: it follows from epsilon", beta)
+    if sigma is not None:
+        if noise != "laplace-log-normal":
             raise ParameterError("sigma", "absent unless the noise is laplace-log-normal", sigma)
+        POSITIVE.check("sigma", sigma)
+    if noise == "student-t":
+        degrees = 3 if degrees is None else int(DEGREES.check("degrees", degrees))
+    elif degrees is not None:
+        raise ParameterError("degrees", "absent unless the noise is student-t", degrees)
     if epsilon is not None and scale is not None:
         raise ParameterError("scale", "absent when epsilon is given (the scale follows from it)", scale)
     if epsilon is not None:
@@ -226,7 +243,7 @@ def smooth_sensitivity(
         if error is None or failure_probability is None:
             raise ParameterError("epsilon", "given, or computed from an error and a confidence", None)
         solved = "epsilon"
-        alpha, sigma = _alpha_for_accuracy(noise, S, error, failure_probability, beta, sigma)
+        alpha, sigma = _alpha_for_accuracy(noise, S, error, failure_probability, beta, sigma, degrees)
     else:
         if error is not None and failure_probability is not None:
             raise ParameterError("error", "absent when the privacy (or noise) and the confidence are both given", error)
@@ -239,19 +256,24 @@ def smooth_sensitivity(
                 sigma = _minimising_sigma(beta, 3.0, alpha)
         else:
             assert epsilon is not None
-            alpha, sigma = _alpha_for_epsilon(noise, epsilon, beta, sigma)
+            alpha, sigma = _alpha_for_epsilon(noise, epsilon, beta, sigma, degrees)
         solved = "noise"
         if error is not None:
-            failure_probability = _failure(noise, S / alpha, error, sigma)
+            failure_probability = _failure(noise, S / alpha, error, sigma, degrees)
             solved = "confidence"
         elif failure_probability is not None:
-            error = _error(noise, S / alpha, failure_probability, sigma)
+            error = _error(noise, S / alpha, failure_probability, sigma, degrees)
             solved = "error"
 
     if noise == "laplace-log-normal":
         assert beta is not None and sigma is not None
         if epsilon is None:  # computed from the accuracy or the scale (given, epsilon stays exact)
             epsilon = lln_epsilon(alpha, beta, sigma)
+        beta_out = beta
+    elif noise == "student-t":
+        assert beta is not None and degrees is not None
+        if epsilon is None:
+            epsilon = student_t_epsilon(alpha, beta, degrees)
         beta_out = beta
     else:
         if epsilon is None:
@@ -263,7 +285,7 @@ def smooth_sensitivity(
     return SmoothSensitivityResult(
         noise=noise,
         epsilon=epsilon,
-        delta=delta if noise == "laplace" else (0.0 if noise == "cauchy" else None),
+        delta=delta if noise == "laplace" else (None if noise == "laplace-log-normal" else 0.0),
         alpha=alpha,
         beta=beta_out,
         sigma=sigma,
@@ -272,11 +294,24 @@ def smooth_sensitivity(
         confidence=None if failure_probability is None else 1.0 - failure_probability,
         failure_probability=failure_probability,
         solved_for=solved,
+        degrees=degrees,
     )
 
 
+def student_t_epsilon(alpha: float, beta: float, degrees: int) -> float:
+    """BS19 Thm 31: the pure epsilon of Student's T noise T(d), (d + 1) (t + s / (2 sqrt d))."""
+    return (degrees + 1.0) * (beta + alpha / (2.0 * math.sqrt(degrees)))
+
+
 def _alpha_for_epsilon(noise: Noise, epsilon: float, beta: float | None,
-                       sigma: float | None) -> tuple[float, float | None]:
+                       sigma: float | None, degrees: int | None = None) -> tuple[float, float | None]:
+    if noise == "student-t":
+        assert beta is not None and degrees is not None
+        share = epsilon / (degrees + 1.0) - beta
+        if not share > 0.0:
+            raise ParameterError("beta", f"below epsilon / (d + 1) = {epsilon / (degrees + 1.0):g} (Student's T "
+                                 f"with d = {degrees} spends (d + 1) t of epsilon on the smoothness)", beta)
+        return 2.0 * math.sqrt(degrees) * share, None
     if noise != "laplace-log-normal":
         return epsilon / (2.0 if noise == "laplace" else 2.0 * (CAUCHY_GAMMA + 1.0)), None
     assert beta is not None
@@ -296,9 +331,12 @@ def _alpha_for_epsilon(noise: Noise, epsilon: float, beta: float | None,
     return alpha, sigma
 
 
-def _quantile(noise: Noise, failure_probability: float, sigma: float | None) -> float:
-    """z with P(|Z| > z) = q (laplace, cauchy), or the Chebyshev z with bound q (laplace-log-normal)."""
+def _quantile(noise: Noise, failure_probability: float, sigma: float | None, degrees: int | None = None) -> float:
+    """z with P(|Z| > z) = q (laplace, cauchy, student-t), or the Chebyshev z with bound q (laplace-log-normal)."""
     q = failure_probability
+    if noise == "student-t":
+        assert degrees is not None
+        return student_t_quantile(q, degrees)
     if noise == "laplace":
         return -math.log(q)
     if noise == "cauchy":
@@ -308,12 +346,16 @@ def _quantile(noise: Noise, failure_probability: float, sigma: float | None) -> 
     return math.sqrt(2.0 / q) * math.exp(sigma * sigma)
 
 
-def _error(noise: Noise, scale: float, failure_probability: float, sigma: float | None) -> float:
-    return scale * _quantile(noise, failure_probability, sigma)
+def _error(noise: Noise, scale: float, failure_probability: float, sigma: float | None,
+           degrees: int | None = None) -> float:
+    return scale * _quantile(noise, failure_probability, sigma, degrees)
 
 
-def _failure(noise: Noise, scale: float, error: float, sigma: float | None) -> float:
+def _failure(noise: Noise, scale: float, error: float, sigma: float | None, degrees: int | None = None) -> float:
     z = error / scale
+    if noise == "student-t":
+        assert degrees is not None
+        return math.exp(student_t_log_tail(z, degrees))
     if noise == "laplace":
         return math.exp(-z)
     if noise == "cauchy":
@@ -323,14 +365,93 @@ def _failure(noise: Noise, scale: float, error: float, sigma: float | None) -> f
 
 
 def _alpha_for_accuracy(noise: Noise, S: float, error: float, failure_probability: float,
-                        beta: float | None, sigma: float | None) -> tuple[float, float | None]:
+                        beta: float | None, sigma: float | None, degrees: int | None = None) -> tuple[float, float | None]:
     """alpha = S / scale, the scale the largest with failure probability q at `error`; for
     laplace-log-normal without sigma, the sigma minimising epsilon = t / sigma +
     K e^(5 sigma^2 / 2), K = S sqrt(2/q) / error (Chebyshev scale error sqrt(q/2) e^(-sigma^2))."""
     if noise != "laplace-log-normal":
-        return S / (error / _quantile(noise, failure_probability, None)), None
+        return S / (error / _quantile(noise, failure_probability, None, degrees)), None
     assert beta is not None
     if sigma is None:
         k = S * math.sqrt(2.0 / failure_probability) / error
         sigma = _minimising_sigma(beta, 5.0, k)
     return S / (error / _quantile(noise, failure_probability, sigma)), sigma
+
+
+def student_t_log_tail(z: float, degrees: int) -> float:
+    """log P(|T| > z) for Student's T with a whole number d of degrees of freedom, z >= 0.
+
+    With u = sqrt(d) / z (= cot theta, theta = arctan(z / sqrt d)) and c^2 = cos^2 theta =
+    u^2 / (1 + u^2), the textbook finite sums for P(|T| <= z) (Abramowitz, Stegun 26.7.3-4) are
+    the first terms of series summing to 1, so the tail is the rest, a series of positive terms
+    (no cancellation, full relative precision however small the tail):
+
+        d even:  sin theta * sum_{k >= d/2} a_k c^(2k),            a_k = (2k - 1)!! / (2k)!!
+        d odd:   (2/pi) sin theta cos theta * sum_{k >= (d-1)/2} b_k c^(2k),   b_k = (2k)!! / (2k + 1)!!
+
+    (sum_k a_k y^k = (1 - y)^(-1/2), and sum_k b_k y^k = arcsin(sqrt y) / sqrt(y (1 - y)), which
+    at y = cos^2 theta is (pi/2 - theta) / (sin theta cos theta)). For c^2 > 1/2 (z < sqrt d)
+    the tail is above 0.18 and is taken as 1 minus the finite sums.
+    """
+    DEGREES.check("degrees", degrees)
+    if math.isnan(z) or z < 0.0:
+        raise ParameterError("z", "in [0, inf]", z)
+    if z == 0.0:
+        return 0.0
+    if math.isinf(z):
+        return -math.inf
+    log_u = 0.5 * math.log(degrees) - math.log(z)
+    u2 = math.exp(2.0 * log_u) if log_u < 300.0 else math.inf
+    odd = degrees % 2 == 1
+    first = (degrees - 1) // 2 if odd else degrees // 2
+    if u2 > 1.0:  # z < sqrt(d): 1 - P(|T| <= z) from the finite sums, the tail being above 0.18
+        c2 = 1.0 / (1.0 + 1.0 / u2)  # u2 may be inf (z below 1e-130): c2 = 1, sin theta = 0
+        sin = 1.0 / math.sqrt(1.0 + u2)
+        total, term = 0.0, 1.0
+        for k in range(first):
+            total += term
+            term *= c2 * ((2 * k + 2) / (2 * k + 3) if odd else (2 * k + 1) / (2 * k + 2))
+        if odd:
+            theta = math.atan2(z, math.sqrt(degrees))
+            inside = 2.0 / math.pi * (theta + sin * math.sqrt(c2) * total)
+        else:
+            inside = sin * total
+        return math.log1p(-inside)
+    log_c2 = 2.0 * log_u - math.log1p(u2)
+    coefficient = 1.0  # a_first or b_first, a product of at most 50 ratios
+    for k in range(first):
+        coefficient *= (2 * k + 2) / (2 * k + 3) if odd else (2 * k + 1) / (2 * k + 2)
+    c2 = math.exp(log_c2)
+    series, ratio, k = 1.0, 1.0, first
+    while ratio > 1e-17 * series:
+        ratio *= c2 * ((2 * k + 2) / (2 * k + 3) if odd else (2 * k + 1) / (2 * k + 2))
+        series += ratio
+        k += 1
+    log_prefactor = -0.5 * math.log1p(u2)  # log sin theta
+    if odd:
+        log_prefactor += math.log(2.0 / math.pi) + log_u - 0.5 * math.log1p(u2)  # (2/pi) cos theta
+    return log_prefactor + first * log_c2 + math.log(coefficient) + math.log(series)
+
+
+def student_t_quantile(failure_probability: float, degrees: int) -> float:
+    """The z with P(|T(d)| > z) = q: the root of the decreasing log tail in log z, on a bracket
+    around sqrt(d) that widens until it holds the root (no fixed bracket)."""
+    FAILURE_PROBABILITY.check("failure_probability", failure_probability)
+    log_q = math.log(failure_probability)
+
+    def f(log_z: float) -> float:
+        return student_t_log_tail(math.exp(log_z), degrees) - log_q
+
+    low = high = 0.5 * math.log(degrees)
+    step = 1.0
+    while f(low) <= 0.0:
+        low -= step
+        step *= 2.0
+    step = 1.0
+    while f(high) > 0.0:
+        high = min(high + step, 709.0)
+        step *= 2.0
+        if high == 709.0 and f(high) > 0.0:
+            raise ParameterError("failure_probability", f"large enough that the Student's T quantile (d = {degrees}) "
+                                 "is a finite float64", failure_probability)
+    return math.exp(find_root(f, low, high))

@@ -7,10 +7,11 @@ import math
 import pytest
 
 RESULT_KEYS = {
-    "noise", "privacy", "epsilon", "delta", "rho", "alpha", "beta", "sigma", "smooth_sensitivity", "scale", "std",
+    "noise", "privacy", "epsilon", "delta", "rho", "alpha", "beta", "sigma", "degrees", "smooth_sensitivity", "scale", "std",
     "error", "confidence", "failure_probability", "accuracy_exact", "solved_for", "source",
 }
-INPUT_KEYS = {"noise", "eps", "scale", "delta", "smooth_sensitivity", "error", "confidence", "beta", "sigma", "max_eps"}
+INPUT_KEYS = {"noise", "eps", "scale", "delta", "smooth_sensitivity", "error", "confidence", "beta", "sigma", "degrees",
+              "max_eps"}
 COMMAND = ("mechanism", "smooth-sensitivity")
 
 
@@ -69,6 +70,25 @@ def test_laplace_log_normal(dpcalc):
     assert scale["alpha"] == 1.5 and scale["solved_for"] == "noise"
 
 
+def test_student_t(dpcalc):
+    run = dpcalc(*COMMAND, "--noise", "student-t", "--degrees", "3", "--beta", "0.05", "--eps", "1", "--confidence",
+                 "0.95", "--json")
+    assert run.code == 0, run.stderr
+    result = run.json()["result"]
+    # BS19 Thm 31: s = 2 sqrt(3) (1/4 - 0.05); error = (1/s) * 3.18244630528371 (the T(3) 95% two-sided quantile)
+    s = 2 * 3**0.5 * 0.2
+    assert result["alpha"] == pytest.approx(s, rel=1e-15)
+    assert result["error"] == pytest.approx(3.18244630528371 / s, rel=1e-12)
+    assert (result["degrees"], result["delta"], result["privacy"], result["accuracy_exact"]) == (3, 0.0, "eps-DP", True)
+    assert result["std"] == pytest.approx(3**0.5 / s, rel=1e-15)
+    default = dpcalc(*COMMAND, "--noise", "student-t", "--beta", "0.05", "--eps", "1", "--json").json()["result"]
+    assert default["degrees"] == 3
+    back = dpcalc(*COMMAND, "--noise", "student-t", "--beta", "0.05", "--error", str(result["error"]),
+                  "--confidence", "0.95", "--json").json()["result"]
+    assert back["epsilon"] == pytest.approx(1.0, rel=1e-12) and back["solved_for"] == "epsilon"
+    assert dpcalc(*COMMAND, "--noise", "student-t", "--beta", "0.05", "--eps", "1", "--max-eps", "0.9").code == 1
+
+
 def test_max_eps(dpcalc):
     assert dpcalc(*COMMAND, "--noise", "cauchy", "--eps", "1", "--max-eps", "1").code == 0
     run = dpcalc(*COMMAND, "--noise", "cauchy", "--eps", "1", "--max-eps", "0.5")
@@ -91,6 +111,22 @@ def test_max_eps(dpcalc):
      "Error: --beta is required with --noise laplace-log-normal: the smoothness t of S, > 0"),
     (("--noise", "cauchy", "--eps", "1", "--beta", "0.1"),
      "Error: --beta must be absent with --noise cauchy: beta follows from eps, got 0.1"),
+    (("--noise", "student-t", "--eps", "1", "--delta", "1e-6", "--beta", "0.01"),
+     "Error: --delta must be absent with --noise student-t: Student's T noise gives pure eps-DP (delta = 0) only, "
+     "got 1e-06"),
+    (("--noise", "student-t", "--eps", "1"),
+     "Error: --beta is required with --noise student-t: the smoothness t of S, > 0"),
+    (("--noise", "student-t", "--eps", "1", "--beta", "0.3"),
+     "Error: --beta must be below epsilon / (d + 1) = 0.25 (Student's T with d = 3 spends (d + 1) t of epsilon on "
+     "the smoothness), got 0.3"),
+    (("--noise", "student-t", "--eps", "1", "--beta", "0.01", "--degrees", "0"),
+     "Error: --degrees must be an integer in [1, 100], got 0"),
+    (("--noise", "student-t", "--eps", "1", "--beta", "0.01", "--degrees", "2.5"),
+     "Error: --degrees must be an integer in [1, 100], got 2.5"),
+    (("--noise", "student-t", "--eps", "1", "--beta", "0.01", "--sigma", "1"),
+     "Error: --sigma must be absent with --noise student-t: sigma belongs to laplace-log-normal, got 1.0"),
+    (("--noise", "cauchy", "--eps", "1", "--degrees", "3"),
+     "Error: --degrees must be absent with --noise cauchy: degrees belong to student-t, got 3"),
     (("--noise", "cauchy", "--eps", "1", "--sigma", "0.1"),
      "Error: --sigma must be absent with --noise cauchy: sigma belongs to laplace-log-normal, got 0.1"),
     (("--noise", "laplace-log-normal", "--beta", "1", "--eps", "1", "--sigma", "0.5"),
