@@ -198,7 +198,7 @@ def _table(result, privacy: str) -> Table:
                  ("sigma", format_number(result.sigma), "of Z = Lap(1) e^(sigma N(0,1))")]
     rows += [("smooth sensitivity S", format_number(result.smooth_sensitivity), "at the data"),
              ("noise scale", format_number(result.scale), "S / alpha"),
-             ("noise std", format_number(result.std), "inf: no variance" if result.std == float("inf") else "")]
+             ("noise std", format_number(result.std), _std_note(result))]
     if result.error is not None:
         how = "exact" if result.accuracy_exact else "a lower bound, Chebyshev"
         rows += [("error", format_number(result.error), f"{note['error']}: |noise| <= error"),
@@ -207,3 +207,11 @@ def _table(result, privacy: str) -> Table:
                   "exact" if result.accuracy_exact else "upper bound")]
     return Table(columns=("quantity", "value", "note"), rows=rows,
                  title=f"Smooth sensitivity, {result.noise} noise ({result.source})")
+
+
+def _std_note(result) -> str:
+    if result.noise == "cauchy":
+        return "inf: Cauchy has no variance"
+    if result.noise == "student-t":
+        return "sqrt(d / (d - 2)) S / alpha" if result.degrees > 2 else "inf: no variance for d <= 2"
+    return "sqrt(2) S / alpha" if result.noise == "laplace" else "sqrt(2) e^(sigma^2) S / alpha"
