@@ -71,9 +71,9 @@ class SmoothSensitivityResult:
     """The admissible (alpha, beta), the noise they give at smooth sensitivity S, its accuracy.
 
     `epsilon` is the privacy parameter: of (epsilon, delta)-DP for laplace, of epsilon-DP for
-    cauchy, and of (epsilon^2 / 2)-CDP for laplace-log-normal (`rho` = epsilon^2 / 2, zCDP).
+    cauchy and student-t, and of (epsilon^2 / 2)-CDP for laplace-log-normal (`rho` = epsilon^2 / 2, zCDP).
     `beta` is the smoothness S must have. `accuracy_exact` says whether `failure_probability`
-    is exact (laplace, cauchy) or an upper bound (laplace-log-normal, Chebyshev).
+    is exact (laplace, cauchy, student-t) or an upper bound (laplace-log-normal, Chebyshev).
     """
 
     noise: Noise
@@ -135,7 +135,7 @@ def admissible(noise: Noise, epsilon: float, delta: float | None = None) -> tupl
     if noise == "cauchy":
         share = epsilon / (2.0 * (CAUCHY_GAMMA + 1.0))
         return share, share
-    raise ParameterError("noise", "laplace or cauchy (laplace-log-normal: lln_parameters)", noise)
+    raise ParameterError("noise", "laplace or cauchy (the other families take beta as given: smooth_sensitivity)", noise)
 
 
 _LOG2 = math.log(2.0)
