@@ -21,6 +21,9 @@ MECHANISMS: dict[str, tuple[str, str]] = {
                  "Gaussian noise, isotropic or per coordinate: epsilon at delta, error, confidence."),
     "randomized-response": ("dpcalc.cli.mechanism.randomized_response",
                             "Binary and k-ary randomized response: epsilon, flip probability, standard error."),
+    "ptr": ("dpcalc.cli.mechanism.ptr", "Propose-test-release: threshold, \"no reply\", total (2 eps, delta), accuracy."),
+    "smooth-sensitivity": ("dpcalc.cli.mechanism.smooth_sensitivity",
+                           "Smooth sensitivity: admissible (alpha, beta) noise and its accuracy."),
 }
 
 

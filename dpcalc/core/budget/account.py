@@ -12,10 +12,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dpcalc.core.accountants import Accountant, accountant
-from dpcalc.core.budget.releases import DP_MECHANISMS, PHASE_MECHANISMS, release_phase
+from dpcalc.core.budget.releases import (
+    DP_MECHANISMS,
+    PHASE_MECHANISMS,
+    guarantee_basis,
+    guarantee_release,
+    release_phase,
+)
 from dpcalc.core.budget.risk import RiskCheck, budget_risk
 from dpcalc.core.budget.schema import BudgetFile, Release
 from dpcalc.core.phases import NOTHING_SAMPLED, Neighbours, Phase
@@ -126,6 +132,9 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
 
     The groups and their accounting are the module docstring's (docs/mathematics.md §2-§3 for
     the accountants, §5 for KOV and basic composition, DR Thm 3.16, §6 for zCDP)."""
+    stated = budget
+    # ptr and smooth-sensitivity releases are accounted as the dp or zcdp release of their guarantee
+    budget = replace(budget, releases=tuple(guarantee_release(r) for r in budget.releases))
     if not budget.releases:
         # Nothing released costs nothing: epsilon 0 at delta 0, the whole budget is headroom.
         checks, _ = budget_risk(budget)
@@ -196,6 +205,7 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
             best_total, best_split = total, split
 
     own = [_release_epsilon(r, delta, release_accountant, budget.neighbours) for r in budget.releases]
+    own = [_as_stated(accounted, release) for accounted, release in zip(own, stated.releases)]
     for name, share in zip(names, best_split):
         for note in notes.get((name, share * delta), ()):
             if note != NOTHING_SAMPLED and f"total: {note}" not in warnings:  # said per release, below
@@ -224,7 +234,7 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
     checks, risk_warnings = budget_risk(budget)
     warnings += [f"risk: {note}" for note in risk_warnings if f"risk: {note}" not in warnings]
     return BudgetResult(
-        budget=budget,
+        budget=stated,
         releases=tuple(own),
         total_epsilon=best_total,
         total_delta=delta,
@@ -234,6 +244,14 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
         warnings=tuple(warnings),
         risk=checks,
     )
+
+
+def _as_stated(accounted: ReleaseEpsilon, release: Release) -> ReleaseEpsilon:
+    """A ptr or smooth-sensitivity release's own pair under its own mechanism's name, with the
+    guarantee it was accounted by (`guarantee_basis`) before the method."""
+    if accounted.mechanism == release.mechanism:
+        return accounted
+    return replace(accounted, mechanism=release.mechanism, method=f"{guarantee_basis(release)}; {accounted.method}")
 
 
 def _release_epsilon(release: Release, delta: float, mechanisms: Accountant,

@@ -82,3 +82,40 @@ def release_phase(release: Release, neighbours: Neighbours = "add-remove") -> Ph
         # mu-GDP is exactly the Gaussian mechanism with noise multiplier 1/mu (Dong, Roth, Su 2022).
         return Phase("gaussian", 1.0, shift / release.number("mu"), None, count, neighbours=neighbours)
     raise ValueError(f"release {release.name!r} ({release.mechanism}) is not a mechanism phase")
+
+
+# Releases of `dpcalc mechanism` accounted through a guarantee they state: ptr and
+# smooth-sensitivity (laplace, cauchy) as (epsilon, delta) releases, smooth-sensitivity with
+# laplace-log-normal noise as a zCDP release (docs/mathematics.md, "Mechanisms: ptr",
+# "Mechanisms: smooth-sensitivity").
+GUARANTEE_MECHANISMS = ("ptr", "smooth-sensitivity")
+
+
+def guarantee_basis(release: Release) -> str:
+    """The theorem behind the guarantee a ptr or smooth-sensitivity release is accounted with."""
+    if release.mechanism == "ptr":
+        return "PTR is (2 eps, delta)-DP: test eps + release eps (Dwork and Roth 2014, Sec. 7.2)"
+    if release.noise == "laplace":
+        return "(eps, delta)-DP smooth-sensitivity Laplace noise (Nissim, Raskhodnikova and Smith 2007)"
+    if release.noise == "cauchy":
+        return "eps-DP smooth-sensitivity Cauchy noise (Nissim, Raskhodnikova and Smith 2007)"
+    if release.noise == "student-t":
+        return "eps-DP smooth-sensitivity Student's T noise (Bun and Steinke 2019, Thm 31)"
+    return "(eps^2/2)-CDP = rho-zCDP Laplace log-normal noise (Bun and Steinke 2019, Sec. 3.1.1)"
+
+
+def guarantee_release(release: Release) -> Release:
+    """A ptr or smooth-sensitivity release as the dp or zcdp release with its guarantee (the same
+    name, count and line): ptr (2 epsilon, delta); smooth-sensitivity laplace (epsilon, delta),
+    cauchy and student-t (epsilon, 0), laplace-log-normal rho = epsilon^2 / 2. Any other release
+    unchanged."""
+    if release.mechanism not in GUARANTEE_MECHANISMS:
+        return release
+    count = {"count": release.parameters["count"]} if "count" in release.parameters else {}
+    epsilon = release.number("epsilon")
+    if release.mechanism == "ptr":
+        parameters = {"epsilon": 2.0 * epsilon, "delta": release.number("delta"), **count}
+        return Release(release.name, "dp", parameters, release.line)
+    if release.noise == "laplace-log-normal":
+        return Release(release.name, "zcdp", {"rho": 0.5 * epsilon * epsilon, **count}, release.line)
+    return Release(release.name, "dp", {"epsilon": epsilon, "delta": release.get("delta", 0.0), **count}, release.line)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcalc.core.budget.releases import DP_MECHANISMS, PHASE_MECHANISMS, release_phase
+from dpcalc.core.budget.releases import DP_MECHANISMS, PHASE_MECHANISMS, guarantee_release, release_phase
 from dpcalc.core.budget.schema import BudgetFile, Release
 from dpcalc.core.risk import GRID_POINTS, MARGIN, tpr_terms
 
@@ -131,7 +131,7 @@ def _randomized_responses(releases: Sequence[Release]) -> tuple[list[float], lis
 
 def risk_basis(budget: BudgetFile) -> str:
     """What the risk checks compose, in words."""
-    kinds = {release.mechanism for release in budget.releases}
+    kinds = {guarantee_release(release).mechanism for release in budget.releases}  # ptr, smooth-sensitivity: dp
     parts = []
     if kinds & set(PHASE_MECHANISMS):
         parts.append("mechanism releases by the PLD accountant (certified upper bound)")

@@ -60,6 +60,11 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
     # pure eps-DP per respondent; flip_probability in (0, (k - 1)/k) instead of epsilon
     "randomized-response": {"epsilon": POSITIVE, "flip_probability": OPEN_UNIT, "k": RR_VALUES,
                             "count": POSITIVE_INTEGER},
+    # propose-test-release: epsilon is what the test and the release each spend ((2 epsilon, delta)-DP)
+    "ptr": {"epsilon": POSITIVE, "delta": OPEN_UNIT, "count": POSITIVE_INTEGER},
+    # smooth sensitivity: noise laplace ((epsilon, delta)-DP), cauchy or student-t (epsilon-DP), or
+    # laplace-log-normal ((epsilon^2/2)-CDP)
+    "smooth-sensitivity": {"epsilon": POSITIVE, "delta": OPEN_UNIT, "count": POSITIVE_INTEGER},
 }
 BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
 # Text keys: of the budget (the neighbour relation the budget is stated in) and of a
@@ -67,8 +72,10 @@ BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
 BUDGET_TEXT_KEYS = {"accountant": ACCOUNTANTS, "neighbours": NEIGHBOURS}
 # Attack-risk limits of a budget: max_advantage = A, tpr_at_fpr = {fpr = Y, tpr = X}.
 BUDGET_RISK_KEYS = ("max_advantage", "tpr_at_fpr")
-RELEASE_TEXT_KEYS = {"subsampled-gaussian": {"sampling": SAMPLINGS}, "gaussian": {"clipping": CLIPPINGS},
-                     "laplace": {"domain": DOMAINS}}
+SMOOTH_SENSITIVITY_NOISES = ("laplace", "cauchy", "laplace-log-normal", "student-t")
+RELEASE_TEXT_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
+    "subsampled-gaussian": {"sampling": SAMPLINGS}, "gaussian": {"clipping": CLIPPINGS},
+    "laplace": {"domain": DOMAINS}, "smooth-sensitivity": {"noise": SMOOTH_SENSITIVITY_NOISES}}
 # Keys whose value is a list of numbers: a gaussian release's per-coordinate noise (the mechanism
 # of `dpcalc mechanism gaussian --sensitivities --sigmas`).
 LIST_KEYS = {"gaussian": {"sensitivities": POSITIVE, "sigmas": POSITIVE}}
@@ -89,6 +96,11 @@ class Release:
     sampling: str = "poisson"  # subsampled-gaussian: poisson, uniform, shuffle or allocation
     texts: dict[str, str] = field(default_factory=dict)  # the other text keys given (clipping, domain)
     lists: dict[str, tuple[float, ...]] = field(default_factory=dict)  # list keys (sensitivities, sigmas)
+
+    @property
+    def noise(self) -> str:
+        """smooth-sensitivity: its noise (laplace, cauchy, laplace-log-normal or student-t); "" otherwise."""
+        return self.texts.get("noise", "")
 
     @overload
     def get(self, key: str) -> float | None: ...
@@ -165,7 +177,8 @@ def load_budget(text: str, source: str) -> BudgetFile:
     # No [[release]] entries: a project that has released nothing, within any budget (account_budget).
     for release in releases:
         _check_relation(f"{source}:{release.line}: release '{release.name}'", release, neighbours, accountant)
-        if release.mechanism == "zcdp" and (max_advantage is not None or tpr_at_fpr is not None):
+        zcdp = release.mechanism == "zcdp" or release.noise == "laplace-log-normal"
+        if zcdp and (max_advantage is not None or tpr_at_fpr is not None):
             raise BudgetFileError(
                 f"{source}:{release.line}: release '{release.name}': a zcdp release has no trade-off curve to "
                 "compose with the budget's risk limits (max_advantage, tpr_at_fpr); give it as a dp release "
@@ -250,9 +263,23 @@ def _release(raw: Any, index: int, line: int, source: str) -> Release:
         parameters[key] = _number(where, key, value, schema[key])
     text_values = {key: _text(where, key, raw[key], allowed) for key, allowed in texts.items() if key in raw}
     _check_alternatives(where, mechanism, parameters, lists, text_values)
+    if "noise" in texts:
+        if "noise" not in raw:
+            raise BudgetFileError(f"{where}: missing 'noise' for mechanism '{mechanism}' "
+                                  f"(one of {', '.join(texts['noise'])})")
+        _check_smooth_sensitivity(where, text_values["noise"], parameters)
     sampling = text_values.pop("sampling", "poisson")
     return Release(name=name, mechanism=mechanism, parameters=parameters, line=line, sampling=sampling,
                    texts=text_values, lists=lists)
+
+
+def _check_smooth_sensitivity(where: str, noise: str, parameters: dict[str, float]) -> None:
+    """A smooth-sensitivity release states delta exactly when its noise needs one (laplace)."""
+    if noise == "laplace" and "delta" not in parameters:
+        raise BudgetFileError(f"{where}: missing 'delta' for smooth-sensitivity noise 'laplace' (in (0, 1))")
+    if noise != "laplace" and "delta" in parameters:
+        what = "(epsilon^2/2)-CDP, without a delta" if noise == "laplace-log-normal" else "pure epsilon-DP (delta = 0)"
+        raise BudgetFileError(f"{where}: smooth-sensitivity noise '{noise}' gives {what}: remove 'delta'")
 
 
 def _numbers(where: str, key: str, value: Any, interval: Interval) -> tuple[float, ...]:
@@ -326,6 +353,10 @@ def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]
         need("mu")
     elif mechanism == "zcdp":
         need("rho")
+    elif mechanism == "ptr":
+        need("epsilon", "delta")
+    elif mechanism == "smooth-sensitivity":
+        need("epsilon")
 
 
 def _check_gaussian(where: str, parameters: dict[str, float], lists: dict[str, tuple[float, ...]],

@@ -1,0 +1,217 @@
+"""`dpcalc mechanism smooth-sensitivity`: admissible (alpha, beta), the noise and its accuracy."""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+from dpcalc.cli.laplace_eps import parse_probability
+from dpcalc.cli.mechanism.ptr import check_two_of_three
+from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, exact, number
+from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.core.validation import OPEN_UNIT, POSITIVE, Interval, ParameterError
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None)
+DEGREES = Interval(1.0, 100.0, low_closed=True, high_closed=True, integer=True)  # as core.DEGREES (not imported at start-up)
+
+
+class NoiseChoice(str, Enum):
+    laplace = "laplace"
+    cauchy = "cauchy"
+    laplace_log_normal = "laplace-log-normal"
+    student_t = "student-t"
+
+
+HELP = """Smooth sensitivity: give two of privacy (or noise), error and confidence, get the third.
+
+The release is f(x) + (S/alpha) Z with S a beta-smooth upper bound on the local sensitivity
+(its value at the data is --smooth-sensitivity) and Z (alpha, beta)-admissible noise:
+laplace (alpha = eps/2, beta = eps/(2 ln(2/delta)), (eps, delta)-DP) and cauchy (alpha =
+beta = eps/6, pure eps-DP, no delta) after Nissim, Raskhodnikova and Smith 2007;
+laplace-log-normal and student-t after Bun and Steinke 2019 (alpha = s, beta = t given;
+laplace-log-normal: eps = t/sigma + e^(3 sigma^2/2) s, (eps^2/2)-CDP = rho-zCDP; student-t
+with d degrees of freedom: eps = (d+1)(t + s/(2 sqrt d)), pure eps-DP). Accuracy is exact
+for laplace, cauchy and student-t, an upper bound (Chebyshev with the exact variance) for
+laplace-log-normal.
+
+\b
+Examples:
+  dpcalc mechanism smooth-sensitivity --eps 1 --delta 1e-6 --confidence 0.95
+  dpcalc mechanism smooth-sensitivity --noise cauchy --eps 1 --smooth-sensitivity 0.5 --error 10
+  dpcalc mechanism smooth-sensitivity --noise laplace-log-normal --beta 0.1 --error 5 --confidence 0.9
+  dpcalc mechanism smooth-sensitivity --noise cauchy --error 10 --confidence 0.9 --json
+  dpcalc mechanism smooth-sensitivity --noise student-t --degrees 3 --beta 0.05 --eps 1 --confidence 0.95
+"""
+
+_OPTION = {"epsilon": "--eps", "scale": "--scale", "delta": "--delta", "smooth_sensitivity": "--smooth-sensitivity",
+           "error": "--error", "failure_probability": "--confidence", "beta": "--beta", "sigma": "--sigma",
+           "noise": "--noise", "degrees": "--degrees"}
+
+
+@app.command("smooth-sensitivity", help=HELP)
+def smooth_sensitivity(
+    noise: Annotated[
+        NoiseChoice,
+        typer.Option("--noise", help="Noise family: laplace, cauchy (NRS 2007), laplace-log-normal or student-t (Bun, Steinke 2019).",
+                     case_sensitive=False),
+    ] = NoiseChoice.laplace,
+    eps: Annotated[
+        float | None,
+        typer.Option("--eps", metavar="FLOAT", help="Epsilon of the release, > 0 (laplace-log-normal: of (eps^2/2)-CDP).",
+                     click_type=number(POSITIVE)),
+    ] = None,
+    scale: Annotated[
+        float | None,
+        typer.Option("--scale", metavar="FLOAT", help="The noise scale S / alpha, > 0 (instead of --eps).",
+                     click_type=number(POSITIVE)),
+    ] = None,
+    delta: Annotated[
+        float | None,
+        typer.Option("--delta", metavar="FLOAT", help="Delta, in (0, 1): laplace noise only (cauchy, student-t: pure DP).",
+                     click_type=number(OPEN_UNIT)),
+    ] = None,
+    smooth: Annotated[
+        float,
+        typer.Option("--smooth-sensitivity", metavar="FLOAT", help="S(x), the beta-smooth bound at the data, > 0.  [default: 1]",
+                     show_default=False, click_type=number(POSITIVE)),
+    ] = 1.0,
+    error: Annotated[
+        float | None,
+        typer.Option("--error", metavar="FLOAT", help="Error bound (|noise| <= error), > 0.", click_type=number(POSITIVE)),
+    ] = None,
+    confidence: Annotated[
+        float | None,
+        typer.Option("--confidence", metavar="FLOAT", help="Probability that the noise is within --error, in (0, 1).",
+                     click_type=Parsed(parse_probability)),
+    ] = None,
+    beta: Annotated[
+        float | None,
+        typer.Option("--beta", metavar="FLOAT", help="laplace-log-normal, student-t: the smoothness t of S (beta), > 0.",
+                     click_type=number(POSITIVE)),
+    ] = None,
+    sigma: Annotated[
+        float | None,
+        typer.Option("--sigma", metavar="FLOAT",
+                     help="laplace-log-normal: sigma of e^(sigma Y), > 0 (default: the best for the other inputs).",
+                     click_type=number(POSITIVE)),
+    ] = None,
+    degrees: Annotated[
+        int | None,
+        typer.Option("--degrees", metavar="INT", help="student-t: degrees of freedom d, an integer in [1, 100] (default 3).",
+                     click_type=number(DEGREES)),
+    ] = None,
+    max_eps: MaxEpsilon = None,
+    json_output: Json = False,
+) -> None:
+    from dpcalc.core.mechanisms import smooth_sensitivity as core
+
+    kind = next(name for name in core.NOISES if name == noise.value)
+    if kind == "laplace" and delta is None:
+        raise InputError("--delta is required with --noise laplace: its beta is eps / (2 ln(2/delta)) "
+                         "(or use --noise cauchy for pure DP)")
+    if kind in ("cauchy", "student-t") and delta is not None:
+        family = "Cauchy-type" if kind == "cauchy" else "Student's T"
+        raise InputError(f"--delta must be absent with --noise {kind}: {family} noise gives pure eps-DP "
+                         f"(delta = 0) only, got {delta}")
+    if kind == "laplace-log-normal" and delta is not None:
+        raise InputError(f"--delta must be absent with --noise laplace-log-normal: it gives (eps^2/2)-CDP "
+                         f"(rho-zCDP; dpcalc convert states it at a delta), got {delta}")
+    if kind in ("laplace-log-normal", "student-t") and beta is None:
+        raise InputError(f"--beta is required with --noise {kind}: the smoothness t of S, > 0")
+    if kind in ("laplace", "cauchy") and beta is not None:
+        raise InputError(f"--beta must be absent with --noise {kind}: beta follows from eps, got {beta}")
+    if kind != "laplace-log-normal" and sigma is not None:
+        raise InputError(f"--sigma must be absent with --noise {kind}: sigma belongs to laplace-log-normal, got {sigma}")
+    if kind != "student-t" and degrees is not None:
+        raise InputError(f"--degrees must be absent with --noise {kind}: degrees belong to student-t, got {degrees}")
+    check_two_of_three(eps, scale, error, confidence)
+    try:
+        result = core.smooth_sensitivity(
+            noise=kind, epsilon=eps, scale=scale, delta=delta, smooth_sensitivity=smooth, error=error,
+            failure_probability=None if confidence is None else float(1 - exact(confidence)),
+            beta=beta, sigma=sigma, degrees=degrees,
+        )
+    except ParameterError as problem:
+        raise InputError(f"{_OPTION.get(problem.name, problem.name)} must be {problem.requirement}, got {problem.received}") from None
+    inputs = {"noise": kind, "eps": eps, "scale": scale, "delta": delta, "smooth_sensitivity": smooth,
+              "error": error, "confidence": confidence, "beta": beta, "sigma": sigma, "degrees": degrees,
+              "max_eps": max_eps}
+    privacy = {"laplace": "(eps, delta)-DP", "cauchy": "eps-DP", "laplace-log-normal": "(eps^2/2)-CDP",
+               "student-t": "eps-DP"}[kind]
+    lln = kind == "laplace-log-normal"
+    report = Report(
+        command="mechanism smooth-sensitivity",
+        inputs=inputs,
+        result={
+            "noise": result.noise,
+            "privacy": privacy,
+            "epsilon": result.epsilon,
+            "delta": result.delta,
+            "rho": result.rho,
+            "alpha": result.alpha,
+            "beta": result.beta,
+            "sigma": result.sigma,
+            "degrees": result.degrees,
+            "smooth_sensitivity": result.smooth_sensitivity,
+            "scale": result.scale,
+            "std": result.std,
+            "error": result.error,
+            "confidence": result.confidence,
+            "failure_probability": result.failure_probability,
+            "accuracy_exact": result.accuracy_exact,
+            "solved_for": result.solved_for,
+            "source": result.source,
+        },
+        tables=[_table(result, privacy)],
+        warnings=(["the accuracy is an upper bound on the failure probability (Chebyshev with the exact variance), "
+                   "not its exact value"] if lln and result.error is not None else []),
+        epsilon=None if lln else result.epsilon,
+        basis=None if lln else f"the release's {privacy} epsilon ({result.source})",
+        no_gate=("laplace-log-normal noise gives (eps^2/2)-CDP, not an (eps, delta) bound: state it at a delta with "
+                 "dpcalc convert (rho = eps^2/2)") if lln else None,
+    )
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+
+
+def _table(result, privacy: str) -> Table:
+    note = {name: ("computed" if result.solved_for == name else "given") for name in ("epsilon", "error", "confidence")}
+    rows = [("epsilon", format_number(result.epsilon), f"{note['epsilon']}: {privacy}")]
+    if result.noise == "laplace":
+        rows.append(("delta", format_number(result.delta), "given"))
+        rows += [("alpha", format_number(result.alpha), "eps / 2"),
+                 ("beta", format_number(result.beta), "eps / (2 ln(2/delta)): S must be beta-smooth")]
+    elif result.noise == "cauchy":
+        rows.append(("delta", "0", "pure DP"))
+        rows += [("alpha", format_number(result.alpha), "eps / 6 (gamma = 2)"),
+                 ("beta", format_number(result.beta), "eps / 6: S must be beta-smooth")]
+    elif result.noise == "student-t":
+        rows.append(("delta", "0", "pure DP"))
+        rows += [("alpha = s", format_number(result.alpha), "eps = (d+1)(t + s/(2 sqrt d))"),
+                 ("beta = t", format_number(result.beta), "given: S must be beta-smooth"),
+                 ("degrees d", str(result.degrees), "of Student's T")]
+    else:
+        rows += [("rho (zCDP)", format_number(result.rho), "eps^2 / 2"),
+                 ("alpha = s", format_number(result.alpha), "eps = t/sigma + e^(3 sigma^2/2) s"),
+                 ("beta = t", format_number(result.beta), "given: S must be beta-smooth"),
+                 ("sigma", format_number(result.sigma), "of Z = Lap(1) e^(sigma N(0,1))")]
+    rows += [("smooth sensitivity S", format_number(result.smooth_sensitivity), "at the data"),
+             ("noise scale", format_number(result.scale), "S / alpha"),
+             ("noise std", format_number(result.std), _std_note(result))]
+    if result.error is not None:
+        how = "exact" if result.accuracy_exact else "a lower bound, Chebyshev"
+        rows += [("error", format_number(result.error), f"{note['error']}: |noise| <= error"),
+                 ("confidence", format_number(result.confidence), f"{note['confidence']} ({how})"),
+                 ("1 - confidence", format_number(result.failure_probability),
+                  "exact" if result.accuracy_exact else "upper bound")]
+    return Table(columns=("quantity", "value", "note"), rows=rows,
+                 title=f"Smooth sensitivity, {result.noise} noise ({result.source})")
+
+
+def _std_note(result) -> str:
+    if result.noise == "cauchy":
+        return "inf: Cauchy has no variance"
+    if result.noise == "student-t":
+        return "sqrt(d / (d - 2)) S / alpha" if result.degrees > 2 else "inf: no variance for d <= 2"
+    return "sqrt(2) S / alpha" if result.noise == "laplace" else "sqrt(2) e^(sigma^2) S / alpha"
