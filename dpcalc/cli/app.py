@@ -49,6 +49,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "risk": ("dpcalc.cli.risk", "What an attacker can learn, certified: membership-inference TPR at low FPR, advantage, reconstruction."),
     "calibrate": ("dpcalc.cli.calibrate", "Solve for sigma, T, epochs, p or batch size that meets a target epsilon; sweeps."),
     "mechanism": ("dpcalc.cli.mechanism", "Textbook mechanisms: privacy, noise and accuracy - give two, get the third."),
+    "completions": ("dpcalc.cli.completions", "Shell completions: install the static script for bash, zsh or fish, or print it."),
 }
 
 
