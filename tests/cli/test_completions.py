@@ -69,6 +69,50 @@ def _fish_complete(line: str, directory: Path = DIRECTORY, cwd: Path | None = No
     return [line.split("\t")[0] for line in result.stdout.splitlines()]
 
 
+def _zsh_complete(line: str, directory: Path = DIRECTORY, cwd: Path | None = None) -> list[str]:
+    """The candidates an interactive zsh lists for `line` + TAB (on a pseudo-terminal, compinit
+    with `directory` on $fpath). `line` must have several candidates: a single one completes
+    in place, and nothing is listed."""
+    import os
+    import pty
+    import re
+    import select
+    import time
+
+    leader, follower = pty.openpty()
+    shell = subprocess.Popen(["zsh", "-f", "-i"], stdin=follower, stdout=follower, stderr=follower, cwd=cwd,
+                             env={"HOME": str(cwd or directory), "PATH": "/usr/bin:/bin", "TERM": "dumb", "PS1": "%% "},
+                             start_new_session=True)
+    os.close(follower)
+    output = b""
+
+    def read_until(marker: bytes) -> None:
+        nonlocal output
+        deadline = time.monotonic() + 20
+        while marker not in output and time.monotonic() < deadline:
+            if select.select([leader], [], [], 0.1)[0]:
+                try:
+                    output += os.read(leader, 65536)
+                except OSError:  # the shell is gone
+                    return
+
+    try:
+        os.write(leader, f"fpath=({directory} $fpath); autoload -U compinit; compinit -u -D; "
+                         "zstyle ':completion:*' list-separator '|'; print READY\n".encode())
+        read_until(b"READY\r\n")
+        output = b""
+        os.write(leader, (line + "\t").encode())
+        read_until(b"\n% " + line.encode())  # the list, then the prompt and the line again
+    finally:
+        shell.kill()
+        shell.wait()
+        os.close(leader)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x07", "", output.decode(errors="replace").replace("\r", ""))
+    listing = text.rsplit("\n% " + line, 1)[0].rsplit(line, 1)[-1]
+    # rows of names, or one name a row followed by "| its description"
+    return sorted(word for row in listing.split("\n")[1:] for word in row.split("|")[0].split())
+
+
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 def test_bash_completes_commands_options_and_choices():
     assert "gdp" in _bash_complete("dpcalc", "g")
@@ -139,8 +183,19 @@ def test_fish_completes_budget_files_and_folders_for_check(budget_folder):
     assert _fish_complete("dpcalc check ", cwd=budget_folder) == ["privacy.toml", "runs/"]
 
 
-def test_zsh_completes_budget_files_for_check():
-    assert "'1:file:_files -g \"*.toml\"'" in (DIRECTORY / "_dpcalc").read_text()
+needs_zsh = pytest.mark.skipif(shutil.which("zsh") is None, reason="zsh is not installed")
+
+
+@needs_zsh
+def test_zsh_completes_budget_files_and_folders_for_check(budget_folder):
+    assert _zsh_complete("dpcalc check ", cwd=budget_folder) == ["privacy.toml", "runs/"]
+
+
+@needs_zsh
+def test_zsh_completes_commands_and_choices():
+    assert _zsh_complete("dpcalc c") == ["calibrate", "check", "completions", "convert"]
+    assert _zsh_complete("dpcalc gdp --sampling ") == ["poisson", "uniform"]
+    assert _zsh_complete("dpcalc completions install ") == ["bash", "fish", "zsh"]
 
 
 @needs_bash
@@ -168,18 +223,20 @@ def toy_mechanism(monkeypatch):
 
     monkeypatch.setitem(sys.modules, module.__name__, module)
     monkeypatch.setitem(MECHANISMS, "toy", (module.__name__, "A toy mechanism, for the tests."))
+    monkeypatch.setitem(MECHANISMS, "dummy", (module.__name__, "The same toy under another name."))
 
 
 def test_nested_groups_are_generated(toy_mechanism, tmp_path):
     mechanism = next(c for c in completions.command_tree().subcommands if c.name == "mechanism")
     assert mechanism.is_group
-    assert [(c.name, c.help) for c in mechanism.subcommands] == [("toy", "A toy mechanism, for the tests")]
+    assert [(c.name, c.help) for c in mechanism.subcommands] == [
+        ("toy", "A toy mechanism, for the tests"), ("dummy", "The same toy under another name")]
     assert [o.names for o in mechanism.subcommands[0].options] == [("--eps",), ("--kind",), ("--plot",), ("-h", "--help")]
     assert completions.main([str(tmp_path)]) == 0
     assert "_dpcalc_mechanism() {" in (tmp_path / "_dpcalc").read_text()
     assert "'--kind[]:kind:(exact rounded)'" in (tmp_path / "_dpcalc").read_text()
     if shutil.which("bash"):
-        assert _bash_complete("dpcalc", "mechanism", "", directory=tmp_path) == ["toy"]
+        assert sorted(_bash_complete("dpcalc", "mechanism", "", directory=tmp_path)) == ["dummy", "toy"]
         assert _bash_complete("dpcalc", "mechanism", "-", directory=tmp_path) == ["-h", "--help"]
         assert _bash_complete("dpcalc", "mechanism", "toy", "-", directory=tmp_path) == [
             "--eps", "--kind", "--plot", "-h", "--help"]
@@ -187,9 +244,12 @@ def test_nested_groups_are_generated(toy_mechanism, tmp_path):
         # `toy` is a subcommand only under `mechanism`
         assert _bash_complete("dpcalc", "gdp", "toy", "--k", directory=tmp_path) == []
     if shutil.which("fish"):
-        assert _fish_complete("dpcalc mechanism ", directory=tmp_path) == ["toy"]
+        assert sorted(_fish_complete("dpcalc mechanism ", directory=tmp_path)) == ["dummy", "toy"]
         assert _fish_complete("dpcalc mechanism toy --kind ", directory=tmp_path) == ["exact", "rounded"]
         assert "--eps" in _fish_complete("dpcalc mechanism toy --", directory=tmp_path)
+    if shutil.which("zsh"):
+        assert _zsh_complete("dpcalc mechanism ", directory=tmp_path) == ["dummy", "toy"]
+        assert _zsh_complete("dpcalc mechanism dummy --kind ", directory=tmp_path) == ["exact", "rounded"]
     for shell, name in (("bash", "dpcalc.bash"), ("zsh", "_dpcalc"), ("fish", "dpcalc.fish")):
         if shutil.which(shell):
             subprocess.run([shell, "-n", str(tmp_path / name)], check=True)
@@ -219,6 +279,34 @@ def test_install_copies_the_script_where_the_shell_looks(dpcalc, home, monkeypat
     assert (home / path).read_text() == (DIRECTORY / completions.FILES[shell]).read_text()
     again = dpcalc("completions", "install", shell)
     assert again.code == 0 and again.stdout.startswith(f"Up to date: ~/{path}\n")
+
+
+BASH_COMPLETION = Path("/usr/share/bash-completion/bash_completion")
+# How each shell, started afresh with HOME at the test's folder, is asked what it completes after
+# `dpcalc completions `: bash through bash-completion's loader, zsh through compinit and $fpath,
+# fish through its own per-user folder.
+_FRESH_SHELL = {
+    "bash": ["bash", "-c", f"source {BASH_COMPLETION}; __load_completion dpcalc; "
+             'COMP_WORDS=(dpcalc completions ""); COMP_CWORD=2; _dpcalc; printf "%s\\n" "${COMPREPLY[@]}"'],
+    "zsh": ["zsh", "-f", "-c", "fpath=(~/.zfunc $fpath); autoload -U compinit; compinit -u -d ~/zcompdump; "
+            "print -r -- $_comps[dpcalc]"],
+    "fish": ["fish", "-c", "complete -C 'dpcalc completions '"],
+}
+
+
+@pytest.mark.parametrize("shell, expected", [("bash", ["install", "show"]), ("zsh", ["_dpcalc"]),
+                                             ("fish", ["install", "show"])])
+def test_a_new_shell_finds_the_installed_script(dpcalc, home, shell, expected):
+    if shutil.which(shell) is None or (shell == "bash" and not BASH_COMPLETION.exists()):
+        pytest.skip(f"{shell} (and for bash, bash-completion) is not installed")
+    assert dpcalc("completions", "install", shell).code == 0
+    stub = home / "bin" / "dpcalc"  # fish loads a command's completions once the command is on PATH
+    stub.parent.mkdir()
+    stub.write_text("#!/bin/sh\n")
+    stub.chmod(0o755)
+    result = subprocess.run(_FRESH_SHELL[shell], capture_output=True, text=True, check=True, cwd=home,
+                            env={"HOME": str(home), "PATH": f"{stub.parent}:/usr/bin:/bin"})
+    assert [line.split("\t")[0] for line in result.stdout.splitlines()] == expected
 
 
 def test_install_follows_xdg_directories(dpcalc, home, monkeypatch):
