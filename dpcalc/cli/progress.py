@@ -3,8 +3,9 @@
 `LazyGroup` runs every subcommand inside `working`: after DELAY seconds of work, a Rich spinner
 with what is being computed and the time elapsed appears on stderr, and `output.emit` (or the
 end of the command, an error, Ctrl-C) erases it before anything else is printed. It appears
-only when stderr is a terminal, and never with --json or --csv, so stdout, pipes, files and
-every result stay exactly as without it: the clock decides only whether the spinner is drawn.
+only when stderr is a terminal and stdout no pipe, and never with --json or --csv, so stdout,
+pipes, files and every result stay exactly as without it: the clock decides only whether the
+spinner is drawn.
 
 Rich's progress display is imported only when the spinner is drawn, by the timer thread; a
 command that finishes within DELAY imports nothing more than `threading`.
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import sys
 import threading
 import time
@@ -25,14 +27,22 @@ DELAY = 0.5  # seconds of work before the spinner appears
 
 def wanted(quiet: bool) -> bool:
     """Whether a spinner may be drawn: stderr is a terminal (not a pipe, a file or a dumb
+    terminal), stdout is not a pipe (`dpcalc ... | less`: the reader may be drawing on the same
     terminal) and the output is not machine-readable (`quiet`: --json or --csv)."""
-    return not quiet and os.environ.get("TERM") != "dumb" and _stderr_is_terminal()
+    return not quiet and os.environ.get("TERM") != "dumb" and _stderr_is_terminal() and not _stdout_is_pipe()
 
 
 def _stderr_is_terminal() -> bool:
     try:
         return sys.stderr.isatty()
     except (AttributeError, ValueError):  # no stderr, or a closed one
+        return False
+
+
+def _stdout_is_pipe() -> bool:
+    try:
+        return stat.S_ISFIFO(os.fstat(sys.stdout.fileno()).st_mode)
+    except (AttributeError, ValueError, OSError):  # no file behind stdout (an in-memory stream), or closed
         return False
 
 

@@ -179,43 +179,59 @@ sys.exit(code)
 """
 
 
-def _child(*args: str, on_terminal: bool, slow: bool = True) -> tuple[int, str, str]:
-    """(exit code, stdout, stderr) of `dpcalc ARGS` in a child process, stderr on a
-    pseudo-terminal or a pipe; with `slow`, the computation waits until the spinner is drawn."""
+def _child(*args: str, stderr_on_terminal: bool, stdout_to: str = "file", slow: bool = True) -> tuple[int, str, str]:
+    """(exit code, stdout, stderr) of `dpcalc ARGS` in a child process: stderr on a pseudo-terminal
+    or a pipe, stdout to a file or a pipe; with `slow`, the computation waits until the spinner is
+    drawn (when there is one)."""
+    import tempfile
+
     command = [sys.executable, "-c", (_WAIT if slow else "") + _RUN, *args]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "TERM": "xterm", "COLUMNS": "100"}
-    if not on_terminal:
-        result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
-        return result.returncode, result.stdout, result.stderr
-    leader, follower = pty.openpty()
-    child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=follower, env=env, cwd=ROOT)
-    os.close(follower)
-    stdout = child.stdout.read()
-    child.wait(timeout=120)
-    stderr = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        stderr += chunk
-    os.close(leader)
-    return child.returncode, stdout.decode(), stderr.decode().replace("\r\n", "\n")
+    with tempfile.TemporaryFile() as file:
+        stdout_target = file if stdout_to == "file" else subprocess.PIPE
+        if not stderr_on_terminal:
+            result = subprocess.run(command, stdout=stdout_target, stderr=subprocess.PIPE, env=env, cwd=ROOT, timeout=120)
+            code, out, err = result.returncode, result.stdout, result.stderr
+        else:
+            leader, follower = pty.openpty()
+            child = subprocess.Popen(command, stdout=stdout_target, stderr=follower, env=env, cwd=ROOT)
+            os.close(follower)
+            err = b""
+            while True:  # until the child has gone and the terminal is closed
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                err += chunk
+            os.close(leader)
+            out = child.stdout.read() if child.stdout else None
+            code = child.wait(timeout=120)
+        if out is None:
+            file.seek(0)
+            out = file.read()
+    return code, out.decode(), err.decode().replace("\r\n", "\n")
 
 
 def test_in_a_pseudo_terminal_the_spinner_shows_and_stdout_is_the_same():
-    code, stdout, stderr = _child(*GDP, on_terminal=True)
-    assert code == 0
+    code, stdout, stderr = _child(*GDP, stderr_on_terminal=True)
+    assert code == 0 and stdout.strip()
     assert "dpcalc gdp: computing" in stderr and ERASE in stderr
-    piped = _child(*GDP, on_terminal=False)  # a pipe: no spinner, nothing imported for it
-    assert piped[:2] == (0, stdout) and piped[2].endswith("imported rich.progress: False\n")
-    assert stderr.endswith(ERASE + piped[2].replace("False", "True"))
+    plain = _child(*GDP, stderr_on_terminal=False)  # stderr to a pipe: no spinner, nothing imported for it
+    assert plain[:2] == (0, stdout) and plain[2].endswith("imported rich.progress: False\n")
+    assert stderr.endswith(ERASE + plain[2].replace("False", "True"))
+
+
+def test_stdout_into_a_pipe_gets_no_spinner():
+    """`dpcalc ... | less`: the reader may be drawing on the terminal that stderr goes to."""
+    code, stdout, stderr = _child(*GDP, stderr_on_terminal=True, stdout_to="pipe")
+    assert code == 0 and stdout.strip()
+    assert stderr.endswith("imported rich.progress: False\n") and "\x1b" not in stderr
 
 
 def test_a_quick_command_imports_nothing_for_it():
-    code, stdout, stderr = _child(*GDP, on_terminal=True, slow=False)
+    code, stdout, stderr = _child(*GDP, stderr_on_terminal=True, slow=False)
     assert code == 0 and stdout
     assert stderr.endswith("imported rich.progress: False\n")  # done within half a second: no spinner
     assert "\x1b" not in stderr
