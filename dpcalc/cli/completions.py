@@ -462,28 +462,29 @@ def install(
     Example:
       dpcalc completions install zsh
     """
+    from dpcalc.cli.options import InputError
+
     chosen = _shell(shell)
     text = (DIRECTORY / FILES[chosen.value]).read_text(encoding="utf-8")
     target = _target(chosen)
     if target.is_dir():
-        from dpcalc.cli.options import InputError
-
         raise InputError(f"SHELL: {_shown(target)} is a directory; remove it to install the {chosen.value} completion")
-    old = target.read_text(encoding="utf-8", errors="replace") if target.exists() else None
-    if old is not None and HEADER not in old and not force:
-        from dpcalc.cli.options import InputError
-
-        raise InputError(f"--force: {_shown(target)} exists and was not written by dpcalc; "
-                         "kept (give --force to replace it)")
-    if old == text:
-        sys.stdout.write(f"Up to date: {_shown(target)}\n{_HINTS[chosen]}\n")
-        return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(target.name + ".partial")
-    partial.write_text(text, encoding="utf-8")
-    partial.replace(target)  # whole or not at all
-    verb = "Installed" if old is None else ("Updated" if HEADER in old else "Replaced")
-    sys.stdout.write(f"{verb} the {chosen.value} completion: {_shown(target)}\n{_HINTS[chosen]}\n")
+    try:
+        old = target.read_text(encoding="utf-8", errors="replace") if target.exists() else None
+        if old is not None and HEADER not in old and not force:
+            raise InputError(f"--force: {_shown(target)} exists and was not written by dpcalc; "
+                             "kept (give --force to replace it)")
+        if old != text:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_name(target.name + ".partial")
+            partial.write_text(text, encoding="utf-8")
+            partial.replace(target)  # whole or not at all
+    except OSError as error:  # a file where a folder should be, no permission, a full disk
+        raise InputError(f"SHELL: cannot install the {chosen.value} completion at {_shown(target)}: "
+                         f"{error.strerror or error}") from None
+    verb = "Up to date:" if old == text else (
+        f"{'Installed' if old is None else 'Updated' if HEADER in old else 'Replaced'} the {chosen.value} completion:")
+    sys.stdout.write(f"{verb} {_shown(target)}\n{_HINTS[chosen]}\n")
 
 
 @app.command("show")

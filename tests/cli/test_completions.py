@@ -358,6 +358,13 @@ def test_install_refuses_a_directory_in_the_way(dpcalc, home):
     assert run.stderr == "Error: SHELL: ~/.zfunc/_dpcalc is a directory; remove it to install the zsh completion\n"
 
 
+def test_install_says_why_it_cannot_write(dpcalc, home):
+    (home / ".zfunc").write_text("")  # a file where the folder should be
+    run = dpcalc("completions", "install", "zsh")
+    assert (run.code, run.stdout) == (2, "")
+    assert run.stderr == "Error: SHELL: cannot install the zsh completion at ~/.zfunc/_dpcalc: File exists\n"
+
+
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_show_prints_the_script(dpcalc, shell):
     run = dpcalc("completions", "show", shell)
