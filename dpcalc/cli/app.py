@@ -110,8 +110,7 @@ class LazyGroup(TyperGroup):
 
 def _with_progress(command: click.Command, label: str) -> Callable[..., Any]:
     """The command's callback, run with a progress spinner on stderr when it works longer than
-    half a second (`dpcalc.cli.progress`): never with --json or --csv, nor when stderr is no
-    terminal."""
+    half a second (`dpcalc.cli.progress`): only on a terminal, never with --json or --csv."""
     from dpcalc.cli import progress
 
     callback = command.callback
