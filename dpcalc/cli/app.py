@@ -19,8 +19,8 @@ import importlib  # noqa: E402
 import io  # noqa: E402
 import os  # noqa: E402
 import traceback  # noqa: E402
-from collections.abc import Iterator  # noqa: E402
-from typing import Annotated, TextIO  # noqa: E402
+from collections.abc import Callable, Iterator  # noqa: E402
+from typing import Annotated, Any, TextIO  # noqa: E402
 
 import click  # noqa: E402
 import typer  # noqa: E402
@@ -49,6 +49,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "risk": ("dpcalc.cli.risk", "What an attacker can learn, certified: membership-inference TPR at low FPR, advantage, reconstruction."),
     "calibrate": ("dpcalc.cli.calibrate", "Solve for sigma, T, epochs, p or batch size that meets a target epsilon; sweeps."),
     "mechanism": ("dpcalc.cli.mechanism", "Textbook mechanisms: privacy, noise and accuracy - give two, get the third."),
+    "completions": ("dpcalc.cli.completions", "Shell completions: install the static script for bash, zsh or fish, or print it."),
 }
 
 
@@ -95,6 +96,8 @@ class LazyGroup(TyperGroup):
         raise_lost_interrupt()  # most of a command's imports (numpy, scipy) happen just above
         command = typer.main.get_command(module.app)
         command.name = cmd_name
+        if not isinstance(command, click.Group) and command.callback is not None:
+            command.callback = _with_progress(command, f"{ctx.command_path} {cmd_name}".strip())
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -103,6 +106,24 @@ class LazyGroup(TyperGroup):
             return
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _with_progress(command: click.Command, label: str) -> Callable[..., Any]:
+    """The command's callback, run with a progress spinner on stderr when it works longer than
+    half a second (`dpcalc.cli.progress`): only on a terminal, never with --json or --csv."""
+    from dpcalc.cli import progress
+
+    callback = command.callback
+    assert callback is not None
+    quiet_flags = [param.name for param in command.params
+                   if isinstance(param, click.Option) and {"--json", "--csv"} & set(param.opts)]
+
+    def run(**params: Any) -> Any:
+        quiet = any(params.get(name) for name in quiet_flags if name is not None)
+        with progress.working(label, quiet=quiet):
+            return callback(**params)
+
+    return run
 
 
 def _print_version(value: bool) -> None:

@@ -244,6 +244,7 @@ def calibrate(
 
     import dataclasses
 
+    from dpcalc.cli import progress
     from dpcalc.cli.options import large_delta_warnings
     from dpcalc.cli.tight import paused_gc
     from dpcalc.core import calibrate as core
@@ -251,7 +252,9 @@ def calibrate(
     results = []
     previous = None
     with paused_gc():
-        for problem, row in zip(problems, request.rows):
+        for index, (problem, row) in enumerate(zip(problems, request.rows)):
+            progress.describe(f"solving for {solved} ({accountant.value} accountant)"
+                              + (f", row {index + 1} of {len(problems)}" if len(problems) > 1 else ""))
             result = certified_result(core.calibrate(quantity, accountant=accountant.value, hint=previous, **problem))
             extra = [w for w in large_delta_warnings(row["n"], problem["delta"]) if w not in result.warnings]
             result = dataclasses.replace(result, warnings=(*result.warnings, *extra))

@@ -57,11 +57,13 @@ def calibrate_to_risk(given: dict[str, Any], *, quantity: str, solve: str, accou
     problem = parse_problem(row, solve)
     problem.pop("target_epsilon")
 
+    from dpcalc.cli import progress
     from dpcalc.cli.tight import paused_gc
     from dpcalc.core.calibrate.risk_target import calibrate_risk
 
     figure = "advantage" if advantage is not None else "tpr"
     target = advantage if advantage is not None else tpr
+    progress.describe(f"solving for {solve} at the attack-risk target (PLD accountant)")
     with paused_gc():
         result = calibrate_risk(quantity, figure, target, fpr=fpr, **problem)  # type: ignore[arg-type]
     inputs = {key: value for key, value in request.given.items()}

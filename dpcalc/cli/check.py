@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from dpcalc.cli import progress
 from dpcalc.cli.options import Csv, InputError, Json, conflict
 from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, emit, format_lower, format_number, format_upper
 
@@ -52,6 +53,7 @@ def check(
         budget = load_budget(text, budget_file)
     except BudgetFileError as error:
         raise InputError(str(error)) from None
+    progress.describe(f"composing {len(budget.releases)} releases ({budget.accountant} accountant)")
     result = account_budget(budget)
     releases = [
         {"name": r.name, "mechanism": r.mechanism, "epsilon": r.epsilon, "delta": r.delta, "method": r.method}

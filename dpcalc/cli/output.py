@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from dpcalc.cli import progress
 from dpcalc.cli.interrupts import raise_lost_interrupt
 
 EXIT_OK = 0
@@ -159,6 +160,7 @@ def emit(
     `plot` (already checked by figures.check_plot_path) receives the figure; `chart` prints it
     as text after the tables, or on stderr in JSON mode so that stdout stays one JSON object.
     """
+    progress.stop()  # the spinner (shown after half a second of work on a terminal) is erased first
     raise_lost_interrupt()  # a Ctrl-C lost in an import during the computation: print nothing
     budget = None
     if max_epsilon is not None:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from dpcalc.cli import progress
 from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
@@ -159,6 +160,8 @@ def pld(
     phases = with_relation(parse_phases(phase, {**row, "mechanism": mechanism}), sampling, neighbours, examples_per_user)
     truncation: dict[str, Any] | None = None
     as_poisson: PLDResult | None
+    progress.describe(f"PLD accountant, epsilon at delta {format_number(target_delta)}" if target_delta is not None
+                      else f"PLD accountant, delta at epsilon {format_number(target_epsilon)}")
     with paused_gc():
         if max_batch_size is not None:
             result, as_poisson, overflow = _truncated(phases, row["n"], max_batch_size, target_delta, target_epsilon, width)
@@ -379,6 +382,7 @@ def _pld_sweep(request: Request, mechanism: MechanismChoice | None, sampling: Sa
                                 examples_per_user))
             for row in request.rows]
     rows = []
+    progress.describe(f"PLD accountant, {len(runs)} runs of a sweep")
     for (row, phases), result in zip(runs, _account_rows(runs)):
         as_poisson = _as_poisson(phases, row["delta"], row["eps"], _accuracy(row))
         keys = {**_result_keys(result), "as_poisson": None if as_poisson is None else _bounds_keys(as_poisson),

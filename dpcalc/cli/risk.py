@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from dpcalc.cli import progress
 from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
@@ -142,6 +143,7 @@ def risk(
 
     from dpcalc.core.risk import attack_risk
 
+    progress.describe("certified attack risk (PLD accountant)")
     with paused_gc():
         result = attack_risk(phases, fprs=fprs, prior=chosen_prior, kappa=kappa, accuracy=width)
     inputs = {

@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from dpcalc.cli import progress
+
 NoTight = Annotated[
     bool,
     typer.Option("--no-tight", help="Skip the certified tight epsilon (PLD accountant), where speed matters."),
@@ -38,6 +40,7 @@ def tight_epsilons(runs) -> list[tuple[float | None, list[str]]]:
     from dpcalc.core.accountants import shared_over_steps
     from dpcalc.core.pld import DEFAULT_ACCURACY
 
+    progress.describe("certified epsilon (PLD accountant)")
     shared = shared_over_steps([(phases, delta, DEFAULT_ACCURACY) for phases, delta in runs])
     answers: list[tuple[float | None, list[str]]] = []
     for index, (phases, delta) in enumerate(runs):
@@ -62,6 +65,7 @@ def tight_epsilon(phases, delta: float) -> tuple[float | None, list[str]]:
 
     from dpcalc.core.accountants import PLDAccountant
 
+    progress.describe("certified epsilon (PLD accountant)")
     try:
         with python_warnings.catch_warnings():
             python_warnings.simplefilter("ignore", RuntimeWarning)
