@@ -1,4 +1,5 @@
-"""The README's examples are the command's real output (at a terminal width of 90 columns).
+"""The README's examples are the command's real output (at a terminal width of 90 columns, or N
+for a command written `COLUMNS=N dpcalc ...`).
 
 Each ```console block holding one `$ dpcalc ...` command and its output is run in-process and
 compared with the README line by line (trailing spaces ignored). Blocks with several commands,
@@ -59,13 +60,26 @@ WIDTH = "90"
 _BLOCK = re.compile(r"```console\n(.*?)```", flags=re.S)
 
 
+_NARROW = re.compile(r"COLUMNS=(\d+) ")
+
+
+def argv_and_width(command: str) -> tuple[list[str], str]:
+    """The arguments after `dpcalc` and the terminal width to run at: WIDTH, or N where the
+    command starts `COLUMNS=N dpcalc` (an example of narrow-terminal output)."""
+    narrow = _NARROW.match(command)
+    if narrow:
+        command = command[narrow.end():]
+    return shlex.split(command)[1:], narrow.group(1) if narrow else WIDTH
+
+
 def example_blocks(text: str) -> list[tuple[str, str, int, int]]:
     """(command without "$ ", output, start and end of the output in `text`) of every checked block."""
     found = []
     for match in _BLOCK.finditer(text):
         block = match.group(1)
         command, _, output = block.partition("\n")
-        if not command.startswith("$ dpcalc ") or "\n$ " in block or "--plot" in command:
+        runs_dpcalc = command.startswith("$ dpcalc ") or re.match(r"\$ COLUMNS=\d+ dpcalc ", command)
+        if not runs_dpcalc or "\n$ " in block or "--plot" in command:
             continue
         if any(mark in command for mark in (">", "|", ";", "&")):
             continue
@@ -97,7 +111,7 @@ class Policy:
 
     @classmethod
     def of(cls, command: str) -> Policy:
-        argv = shlex.split(command)[1:]
+        argv, _ = argv_and_width(command)
         name = argv[0] if argv else ""
 
         def given(option: str) -> bool:
@@ -449,9 +463,10 @@ _OUTPUTS: dict[str, str] = {}
 
 def _real_output(command: str, dpcalc, monkeypatch) -> str:
     if command not in _OUTPUTS:
-        monkeypatch.setenv("COLUMNS", WIDTH)
+        argv, width = argv_and_width(command)
+        monkeypatch.setenv("COLUMNS", width)
         monkeypatch.chdir(ROOT)
-        run = dpcalc(*shlex.split(command)[1:])
+        run = dpcalc(*argv)
         _OUTPUTS[command] = run.stdout + run.stderr
     return _OUTPUTS[command]
 
