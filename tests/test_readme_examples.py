@@ -307,9 +307,18 @@ def classify(command: str, text: str) -> list[Line]:
                     token.kind = "grid"
                 elif _REAL.fullmatch(token.text) and (tolerant_row or names.get(token.cell) in policy.columns):
                     token.kind = "real"
-    for line in lines:
-        if line.form == "text":
-            _classify_sentence(line.tokens, line.text)
+    # a sentence (a warning) with the lines it wraps onto (indented), read as one
+    sentences: list[list[Line]] = []
+    for index, line in enumerate(lines):
+        if line.form != "text":
+            continue
+        if sentences and line.text.startswith("  ") and index > 0 and sentences[-1][-1] is lines[index - 1]:
+            sentences[-1].append(line)
+        else:
+            sentences.append([line])
+    for sentence in sentences:
+        _classify_sentence([token for line in sentence for token in line.tokens],
+                           " ".join(line.text.strip() for line in sentence))
     return lines
 
 
@@ -642,3 +651,11 @@ def test_a_figure_printed_shorter_keeps_the_table_comparable():
     wrong = actual.replace("1.84085", "1.84095")
     (problem,) = mismatches(command, readme, wrong)
     assert "README: │ epsilon  │ 1.840846 │" in problem and "actual: │ epsilon  │ 1.84095 │" in problem
+
+
+def test_a_wrapped_warning_is_read_as_one_sentence():
+    # the figure after "certified" is a PLD figure even where the warning wraps between them
+    lines = classify("dpcalc gdp --p 0.004 --sigma 1.1 --T 10000",
+                     "Warning: CLT epsilon 1.787 is 2.9% below the certified\n  1.841 (tight_epsilon).\nNext 1.5\n")
+    kinds = {token.text: token.kind for line in lines for token in line.tokens if token.number}
+    assert kinds == {"1.787": "exact", "2.9": "real", "1.841": "real", "1.5": "exact"}

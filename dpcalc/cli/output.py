@@ -2,7 +2,8 @@
 
 JSON is RFC 8259 strict: a non-finite number is written as the string "inf" (or "-inf"),
 never as an Infinity/NaN literal. Warnings go to stderr in table mode and into the
-`warnings` list in JSON mode. Rich is imported only when a table is printed.
+`warnings` list in JSON mode. Rich is imported only when a table is printed. Tables fit the
+terminal's width without ever cutting a number (`_print_tables`), and warnings wrap to it.
 """
 
 from __future__ import annotations
