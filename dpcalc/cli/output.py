@@ -384,7 +384,8 @@ def _print_tables(console: Any, tables: list[Table], budget: dict[str, Any] | No
             title = spec.title if part == 0 else "(continued)"
             table = RichTable(title=title, title_justify="left")
             for column, width in zip(group, widths):
-                table.add_column(spec.columns[column], justify=justify[column], width=width, overflow="fold")
+                table.add_column(_break_long_words(spec.columns[column], width), justify=justify[column], width=width,
+                                 overflow="fold")
             for row in rows:
                 table.add_row(*(_break_long_words(row[column], width) for column, width in zip(group, widths)))
             if index == 0 and budget is not None and part == len(groups) - 1:
