@@ -306,15 +306,18 @@ def _break_long_words(cell: str, width: int) -> str:
     wraps the rest at spaces. Words holding a digit are never this wide (`_column_floors`)."""
     if all(len(word) <= width for word in cell.split()):
         return cell
-    pieces = []
-    for word in cell.split(" "):
-        parts = []
-        while len(word) > width:
-            cut = word.rfind("-", 0, width) + 1 or width
-            parts.append(word[:cut])
-            word = word[cut:]
-        pieces.append("\n".join([*parts, word]))
-    return " ".join(pieces)
+    lines = []
+    for line in cell.split("\n"):
+        pieces = []
+        for word in line.split(" "):
+            parts = []
+            while len(word) > width:
+                cut = word.rfind("-", 0, width) + 1 or width
+                parts.append(word[:cut])
+                word = word[cut:]
+            pieces.append("\n".join([*parts, word]))
+        lines.append(" ".join(pieces))
+    return "\n".join(lines)
 
 
 def _frame(columns: int) -> int:
@@ -377,7 +380,8 @@ def _print_tables(console: Any, tables: list[Table], budget: dict[str, Any] | No
         justify: tuple[Justify, ...] = spec.justify or tuple(
             "left" if position == 0 or column == "note" else "right" for position, column in enumerate(spec.columns)
         )
-        rows = list(spec.rows)
+        # a short row ends in empty cells, as Rich pads it
+        rows = [(*row, *("",) * (len(spec.columns) - len(row))) for row in spec.rows]
         natural, floor = _column_floors([spec.columns, *rows])
         groups = _column_groups(natural, floor, console.width)
         for part, (group, widths) in enumerate(groups):

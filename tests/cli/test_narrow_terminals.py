@@ -307,3 +307,19 @@ def test_one_skipped_order_is_singular(at_width):
     rows = _curve_rows(at_width(60, "rdp", *DESIGN, "--no-tight", "--orders", "2,3,4,5,6,7").stdout)
     assert [row[0] for row in rows] == ["2", "...", "4", "5", "6", "7"]
     assert rows[1][2] == "1 order skipped"
+
+
+def test_a_long_word_breaks_after_a_hyphen_or_at_the_width():
+    from dpcalc.cli.output import _break_long_words
+
+    assert _break_long_words("exact, Kairouz-Oh-Viswanath", 16) == "exact, Kairouz-Oh-\nViswanath"
+    assert _break_long_words("abcdefghij klm", 4) == "abcd\nefgh\nij klm"
+    assert _break_long_words("two\nlines-here-and-more", 11) == "two\nlines-here-\nand-more"
+    assert _break_long_words("fits as it is", 5) == "fits as it is"
+
+
+def test_a_short_row_ends_in_empty_cells(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "60")
+    emit(Report(command="demo", inputs={}, result={}, tables=[Table(columns=("a", "b", "note"), rows=[("x", "1.5")])]),
+         json_mode=False)
+    assert "│ x │ 1.5 │      │" in capsys.readouterr().out
