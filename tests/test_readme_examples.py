@@ -1,4 +1,5 @@
-"""The README's examples are the command's real output (at a terminal width of 90 columns).
+"""The README's examples are the command's real output (at a terminal width of 90 columns, or N
+for a command written `COLUMNS=N dpcalc ...`).
 
 Each ```console block holding one `$ dpcalc ...` command and its output is run in-process and
 compared with the README line by line (trailing spaces ignored). Blocks with several commands,
@@ -59,13 +60,26 @@ WIDTH = "90"
 _BLOCK = re.compile(r"```console\n(.*?)```", flags=re.S)
 
 
+_NARROW = re.compile(r"COLUMNS=(\d+) ")
+
+
+def argv_and_width(command: str) -> tuple[list[str], str]:
+    """The arguments after `dpcalc` and the terminal width to run at: WIDTH, or N where the
+    command starts `COLUMNS=N dpcalc` (an example of narrow-terminal output)."""
+    narrow = _NARROW.match(command)
+    if narrow:
+        command = command[narrow.end():]
+    return shlex.split(command)[1:], narrow.group(1) if narrow else WIDTH
+
+
 def example_blocks(text: str) -> list[tuple[str, str, int, int]]:
     """(command without "$ ", output, start and end of the output in `text`) of every checked block."""
     found = []
     for match in _BLOCK.finditer(text):
         block = match.group(1)
         command, _, output = block.partition("\n")
-        if not command.startswith("$ dpcalc ") or "\n$ " in block or "--plot" in command:
+        runs_dpcalc = command.startswith("$ dpcalc ") or re.match(r"\$ COLUMNS=\d+ dpcalc ", command)
+        if not runs_dpcalc or "\n$ " in block or "--plot" in command:
             continue
         if any(mark in command for mark in (">", "|", ";", "&")):
             continue
@@ -97,7 +111,7 @@ class Policy:
 
     @classmethod
     def of(cls, command: str) -> Policy:
-        argv = shlex.split(command)[1:]
+        argv, _ = argv_and_width(command)
         name = argv[0] if argv else ""
 
         def given(option: str) -> bool:
@@ -293,9 +307,18 @@ def classify(command: str, text: str) -> list[Line]:
                     token.kind = "grid"
                 elif _REAL.fullmatch(token.text) and (tolerant_row or names.get(token.cell) in policy.columns):
                     token.kind = "real"
-    for line in lines:
-        if line.form == "text":
-            _classify_sentence(line.tokens, line.text)
+    # a sentence (a warning) with the lines it wraps onto (indented), read as one
+    sentences: list[list[Line]] = []
+    for index, line in enumerate(lines):
+        if line.form != "text":
+            continue
+        if sentences and line.text.startswith("  ") and index > 0 and sentences[-1][-1] is lines[index - 1]:
+            sentences[-1].append(line)
+        else:
+            sentences.append([line])
+    for sentence in sentences:
+        _classify_sentence([token for line in sentence for token in line.tokens],
+                           " ".join(line.text.strip() for line in sentence))
     return lines
 
 
@@ -449,9 +472,10 @@ _OUTPUTS: dict[str, str] = {}
 
 def _real_output(command: str, dpcalc, monkeypatch) -> str:
     if command not in _OUTPUTS:
-        monkeypatch.setenv("COLUMNS", WIDTH)
+        argv, width = argv_and_width(command)
+        monkeypatch.setenv("COLUMNS", width)
         monkeypatch.chdir(ROOT)
-        run = dpcalc(*shlex.split(command)[1:])
+        run = dpcalc(*argv)
         _OUTPUTS[command] = run.stdout + run.stderr
     return _OUTPUTS[command]
 
@@ -627,3 +651,11 @@ def test_a_figure_printed_shorter_keeps_the_table_comparable():
     wrong = actual.replace("1.84085", "1.84095")
     (problem,) = mismatches(command, readme, wrong)
     assert "README: │ epsilon  │ 1.840846 │" in problem and "actual: │ epsilon  │ 1.84095 │" in problem
+
+
+def test_a_wrapped_warning_is_read_as_one_sentence():
+    # the figure after "certified" is a PLD figure even where the warning wraps between them
+    lines = classify("dpcalc gdp --p 0.004 --sigma 1.1 --T 10000",
+                     "Warning: CLT epsilon 1.787 is 2.9% below the certified\n  1.841 (tight_epsilon).\nNext 1.5\n")
+    kinds = {token.text: token.kind for line in lines for token in line.tokens if token.number}
+    assert kinds == {"1.787": "exact", "2.9": "real", "1.841": "real", "1.5": "exact"}

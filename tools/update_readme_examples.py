@@ -6,10 +6,11 @@
 
 The examples are the ones tests/test_readme_examples.py checks (the same selection: one
 `$ dpcalc ...` command per ```console block, no shell syntax, no --plot), run in-process as
-the test runs them: `dpcalc.cli.app.main(args)` from the repository's root, at COLUMNS=90,
-stdout followed by stderr, trailing spaces dropped. A block "differs" when its text would
-change; --check also says whether the test accepts the difference (PLD figures may move in
-their last digit between machines, see the test's docstring).
+the test runs them: `dpcalc.cli.app.main(args)` from the repository's root, at COLUMNS=90 (or N
+for `COLUMNS=N dpcalc ...`), stdout followed by stderr, trailing spaces dropped. A block
+"differs" when its text would change; --check also says whether the test accepts the
+difference (PLD figures may move in their last digit between machines, see the test's
+docstring).
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import contextlib
 import difflib
 import io
 import os
-import shlex
 import sys
 from pathlib import Path
 
@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.test_readme_examples import README, WIDTH, example_blocks, mismatches, output_lines  # noqa: E402
+from tests.test_readme_examples import README, argv_and_width, example_blocks, mismatches, output_lines  # noqa: E402
 
 
 def run(command: str) -> str:
@@ -37,11 +37,12 @@ def run(command: str) -> str:
     saved_columns, saved_cwd = os.environ.get("COLUMNS"), os.getcwd()
     stdout, stderr = io.StringIO(), io.StringIO()
     # Rich reads COLUMNS when dpcalc creates its console, inside main
-    os.environ["COLUMNS"] = WIDTH
+    argv, width = argv_and_width(command)
+    os.environ["COLUMNS"] = width
     os.chdir(ROOT)
     try:
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
-            main(shlex.split(command)[1:])
+            main(argv)
     finally:
         os.chdir(saved_cwd)
         if saved_columns is None:

@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from dpcalc.cli.options import InputError
+from dpcalc.cli.output import wrap_words
 
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 INSTALL_HINT = "pip install matplotlib"
@@ -109,10 +110,16 @@ def write_plot(panels: list[Panel], path: Path) -> None:
 
 # Marker characters for the series of a text chart, in order.
 _MARKERS = "●·+×o"
+# A text chart, its title and its legend fit in this many columns (a plain terminal's width).
+CHART_COLUMNS = 80
 
 
 def render_chart(panel: Panel, width: int = 60, height: int = 18) -> str:
-    """A text chart of the panel: one marker character per series, axes with end labels."""
+    """A text chart of the panel: one marker character per series, axes with end labels.
+
+    Every line fits CHART_COLUMNS: the plotting area gives way to wide axis labels, and the
+    title, the axis names and the legend wrap (legend entries whole where they fit on a line).
+    """
     transform_x = _log10 if panel.xlog else float
     transform_y = _log10 if panel.ylog else float
     points = [
@@ -122,7 +129,7 @@ def render_chart(panel: Panel, width: int = 60, height: int = 18) -> str:
     ]
     every = [point for curve in points for point in curve]
     if not every:
-        return f"{panel.title}\n(nothing to draw)\n"
+        return f"{wrap_words(panel.title, CHART_COLUMNS, '')}\n(nothing to draw)\n"
     if panel.square:
         x_low, x_high, y_low, y_high = 0.0, 1.0, 0.0, 1.0
     else:
@@ -130,6 +137,10 @@ def render_chart(panel: Panel, width: int = 60, height: int = 18) -> str:
         y_low, y_high = min(p[1] for p in every), max(p[1] for p in every)
     x_span = (x_high - x_low) or 1.0
     y_span = (y_high - y_low) or 1.0
+    top = _axis_label(y_high, panel.ylog)
+    bottom = _axis_label(y_low, panel.ylog)
+    margin = max(len(top), len(bottom))
+    width = max(8, min(width, CHART_COLUMNS - margin - 2))
     grid = [[" "] * width for _ in range(height)]
 
     def cell(x: float, y: float) -> tuple[int, int]:
@@ -153,20 +164,40 @@ def render_chart(panel: Panel, width: int = 60, height: int = 18) -> str:
                     c = last_column + round((column - last_column) * step / steps)
                     grid[r][c] = marker
             previous = (row, column)
-    top = _axis_label(y_high, panel.ylog)
-    bottom = _axis_label(y_low, panel.ylog)
-    margin = max(len(top), len(bottom))
-    lines = [panel.title, f"{panel.ylabel}"]
+    lines = [wrap_words(panel.title, CHART_COLUMNS, ""), wrap_words(panel.ylabel, CHART_COLUMNS, "")]
     for row_index, cells in enumerate(grid):
         label = top if row_index == 0 else bottom if row_index == height - 1 else ""
         lines.append(f"{label:>{margin}} │{''.join(cells)}")
     lines.append(f"{'':>{margin}} └{'─' * width}")
     left, right = _axis_label(x_low, panel.xlog), _axis_label(x_high, panel.xlog)
     lines.append(f"{'':>{margin}}  {left}{right:>{width - len(left)}}")
-    lines.append(f"{'':>{margin}}  {panel.xlabel:^{width}}")
-    legend = "   ".join(f"{_MARKERS[i % len(_MARKERS)]} {series.label}" for i, series in enumerate(panel.series))
-    lines.append(f"{'':>{margin}}  {legend}")
+    indent = " " * (margin + 2)
+    for line in wrap_words(panel.xlabel, width, "").split("\n"):
+        lines.append(f"{indent}{line:^{width}}")
+    entries = [f"{_MARKERS[i % len(_MARKERS)]} {series.label}" for i, series in enumerate(panel.series)]
+    lines.extend(indent + line for line in _legend_lines(entries, CHART_COLUMNS - len(indent)))
     return "\n".join(lines) + "\n"
+
+
+def _legend_lines(entries: list[str], room: int) -> list[str]:
+    """The legend's entries three spaces apart, as many to a line as fit in `room` columns; an
+    entry wider than a line wraps at its spaces, its later lines under its label."""
+    lines: list[str] = []
+    current = ""
+    for entry in entries:
+        if current and len(current) + 3 + len(entry) <= room:
+            current += "   " + entry
+            continue
+        if current:
+            lines.append(current)
+        if len(entry) <= room:
+            current = entry
+        else:
+            lines.extend(wrap_words(entry, room, "  ").split("\n"))
+            current = ""
+    if current:
+        lines.append(current)
+    return lines
 
 
 def _plottable(value: float, log: bool) -> bool:

@@ -2,7 +2,8 @@
 
 JSON is RFC 8259 strict: a non-finite number is written as the string "inf" (or "-inf"),
 never as an Infinity/NaN literal. Warnings go to stderr in table mode and into the
-`warnings` list in JSON mode. Rich is imported only when a table is printed.
+`warnings` list in JSON mode. Rich is imported only when a table is printed. Tables fit the
+terminal's width without ever cutting a number (`_print_tables`), and warnings wrap to it.
 """
 
 from __future__ import annotations
@@ -191,9 +192,12 @@ def emit(
             sys.stderr.write(f"Warning: {warning}\n")
         write_csv(report.csv_rows if report.csv_rows is not None else [report.result], sys.stdout)
     else:
+        console = _console()
+        width = _warning_width(console)
         for warning in report.warnings:
-            sys.stderr.write(f"Warning: {warning}\n")
-        _print_tables(report.tables, budget)
+            text = f"Warning: {warning}"
+            sys.stderr.write((text if width is None else wrap_words(text, width)) + "\n")
+        _print_tables(console, report.tables, budget)
     if (plot is not None or chart) and report.figures is not None:
         from dpcalc.cli import figures
 
@@ -246,29 +250,166 @@ def write_csv(results: Sequence[dict[str, Any]], stream: Any) -> None:
     writer.writerows(rows)
 
 
-def _print_tables(tables: list[Table], budget: dict[str, Any] | None) -> None:
+# How narrow a column of words (a note, a label) may become before a table that is too wide for
+# the terminal is split: the words wrap within it and a longer word folds onto the next line.
+# A number is never wrapped, folded or cut: its column stays at least as wide as the number.
+WORD_COLUMN_FLOOR = 16
+# Indent of a wrapped warning's second and later lines.
+CONTINUATION_INDENT = "  "
+
+
+def wrap_words(text: str, width: int, indent: str = CONTINUATION_INDENT) -> str:
+    """`text` wrapped at spaces to lines of at most `width` characters, later lines indented.
+
+    A word is never broken, nor split at a hyphen ("add-remove", "1e-05"): a word longer than
+    the line stands alone on its line, whole.
+    """
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width=max(width, len(indent) + 1), subsequent_indent=indent,
+                                   break_long_words=False, break_on_hyphens=False)) or text
+
+
+def _warning_width(console: Any) -> int | None:
+    """The width a warning wraps to in table mode: the terminal's (COLUMNS where set, as Rich
+    reads it), or None (each warning one line, as a log or grep wants it) when stderr is not a
+    terminal and COLUMNS is not set."""
+    import os
+
+    isatty = getattr(sys.stderr, "isatty", None)
+    if os.environ.get("COLUMNS", "").isdigit() or (isatty is not None and isatty()):
+        return int(console.width)
+    return None
+
+
+def _column_floors(cells: Sequence[Sequence[str]]) -> tuple[list[int], list[int]]:
+    """(natural, floor) width of each column: its widest line, and the narrowest it may be made.
+
+    The floor keeps every word holding a digit (a number, "Thm 3.16", "1e-05)") whole, and a
+    column's other words whole up to WORD_COLUMN_FLOOR characters.
+    """
+    from rich.cells import cell_len
+
+    natural = [1] * len(cells[0])
+    floor = [1] * len(cells[0])
+    for row in cells:
+        for index, cell in enumerate(row):
+            for line in cell.split("\n"):
+                natural[index] = max(natural[index], cell_len(line))
+                for word in line.split():
+                    keep = cell_len(word) if any(c.isdigit() for c in word) else min(cell_len(word), WORD_COLUMN_FLOOR)
+                    floor[index] = max(floor[index], keep)
+    return natural, floor
+
+
+def _break_long_words(cell: str, width: int) -> str:
+    """`cell` with each word wider than `width` broken onto several lines: after a hyphen where
+    one falls within the width ("Dwork-Rothblum-" / "Vadhan"), else at the width. Rich then
+    wraps the rest at spaces. Words holding a digit are never this wide (`_column_floors`)."""
+    if all(len(word) <= width for word in cell.split()):
+        return cell
+    lines = []
+    for line in cell.split("\n"):
+        pieces = []
+        for word in line.split(" "):
+            parts = []
+            while len(word) > width:
+                cut = word.rfind("-", 0, width) + 1 or width
+                parts.append(word[:cut])
+                word = word[cut:]
+            pieces.append("\n".join([*parts, word]))
+        lines.append(" ".join(pieces))
+    return "\n".join(lines)
+
+
+def _frame(columns: int) -> int:
+    """The characters a Rich table spends beside its cells: a rule at each edge and between
+    columns, and one space of padding on each side of every cell."""
+    return columns + 1 + 2 * columns
+
+
+def _shrink(natural: list[int], floor: list[int], room: int) -> list[int] | None:
+    """Column widths summing to at most `room`: the widest column above its floor gives one
+    character at a time (as Rich narrows the widest wrappable column); None if the floors
+    do not fit."""
+    if sum(floor) > room:
+        return None
+    widths = list(natural)
+    while sum(widths) > room:
+        widest = max(width for width, least in zip(widths, floor) if width > least)
+        index = next(i for i, width in enumerate(widths) if width == widest and width > floor[i])
+        widths[index] -= 1
+    return widths
+
+
+def _column_groups(natural: list[int], floor: list[int], width: int) -> list[tuple[list[int], list[int]]]:
+    """The table laid out in `width` characters: one or more (column indexes, widths), the
+    first column (the row's name) repeated in each. A table is split only where its floors do
+    not fit side by side, and then each part takes as many columns, in order, as fit; a part
+    that does not fit even with one column is laid out at its floors."""
+    count = len(natural)
+    whole = _shrink(natural, floor, width - _frame(count))
+    if whole is not None or count == 1:
+        return [(list(range(count)), whole if whole is not None else list(floor))]
+    groups: list[list[int]] = []
+    current = [0]
+    for index in range(1, count):
+        trial = current + [index]
+        if len(current) > 1 and sum(floor[i] for i in trial) > width - _frame(len(trial)):
+            groups.append(current)
+            current = [0, index]
+        else:
+            current = trial
+    groups.append(current)
+    laid_out = []
+    for group in groups:
+        widths = _shrink([natural[i] for i in group], [floor[i] for i in group], width - _frame(len(group)))
+        laid_out.append((group, widths if widths is not None else [floor[i] for i in group]))
+    return laid_out
+
+
+def _print_tables(console: Any, tables: list[Table], budget: dict[str, Any] | None) -> None:
+    """Each table fitted to the console's width: notes and headers wrap, numbers stay whole.
+
+    A table whose numbers cannot stand side by side in the width is split into several tables
+    of fewer columns, each repeating the first column and titled "(continued)" after the first.
+    """
     from rich.table import Table as RichTable
 
-    # Cells are plain text: markup off, or a release named "model [v2]" would lose "[v2]" as a
-    # style tag (and ":smile:" would become an emoji); it also spares importing those parsers.
-    console = _console()
+    # Cells are plain text (the console has markup off), or a release named "model [v2]" would
+    # lose "[v2]" as a style tag (and ":smile:" would become an emoji).
     for index, spec in enumerate(tables):
-        table = RichTable(title=spec.title, title_justify="left")
         justify: tuple[Justify, ...] = spec.justify or tuple(
             "left" if position == 0 or column == "note" else "right" for position, column in enumerate(spec.columns)
         )
-        for column, side in zip(spec.columns, justify):
-            table.add_column(column, justify=side)
-        rows = list(spec.rows)
-        for row in rows:
-            table.add_row(*row)
-        if index == 0 and budget is not None:
-            verdict = "within budget" if budget["within_budget"] else "budget EXCEEDED"
-            relation = "<=" if budget["within_budget"] else ">"
-            table.caption = (f"{verdict}: epsilon {format_upper(budget['epsilon'])} ({budget['basis']}) "
-                             f"{relation} --max-eps {format_number(budget['max_epsilon'])}")
-            table.caption_justify = "left"
-        console.print(table)
+        # a short row ends in empty cells, as Rich pads it
+        rows = [(*row, *("",) * (len(spec.columns) - len(row))) for row in spec.rows]
+        natural, floor = _column_floors([spec.columns, *rows])
+        groups = _column_groups(natural, floor, console.width)
+        for part, (group, widths) in enumerate(groups):
+            title = spec.title if part == 0 else "(continued)"
+            table = RichTable(title=title, title_justify="left")
+            for column, width in zip(group, widths):
+                table.add_column(_break_long_words(spec.columns[column], width), justify=justify[column], width=width,
+                                 overflow="fold")
+            for row in rows:
+                table.add_row(*(_break_long_words(row[column], width) for column, width in zip(group, widths)))
+            if index == 0 and budget is not None and part == len(groups) - 1:
+                verdict = "within budget" if budget["within_budget"] else "budget EXCEEDED"
+                relation = "<=" if budget["within_budget"] else ">"
+                table.caption = (f"{verdict}: epsilon {format_upper(budget['epsilon'])} ({budget['basis']}) "
+                                 f"{relation} --max-eps {format_number(budget['max_epsilon'])}")
+                table.caption_justify = "left"
+            needed = sum(widths) + _frame(len(group))
+            if needed > console.width:  # not even the floors fit: print wider than the terminal, nothing cut
+                saved = console.width
+                console.width = needed
+                try:
+                    console.print(table)
+                finally:
+                    console.width = saved
+            else:
+                console.print(table)
 
 
 def _console():

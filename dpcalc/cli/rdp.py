@@ -334,15 +334,21 @@ def _summary_table(result, epsilon_solved: bool, tight: float | None) -> Table:
 
 
 def _curve_table(result) -> Table:
+    """The curve at its first and last order and three orders either side of the optimum; a
+    "..." row stands where orders are skipped and says how many (--json lists them all)."""
     orders = result.orders
     best = orders.index(result.order)
     shown = sorted({0, len(orders) - 1, *range(max(0, best - 3), min(len(orders), best + 4))})
     rows = []
-    for position in shown:
+    for previous, position in zip([-1, *shown], shown):
+        skipped = position - previous - 1
+        if skipped > 0:
+            rows.append(("...", "", f"{skipped} order{'s' if skipped > 1 else ''} skipped"))
         marker = "<- optimum" if position == best else ""
         rows.append((format_number(orders[position]), format_number(result.rdp[position]), marker))
     return Table(
         columns=("order", "composed RDP", ""),
         rows=rows,
         title="RDP curve (all orders: --json)",
+        justify=("left", "right", "left"),
     )
