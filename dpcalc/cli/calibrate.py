@@ -33,11 +33,18 @@ from dpcalc.cli.options import (
 from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, format_lower, format_number, format_upper
 from dpcalc.cli.phases import (
     SENSITIVITY_WITH_SIGMA,
+    ExamplesPerUserOption,
     MechanismChoice,
+    NeighboursChoice,
+    NeighboursOption,
+    SamplingChoice,
+    SamplingOption,
     check_training_form,
+    epoch_steps,
     noise_multiplier,
     sampling_probability,
     steps_of,
+    with_relation,
 )
 from dpcalc.cli.request import start
 from dpcalc.cli.sweeps import Column, Row, SweepOutput, echo_rows, sweep_columns, sweep_panels, sweep_report
@@ -176,6 +183,9 @@ def calibrate(
     n: DatasetSize = None,
     batch_size: BatchSize = None,
     epochs: Epochs = None,
+    sampling: SamplingOption = None,
+    neighbours: NeighboursOption = None,
+    examples_per_user: ExamplesPerUserOption = None,
     precision: Annotated[
         SweepableReal | None,
         typer.Option(
@@ -211,8 +221,13 @@ def calibrate(
     mechanism_name = "gaussian" if mechanism is None else mechanism.value
     solved = solve.value if solve is not None else ("scale" if mechanism_name == "laplace" else "sigma")
     quantity = SOLVED_KEY[solved]
+    scheme = _scheme_options(sampling, neighbours, examples_per_user)
     if target_advantage is not None or target_tpr is not None or at_fpr is not None:
         from dpcalc.cli.calibrate_risk import calibrate_to_risk
+
+        if scheme:
+            raise InputError(f"{_first_given(sampling, neighbours, examples_per_user)}: risk targets calibrate "
+                             "Poisson-sampled examples under add-remove; calibrate other runs with --target-eps")
 
         if mechanism_name == "laplace" or sensitivity is not None:
             raise InputError(f"{'--mechanism laplace' if mechanism_name == 'laplace' else '--sensitivity'}: risk "
@@ -239,8 +254,16 @@ def calibrate(
     # Every row is parsed before any is computed, so that a bad value fails at once.
     problems = [parse_problem(row, solved, mechanism_name) for row in request.rows]
     if mechanism_name == "laplace":
+        if scheme:
+            raise InputError(f"{_first_given(sampling, neighbours, examples_per_user)}: --mechanism laplace calibrates "
+                             "releases without subsampling; the sampling scheme and relation apply to Gaussian runs")
         for problem in problems:
             problem.update(mechanism="laplace", sensitivity=1.0 if sensitivity is None else sensitivity)
+    if scheme:
+        _check_accountant(accountant.value, scheme)
+        for problem, row in zip(problems, request.rows):
+            _check_scheme(row, solved, sampling, neighbours, examples_per_user)
+            problem.update({name: value for name, (_, value) in scheme.items()})
 
     import dataclasses
 
@@ -263,6 +286,10 @@ def calibrate(
     inputs = dict(request.given)
     if inputs["precision"] is None and solved in ("sigma", "p", "scale"):
         inputs["precision"] = DEFAULT_PRECISION
+    gaussian = mechanism_name == "gaussian"
+    inputs.update({"sampling": "poisson" if gaussian else None, "neighbours": "add-remove" if gaussian else None,
+                   "examples_per_user": 1 if gaussian else None})
+    inputs.update({name: value for name, (_, value) in scheme.items()})
     inputs.update({"accountant": accountant.value, "solve": quantity, "max_eps": request.max_epsilon,
                    "mechanism": mechanism_name,
                    "sensitivity": 1.0 if sensitivity is None and mechanism_name == "laplace" else sensitivity})
@@ -292,7 +319,7 @@ def calibrate(
             command="calibrate",
             inputs=inputs,
             result=_result_keys(result, solved_std),
-            tables=[_summary_table(result, solved_std)],
+            tables=[_summary_table(result, solved_std, scheme)],
             warnings=list(result.warnings),
             epsilon=gate_epsilon,
             basis=gate_basis,
@@ -490,7 +517,57 @@ def _value_text(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def _summary_table(result, sensitivity: float | None = None) -> Table:
+def _scheme_options(sampling: SamplingChoice | None, neighbours: NeighboursChoice | None,
+                    examples_per_user: int | None) -> dict[str, tuple[str, Any]]:
+    """The run's sampling scheme, relation and unit of privacy, input name -> (option, value),
+    when any of them is given ({} otherwise: a Poisson run of examples under add-remove)."""
+    if sampling is None and neighbours is None and examples_per_user is None:
+        return {}
+    return {"sampling": ("--sampling", (sampling or SamplingChoice.poisson).value),
+            "neighbours": ("--neighbours", (neighbours or NeighboursChoice.add_remove).value),
+            "examples_per_user": ("--examples-per-user", 1 if examples_per_user is None else examples_per_user)}
+
+
+def _first_given(sampling: SamplingChoice | None, neighbours: NeighboursChoice | None,
+                 examples_per_user: int | None) -> str:
+    """The first of --sampling, --neighbours and --examples-per-user given, as the user wrote it."""
+    for option, value in (("--sampling", sampling), ("--neighbours", neighbours),
+                          ("--examples-per-user", examples_per_user)):
+        if value is not None:
+            return f"{option} {value.value if isinstance(value, (SamplingChoice, NeighboursChoice)) else value}"
+    raise AssertionError("called when one of them is given")
+
+
+def _check_accountant(accountant: str, scheme: dict[str, tuple[str, Any]]) -> None:
+    """The gdp accountant describes Poisson-sampled examples under add-remove or zero-out; rdp has
+    bounds for those and for fixed-size batches under replace-one (`phases.rdp_covers`)."""
+    from dpcalc.core.phases import rdp_covers
+
+    sampling, neighbours, per_user = (scheme[name][1] for name in ("sampling", "neighbours", "examples_per_user"))
+    described = f"{sampling} sampling, {neighbours} neighbours" + (f", {per_user} examples per user" if per_user > 1 else "")
+    if accountant == "gdp" and (sampling != "poisson" or neighbours == "replace-one" or per_user > 1):
+        raise InputError(f"--accountant gdp: the central-limit accountant describes Poisson-sampled examples under "
+                         f"add-remove or zero-out, not {described}; use --accountant pld")
+    if accountant == "rdp" and not rdp_covers(sampling, neighbours, per_user):
+        raise InputError(f"--accountant rdp has no bound for {described}; use --accountant pld")
+
+
+def _check_scheme(row: dict[str, Any], solved: str, sampling: SamplingChoice | None,
+                  neighbours: NeighboursChoice | None, examples_per_user: int | None) -> None:
+    """Refuse, with `pld`'s messages (`phases.with_relation`), a scheme no accountant covers; and
+    shuffled or allocated runs without n and the batch size (an epoch is ceil(n / b) steps)."""
+    from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
+
+    if sampling is not None and sampling.value in EPOCH_SAMPLINGS and solved == "p":
+        raise InputError(f"--solve p with --sampling {sampling.value}: an epoch is ceil(n / batch size) steps; give "
+                         "--n and solve for the batch size (--solve batch-size)")
+    batch = 1 if solved == "batch-size" else row["batch_size"]
+    steps = epoch_steps(row["n"], batch)
+    probe = Phase("gaussian", 0.5 if steps is None else 1.0 / steps, 1.0, None, 1, epoch_steps=steps)
+    with_relation([probe], sampling, neighbours, examples_per_user)
+
+
+def _summary_table(result, sensitivity: float | None = None, scheme: dict[str, tuple[str, Any]] | None = None) -> Table:
     q = result.quantity
     name = {"batch_size": "batch size"}.get(q, q)
     rows = []
@@ -536,6 +613,10 @@ def _summary_table(result, sensitivity: float | None = None) -> Table:
         run = [(key, value) for key, value in run if key != q]
         for index, (key, value) in enumerate(run):
             rows.append((key, value, "the rest of the run" if index == 0 else ""))
+        if scheme:
+            per_user = scheme["examples_per_user"][1]
+            rows.append(("sampling", scheme["sampling"][1], f"{scheme['neighbours'][1]} neighbours"
+                         + (f", {per_user} examples per user" if per_user > 1 else "")))
     if result.exact:
         rows.append(("evaluations", "0", "closed form: no accountant calls"))
     else:

@@ -180,6 +180,9 @@ _dpcalc() {
                 --n) return ;;
                 --batch-size) return ;;
                 --epochs) return ;;
+                --sampling) COMPREPLY=($(compgen -W "poisson uniform shuffle allocation" -- "$cur")); return ;;
+                --neighbours) COMPREPLY=($(compgen -W "add-remove replace-one zero-out" -- "$cur")); return ;;
+                --examples-per-user) return ;;
                 --precision) return ;;
                 --target-advantage) return ;;
                 --target-tpr) return ;;
@@ -188,7 +191,7 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --precision --target-advantage --target-tpr --at-fpr --max-eps --json --csv --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --sampling --neighbours --examples-per-user --precision --target-advantage --target-tpr --at-fpr --max-eps --json --csv --plot --chart -h --help" -- "$cur"))
             fi ;;
         dpcalc/mechanism)
             if [[ "$cur" == -* ]]; then

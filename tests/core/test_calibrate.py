@@ -44,9 +44,13 @@ def significant_digits(value: float) -> int:
 
 
 def mp_gdp_delta(epsilon, p, sigma, steps):
-    """delta(eps; mu) of mu-GDP (DRS Cor. 2.13), mu = p sqrt(T (e^(1/sigma^2) - 1)) (BDLS Thm 4), 30 digits."""
+    """delta(eps; mu) of mu-GDP (DRS Cor. 2.13), mu = p sqrt(T (e^(1/sigma^2) - 1)) (BDLS Thm 4), or
+    exactly sqrt(T)/sigma at p = 1 (DRS Cor. 3.3), 30 digits."""
     with mpmath.workdps(30):
-        mu = mpmath.mpf(p) * mpmath.sqrt(steps * mpmath.expm1(1 / mpmath.mpf(sigma) ** 2))
+        if p == 1:
+            mu = mpmath.sqrt(steps) / mpmath.mpf(sigma)
+        else:
+            mu = mpmath.mpf(p) * mpmath.sqrt(steps * mpmath.expm1(1 / mpmath.mpf(sigma) ** 2))
         eps = mpmath.mpf(epsilon)
         return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
 
@@ -62,7 +66,8 @@ def test_gdp_sigma_is_the_smallest_six_digit_sigma(p, steps, target):
     assert result.rejected == float(Decimal(repr(result.value)) - Decimal(1).scaleb(Decimal(repr(result.value)).adjusted() - 5))
     assert result.evaluations == 2  # the model is the accountant: one point each side
     assert result.epsilon <= target and result.rejected_epsilon > target
-    assert any("central-limit" in warning for warning in result.warnings)
+    # the central-limit mu is labelled an approximation; at p = 1 the mu is exact (DRS Cor. 3.3)
+    assert any("central-limit" in warning for warning in result.warnings) == (p < 1)
 
 
 def test_gdp_steps_are_exact_against_the_closed_form():

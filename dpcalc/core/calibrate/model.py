@@ -19,9 +19,12 @@ LOG_CLIP = 700.0
 
 def model_log_mu(p: float, sigma: float, steps: float) -> float:
     """log mu of the central-limit approximation for real T (BDLS Thm 4: mu = p sqrt(T (e^(1/sigma^2) - 1)));
-    -inf at p = 0 (nothing sampled: mu = 0)."""
+    -inf at p = 0 (nothing sampled: mu = 0); at p = 1 the exact sqrt(T)/sigma (DRS Cor. 3.3), as
+    `gdp.noisy_sgd_gdp` and the gdp accountant give it."""
     if p == 0.0:
         return -math.inf
+    if p == 1.0:
+        return min(0.5 * math.log(steps) - math.log(sigma), 700.0)
     return min(math.log(p) + 0.5 * math.log(steps) + 0.5 * log_expm1(1.0 / (sigma * sigma)), 700.0)
 
 

@@ -22,7 +22,7 @@ from typing import Literal, TypeVar
 from dpcalc.core import gdp
 from dpcalc.core.calibrate.grids import DecimalGrid, Grid, IntegerGrid
 from dpcalc.core.calibrate.model import LOG_CLIP, laplace_model_log_mu, model_log_epsilon, model_log_mu
-from dpcalc.core.phases import Mechanism, Phase
+from dpcalc.core.phases import EPOCH_SAMPLINGS, Mechanism, Neighbours, Phase, Sampling, unsupported
 from dpcalc.core.special import find_root
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY, Interval, ParameterError
 
@@ -69,6 +69,18 @@ class Problem:
     dataset_size: int | None
     mechanism: Mechanism = "gaussian"
     sensitivity: float = 1.0  # laplace: the L1 sensitivity D of the released query
+    # how batches are drawn and what neighbouring datasets are (docs/mathematics.md §3): the
+    # Gaussian run's phase carries them; shuffled and allocated runs have ceil(1/p) = ceil(n/b)
+    # steps an epoch
+    sampling: Sampling = "poisson"
+    neighbours: Neighbours = "add-remove"
+    examples_per_user: int = 1
+
+    @property
+    def plain(self) -> bool:
+        """A Poisson-sampled, example-level run under add-remove or zero-out: the run the model,
+        the shared composition over T and the gdp accountant describe."""
+        return self.sampling == "poisson" and self.neighbours != "replace-one" and self.examples_per_user == 1
 
     # The inputs make_problem fixes for the quantity solved (None only when solving for another):
     # sigma, T, epochs fix p; all but sigma fix the noise multiplier; sigma fixes T; batch_size n.
@@ -103,20 +115,40 @@ class Problem:
         if q == "scale":
             return Phase("laplace", scale=_unit_scale(Decimal(value), self.sensitivity), steps=self.fixed_steps)
         if q == "sigma":
-            return _run(self.fixed_probability, float(value), self.fixed_steps)
+            return self._run(self.fixed_exact_probability, float(value), self.fixed_steps)
         if q == "T":
-            return _run(self.fixed_probability, self.fixed_noise_multiplier, int(value))
+            return self._run(self.fixed_exact_probability, self.fixed_noise_multiplier, int(value))
         if q == "epochs":
-            return _run(self.fixed_probability, self.fixed_noise_multiplier,
-                        steps_for_epochs(value, self.fixed_exact_probability))
+            return self._run(self.fixed_exact_probability, self.fixed_noise_multiplier,
+                             steps_for_epochs(value, self.fixed_exact_probability))
         if q == "p":
-            return _run(float(value), self.fixed_noise_multiplier, self._steps_at(Fraction(value)))
+            return self._run(Fraction(value), self.fixed_noise_multiplier, self._steps_at(Fraction(value)))
         # batch_size
-        n = self.fixed_dataset_size
-        return _run(int(value) / n, self.fixed_noise_multiplier, self._steps_at(Fraction(int(value), n)))
+        exact = Fraction(int(value), self.fixed_dataset_size)
+        return self._run(exact, self.fixed_noise_multiplier, self._steps_at(exact))
+
+    def _run(self, exact_probability: Fraction, noise_multiplier: float, steps: int) -> Phase:
+        """The run as the accountants take it: one subsampled Gaussian phase, drawn and related as
+        the problem says (an epoch of a shuffled or allocated run is ceil(1/p) steps)."""
+        epoch_steps = math.ceil(1 / exact_probability) if self.sampling in EPOCH_SAMPLINGS else None
+        return Phase("gaussian", sampling_probability=float(exact_probability), noise_multiplier=noise_multiplier,
+                     steps=steps, sampling=self.sampling, neighbours=self.neighbours, epoch_steps=epoch_steps,
+                     examples_per_user=self.examples_per_user)
 
     def model_run(self, x: float) -> tuple[float, float, float]:
-        """(p, sigma, T) at a real value x of the quantity, T real: the model's continuous run."""
+        """(p, sigma, T) at a real value x of the quantity, T real: the model's continuous run.
+
+        The model is the Poisson run's (it steers the search; the accountant decides): a run
+        under replace-one, or with k examples a user, moves the sum by 2 or k clipping norms, so
+        its model has sigma / 2 or sigma / k; a shuffled run's upper bound is one unsubsampled
+        Gaussian an epoch, so its model has p = 1 and T p steps."""
+        p, noise, steps = self._model_poisson_run(x)
+        noise /= (2.0 if self.neighbours == "replace-one" else 1.0) * self.examples_per_user
+        if self.sampling == "shuffle":
+            return 1.0, noise, max(steps * min(p, 1.0), 1.0)
+        return p, noise, steps
+
+    def _model_poisson_run(self, x: float) -> tuple[float, float, float]:
         q = self.quantity
         if q == "scale":
             return 1.0, x / self.sensitivity, float(self.fixed_steps)
@@ -175,16 +207,16 @@ def _unit_scale(scale: Decimal, sensitivity: float) -> float:
     return math.nextafter(unit, 0.0) if Fraction(unit) > exact else unit
 
 
-def _run(sampling_probability: float, noise_multiplier: float, steps: int) -> Phase:
-    """The run as the accountants take it: one Poisson-subsampled Gaussian phase."""
-    return Phase("gaussian", sampling_probability=sampling_probability, noise_multiplier=noise_multiplier, steps=steps)
-
-
 def make_problem(quantity: Quantity, sampling_probability: float | Fraction | None, noise_multiplier: float | None,
                  steps: int | None, epochs: float | Fraction | None, dataset_size: int | None,
                  batch_size: int | None, mechanism: Mechanism = "gaussian", sensitivity: float | None = None,
+                 sampling: Sampling = "poisson", neighbours: Neighbours = "add-remove", examples_per_user: int = 1,
                  ) -> Problem:
     """Check that exactly the inputs `quantity` needs are given, and fix p and T."""
+    if (sampling, neighbours, examples_per_user) != ("poisson", "add-remove", 1):
+        problem = make_problem(quantity, sampling_probability, noise_multiplier, steps, epochs, dataset_size,
+                               batch_size, mechanism, sensitivity)
+        return _with_scheme(problem, sampling, neighbours, examples_per_user)
     if mechanism not in MECHANISM_QUANTITIES:
         raise ValueError(f"mechanism must be one of {', '.join(MECHANISM_QUANTITIES)}, got mechanism={mechanism!r}")
     if quantity not in MECHANISM_QUANTITIES[mechanism]:
@@ -259,6 +291,22 @@ def make_problem(quantity: Quantity, sampling_probability: float | Fraction | No
                 assert exact_probability is not None, "fixed above when solving for sigma"
                 total_steps = steps_for_epochs(exact_epochs, exact_probability)
     return Problem(quantity, probability, exact_probability, noise_multiplier, total_steps, exact_epochs, dataset_size)
+
+
+def _with_scheme(problem: Problem, sampling: Sampling, neighbours: Neighbours, examples_per_user: int) -> Problem:
+    """The problem with its batches drawn by `sampling` under `neighbours`, `examples_per_user`
+    examples a user; refused where no accountant covers the combination (`phases.unsupported`)."""
+    import dataclasses
+
+    POSITIVE_INTEGER.check("examples_per_user", examples_per_user)
+    why = unsupported(problem.mechanism, sampling, neighbours, examples_per_user)
+    if why is not None:
+        raise ValueError(why)
+    if sampling in EPOCH_SAMPLINGS and problem.quantity == "p":
+        # an epoch is ceil(n/b) = ceil(1/p) steps for p = b/n exactly: a p off the grid of b/n has no epoch
+        raise ValueError(f"{sampling} sampling: an epoch is ceil(n / b) steps; solve for batch_size (with "
+                         "dataset_size), not for p")
+    return dataclasses.replace(problem, sampling=sampling, neighbours=neighbours, examples_per_user=examples_per_user)
 
 
 def _laplace_problem(sampling_probability: float | Fraction | None, noise_multiplier: float | None,

@@ -45,7 +45,8 @@ from dpcalc.core.calibrate.problem import (
 )
 from dpcalc.core.calibrate.result import CalibrationResult, basic_composition, build_result, laplace_closed_form
 from dpcalc.core.calibrate.search import STEERING_MAX, Outcome, Search
-from dpcalc.core.phases import Mechanism
+from dpcalc.core.phases import Mechanism, Sampling, rdp_covers
+from dpcalc.core.phases import Neighbours as Relation
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
 
 # How far apart two certified upper bounds of one run on different compositions may be taken
@@ -70,6 +71,9 @@ def calibrate(
     hint: CalibrationResult | None = None,
     mechanism: Mechanism = "gaussian",
     sensitivity: float | None = None,
+    sampling: Sampling = "poisson",
+    neighbours: Relation = "add-remove",
+    examples_per_user: int = 1,
 ) -> CalibrationResult:
     """Solve for `quantity` so that the accountant's epsilon at `delta` is at most `target_epsilon`.
 
@@ -83,6 +87,12 @@ def calibrate(
     with L1 `sensitivity` (default 1), no subsampling; the gdp accountant (a central limit of the
     subsampled Gaussian) does not apply. One release (k = 1) under pld is answered in closed form,
     exactly (`laplace_closed_form`).
+
+    `sampling` (poisson, uniform, shuffle, allocation), `neighbours` and `examples_per_user`
+    describe the Gaussian run as `dpcalc pld` takes it (docs/mathematics.md §3); shuffled and
+    allocated runs need `dataset_size` and `batch_size` (an epoch is ceil(n / b) steps), or
+    solve for the batch size. The rdp accountant covers Poisson and (under replace-one)
+    fixed-size batches; gdp only Poisson-sampled examples under add-remove or zero-out.
     """
     if quantity not in QUANTITIES:
         raise ValueError(f"quantity must be one of {', '.join(QUANTITIES)}, got quantity={quantity!r}")
@@ -90,7 +100,13 @@ def calibrate(
     OPEN_UNIT.check("delta", delta)
     PRECISION.check("precision", precision)
     problem = make_problem(quantity, sampling_probability, noise_multiplier, steps, epochs, dataset_size, batch_size,
-                           mechanism, sensitivity)
+                           mechanism, sensitivity, sampling, neighbours, examples_per_user)
+    if accountant == "gdp" and not problem.plain:
+        raise ValueError("the gdp accountant (central limit of Poisson sampling) covers Poisson-sampled examples "
+                         "under add-remove or zero-out only: use pld")
+    if accountant == "rdp" and not rdp_covers(sampling, neighbours, examples_per_user):
+        raise ValueError(f"the rdp accountant has no bound for {sampling} sampling under {neighbours} neighbours"
+                         + (" at user level" if examples_per_user > 1 else "") + ": use pld")
     if mechanism == "laplace":
         if accountant == "gdp":
             raise ValueError("the gdp accountant (central limit of the subsampled Gaussian) does not apply to the "
@@ -123,7 +139,7 @@ def calibrate(
         def level(value: Value, steering_epsilon: float) -> float | None:
             return pld_engine.level(problem.run(value), steering_epsilon)
 
-        if quantity in ("T", "epochs"):
+        if quantity in ("T", "epochs") and problem.plain:
             shared = _largest_steps(problem, pld_engine, grid, start, target_epsilon)
             if shared is not None:
                 return build_result(problem, engine, shared, target_epsilon, delta, precision, grid)
