@@ -15,6 +15,12 @@ from dpcalc.cli.app import LazyGroup
 
 # name -> (module that defines `app` with the one command, one-line help for `dpcalc mechanism --help`)
 MECHANISMS: dict[str, tuple[str, str]] = {
+    "exponential": ("dpcalc.cli.mechanism.exponential",
+                    "Exponential mechanism: epsilon, error bound, failure probability - give two, get the third."),
+    "noisy-max": ("dpcalc.cli.mechanism.noisy_max",
+                  "Report noisy max (Laplace, Gumbel, exponential noise): epsilon, gap, failure probability."),
+    "svt": ("dpcalc.cli.mechanism.svt",
+            "Sparse vector (AboveThreshold, c answers): epsilon, error bound, failure probability."),
 }
 
 

@@ -10,6 +10,30 @@ from dpcalc.core.phases import Neighbours, Phase, Sampling
 
 # The releases an accountant of phases composes; zcdp and dp releases are their own groups.
 PHASE_MECHANISMS = ("subsampled-gaussian", "gaussian", "laplace", "gdp")
+# The textbook mechanisms of `dpcalc mechanism` given by their pure epsilon. Each is eps-DP; the
+# exponential mechanism (and noisy max with Gumbel noise, the same mechanism) is also
+# eps-bounded-range (`bounded_range`), which composes better (docs/mathematics.md, "Mechanisms:
+# exponential").
+PURE_DP_MECHANISMS = ("exponential", "noisy-max", "svt")
+
+
+def bounded_range(release: Release) -> bool:
+    """Whether a release is an exponential mechanism: eps-bounded-range at its epsilon (Durfee,
+    Rogers 2019), hence eps^2/8-zCDP (Cesar, Rogers 2021). Both sampling rules of
+    `dpcalc mechanism exponential` are: the privacy loss of any two outputs differs by at most eps."""
+    return release.mechanism == "exponential" or (release.mechanism == "noisy-max" and release.noise == "gumbel")
+
+
+def privacy_basis(release: Release) -> str:
+    """The theorem that makes a textbook-mechanism release eps-DP at its epsilon."""
+    if bounded_range(release):
+        return ("eps-DP and eps-bounded-range exponential mechanism (Dwork and Roth 2014, Thm 3.10; "
+                "Durfee and Rogers 2019)")
+    if release.mechanism == "svt":
+        return "eps-DP sparse vector (Dwork and Roth 2014, Thm 3.23, 3.25)"
+    if release.noise == "laplace":
+        return "eps-DP report noisy max (Dwork and Roth 2014, Claim 3.9)"
+    return "eps-DP permute-and-flip (McKenna and Sheldon 2020, Thm 1)"
 
 
 def steps_of(release: Release) -> int:

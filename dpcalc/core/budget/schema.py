@@ -21,6 +21,7 @@ else:  # pragma: no cover - Python 3.10 reads TOML with tomli, tomllib's origin
     import tomli as tomllib
 
 from dpcalc.core.accountants import CERTIFIED_ACCOUNTANTS
+from dpcalc.core.mechanisms.noisy_max import NOISES
 from dpcalc.core.phases import NEIGHBOURS, SAMPLINGS, Neighbours, rdp_covers, unsupported
 from dpcalc.core.validation import (
     MAX_COUNT,
@@ -51,6 +52,10 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
     "dp": {"epsilon": NON_NEGATIVE, "delta": UNIT_OR_ZERO, "count": POSITIVE_INTEGER},
     "gdp": {"mu": POSITIVE, "count": POSITIVE_INTEGER},
     "zcdp": {"rho": POSITIVE, "count": POSITIVE_INTEGER},
+    # the textbook mechanisms of `dpcalc mechanism`, each eps-DP at its epsilon (noisy-max also names its noise)
+    "exponential": {"epsilon": POSITIVE, "count": POSITIVE_INTEGER},
+    "noisy-max": {"epsilon": POSITIVE, "count": POSITIVE_INTEGER},
+    "svt": {"epsilon": POSITIVE, "count": POSITIVE_INTEGER},
 }
 BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
 # Text keys: of the budget (the neighbour relation the budget is stated in) and of a
@@ -58,7 +63,7 @@ BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
 BUDGET_TEXT_KEYS = {"accountant": ACCOUNTANTS, "neighbours": NEIGHBOURS}
 # Attack-risk limits of a budget: max_advantage = A, tpr_at_fpr = {fpr = Y, tpr = X}.
 BUDGET_RISK_KEYS = ("max_advantage", "tpr_at_fpr")
-RELEASE_TEXT_KEYS = {"subsampled-gaussian": {"sampling": SAMPLINGS}}
+RELEASE_TEXT_KEYS: dict[str, dict[str, tuple[str, ...]]] = {"subsampled-gaussian": {"sampling": SAMPLINGS}, "noisy-max": {"noise": NOISES}}
 
 
 class BudgetFileError(ValueError):
@@ -74,6 +79,7 @@ class Release:
     parameters: dict[str, float] = field(default_factory=dict)
     line: int = 0
     sampling: str = "poisson"  # subsampled-gaussian: poisson, uniform, shuffle or allocation
+    noise: str = ""  # noisy-max: laplace, gumbel or exponential
 
     @overload
     def get(self, key: str) -> float | None: ...
@@ -229,8 +235,13 @@ def _release(raw: Any, index: int, line: int, source: str) -> Release:
             )
         parameters[key] = _number(where, key, value, schema[key])
     _check_alternatives(where, mechanism, parameters)
-    sampling = _text(where, "sampling", raw.get("sampling", "poisson"), SAMPLINGS) if texts else "poisson"
-    return Release(name=name, mechanism=mechanism, parameters=parameters, line=line, sampling=sampling)
+    sampling = _text(where, "sampling", raw.get("sampling", "poisson"), SAMPLINGS) if "sampling" in texts else "poisson"
+    noise = ""
+    if "noise" in texts:
+        if "noise" not in raw:
+            raise BudgetFileError(f"{where}: missing 'noise' for mechanism '{mechanism}' (one of {', '.join(NOISES)})")
+        noise = _text(where, "noise", raw["noise"], NOISES)
+    return Release(name=name, mechanism=mechanism, parameters=parameters, line=line, sampling=sampling, noise=noise)
 
 
 def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]) -> None:
@@ -274,6 +285,8 @@ def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]
         need("mu")
     elif mechanism == "zcdp":
         need("rho")
+    elif mechanism in ("exponential", "noisy-max", "svt"):
+        need("epsilon")
 
 
 def _number(where: str, key: str, value: Any, interval: Interval) -> float:
