@@ -244,8 +244,8 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
         "rdp": "RDP accountant",
         "zcdp": "zCDP (Canonne, Kamath, Steinke 2020)",
         "dp": "optimal composition of (eps, delta) releases (Kairouz, Oh, Viswanath 2015)",
-        "bounded-range": "exponential mechanisms: the better of zCDP at eps^2/8 each (eps-bounded range, "
-                         "Cesar, Rogers 2021) and optimal composition as eps-DP",
+        "bounded-range": "exponential mechanisms: the better of zCDP, eps^2/8 each (bounded range, Cesar, "
+                         "Rogers 2021), and optimal composition",
     }
     checks, risk_warnings = budget_risk(budget)
     warnings += [f"risk: {note}" for note in risk_warnings if f"risk: {note}" not in warnings]
@@ -313,6 +313,6 @@ def _textbook_release(release: Release, delta: float) -> ReleaseEpsilon:
         converted = _zcdp_epsilon(rho, delta)
         if converted < own.epsilon:
             return ReleaseEpsilon(release.name, release.mechanism, converted, delta,
-                                  f"zCDP at eps^2/8 each ({basis}; Cesar and Rogers 2021)")
-    method = basis if count == 1 else f"optimal composition of {count} uses ({basis})"
+                                  "zCDP, eps^2/8 each: eps-bounded range (Cesar and Rogers 2021)")
+    method = basis if count == 1 else f"optimal composition, {basis}"
     return ReleaseEpsilon(release.name, release.mechanism, own.epsilon, own.delta, method)

@@ -27,13 +27,12 @@ def bounded_range(release: Release) -> bool:
 def privacy_basis(release: Release) -> str:
     """The theorem that makes a textbook-mechanism release eps-DP at its epsilon."""
     if bounded_range(release):
-        return ("eps-DP and eps-bounded-range exponential mechanism (Dwork and Roth 2014, Thm 3.10; "
-                "Durfee and Rogers 2019)")
+        return "eps-DP, eps-bounded range (Dwork and Roth 2014, Thm 3.10; Durfee and Rogers 2019)"
     if release.mechanism == "svt":
-        return "eps-DP sparse vector (Dwork and Roth 2014, Thm 3.23, 3.25)"
+        return "eps-DP (Dwork and Roth 2014, Thm 3.23, 3.25)"
     if release.noise == "laplace":
-        return "eps-DP report noisy max (Dwork and Roth 2014, Claim 3.9)"
-    return "eps-DP permute-and-flip (McKenna and Sheldon 2020, Thm 1)"
+        return "eps-DP (Dwork and Roth 2014, Claim 3.9)"
+    return "eps-DP, permute-and-flip (McKenna and Sheldon 2020, Thm 1)"
 
 
 def steps_of(release: Release) -> int:

@@ -11,9 +11,9 @@ and c = 2 otherwise, b = c Delta / eps:
   exp(u / b) (the Gumbel-max identity), i.e. the exponential mechanism: eps-DP at b = 2 Delta /
   eps, and at b = Delta / eps for monotone scores (DR Thm 3.10 and the remark after it;
   McSherry, Talwar 2007).
-- exponential: one-sided Exp(b) noise (mean b) is the permute-and-flip mechanism (Ding, Zhang,
-  Wang, Kifer 2021, Thm 1), eps-DP at b = 2 Delta / eps, and at b = Delta / eps for monotone
-  scores (McKenna, Sheldon 2020, Thm 1 and Sec. 4).
+- exponential: one-sided Exp(b) noise (mean b) is the permute-and-flip mechanism (Ding et al.
+  2021), eps-DP at b = 2 Delta / eps (McKenna, Sheldon 2020, Thm 1), and at b = Delta / eps for
+  monotone scores (McKenna, Sheldon 2020, their remark on monotone quality scores).
 
 Accuracy. Let the top score exceed every other by at least the gap g, x = g / b. The chance of
 reporting another index rises with every other score, so it is largest when all m - 1 others
@@ -51,7 +51,7 @@ NON_NEGATIVE_GAP = Interval(0.0, math.inf, low_closed=True)
 PRIVACY_SOURCES: dict[Noise, str] = {
     "laplace": "Dwork and Roth 2014, Claim 3.9 (Laplace report noisy max)",
     "gumbel": "Dwork and Roth 2014, Thm 3.10 (the exponential mechanism, Gumbel-max)",
-    "exponential": "McKenna and Sheldon 2020, Thm 1 (permute-and-flip); Ding et al. 2021, Thm 1",
+    "exponential": "McKenna and Sheldon 2020, Thm 1 (permute-and-flip); Ding et al. 2021",
 }
 ACCURACY_BASES: dict[Noise, str] = {
     "laplace": "union bound over the m - 1 pairwise Laplace differences (an upper bound)",
