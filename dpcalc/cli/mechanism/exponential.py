@@ -78,6 +78,7 @@ def exponential(
             "epsilon": result.epsilon,
             "alpha": result.alpha,
             "beta": result.beta,
+            "t": result.t,
             "sensitivity": result.sensitivity,
             "outcomes": result.outcomes,
             "monotone": result.monotone,

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from dpcalc.cli.mechanism.given import two_of_three
-from dpcalc.cli.options import InputError, Json, MaxEpsilon, number
+from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
 from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
@@ -21,7 +21,7 @@ redrawn after each positive answer, each query compared after adding Lap(4 c Del
 is eps-DP (Dwork and Roth 2014, Thm 3.23, 3.25). When at most c queries are >= T - alpha, every
 answer is right to within alpha (a positive answer means >= T - alpha, a negative one <= T +
 alpha) except with probability at most beta, for alpha = 8 c Delta (ln k + ln(2 c / beta)) / eps
-(Thm 3.24, 3.26). Only these proved variants are offered: many published SVT variants are not
+(Thm 3.24, 3.26). --scale gives the privacy as the threshold's noise scale instead of --eps. Only these proved variants are offered: many published SVT variants are not
 private (Lyu, Su, Li 2017).
 
 \b
@@ -29,6 +29,7 @@ Examples:
   dpcalc mechanism svt --queries 1000 --eps 1 --beta 0.05
   dpcalc mechanism svt --queries 1000 --answers 10 --alpha 500 --beta 0.05
   dpcalc mechanism svt --queries 100 --eps 0.5 --alpha 200 --json
+  dpcalc mechanism svt --queries 100 --answers 5 --scale 20 --beta 0.1
 """
 
 
@@ -48,6 +49,12 @@ def svt(
     eps: Annotated[
         float | None,
         typer.Option("--eps", metavar="FLOAT", help="Epsilon of the whole run, > 0.", click_type=number(POSITIVE)),
+    ] = None,
+    scale: Annotated[
+        float | None,
+        typer.Option("--scale", metavar="FLOAT",
+                     help="Laplace scale of the threshold's noise, > 0 (instead of --eps; eps = 2 c Delta / scale).",
+                     click_type=number(POSITIVE)),
     ] = None,
     alpha: Annotated[
         float | None,
@@ -70,11 +77,15 @@ def svt(
 
     if answers > queries:
         raise InputError(f"--answers must be at most --queries {queries}, got {answers}")
-    two_of_three((("--eps", "epsilon", eps), ("--alpha", "alpha", alpha), ("--beta", "beta", beta)),
+    if eps is not None and scale is not None:
+        raise conflict("--eps", "--scale", "the threshold's scale is 2 c Delta / eps: give one")
+    privacy = ("--scale", scale) if scale is not None else ("--eps", eps)
+    two_of_three(((privacy[0], "epsilon", privacy[1]), ("--alpha", "alpha", alpha), ("--beta", "beta", beta)),
                  "--eps 1 --beta 0.05 to get alpha")
-    result = core.svt_accuracy(queries=queries, answers=answers, epsilon=eps, alpha=alpha, beta=beta,
+    epsilon = eps if scale is None else 2.0 * answers * sensitivity / scale
+    result = core.svt_accuracy(queries=queries, answers=answers, epsilon=epsilon, alpha=alpha, beta=beta,
                                sensitivity=sensitivity)
-    inputs = {"queries": queries, "answers": answers, "eps": eps, "alpha": alpha, "beta": beta,
+    inputs = {"queries": queries, "answers": answers, "eps": eps, "scale": scale, "alpha": alpha, "beta": beta,
               "sensitivity": sensitivity, "max_eps": max_eps}
     report = Report(
         command="mechanism svt",

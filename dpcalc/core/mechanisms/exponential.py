@@ -62,6 +62,11 @@ class ExponentialAccuracy:
         return 1 if self.monotone else 2
 
     @property
+    def t(self) -> float:
+        """t = ln(1 / beta) of DR Thm 3.11's e^-t (0 for a vacuous bound)."""
+        return -math.log(self.beta)
+
+    @property
     def sampling(self) -> str:
         """The sampling rule the guarantee assumes, in words."""
         return "exp(eps u / Delta)" if self.monotone else "exp(eps u / (2 Delta))"

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-RESULT_KEYS = {"epsilon", "alpha", "beta", "sensitivity", "outcomes", "monotone", "sampling", "solved_for", "source"}
+RESULT_KEYS = {"epsilon", "alpha", "beta", "t", "sensitivity", "outcomes", "monotone", "sampling", "solved_for", "source"}
 INPUT_KEYS = {"outcomes", "eps", "alpha", "beta", "sensitivity", "monotone", "max_eps"}
 BASE = ("mechanism", "exponential", "--outcomes", "1000")
 
@@ -24,6 +24,7 @@ def test_json_contract(dpcalc):
     assert set(document["inputs"]) == INPUT_KEYS and set(document["result"]) == RESULT_KEYS
     result = document["result"]
     assert result["alpha"] == pytest.approx(2 * math.log(20000), rel=1e-15)
+    assert result["t"] == pytest.approx(math.log(20), rel=1e-15)  # beta = e^-t
     assert (result["solved_for"], result["monotone"], result["sampling"]) == ("alpha", False, "exp(eps u / (2 Delta))")
     assert result["source"].startswith("Dwork and Roth 2014, Thm 3.11")
     assert document["warnings"] == []

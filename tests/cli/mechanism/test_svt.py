@@ -8,7 +8,7 @@ import pytest
 
 RESULT_KEYS = {"algorithm", "epsilon", "alpha", "beta", "queries", "answers", "sensitivity", "threshold_scale",
                "query_scale", "solved_for", "source"}
-INPUT_KEYS = {"queries", "answers", "eps", "alpha", "beta", "sensitivity", "max_eps"}
+INPUT_KEYS = {"queries", "answers", "eps", "scale", "alpha", "beta", "sensitivity", "max_eps"}
 
 
 def test_above_threshold_table_and_json(dpcalc):
@@ -34,6 +34,16 @@ def test_sparse_epsilon(dpcalc):
     assert result["threshold_scale"] == pytest.approx(40 / result["epsilon"], rel=1e-15)
 
 
+def test_scale_gives_the_privacy(dpcalc):
+    # threshold scale 20 with c = 5, Delta = 1: eps = 2 c Delta / scale = 0.5
+    document = dpcalc("mechanism", "svt", "--queries", "100", "--answers", "5", "--scale", "20", "--beta", "0.1",
+                      "--json").json()
+    result = document["result"]
+    assert result["epsilon"] == 0.5 and result["threshold_scale"] == 20.0 and result["query_scale"] == 40.0
+    assert result["alpha"] == pytest.approx(8 * 5 * math.log(100 * 100) / 0.5, rel=1e-15)  # 8c(ln k + ln(2c/beta))/eps
+    assert document["inputs"]["scale"] == 20.0 and document["inputs"]["eps"] is None
+
+
 def test_beta_and_vacuous_warning(dpcalc):
     result = dpcalc("mechanism", "svt", "--queries", "100", "--eps", "0.5", "--alpha", "200", "--json").json()["result"]
     assert result["beta"] == pytest.approx(200 * math.exp(-12.5), rel=1e-14)
@@ -55,6 +65,12 @@ def test_max_eps_gate(dpcalc):
     (("--queries", "10", "--eps", "1", "--alpha", "1", "--beta", "0.1"),
      "Error: --eps, --alpha and --beta cannot all be given: drop the one to compute (drop --eps to get epsilon, "
      "--alpha to get alpha, --beta to get beta)\n"),
+    (("--queries", "10", "--eps", "1", "--scale", "2", "--beta", "0.1"),
+     "Error: --eps and --scale cannot be given together; the threshold's scale is 2 c Delta / eps: give one\n"),
+    (("--queries", "10", "--scale", "2"),
+     "Error: give two of --scale, --alpha and --beta, got only --scale: add --alpha (to get beta) or --beta (to get "
+     "alpha)\n"),
+    (("--queries", "10", "--scale", "0", "--beta", "0.1"), "Error: --scale must be in (0, inf), got 0\n"),
     (("--queries", "10", "--answers", "11", "--eps", "1", "--beta", "0.1"),
      "Error: --answers must be at most --queries 10, got 11\n"),
     (("--queries", "0", "--eps", "1", "--beta", "0.1"), "Error: --queries must be an integer in [1, inf), got 0\n"),
