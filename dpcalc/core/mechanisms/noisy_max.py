@@ -15,6 +15,12 @@ and c = 2 otherwise, b = c Delta / eps:
   2021), eps-DP at b = 2 Delta / eps (McKenna, Sheldon 2020, Thm 1), and at b = Delta / eps for
   monotone scores (McKenna, Sheldon 2020, their remark on monotone quality scores).
 
+One argument covers the three (DR's proof of Claim 3.9): with the other noises fixed, index i
+wins from its own noise r* on, and since a neighbour moves every score by at most Delta (all in
+the same direction for monotone scores), it still wins from r* + 2 Delta on (r* + Delta); so
+P(X >= a + s) >= e^-eps P(X >= a) for all a suffices, s = c Delta, and each noise meets it at
+b = s / eps: their hazard rates are at most 1 / b (log-concave densities).
+
 Accuracy. Let the top score exceed every other by at least the gap g, x = g / b. The chance of
 reporting another index rises with every other score, so it is largest when all m - 1 others
 sit exactly g below the top; at that worst case:
