@@ -19,7 +19,8 @@ The file is TOML: a [budget] table (epsilon, delta, optional accountant = "pld" 
 [[release]] tables, each with a name and a mechanism: subsampled-gaussian (p, sigma or
 noise_std with sensitivity, T or n/batch_size/epochs), gaussian (sigma or noise_std: the noise
 std; sensitivity, count), laplace (scale or epsilon,
-sensitivity, count), dp (epsilon, delta, count), gdp (mu, count) or zcdp (rho, count).
+sensitivity, count), dp (epsilon, delta, count), gdp (mu, count), zcdp (rho, count), or the
+textbook mechanisms exponential, svt (epsilon, count) and noisy-max (noise, epsilon, count).
 Exit 0 within budget (a file without releases is: total 0), 1 over budget, 2 for a malformed
 file. The file is only read.
 

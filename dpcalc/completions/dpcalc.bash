@@ -6,7 +6,7 @@ _dpcalc() {
     # the (sub)command being completed: dpcalc, dpcalc/gdp, dpcalc/mechanism/NAME, ...
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case "$path/$word" in
-            dpcalc/gdp|dpcalc/convert|dpcalc/laplace-eps|dpcalc/advanced-composition|dpcalc/rdp|dpcalc/check|dpcalc/pld|dpcalc/risk|dpcalc/calibrate|dpcalc/mechanism|dpcalc/mechanism/laplace|dpcalc/mechanism/gaussian|dpcalc/mechanism/randomized-response|dpcalc/mechanism/ptr|dpcalc/mechanism/smooth-sensitivity|dpcalc/completions|dpcalc/completions/install|dpcalc/completions/show) path="$path/$word" ;;
+            dpcalc/gdp|dpcalc/convert|dpcalc/laplace-eps|dpcalc/advanced-composition|dpcalc/rdp|dpcalc/check|dpcalc/pld|dpcalc/risk|dpcalc/calibrate|dpcalc/mechanism|dpcalc/mechanism/laplace|dpcalc/mechanism/gaussian|dpcalc/mechanism/exponential|dpcalc/mechanism/noisy-max|dpcalc/mechanism/svt|dpcalc/mechanism/ptr|dpcalc/mechanism/randomized-response|dpcalc/mechanism/smooth-sensitivity|dpcalc/completions|dpcalc/completions/install|dpcalc/completions/show) path="$path/$word" ;;
         esac
     done
     case "$path" in
@@ -197,7 +197,7 @@ _dpcalc() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "-h --help" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W "laplace gaussian randomized-response ptr smooth-sensitivity" -- "$cur"))
+                COMPREPLY=($(compgen -W "laplace gaussian exponential noisy-max svt ptr randomized-response smooth-sensitivity" -- "$cur"))
             fi ;;
         dpcalc/mechanism/laplace)
             case "$prev" in
@@ -233,18 +233,45 @@ _dpcalc() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--eps --delta --sigma --sensitivity --error --confidence --dims --calibration --sensitivities --sigmas --clipping --target-multiplier --max-eps --json -h --help" -- "$cur"))
             fi ;;
-        dpcalc/mechanism/randomized-response)
+        dpcalc/mechanism/exponential)
             case "$prev" in
+                --outcomes) return ;;
                 --eps) return ;;
-                --flip-probability) return ;;
-                --k) return ;;
-                --n|--respondents) return ;;
-                --std-error) return ;;
-                --frequency) return ;;
+                --alpha) return ;;
+                --beta) return ;;
+                --sensitivity) return ;;
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--eps --flip-probability --k --n --respondents --std-error --frequency --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--outcomes --eps --alpha --beta --sensitivity --monotone --max-eps --json -h --help" -- "$cur"))
+            fi ;;
+        dpcalc/mechanism/noisy-max)
+            case "$prev" in
+                --noise) COMPREPLY=($(compgen -W "laplace gumbel exponential" -- "$cur")); return ;;
+                --candidates) return ;;
+                --eps) return ;;
+                --scale) return ;;
+                --gap) return ;;
+                --beta) return ;;
+                --sensitivity) return ;;
+                --max-eps) return ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "--noise --candidates --eps --scale --gap --beta --sensitivity --monotone --max-eps --json -h --help" -- "$cur"))
+            fi ;;
+        dpcalc/mechanism/svt)
+            case "$prev" in
+                --queries) return ;;
+                --answers) return ;;
+                --eps) return ;;
+                --scale) return ;;
+                --alpha) return ;;
+                --beta) return ;;
+                --sensitivity) return ;;
+                --max-eps) return ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "--queries --answers --eps --scale --alpha --beta --sensitivity --max-eps --json -h --help" -- "$cur"))
             fi ;;
         dpcalc/mechanism/ptr)
             case "$prev" in
@@ -260,6 +287,19 @@ _dpcalc() {
             esac
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--eps --scale --delta --bound --error --confidence --distance --reply-probability --max-eps --json -h --help" -- "$cur"))
+            fi ;;
+        dpcalc/mechanism/randomized-response)
+            case "$prev" in
+                --eps) return ;;
+                --flip-probability) return ;;
+                --k) return ;;
+                --n|--respondents) return ;;
+                --std-error) return ;;
+                --frequency) return ;;
+                --max-eps) return ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "--eps --flip-probability --k --n --respondents --std-error --frequency --max-eps --json -h --help" -- "$cur"))
             fi ;;
         dpcalc/mechanism/smooth-sensitivity)
             case "$prev" in

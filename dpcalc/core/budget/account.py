@@ -3,9 +3,12 @@
 The releases fall into groups, each accounted as tightly as its kind allows: the mechanism
 releases together by the budget's accountant (dpcalc.core.accountants: pld, with full-batch
 Gaussians exact, or rdp, which also takes the zCDP releases on its curve), zCDP releases by
-their conversion (Canonne, Kamath, Steinke 2020), pre-computed (eps, delta) releases by
-optimal composition (Kairouz, Oh, Viswanath 2015). The groups are joined by basic composition
-with the best of a few splits of delta.
+their conversion (Canonne, Kamath, Steinke 2020), pre-computed (eps, delta) releases and the
+eps-DP textbook mechanisms (svt, noisy-max with Laplace or exponential noise) by optimal
+composition (Kairouz, Oh, Viswanath 2015), exponential mechanisms (exponential, noisy-max with
+Gumbel noise) by the better of two sound bounds, zCDP at eps^2/8 each (eps-bounded range,
+Cesar, Rogers 2021) and optimal composition as eps-DP. The groups are joined by basic
+composition with the best of a few splits of delta.
 """
 
 from __future__ import annotations
@@ -18,8 +21,11 @@ from dpcalc.core.accountants import Accountant, accountant
 from dpcalc.core.budget.releases import (
     DP_MECHANISMS,
     PHASE_MECHANISMS,
+    PURE_DP_MECHANISMS,
+    bounded_range,
     guarantee_basis,
     guarantee_release,
+    privacy_basis,
     release_phase,
 )
 from dpcalc.core.budget.risk import RiskCheck, budget_risk
@@ -124,6 +130,16 @@ def _dp_epsilon(releases: list[Release], delta: float) -> float:
     return min(result.basic.epsilon, result.advanced.epsilon, result.optimal.epsilon)
 
 
+def _bounded_range_epsilon(releases: list[Release], delta: float) -> float:
+    """Exponential mechanisms, each eps_i-DP and eps_i-bounded-range, composed at `delta`: the
+    smaller of two valid bounds, the zCDP conversion of sum eps_i^2 / 8 (eps-BR implies
+    eps^2/8-zCDP, Cesar, Rogers 2021; zCDP composes additively, Bun, Steinke 2016) and their
+    optimal composition as eps-DP mechanisms (`_dp_epsilon`). Few releases favour the latter,
+    many the former (its rho is a quarter of pure eps-DP's eps^2/2)."""
+    rho = math.fsum(r.number("epsilon") ** 2 / 8.0 * r.get("count", 1) for r in releases)
+    return min(_zcdp_epsilon(rho, delta), _dp_epsilon(releases, delta))
+
+
 NO_RELEASES = "no releases are listed: nothing released yet, total epsilon 0, within budget."
 
 
@@ -143,7 +159,11 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
     delta = budget.delta
     mechanisms = [r for r in budget.releases if r.mechanism in PHASE_MECHANISMS]
     zcdp_releases = [r for r in budget.releases if r.mechanism == "zcdp"]
-    dp_releases = [r for r in budget.releases if r.mechanism in DP_MECHANISMS]
+    # pre-computed (eps, delta) releases, randomized response and the eps-DP textbook mechanisms;
+    # exponential mechanisms apart (bounded range)
+    ranged = [r for r in budget.releases if r.mechanism in PURE_DP_MECHANISMS and bounded_range(r)]
+    dp_releases = [r for r in budget.releases
+                   if r.mechanism in DP_MECHANISMS or (r.mechanism in PURE_DP_MECHANISMS and not bounded_range(r))]
     phases = [release_phase(r, budget.neighbours) for r in mechanisms]
     rho = math.fsum(r.number("rho") * r.get("count", 1) for r in zcdp_releases)
     warnings: list[str] = []
@@ -179,6 +199,8 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
             groups["zcdp"] = lambda d: _zcdp_epsilon(rho, d)
     if dp_releases:
         groups["dp"] = lambda d: _dp_epsilon(dp_releases, d)
+    if ranged:
+        groups["bounded-range"] = lambda d: _bounded_range_epsilon(ranged, d)
 
     cache: dict[tuple[str, float], float] = {}
 
@@ -196,7 +218,7 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
         splits = [(s, 1.0 - s) for s in _SPLIT_SHARES]
     elif len(names) == 3:
         splits = [(a, b, 1.0 - a - b) for a in _SPLIT_SHARES_3 for b in _SPLIT_SHARES_3 if a + b < 0.999]
-    else:  # four groups (pld, shuffled, zcdp, dp): equal shares
+    else:  # four or five groups (pld, shuffled, zcdp, dp, bounded-range): equal shares
         splits = [tuple(1.0 / len(names) for _ in names)]
     best_total, best_split = math.inf, splits[0]
     for split in splits:
@@ -230,6 +252,8 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
         "rdp": "RDP accountant",
         "zcdp": "zCDP (Canonne, Kamath, Steinke 2020)",
         "dp": "optimal composition of (eps, delta) releases (Kairouz, Oh, Viswanath 2015)",
+        "bounded-range": "exponential mechanisms: the better of zCDP, eps^2/8 each (bounded range, Cesar, "
+                         "Rogers 2021), and optimal composition",
     }
     checks, risk_warnings = budget_risk(budget)
     warnings += [f"risk: {note}" for note in risk_warnings if f"risk: {note}" not in warnings]
@@ -263,6 +287,8 @@ def _release_epsilon(release: Release, delta: float, mechanisms: Accountant,
         method = "zCDP"
     elif release.mechanism in DP_MECHANISMS:
         return _dp_release(release, delta)
+    elif release.mechanism in PURE_DP_MECHANISMS:
+        return _textbook_release(release, delta)
     else:
         accounted = mechanisms.epsilon([release_phase(release, neighbours)], delta)
         epsilon, method = accounted.epsilon, accounted.method
@@ -290,3 +316,20 @@ def _dp_release(release: Release, delta: float) -> ReleaseEpsilon:
     floor = -math.expm1(count * math.log1p(-own_delta))
     floor = min(math.nextafter(floor * (1.0 + 1e-14), 1.0), 1.0)
     return ReleaseEpsilon(release.name, release.mechanism, epsilon * count, floor, method)
+
+
+def _textbook_release(release: Release, delta: float) -> ReleaseEpsilon:
+    """A textbook mechanism's own pair: eps-DP at its epsilon (`privacy_basis`), used `count`
+    times as `_dp_release` composes a pre-computed pair; for an exponential mechanism used more
+    than once, the zCDP bound at eps^2/8 each when it is smaller (`_bounded_range_epsilon`)."""
+    own = _dp_release(release, delta)
+    basis = privacy_basis(release)
+    count = int(release.get("count", 1))
+    if count > 1 and bounded_range(release):
+        rho = count * release.number("epsilon") ** 2 / 8.0
+        converted = _zcdp_epsilon(rho, delta)
+        if converted < own.epsilon:
+            return ReleaseEpsilon(release.name, release.mechanism, converted, delta,
+                                  "zCDP, eps^2/8 each: eps-bounded range (Cesar and Rogers 2021)")
+    method = basis if count == 1 else f"optimal composition, {basis}"
+    return ReleaseEpsilon(release.name, release.mechanism, own.epsilon, own.delta, method)

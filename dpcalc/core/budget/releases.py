@@ -14,6 +14,29 @@ PHASE_MECHANISMS = ("subsampled-gaussian", "gaussian", "laplace", "gdp")
 # exactly eps-DP (its likelihood ratio e^eps is attained) and the worst case of every eps-DP
 # mechanism under composition (Kairouz, Oh, Viswanath 2015), so the optimum composes it exactly.
 DP_MECHANISMS = ("dp", "randomized-response")
+# The textbook mechanisms of `dpcalc mechanism` given by their pure epsilon. Each is eps-DP; the
+# exponential mechanism (and noisy max with Gumbel noise, the same mechanism) is also
+# eps-bounded-range (`bounded_range`), which composes better (docs/mathematics.md, "Mechanisms:
+# exponential").
+PURE_DP_MECHANISMS = ("exponential", "noisy-max", "svt")
+
+
+def bounded_range(release: Release) -> bool:
+    """Whether a release is an exponential mechanism: eps-bounded-range at its epsilon (Durfee,
+    Rogers 2019), hence eps^2/8-zCDP (Cesar, Rogers 2021). Both sampling rules of
+    `dpcalc mechanism exponential` are: the privacy loss of any two outputs differs by at most eps."""
+    return release.mechanism == "exponential" or (release.mechanism == "noisy-max" and release.noise == "gumbel")
+
+
+def privacy_basis(release: Release) -> str:
+    """The theorem that makes a textbook-mechanism release eps-DP at its epsilon."""
+    if bounded_range(release):
+        return "eps-DP, eps-bounded range (Dwork and Roth 2014, Thm 3.10; Durfee and Rogers 2019)"
+    if release.mechanism == "svt":
+        return "eps-DP (Dwork and Roth 2014, Thm 3.23, 3.25)"
+    if release.noise == "laplace":
+        return "eps-DP (Dwork and Roth 2014, Claim 3.9)"
+    return "eps-DP, permute-and-flip (McKenna and Sheldon 2020, Thm 1)"
 
 
 def steps_of(release: Release) -> int:

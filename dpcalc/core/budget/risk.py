@@ -27,7 +27,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from dpcalc.core.budget.releases import DP_MECHANISMS, PHASE_MECHANISMS, guarantee_release, release_phase
+from dpcalc.core.budget.releases import (
+    DP_MECHANISMS,
+    PHASE_MECHANISMS,
+    PURE_DP_MECHANISMS,
+    guarantee_release,
+    release_phase,
+)
 from dpcalc.core.budget.schema import BudgetFile, Release
 from dpcalc.core.risk import GRID_POINTS, MARGIN, tpr_terms
 
@@ -57,7 +63,9 @@ def budget_risk(budget: BudgetFile) -> tuple[tuple[RiskCheck, ...], tuple[str, .
 
     phases = [release_phase(r, budget.neighbours) for r in budget.releases if r.mechanism in PHASE_MECHANISMS]
     phases = [dominating_phase(phase) if phase.sampling == "shuffle" else phase for phase in phases]
-    shifts, weights, log_keep = _randomized_responses([r for r in budget.releases if r.mechanism in DP_MECHANISMS])
+    # the textbook mechanisms enter as the eps-DP releases they are (delta 0)
+    shifts, weights, log_keep = _randomized_responses(
+        [r for r in budget.releases if r.mechanism in DP_MECHANISMS or r.mechanism in PURE_DP_MECHANISMS])
     targets: list[tuple[float | None, float | None]] = []
     if budget.max_advantage is not None:
         targets.append((None, 0.0))
@@ -135,7 +143,7 @@ def risk_basis(budget: BudgetFile) -> str:
     parts = []
     if kinds & set(PHASE_MECHANISMS):
         parts.append("mechanism releases by the PLD accountant (certified upper bound)")
-    if kinds & set(DP_MECHANISMS):
+    if kinds & set(DP_MECHANISMS) or kinds & set(PURE_DP_MECHANISMS):
         parts.append("(epsilon, delta) releases through their trade-off curves f_{eps,delta}")
     return "; ".join(parts) or "no releases"
 

@@ -24,6 +24,7 @@ else:  # pragma: no cover - Python 3.10 reads TOML with tomli, tomllib's origin
 from dpcalc.core.accountants import CERTIFIED_ACCOUNTANTS
 from dpcalc.core.mechanisms.gaussian import CLIPPINGS
 from dpcalc.core.mechanisms.laplace import DOMAINS
+from dpcalc.core.mechanisms.noisy_max import NOISES
 from dpcalc.core.phases import NEIGHBOURS, SAMPLINGS, Neighbours, rdp_covers, unsupported
 from dpcalc.core.validation import (
     MAX_COUNT,
@@ -65,6 +66,10 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
     # smooth sensitivity: noise laplace ((epsilon, delta)-DP), cauchy or student-t (epsilon-DP), or
     # laplace-log-normal ((epsilon^2/2)-CDP)
     "smooth-sensitivity": {"epsilon": POSITIVE, "delta": OPEN_UNIT, "count": POSITIVE_INTEGER},
+    # the textbook mechanisms of `dpcalc mechanism`, each eps-DP at its epsilon (noisy-max also names its noise)
+    "exponential": {"epsilon": POSITIVE, "count": POSITIVE_INTEGER},
+    "noisy-max": {"epsilon": POSITIVE, "count": POSITIVE_INTEGER},
+    "svt": {"epsilon": POSITIVE, "count": POSITIVE_INTEGER},
 }
 BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
 # Text keys: of the budget (the neighbour relation the budget is stated in) and of a
@@ -75,7 +80,8 @@ BUDGET_RISK_KEYS = ("max_advantage", "tpr_at_fpr")
 SMOOTH_SENSITIVITY_NOISES = ("laplace", "cauchy", "laplace-log-normal", "student-t")
 RELEASE_TEXT_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     "subsampled-gaussian": {"sampling": SAMPLINGS}, "gaussian": {"clipping": CLIPPINGS},
-    "laplace": {"domain": DOMAINS}, "smooth-sensitivity": {"noise": SMOOTH_SENSITIVITY_NOISES}}
+    "laplace": {"domain": DOMAINS}, "smooth-sensitivity": {"noise": SMOOTH_SENSITIVITY_NOISES},
+    "noisy-max": {"noise": NOISES}}
 # Keys whose value is a list of numbers: a gaussian release's per-coordinate noise (the mechanism
 # of `dpcalc mechanism gaussian --sensitivities --sigmas`).
 LIST_KEYS = {"gaussian": {"sensitivities": POSITIVE, "sigmas": POSITIVE}}
@@ -99,7 +105,8 @@ class Release:
 
     @property
     def noise(self) -> str:
-        """smooth-sensitivity: its noise (laplace, cauchy, laplace-log-normal or student-t); "" otherwise."""
+        """The noise a release names: smooth-sensitivity (laplace, cauchy, laplace-log-normal or
+        student-t) and noisy-max (laplace, gumbel or exponential); "" otherwise."""
         return self.texts.get("noise", "")
 
     @overload
@@ -267,7 +274,8 @@ def _release(raw: Any, index: int, line: int, source: str) -> Release:
         if "noise" not in raw:
             raise BudgetFileError(f"{where}: missing 'noise' for mechanism '{mechanism}' "
                                   f"(one of {', '.join(texts['noise'])})")
-        _check_smooth_sensitivity(where, text_values["noise"], parameters)
+        if mechanism == "smooth-sensitivity":
+            _check_smooth_sensitivity(where, text_values["noise"], parameters)
     sampling = text_values.pop("sampling", "poisson")
     return Release(name=name, mechanism=mechanism, parameters=parameters, line=line, sampling=sampling,
                    texts=text_values, lists=lists)
@@ -355,7 +363,7 @@ def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]
         need("rho")
     elif mechanism == "ptr":
         need("epsilon", "delta")
-    elif mechanism == "smooth-sensitivity":
+    elif mechanism in ("smooth-sensitivity", "exponential", "noisy-max", "svt"):
         need("epsilon")
 
 

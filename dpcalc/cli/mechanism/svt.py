@@ -1,0 +1,133 @@
+"""`dpcalc mechanism svt`: the sparse vector technique (AboveThreshold, Sparse with c answers)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from dpcalc.cli.mechanism.given import two_of_three
+from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
+from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
+from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
+
+app = typer.Typer(add_completion=False, rich_markup_mode=None)
+
+HELP = """The sparse vector technique: epsilon, error bound alpha and failure probability beta - give two, get the third.
+
+Sparse answers which of k queries of sensitivity Delta are above a threshold T, halting after c
+positive answers (--answers 1: AboveThreshold): a noisy threshold T + Lap(2 c Delta / eps),
+redrawn after each positive answer, each query compared after adding Lap(4 c Delta / eps). It
+is eps-DP (Dwork and Roth 2014, Thm 3.23, 3.25). When at most c queries are >= T - alpha, every
+answer is right to within alpha (a positive answer means >= T - alpha, a negative one <= T +
+alpha) except with probability at most beta, for alpha = 8 c Delta (ln k + ln(2 c / beta)) / eps
+(Thm 3.24, 3.26). --scale gives the privacy as the threshold's noise scale instead of --eps. Only these proved variants are offered: many published SVT variants are not
+private (Lyu, Su, Li 2017).
+
+\b
+Examples:
+  dpcalc mechanism svt --queries 1000 --eps 1 --beta 0.05
+  dpcalc mechanism svt --queries 1000 --answers 10 --alpha 500 --beta 0.05
+  dpcalc mechanism svt --queries 100 --eps 0.5 --alpha 200 --json
+  dpcalc mechanism svt --queries 100 --answers 5 --scale 20 --beta 0.1
+"""
+
+
+@app.command("svt", help=HELP)
+def svt(
+    queries: Annotated[
+        int,
+        typer.Option("--queries", metavar="INT", help="Number of queries k asked, an integer >= 1.",
+                     click_type=number(POSITIVE_INTEGER)),
+    ],
+    answers: Annotated[
+        int,
+        typer.Option("--answers", metavar="INT",
+                     help="Positive answers c before halting, 1 <= c <= k (1: AboveThreshold).",
+                     show_default=True, click_type=number(POSITIVE_INTEGER)),
+    ] = 1,
+    eps: Annotated[
+        float | None,
+        typer.Option("--eps", metavar="FLOAT", help="Epsilon of the whole run, > 0.", click_type=number(POSITIVE)),
+    ] = None,
+    scale: Annotated[
+        float | None,
+        typer.Option("--scale", metavar="FLOAT",
+                     help="Laplace scale of the threshold's noise, > 0 (instead of --eps; eps = 2 c Delta / scale).",
+                     click_type=number(POSITIVE)),
+    ] = None,
+    alpha: Annotated[
+        float | None,
+        typer.Option("--alpha", metavar="FLOAT", help="Error bound of every answer, > 0.", click_type=number(POSITIVE)),
+    ] = None,
+    beta: Annotated[
+        float | None,
+        typer.Option("--beta", metavar="FLOAT", help="Probability that some answer is off by more than alpha, in (0, 1).",
+                     click_type=number(OPEN_UNIT)),
+    ] = None,
+    sensitivity: Annotated[
+        float,
+        typer.Option("--sensitivity", metavar="FLOAT", help="Sensitivity Delta of each query, > 0.  [default: 1]",
+                     show_default=False, click_type=number(POSITIVE)),
+    ] = 1.0,
+    max_eps: MaxEpsilon = None,
+    json_output: Json = False,
+) -> None:
+    from dpcalc.core.mechanisms import svt as core
+
+    if answers > queries:
+        raise InputError(f"--answers must be at most --queries {queries}, got {answers}")
+    if eps is not None and scale is not None:
+        raise conflict("--eps", "--scale", "the threshold's scale is 2 c Delta / eps: give one")
+    privacy = ("--scale", scale) if scale is not None else ("--eps", eps)
+    two_of_three(((privacy[0], "epsilon", privacy[1]), ("--alpha", "alpha", alpha), ("--beta", "beta", beta)),
+                 "--eps 1 --beta 0.05 to get alpha")
+    epsilon = eps if scale is None else 2.0 * answers * sensitivity / scale
+    result = core.svt_accuracy(queries=queries, answers=answers, epsilon=epsilon, alpha=alpha, beta=beta,
+                               sensitivity=sensitivity)
+    inputs = {"queries": queries, "answers": answers, "eps": eps, "scale": scale, "alpha": alpha, "beta": beta,
+              "sensitivity": sensitivity, "max_eps": max_eps}
+    report = Report(
+        command="mechanism svt",
+        inputs=inputs,
+        result={
+            "algorithm": result.algorithm,
+            "epsilon": result.epsilon,
+            "alpha": result.alpha,
+            "beta": result.beta,
+            "queries": result.queries,
+            "answers": result.answers,
+            "sensitivity": result.sensitivity,
+            "threshold_scale": result.threshold_scale,
+            "query_scale": result.query_scale,
+            "solved_for": result.solved_for,
+            "source": result.source,
+        },
+        tables=[_table(result)],
+        warnings=list(result.warnings),
+        epsilon=result.epsilon,
+        basis=f"the pure epsilon of {result.algorithm} ({core.PRIVACY_SOURCE[1 if result.answers == 1 else 2]})",
+    )
+    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+
+
+def _table(result) -> Table:
+    def shown(name: str, value: float) -> str:
+        return format_upper(value) if result.solved_for == name else format_number(value)
+
+    note = {name: ("computed" if result.solved_for == name else "given") for name in ("epsilon", "alpha", "beta")}
+    theorem = "Thm 3.24" if result.answers == 1 else "Thm 3.26"
+    return Table(
+        columns=("quantity", "value", "note"),
+        rows=[
+            ("epsilon", shown("epsilon", result.epsilon), note["epsilon"]),
+            ("alpha", shown("alpha", result.alpha), f"{note['alpha']}: error bound of every answer"),
+            ("beta", shown("beta", result.beta), f"{note['beta']}: some answer off by more"),
+            ("queries k", format_number(result.queries), "asked"),
+            ("answers c", format_number(result.answers), "positive answers before halting"),
+            ("threshold noise", format_number(result.threshold_scale), "Laplace scale 2 c Delta / eps"),
+            ("query noise", format_number(result.query_scale), "Laplace scale 4 c Delta / eps"),
+            ("sensitivity", format_number(result.sensitivity), "of each query"),
+        ],
+        title=f"{result.algorithm}: alpha = 8 c Delta (ln k + ln(2c/beta)) / eps (Dwork-Roth {theorem})",
+    )
