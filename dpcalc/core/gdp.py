@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from dpcalc.core.phases import NOTHING_SAMPLED
 from dpcalc.core.special import (
     find_root,
     log_expm1,
@@ -323,6 +322,8 @@ def noisy_sgd_gdp(
     """The central-limit GDP guarantee of noisy SGD (BDLS Thm 4), with its warning attached."""
     mu = clt_mu(sampling_probability, noise_multiplier, steps, sampling)
     base = gdp_guarantee(mu, delta=delta, epsilon=epsilon)
+    from dpcalc.core.phases import NOTHING_SAMPLED  # here: `convert` uses this module without the phases
+
     # p = 0: no record is ever used, mu = 0 exactly (no approximation to warn of)
     warnings = [NOTHING_SAMPLED if sampling_probability == 0.0 else CLT_WARNING, *base.warnings]
     if math.isinf(mu):
