@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
 
-import typer
-
+from dpcalc.cli.declare import Option
 from dpcalc.cli.options import InputError
 
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
@@ -22,11 +21,11 @@ INSTALL_HINT = "pip install matplotlib"
 
 PlotFile = Annotated[
     str | None,
-    typer.Option("--plot", metavar="FILE", help="Write a figure to FILE (.png, .svg or .pdf; needs matplotlib)."),
+    Option("--plot", metavar="FILE", help="Write a figure to FILE (.png, .svg or .pdf; needs matplotlib)."),
 ]
 Chart = Annotated[
     bool,
-    typer.Option("--chart", help="Draw the curve in the terminal with Unicode characters."),
+    Option("--chart", help="Draw the curve in the terminal with Unicode characters."),
 ]
 
 

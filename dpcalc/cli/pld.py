@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
-import typer
-
+from dpcalc.cli.declare import App, Option
 from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
@@ -56,7 +55,7 @@ _Run = tuple[dict[str, Any], list["Phase"]]
 # start-up does not load core.limits for it).
 Accuracy = Annotated[
     SweepableReal | None,
-    typer.Option(
+    Option(
         "--accuracy",
         metavar="FLOAT",
         help=f"Target relative width of the PLD accountant's certified interval, in (0, 1) [default: {DEFAULT_ACCURACY:g}].",
@@ -64,7 +63,7 @@ Accuracy = Annotated[
     ),
 ]
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = f"""Tight (epsilon, delta) of a run with a certified interval: privacy loss distributions by FFT.
 
