@@ -7,8 +7,7 @@ from contextlib import contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
-import typer
-
+from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Numbers, Parsed, conflict, number, parse_list, written
 from dpcalc.cli.output import Report, Table, emit, format_bound, format_lower, format_number, format_upper
 from dpcalc.core.composition import COMPOSITIONS, PER_MECHANISM_DELTA
@@ -17,7 +16,7 @@ from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, ParameterError
 if TYPE_CHECKING:
     from dpcalc.core.composition import CompositionResult, InverseResult
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = """Total epsilon of k (epsilon, delta)-DP mechanisms: basic, advanced, simplified, optimal.
 
@@ -57,27 +56,27 @@ _NOTES = {
 def advanced_composition(
     eps: Annotated[
         Numbers | None,
-        typer.Option("--eps", metavar="FLOAT[,FLOAT...]", help="Epsilon of each mechanism, >= 0, or a comma list (one per mechanism).",
+        Option("--eps", metavar="FLOAT[,FLOAT...]", help="Epsilon of each mechanism, >= 0, or a comma list (one per mechanism).",
                      click_type=Parsed(partial(parse_list, interval=NON_NEGATIVE))),
     ] = None,
     delta: Annotated[
         Numbers | None,
-        typer.Option("--delta", metavar="FLOAT[,FLOAT...]", help="Delta of each mechanism, in [0, 1), or a comma list [default: 0].",
+        Option("--delta", metavar="FLOAT[,FLOAT...]", help="Delta of each mechanism, in [0, 1), or a comma list [default: 0].",
                      click_type=Parsed(partial(parse_list, interval=PER_MECHANISM_DELTA))),
     ] = None,
     k: Annotated[
         int | None,
-        typer.Option("--k", metavar="INT", help="Number of mechanisms, an integer in [1, 1e10] (the list length with lists).",
+        Option("--k", metavar="INT", help="Number of mechanisms, an integer in [1, 1e10] (the list length with lists).",
                      click_type=number(COMPOSITIONS)),
     ] = None,
     delta_prime: Annotated[
         float | None,
-        typer.Option("--delta-prime", metavar="FLOAT", help=f"The slack delta' in (0, 1) of the advanced theorems [default: {DEFAULT_DELTA_PRIME:g}].",
+        Option("--delta-prime", metavar="FLOAT", help=f"The slack delta' in (0, 1) of the advanced theorems [default: {DEFAULT_DELTA_PRIME:g}].",
                      click_type=number(OPEN_UNIT)),
     ] = None,
     total_delta: Annotated[
         float | None,
-        typer.Option(
+        Option(
             "--total-delta",
             metavar="FLOAT",
             help="One total delta in (0, 1) at which every theorem is stated (advanced: delta' = total-delta - k delta); "
@@ -87,7 +86,7 @@ def advanced_composition(
     ] = None,
     target_eps: Annotated[
         float | None,
-        typer.Option("--target-eps", metavar="FLOAT", help="Inverse question: the total epsilon to stay within (with --eps: max k; with --k: max eps per mechanism).",
+        Option("--target-eps", metavar="FLOAT", help="Inverse question: the total epsilon to stay within (with --eps: max k; with --k: max eps per mechanism).",
                      click_type=number(NON_NEGATIVE)),
     ] = None,
     max_eps: MaxEpsilon = None,
@@ -106,7 +105,7 @@ def advanced_composition(
             raise conflict("--max-eps", "--target-eps", "--target-eps already is the budget")
         inverse = _inverse(eps, deltas, k, target_eps, slack, total_delta)
         report = _inverse_report(inverse, eps, deltas, k, slack, total_delta)
-        raise typer.Exit(emit(report, json_mode=json_output))
+        raise Exit(emit(report, json_mode=json_output))
 
     if eps is None:
         raise InputError("--eps is required (the epsilon of each mechanism, >= 0, or a comma list)")
@@ -124,7 +123,7 @@ def advanced_composition(
         with _total_delta_errors(total_delta):
             result = core.compose(eps[0], deltas[0], k, slack, total_delta)
     report = _forward_report(result, max_eps, total_delta)
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
 def _mechanism_lists(epsilons: Numbers, deltas: Numbers, count: int | None) -> tuple[list[float], list[float]]:

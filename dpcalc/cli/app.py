@@ -2,7 +2,8 @@
 
 Subcommands load lazily: `dpcalc gdp` imports the gdp module only, and `dpcalc --help` lists
 the commands from the table below without importing any of them. Every call is a new
-process, so this keeps start-up close to the cost of importing typer and rich.
+process, so this keeps start-up close to the cost of importing click and rich. The commands
+are declared in their modules (dpcalc.cli.declare) and built into click commands on use.
 """
 
 from __future__ import annotations
@@ -23,9 +24,8 @@ from collections.abc import Callable, Iterator  # noqa: E402
 from typing import Annotated, Any, TextIO  # noqa: E402
 
 import click  # noqa: E402
-import typer  # noqa: E402
-from typer.core import TyperGroup  # noqa: E402
 
+from dpcalc.cli.declare import App, Exit, Option, build  # noqa: E402
 from dpcalc.cli.interrupts import keep_lost_interrupts, raise_lost_interrupt  # noqa: E402
 from dpcalc.cli.output import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_USAGE  # noqa: E402
 
@@ -54,13 +54,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 class _ClosedPipe(Exception):
-    """A BrokenPipeError carried past typer's main, which would turn it into exit code 1."""
+    """A BrokenPipeError carried past click's main, which would turn it into exit code 1."""
 
 
 @contextlib.contextmanager
 def _to_main() -> Iterator[None]:
-    """Hand Ctrl-C and a closed pipe to `main` rather than to typer: typer's main turns
-    KeyboardInterrupt into a silent exit 130 and BrokenPipeError (an OSError) into exit 1.
+    """Hand Ctrl-C and a closed pipe to `main` rather than to click: click's main writes a blank
+    line for KeyboardInterrupt and turns BrokenPipeError (an OSError) into exit 1.
     click.Abort and _ClosedPipe pass through it (standalone_mode=False) to `main`."""
     try:
         yield
@@ -70,7 +70,7 @@ def _to_main() -> Iterator[None]:
         raise _ClosedPipe() from error
 
 
-class LazyGroup(TyperGroup):
+class LazyGroup(click.Group):
     """A group that imports a subcommand's module only when that subcommand is used.
 
     `table` maps each subcommand's name to (module defining `app`, one-line summary); a
@@ -94,7 +94,7 @@ class LazyGroup(TyperGroup):
             return None
         module = importlib.import_module(self.table[cmd_name][0])
         raise_lost_interrupt()  # most of a command's imports (numpy, scipy) happen just above
-        command = typer.main.get_command(module.app)
+        command = build(module.app)
         command.name = cmd_name
         if not isinstance(command, click.Group) and command.callback is not None:
             command.callback = _with_progress(command, f"{ctx.command_path} {cmd_name}".strip())
@@ -131,27 +131,47 @@ def _print_version(value: bool) -> None:
         from dpcalc import __version__
 
         sys.stdout.write(f"dpcalc {__version__}\n")
-        raise typer.Exit()
+        raise Exit()
 
 
-app = typer.Typer(
-    cls=LazyGroup,
-    name="dpcalc",
-    rich_markup_mode=None,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+def _show_completion(value: bool) -> None:
+    if value:  # `dpcalc completions show` for the shell $SHELL names
+        from dpcalc.cli.completions import show
+
+        show(None)
+        raise Exit()
+
+
+def _install_completion(value: bool) -> None:
+    if value:  # `dpcalc completions install` for the shell $SHELL names
+        from dpcalc.cli.completions import install
+
+        install(None)
+        raise Exit()
+
+
+app = App(cls=LazyGroup, name="dpcalc", context_settings={"help_option_names": ["-h", "--help"]})
 
 
 @app.callback()
 def root(
     version: Annotated[
         bool,
-        typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit."),
+        Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit."),
     ] = False,
     debug: Annotated[
         bool,
-        typer.Option("--debug", help="On an internal error, print the Python traceback (may follow any command)."),
+        Option("--debug", help="On an internal error, print the Python traceback (may follow any command)."),
+    ] = False,
+    install_completion: Annotated[
+        bool,
+        Option("--install-completion", is_eager=True, callback=_install_completion,
+               help="Install completion for the current shell."),
+    ] = False,
+    show_completion: Annotated[
+        bool,
+        Option("--show-completion", is_eager=True, callback=_show_completion,
+               help="Show completion for the current shell, to copy it or customize the installation."),
     ] = False,
 ) -> None:
     """A differential-privacy calculator: Gaussian DP, Renyi DP, tight accounting, conversions.
@@ -196,7 +216,7 @@ def _run(args: list[str] | None) -> int:
     args = [arg for arg in args if arg != "--debug"]
     if not args:
         args = ["--help"]
-    command = typer.main.get_command(app)
+    command = build(app)
     try:
         outcome = command.main(args=args, prog_name="dpcalc", standalone_mode=False)
     except (InputError, ParameterError) as error:
@@ -218,7 +238,7 @@ def _run(args: list[str] | None) -> int:
             "rerun with --debug for the traceback and report it.\n"
         )
         return EXIT_INTERNAL
-    if outcome == EXIT_INTERRUPTED:  # typer's own (silent) exit for a Ctrl-C outside LazyGroup
+    if outcome == EXIT_INTERRUPTED:  # an exit code 130 raised as such (Exit(130)): reported as a Ctrl-C
         return _interrupted()
     return outcome if isinstance(outcome, int) else 0
 
@@ -238,7 +258,7 @@ def _forget_unhandled_interrupt() -> None:
     """Keep CPython from ending the process by SIGINT (-2) instead of with our exit code.
 
     A KeyboardInterrupt that leaves a string exec or eval (dataclasses and namedtuple build
-    their methods so, e.g. while numpy or typer import) sets the interpreter's "unhandled
+    their methods so, e.g. while numpy or click import) sets the interpreter's "unhandled
     KeyboardInterrupt" flag even when it is caught later; under `python -m dpcalc` the
     interpreter then kills itself by SIGINT on exit. Every string exec clears the flag as it
     starts, so an empty one does. Harmless where the flag does not exist."""

@@ -7,8 +7,7 @@ import math
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
-import typer
-
+from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.figures import Chart, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
@@ -96,7 +95,7 @@ ACCOUNTANT_NOTE = {
     "gdp": "gdp: central-limit approximation",
 }
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = f"""Solve for the noise multiplier (or steps, epochs, sampling rate, batch size, Laplace scale) that meets a target epsilon.
 
@@ -145,7 +144,7 @@ _LAPLACE_TAKES = "--target-eps, --delta, --T, --sensitivity, --accountant pld or
 
 TargetEpsilon = Annotated[
     SweepableReal | None,
-    typer.Option("--target-eps", "--target-epsilon", metavar="FLOAT", help="The epsilon to meet (>= 0) at --delta. Required.",
+    Option("--target-eps", "--target-epsilon", metavar="FLOAT", help="The epsilon to meet (>= 0) at --delta. Required.",
                  click_type=sweepable(NON_NEGATIVE)),
 ]
 
@@ -156,22 +155,22 @@ def calibrate(
     delta: Delta = None,
     accountant: Annotated[
         AccountantChoice,
-        typer.Option("--accountant", help="pld (certified tight bound), rdp, or gdp (central-limit approximation)."),
+        Option("--accountant", help="pld (certified tight bound), rdp, or gdp (central-limit approximation)."),
     ] = AccountantChoice.pld,
     solve: Annotated[
         SolveChoice | None,
-        typer.Option("--solve", help="The quantity to solve for; the others are given "
+        Option("--solve", help="The quantity to solve for; the others are given "
                      "[default: sigma; scale with --mechanism laplace]."),
     ] = None,
     mechanism: Annotated[
         MechanismChoice | None,
-        typer.Option("--mechanism", case_sensitive=False,
+        Option("--mechanism", case_sensitive=False,
                      help="gaussian (default: a noisy-SGD run) or laplace (the scale of --T releases of the "
                           "Laplace mechanism, no subsampling)."),
     ] = None,
     sensitivity: Annotated[
         float | None,
-        typer.Option("--sensitivity", metavar="FLOAT", click_type=single(POSITIVE),
+        Option("--sensitivity", metavar="FLOAT", click_type=single(POSITIVE),
                      help="The query's sensitivity (> 0): laplace, the L1 sensitivity the scale is for "
                           "[default: 1]; gaussian, the L2 sensitivity --noise-std is divided by (and the "
                           "solved sigma multiplied by: noise_std). Not with --sigma."),
@@ -188,7 +187,7 @@ def calibrate(
     examples_per_user: ExamplesPerUserOption = None,
     precision: Annotated[
         SweepableReal | None,
-        typer.Option(
+        Option(
             "--precision",
             metavar="FLOAT",
             help=f"Relative precision of sigma and p, in (0, 0.1] [default: {DEFAULT_PRECISION:g}].",
@@ -197,19 +196,19 @@ def calibrate(
     ] = None,
     target_advantage: Annotated[
         float | None,
-        typer.Option("--target-advantage", metavar="FLOAT",
+        Option("--target-advantage", metavar="FLOAT",
                      help="Calibrate to attack risk: the largest certified advantage (TPR - FPR), in (0, 1).",
                      click_type=number(OPEN_UNIT)),
     ] = None,
     target_tpr: Annotated[
         float | None,
-        typer.Option("--target-tpr", metavar="FLOAT",
+        Option("--target-tpr", metavar="FLOAT",
                      help="Calibrate to attack risk: the largest certified TPR at --at-fpr, in (0, 1).",
                      click_type=number(OPEN_UNIT)),
     ] = None,
     at_fpr: Annotated[
         float | None,
-        typer.Option("--at-fpr", metavar="FLOAT", help="The false-positive rate of --target-tpr, in (0, 1).",
+        Option("--at-fpr", metavar="FLOAT", help="The false-positive rate of --target-tpr, in (0, 1).",
                      click_type=number(OPEN_UNIT)),
     ] = None,
     max_eps: MaxEpsilon = None,
@@ -331,7 +330,7 @@ def calibrate(
         import sys
 
         sys.stderr.write(f"No solution: {_no_solution_message(result)}\n")
-    raise typer.Exit(EXIT_OVER_BUDGET if infeasible else code)
+    raise Exit(EXIT_OVER_BUDGET if infeasible else code)
 
 
 def certified_result(result):

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import typer
-
+from dpcalc.cli.declare import Exit
 from dpcalc.cli.options import InputError, Swept, conflict
 from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, format_lower, format_number, format_upper
 from dpcalc.cli.request import start
@@ -85,8 +84,8 @@ def calibrate_to_risk(given: dict[str, Any], *, quantity: str, solve: str, accou
         import sys
 
         sys.stderr.write(f"No solution: {result.message}\n")
-        raise typer.Exit(EXIT_OVER_BUDGET)
-    raise typer.Exit(code)
+        raise Exit(EXIT_OVER_BUDGET)
+    raise Exit(code)
 
 
 def _result_keys(result: RiskCalibration) -> dict[str, Any]:

@@ -5,13 +5,12 @@ from __future__ import annotations
 import sys
 from typing import Annotated
 
-import typer
-
 from dpcalc.cli import progress
+from dpcalc.cli.declare import App, Argument, Exit
 from dpcalc.cli.options import Csv, InputError, Json, conflict
 from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, emit, format_lower, format_number, format_upper
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = """Check a privacy budget file: compose every release and compare the total with the budget.
 
@@ -33,7 +32,7 @@ Examples:
 
 @app.command("check", help=HELP)
 def check(
-    budget_file: Annotated[str, typer.Argument(metavar="BUDGET", help="The budget file (TOML) to check.")],
+    budget_file: Annotated[str, Argument(metavar="BUDGET", help="The budget file (TOML) to check.")],
     json_output: Json = False,
     csv_output: Csv = False,
 ) -> None:
@@ -93,7 +92,7 @@ def check(
                 sys.stderr.write(f"Over budget: {_risk_name(check)} {format_upper(check.value)} > "
                                  f"{format_number(check.limit)} (certified, all releases composed)\n")
         code = EXIT_OVER_BUDGET
-    raise typer.Exit(code)
+    raise Exit(code)
 
 
 def _table(result) -> Table:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, Any
 
-import typer
-
+from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.figures import Chart, PlotFile, check_plot_path
 from dpcalc.cli.options import (
     DEFAULT_DELTA,
@@ -30,7 +29,7 @@ from dpcalc.core.limits import (
 )
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 SOURCES = SOURCE_NOTIONS
 TARGETS = TARGET_NOTIONS
@@ -215,55 +214,55 @@ def _check_options(source: str, target: str, given: dict[str, Any]) -> None:
 def convert(
     source: Annotated[
         SourceNotion | None,
-        typer.Option("--from", metavar="NOTION", help="Source notion: " + ", ".join(SOURCES) + "."),
+        Option("--from", metavar="NOTION", help="Source notion: " + ", ".join(SOURCES) + "."),
     ] = None,
     target: Annotated[
         TargetNotion | None,
-        typer.Option(
+        Option(
             "--to", metavar="NOTION", help="Target notion: " + ", ".join(TARGETS) + " (tradeoff is a target only)."
         ),
     ] = None,
     eps: Annotated[
         float | None,
-        typer.Option("--eps", metavar="FLOAT", help="dp: epsilon (>= 0); as a target, gives delta at this epsilon.",
+        Option("--eps", metavar="FLOAT", help="dp: epsilon (>= 0); as a target, gives delta at this epsilon.",
                      click_type=number(NON_NEGATIVE)),
     ] = None,
     delta: Annotated[
         str | None,
-        typer.Option(
+        Option(
             "--delta", metavar="FLOAT",
             help=f"dp: delta, in [0, 1) as a source (default 0), in (0, 1) as a target (default {DEFAULT_DELTA:g}).",
         ),
     ] = None,
     mu: Annotated[
-        float | None, typer.Option("--mu", metavar="FLOAT", help="gdp: mu (> 0).", click_type=number(POSITIVE))
+        float | None, Option("--mu", metavar="FLOAT", help="gdp: mu (> 0).", click_type=number(POSITIVE))
     ] = None,
     rho: Annotated[
-        float | None, typer.Option("--rho", metavar="FLOAT", help="zcdp: rho (> 0).", click_type=number(POSITIVE))
+        float | None, Option("--rho", metavar="FLOAT", help="zcdp: rho (> 0).", click_type=number(POSITIVE))
     ] = None,
     order: Annotated[
         float | None,
-        typer.Option("--order", metavar="FLOAT", help="rdp source: the Renyi order (> 1).", click_type=number(ORDER)),
+        Option("--order", metavar="FLOAT", help="rdp source: the Renyi order (> 1).", click_type=number(ORDER)),
     ] = None,
     rdp_eps: Annotated[
         float | None,
-        typer.Option("--rdp-eps", metavar="FLOAT", help="rdp source: the RDP epsilon at --order (>= 0).",
+        Option("--rdp-eps", metavar="FLOAT", help="rdp source: the RDP epsilon at --order (>= 0).",
                      click_type=number(NON_NEGATIVE)),
     ] = None,
     sigma: Annotated[
         float | None,
-        typer.Option(
+        Option(
             "--sigma", metavar="FLOAT", help="gaussian: noise standard deviation (> 0), not divided by the sensitivity.",
             click_type=number(POSITIVE),
         ),
     ] = None,
     scale: Annotated[
         float | None,
-        typer.Option("--scale", metavar="FLOAT", help="laplace: noise scale b (> 0).", click_type=number(POSITIVE)),
+        Option("--scale", metavar="FLOAT", help="laplace: noise scale b (> 0).", click_type=number(POSITIVE)),
     ] = None,
     sensitivity: Annotated[
         float | None,
-        typer.Option(
+        Option(
             "--sensitivity", metavar="FLOAT",
             help="gaussian: L2, laplace: L1 sensitivity of the query (> 0) [default: 1].",
             click_type=number(POSITIVE),
@@ -271,7 +270,7 @@ def convert(
     ] = None,
     orders: Annotated[
         Numbers | None,
-        typer.Option(
+        Option(
             "--orders", metavar="LIST", help=f"rdp target: comma list of orders > 1 or ranges start:stop:step (e.g. 2:8:2,16) "
             f"[default: {DEFAULT_ORDERS_TEXT}].",
             click_type=Parsed(_parse_orders),
@@ -279,7 +278,7 @@ def convert(
     ] = None,
     points: Annotated[
         int | None,
-        typer.Option(
+        Option(
             "--points", metavar="INT",
             help=f"tradeoff target: number of alphas in [0, 1], 2..100000 [default: {DEFAULT_POINTS}].",
             click_type=number(TRADEOFF_POINTS),
@@ -287,7 +286,7 @@ def convert(
     ] = None,
     group: Annotated[
         int | None,
-        typer.Option(
+        Option(
             "--group", metavar="INT", help="Group privacy: protect groups of k individuals (integer >= 1) [default: 1].",
             click_type=number(POSITIVE_INTEGER),
         ),
@@ -389,7 +388,7 @@ def convert(
         no_gate=f"--max-eps applies with --to dp: --to {target_notion} yields no epsilon to compare",
         figures=(lambda: tradeoff_panels(result, inputs)) if target_notion == "tradeoff" else None,
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps, plot=plot_path, chart=chart))
+    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps, plot=plot_path, chart=chart))
 
 
 def _describe_source(inputs: dict[str, Any]) -> str:

@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
 
-import typer
-
+from dpcalc.cli.declare import Option
 from dpcalc.cli.options import InputError
 from dpcalc.cli.output import wrap_words
 
@@ -23,11 +22,11 @@ INSTALL_HINT = "pip install matplotlib"
 
 PlotFile = Annotated[
     str | None,
-    typer.Option("--plot", metavar="FILE", help="Write a figure to FILE (.png, .svg or .pdf; needs matplotlib)."),
+    Option("--plot", metavar="FILE", help="Write a figure to FILE (.png, .svg or .pdf; needs matplotlib)."),
 ]
 Chart = Annotated[
     bool,
-    typer.Option("--chart", help="Draw the curve in the terminal with Unicode characters."),
+    Option("--chart", help="Draw the curve in the terminal with Unicode characters."),
 ]
 
 

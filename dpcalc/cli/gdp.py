@@ -7,8 +7,7 @@ from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypedDict
 
-import typer
-
+from dpcalc.cli.declare import App, Option
 from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
@@ -45,7 +44,7 @@ class SamplingScheme(str, Enum):
     uniform = "uniform"
 
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = """Gaussian DP (mu-GDP) of noisy SGD, and the (epsilon, delta) and trade-off curve it implies.
 
@@ -78,11 +77,11 @@ def gdp(
     epochs: Epochs = None,
     sampling: Annotated[
         SamplingScheme,
-        typer.Option("--sampling", help="poisson, or uniform (fixed-size batches without replacement)."),
+        Option("--sampling", help="poisson, or uniform (fixed-size batches without replacement)."),
     ] = SamplingScheme.poisson,
     mu: Annotated[
         SweepableReal | None,
-        typer.Option("--mu", metavar="FLOAT", help="Convert a given mu (> 0) instead of the training run.",
+        Option("--mu", metavar="FLOAT", help="Convert a given mu (> 0) instead of the training run.",
                      click_type=sweepable(POSITIVE)),
     ] = None,
     delta: Delta = None,

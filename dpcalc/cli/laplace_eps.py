@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
+from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, WrittenFloat, exact, number, parse_real
 from dpcalc.cli.output import Report, Table, emit, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = """The Laplace mechanism's epsilon, tolerance and probability: give two, get the third.
 
@@ -31,32 +30,32 @@ Examples:
 def laplace_eps(
     tolerance: Annotated[
         float | None,
-        typer.Option("--tolerance", metavar="FLOAT", help="Largest acceptable noise per coordinate, > 0.",
+        Option("--tolerance", metavar="FLOAT", help="Largest acceptable noise per coordinate, > 0.",
                      click_type=number(POSITIVE)),
     ] = None,
     probability: Annotated[
         float | None,
-        typer.Option("--probability", metavar="FLOAT", help="Probability that all coordinates are within the tolerance, in (0, 1).",
+        Option("--probability", metavar="FLOAT", help="Probability that all coordinates are within the tolerance, in (0, 1).",
                      click_type=Parsed(parse_probability)),
     ] = None,
     eps: Annotated[
         float | None,
-        typer.Option("--eps", metavar="FLOAT", help="Epsilon of the Laplace mechanism, > 0.", click_type=number(POSITIVE)),
+        Option("--eps", metavar="FLOAT", help="Epsilon of the Laplace mechanism, > 0.", click_type=number(POSITIVE)),
     ] = None,
     sensitivity: Annotated[
         float,
         # the default written into the help as click writes it ("1", where click would print 1.0)
-        typer.Option("--sensitivity", metavar="FLOAT", help="L1 sensitivity of the query, > 0.  [default: 1]",
+        Option("--sensitivity", metavar="FLOAT", help="L1 sensitivity of the query, > 0.  [default: 1]",
                      show_default=False, click_type=number(POSITIVE)),
     ] = 1.0,
     dims: Annotated[
         int,
-        typer.Option("--dims", metavar="INT", help="Number of i.i.d. noisy coordinates that must all be within.", show_default=True,
+        Option("--dims", metavar="INT", help="Number of i.i.d. noisy coordinates that must all be within.", show_default=True,
                      click_type=number(POSITIVE_INTEGER)),
     ] = 1,
     one_sided: Annotated[
         bool,
-        typer.Option("--one-sided", help="Only bound the noise from above: P(Y <= tolerance)."),
+        Option("--one-sided", help="Only bound the noise from above: P(Y <= tolerance)."),
     ] = False,
     max_eps: MaxEpsilon = None,
     json_output: Json = False,
@@ -102,7 +101,7 @@ def laplace_eps(
         epsilon=result.epsilon,
         basis="the Laplace mechanism's pure epsilon at this scale (exact)",
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
 def _check_two_of_three(tolerance: float | None, probability: float | None, eps: float | None) -> None:

@@ -19,8 +19,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import click
-import typer
 
+from dpcalc.cli.declare import Option
 from dpcalc.core.validation import (
     MAX_COUNT,
     MAX_COUNT_DIGITS,
@@ -93,7 +93,7 @@ class Swept:
 class Numbers(tuple[float, ...]):
     """Several numbers given as one option, a comma list (--orders 2,4,8; not a sweep).
 
-    Its own class, not list[float]: Typer reads a list annotation as an option given repeatedly.
+    Its own class, not list[float]: a list annotation declares an option given repeatedly (dpcalc.cli.declare).
     """
 
 
@@ -240,7 +240,7 @@ if TYPE_CHECKING:
     SweepableReal = float | Swept
     SweepableCount = int | Swept
 else:
-    # Typer reads one Python type per option (it refuses unions); `click_type` does the parsing.
+    # The declaration reads one Python type per option (dpcalc.cli.declare); `click_type` does the parsing.
     SweepableReal = float
     SweepableCount = int
 
@@ -248,68 +248,68 @@ DEFAULT_DELTA = 1e-5
 
 SamplingProbability = Annotated[
     SweepableReal | None,
-    typer.Option("--p", "--sample-rate", "--sampling-probability", metavar="FLOAT",
+    Option("--p", "--sample-rate", "--sampling-probability", metavar="FLOAT",
                  help="Poisson sampling probability per step, in [0, 1] (0: nothing sampled, epsilon 0).",
                  click_type=sweepable(PROBABILITY)),
 ]
 NoiseMultiplier = Annotated[
     SweepableReal | None,
-    typer.Option("--sigma", "--noise-multiplier", metavar="FLOAT", help="Noise multiplier: noise std / L2 sensitivity, > 0.",
+    Option("--sigma", "--noise-multiplier", metavar="FLOAT", help="Noise multiplier: noise std / L2 sensitivity, > 0.",
                  click_type=sweepable(POSITIVE)),
 ]
 NoiseStd = Annotated[
     SweepableReal | None,
-    typer.Option("--noise-std", metavar="FLOAT",
+    Option("--noise-std", metavar="FLOAT",
                  help="Instead of --sigma: the Gaussian noise std (> 0); sigma = noise std / --sensitivity.",
                  click_type=sweepable(POSITIVE)),
 ]
 Sensitivity = Annotated[
     float | None,
-    typer.Option("--sensitivity", metavar="FLOAT",
+    Option("--sensitivity", metavar="FLOAT",
                  help="The query's sensitivity (> 0; L2 for --noise-std, L1 for --scale) that the noise given "
                       "is divided by [default: 1]. Not with --sigma, already noise std / sensitivity.",
                  click_type=single(POSITIVE)),
 ]
 Steps = Annotated[
     SweepableCount | None,
-    typer.Option("--T", "--steps", metavar="INT", help="Number of steps, an integer >= 1.", click_type=sweepable(POSITIVE_INTEGER)),
+    Option("--T", "--steps", metavar="INT", help="Number of steps, an integer >= 1.", click_type=sweepable(POSITIVE_INTEGER)),
 ]
 DatasetSize = Annotated[
     SweepableCount | None,
-    typer.Option("--n", metavar="INT", help="Training form: dataset size (p = batch-size / n).",
+    Option("--n", metavar="INT", help="Training form: dataset size (p = batch-size / n).",
                  click_type=sweepable(POSITIVE_INTEGER)),
 ]
 BatchSize = Annotated[
     SweepableCount | None,
-    typer.Option("--batch-size", metavar="INT", help="Training form: expected batch size.",
+    Option("--batch-size", metavar="INT", help="Training form: expected batch size.",
                  click_type=sweepable(POSITIVE_INTEGER)),
 ]
 Epochs = Annotated[
     SweepableReal | None,
-    typer.Option("--epochs", metavar="FLOAT", help="Training form: epochs (T = ceil(epochs * n / batch-size)).",
+    Option("--epochs", metavar="FLOAT", help="Training form: epochs (T = ceil(epochs * n / batch-size)).",
                  click_type=sweepable(POSITIVE)),
 ]
 Delta = Annotated[
     SweepableReal | None,
-    typer.Option("--delta", metavar="FLOAT", help=f"Target delta in (0, 1) giving epsilon [default: {DEFAULT_DELTA:g}].",
+    Option("--delta", metavar="FLOAT", help=f"Target delta in (0, 1) giving epsilon [default: {DEFAULT_DELTA:g}].",
                  click_type=sweepable(OPEN_UNIT)),
 ]
 Epsilon = Annotated[
     SweepableReal | None,
-    typer.Option("--eps", metavar="FLOAT", help="Give epsilon (>= 0) instead of --delta to get delta.",
+    Option("--eps", metavar="FLOAT", help="Give epsilon (>= 0) instead of --delta to get delta.",
                  click_type=sweepable(NON_NEGATIVE)),
 ]
 MaxEpsilon = Annotated[
     float | None,
-    typer.Option("--max-eps", metavar="FLOAT", help="Budget: exit 1 when epsilon exceeds this value.",
+    Option("--max-eps", metavar="FLOAT", help="Budget: exit 1 when epsilon exceeds this value.",
                  click_type=number(NON_NEGATIVE)),
 ]
 Csv = Annotated[
     bool,
-    typer.Option("--csv", help="Print CSV instead of a table: a header line, one row per result (per combination of a sweep)."),
+    Option("--csv", help="Print CSV instead of a table: a header line, one row per result (per combination of a sweep)."),
 ]
 Json = Annotated[
     bool,
-    typer.Option("--json", help="Print one strict JSON object instead of a table."),
+    Option("--json", help="Print one strict JSON object instead of a table."),
 ]
 

@@ -33,8 +33,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
-import typer
-
+from dpcalc.cli.declare import Option
 from dpcalc.cli.options import (
     InputError,
     SweepableReal,
@@ -62,7 +61,7 @@ class MechanismChoice(str, Enum):
 
 PhaseList = Annotated[
     list[str] | None,
-    typer.Option(
+    Option(
         "--phase",
         metavar="KEY=VALUE,...",
         help=(
@@ -75,7 +74,7 @@ PhaseList = Annotated[
 ]
 Mechanism = Annotated[
     MechanismChoice | None,
-    typer.Option(
+    Option(
         "--mechanism",
         help="Single-phase form: gaussian (default; --sigma) or laplace (--scale).",
         case_sensitive=False,
@@ -83,7 +82,7 @@ Mechanism = Annotated[
 ]
 Scale = Annotated[
     SweepableReal | None,
-    typer.Option("--scale", metavar="FLOAT", help="Laplace scale b (> 0) of --mechanism laplace, accounted as b / --sensitivity (L1).",
+    Option("--scale", metavar="FLOAT", help="Laplace scale b (> 0) of --mechanism laplace, accounted as b / --sensitivity (L1).",
                  click_type=sweepable(POSITIVE)),
 ]
 
@@ -102,7 +101,7 @@ class NeighboursChoice(str, Enum):
 
 SamplingOption = Annotated[
     SamplingChoice | None,
-    typer.Option(
+    Option(
         "--sampling",
         help=("How each step's batch is drawn: poisson (each record independently with probability p; "
               "default), uniform (a fixed-size batch of b of the n records, p = b/n; needs "
@@ -115,7 +114,7 @@ SamplingOption = Annotated[
 ]
 NeighboursOption = Annotated[
     NeighboursChoice | None,
-    typer.Option(
+    Option(
         "--neighbours",
         help=("Neighbouring datasets: add-remove (one record added or removed; default), replace-one "
               "(one record replaced by another) or zero-out (one record replaced by a null record). "
@@ -126,7 +125,7 @@ NeighboursOption = Annotated[
 
 ExamplesPerUserOption = Annotated[
     int | None,
-    typer.Option(
+    Option(
         "--examples-per-user",
         metavar="INT",
         help=("User-level privacy: each user contributes up to this many examples, each sampled on its "

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
-import typer
-
 from dpcalc.cli import progress
+from dpcalc.cli.declare import App, Option
 from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
@@ -60,7 +59,7 @@ _Run = tuple[dict[str, Any], list["Phase"]]
 # start-up does not load core.limits for it).
 Accuracy = Annotated[
     SweepableReal | None,
-    typer.Option(
+    Option(
         "--accuracy",
         metavar="FLOAT",
         help=f"Target relative width of the PLD accountant's certified interval, in (0, 1) [default: {DEFAULT_ACCURACY:g}].",
@@ -70,13 +69,13 @@ Accuracy = Annotated[
 
 MaxBatchSize = Annotated[
     int | None,
-    typer.Option("--max-batch-size", metavar="INT",
+    Option("--max-batch-size", metavar="INT",
                  help="Truncated Poisson sampling: batches larger than this are cut to it (needs the dataset size, "
                       "--n with --batch-size); the overflow probability is added to delta.",
                  click_type=number(POSITIVE_INTEGER)),
 ]
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = f"""Tight (epsilon, delta) of a run with a certified interval: privacy loss distributions by FFT.
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated, NoReturn
 
-import typer
-
+from dpcalc.cli.declare import App, Option
 from dpcalc.cli.options import (
     BatchSize,
     Csv,
@@ -52,7 +51,7 @@ class ConversionChoice(str, Enum):
 
 DEFAULT_GRID_TEXT = default_orders_text()
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = f"""Renyi DP of a training run: the RDP curve over orders and the (epsilon, delta) it gives.
 
@@ -97,7 +96,7 @@ def rdp(
     neighbours: NeighboursOption = None,
     orders: Annotated[
         Numbers | None,
-        typer.Option(
+        Option(
             "--orders",
             metavar="LIST",
             help=f"Comma-separated Renyi orders in (1, {MAX_ORDER:g}], fractional allowed, or ranges start:stop:step "
@@ -107,7 +106,7 @@ def rdp(
     ] = None,
     conversion: Annotated[
         ConversionChoice,
-        typer.Option("--conversion", help="RDP to (epsilon, delta): improved (CKS 2020) or classic (Mironov 2017)."),
+        Option("--conversion", help="RDP to (epsilon, delta): improved (CKS 2020) or classic (Mironov 2017)."),
     ] = ConversionChoice.improved,
     delta: Delta = None,
     eps: Epsilon = None,

@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import typer
-
+from dpcalc.cli.declare import Exit
 from dpcalc.cli.options import DEFAULT_DELTA, InputError, Swept, conflict
 from dpcalc.cli.output import emit
 
@@ -58,7 +57,7 @@ class Request:
 
     def finish(self, report: Report) -> NoReturn:
         """Print the report and exit with its code."""
-        raise typer.Exit(self.emit(report))
+        raise Exit(self.emit(report))
 
 
 def start(

@@ -6,9 +6,8 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
-import typer
-
 from dpcalc.cli import progress
+from dpcalc.cli.declare import App, Option
 from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
@@ -50,7 +49,7 @@ from dpcalc.core.validation import OPEN_UNIT
 if TYPE_CHECKING:
     from dpcalc.core.risk import Bounds, RiskResult
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = f"""What an attacker can learn from a run, certified: membership-inference TPR at low FPR,
 the maximum advantage, Bayes success and reconstruction risk.
@@ -105,20 +104,20 @@ def risk(
     examples_per_user: ExamplesPerUserOption = None,
     fpr: Annotated[
         Numbers | None,
-        typer.Option("--fpr", metavar="FLOATS",
+        Option("--fpr", metavar="FLOATS",
                      help="False-positive rates, a comma list, each in (0, 1) [default: "
                           f"{','.join(f'{value:g}' for value in DEFAULT_FPRS)}].",
                      click_type=Parsed(partial(parse_list, interval=OPEN_UNIT))),
     ] = None,
     prior: Annotated[
         float | None,
-        typer.Option("--prior", metavar="FLOAT",
+        Option("--prior", metavar="FLOAT",
                      help=f"Prior probability that the record is in, in (0, 1) [default: {DEFAULT_PRIOR:g}].",
                      click_type=number(OPEN_UNIT)),
     ] = None,
     kappa: Annotated[
         float | None,
-        typer.Option("--kappa", metavar="FLOAT",
+        Option("--kappa", metavar="FLOAT",
                      help="Baseline success of a reconstruction attack, in (0, 1): bound its success.",
                      click_type=number(OPEN_UNIT)),
     ] = None,

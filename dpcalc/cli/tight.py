@@ -6,13 +6,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Annotated
 
-import typer
-
 from dpcalc.cli import progress
+from dpcalc.cli.declare import Option
 
 NoTight = Annotated[
     bool,
-    typer.Option("--no-tight", help="Skip the certified tight epsilon (PLD accountant), where speed matters."),
+    Option("--no-tight", help="Skip the certified tight epsilon (PLD accountant), where speed matters."),
 ]
 
 

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from dpcalc.core.phases import NOTHING_SAMPLED
 from dpcalc.core.special import (
     find_root,
     log_expm1,
@@ -337,6 +336,8 @@ def noisy_sgd_gdp(
     if full_batches:
         warnings = list(base.warnings)
     else:
+        from dpcalc.core.phases import NOTHING_SAMPLED  # here: `convert` uses this module without the phases
+
         warnings = [NOTHING_SAMPLED if sampling_probability == 0.0 else CLT_WARNING, *base.warnings]
     if math.isinf(mu):
         warnings.append(f"mu overflows float64 (noise_multiplier = {noise_multiplier:g} is too small).")

@@ -45,9 +45,10 @@ def test_every_command_has_help_with_an_example(dpcalc, name):
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_every_command_loads_lazily_under_its_name(name):
     import click
-    import typer
 
-    group = typer.main.get_command(app)
+    from dpcalc.cli.declare import build
+
+    group = build(app)
     assert isinstance(group, LazyGroup)
     command = group.get_command(click.Context(group), name)
     assert command is not None and command.name == name

@@ -12,10 +12,10 @@ from typing import Annotated
 
 import click
 import pytest
-import typer
 
 from dpcalc.cli import completions
 from dpcalc.cli.app import COMMANDS
+from dpcalc.cli.declare import App, Option
 from dpcalc.cli.mechanism import MECHANISMS
 
 DIRECTORY = Path(__file__).resolve().parents[2] / "dpcalc" / "completions"
@@ -212,13 +212,13 @@ def toy_mechanism(monkeypatch):
     from dpcalc.cli.mechanism import MECHANISMS
 
     module = types.ModuleType("toy_mechanism_for_tests")
-    module.app = typer.Typer(add_completion=False)
+    module.app = App()
 
     @module.app.command("toy")
     def toy(
-        eps: Annotated[float, typer.Option("--eps", help="Privacy. More text.")] = 1.0,
-        kind: Annotated[str, typer.Option("--kind", click_type=click.Choice(["exact", "rounded"]))] = "exact",
-        out: Annotated[Path | None, typer.Option("--plot", help="A figure.")] = None,
+        eps: Annotated[float, Option("--eps", help="Privacy. More text.")] = 1.0,
+        kind: Annotated[str, Option("--kind", click_type=click.Choice(["exact", "rounded"]))] = "exact",
+        out: Annotated[str | None, Option("--plot", metavar="FILE", help="A figure.")] = None,
     ) -> None:
         """A toy mechanism."""
 
@@ -349,7 +349,7 @@ def test_install_needs_a_known_shell(dpcalc, home, monkeypatch):
     )
     run = dpcalc("completions", "install", "tcsh")
     assert run.code == 2
-    assert run.stderr == "Error: Invalid value for '[SHELL]:[bash|zsh|fish]': 'tcsh' is not one of 'bash', 'zsh', 'fish'.\n"
+    assert run.stderr == "Error: Invalid value for '[SHELL]': 'tcsh' is not one of 'bash', 'zsh', 'fish'.\n"
     assert list(home.iterdir()) == []
 
 

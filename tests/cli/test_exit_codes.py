@@ -118,13 +118,13 @@ def test_ctrl_c_during_a_long_computation_exits_130_with_one_line():
 
 
 def test_ctrl_c_while_the_cli_loads_exits_130(tmp_path):
-    """A SIGINT that arrives while app.py imports typer: Ctrl-C is held (blocked) while the
+    """A SIGINT that arrives while app.py imports click: Ctrl-C is held (blocked) while the
     module loads and handled at its end, before any command runs."""
     (tmp_path / "sitecustomize.py").write_text(
         "import os, signal, sys\n"
         "class Interrupt:\n"
         "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name == 'typer':\n"
+        "        if name == 'click':\n"
         "            os.kill(os.getpid(), signal.SIGINT)\n"
         "sys.meta_path.insert(0, Interrupt())\n"
     )

@@ -453,3 +453,30 @@ def test_gaussian_calibration_at_subnormal_targets_is_an_answer(epsilon, delta):
     # answer (a sigma past float64's range is inf, which is sound: more noise is private too)
     sigma = calibrate_gaussian(epsilon, delta).sigma
     assert sigma > 1e300
+
+
+def test_the_package_serves_each_name_from_its_module():
+    """`dpcalc.core.conversions` loads a name's module on first use (start-up of `convert`): its
+    map of homes covers __all__ exactly, and each name is the object its module defines."""
+    import importlib
+
+    assert set(conv._HOMES) == set(conv.__all__)
+    for name, home in conv._HOMES.items():
+        assert getattr(conv, name) is getattr(importlib.import_module(home), name)
+    with pytest.raises(AttributeError, match="no attribute 'nosuch'"):
+        conv.nosuch  # noqa: B018
+
+
+def test_one_conversion_loads_only_what_it_uses():
+    """dp -> gaussian needs the Gaussian calibration (and core.gdp), not zcdp, laplace or the phases."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from dpcalc.core import conversions as c; "
+        "c.convert(c.Guarantee('dp', epsilon=1.0, delta=1e-5), c.Target('gaussian')); "
+        "print(sorted(m for m in ('dpcalc.core.zcdp', 'dpcalc.core.laplace', 'dpcalc.core.phases') "
+        "if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -9,9 +9,9 @@ with the one command, and is listed in MECHANISMS; its mathematics is in dpcalc/
 from __future__ import annotations
 
 import click
-import typer
 
 from dpcalc.cli.app import LazyGroup
+from dpcalc.cli.declare import App
 
 # name -> (module that defines `app` with the one command, one-line help for `dpcalc mechanism --help`)
 MECHANISMS: dict[str, tuple[str, str]] = {
@@ -42,8 +42,7 @@ class MechanismGroup(LazyGroup):
         return super().parse_args(ctx, args or ["--help"])  # `dpcalc mechanism` alone: the list
 
 
-app = typer.Typer(cls=MechanismGroup, add_completion=False, rich_markup_mode=None,
-                  context_settings={"help_option_names": ["-h", "--help"]})
+app = App(cls=MechanismGroup, context_settings={"help_option_names": ["-h", "--help"]})
 
 
 @app.callback(invoke_without_command=False)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
+from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.mechanism.given import two_of_three
 from dpcalc.cli.options import Json, MaxEpsilon, number
 from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = """The exponential mechanism: epsilon, error bound alpha and failure probability beta - give two, get the third.
 
@@ -33,31 +32,31 @@ Examples:
 def exponential(
     outcomes: Annotated[
         int,
-        typer.Option("--outcomes", metavar="INT", help="Number of possible outputs |R|, an integer >= 1.",
+        Option("--outcomes", metavar="INT", help="Number of possible outputs |R|, an integer >= 1.",
                      click_type=number(POSITIVE_INTEGER)),
     ],
     eps: Annotated[
         float | None,
-        typer.Option("--eps", metavar="FLOAT", help="Epsilon of the mechanism, > 0.", click_type=number(POSITIVE)),
+        Option("--eps", metavar="FLOAT", help="Epsilon of the mechanism, > 0.", click_type=number(POSITIVE)),
     ] = None,
     alpha: Annotated[
         float | None,
-        typer.Option("--alpha", metavar="FLOAT", help="Error bound: utility at least OPT - alpha, > 0.",
+        Option("--alpha", metavar="FLOAT", help="Error bound: utility at least OPT - alpha, > 0.",
                      click_type=number(POSITIVE)),
     ] = None,
     beta: Annotated[
         float | None,
-        typer.Option("--beta", metavar="FLOAT", help="Failure probability: Pr[utility <= OPT - alpha], in (0, 1).",
+        Option("--beta", metavar="FLOAT", help="Failure probability: Pr[utility <= OPT - alpha], in (0, 1).",
                      click_type=number(OPEN_UNIT)),
     ] = None,
     sensitivity: Annotated[
         float,
-        typer.Option("--sensitivity", metavar="FLOAT", help="Sensitivity Delta of the utility, > 0.  [default: 1]",
+        Option("--sensitivity", metavar="FLOAT", help="Sensitivity Delta of the utility, > 0.  [default: 1]",
                      show_default=False, click_type=number(POSITIVE)),
     ] = 1.0,
     monotone: Annotated[
         bool,
-        typer.Option("--monotone", help="Monotone utility, sampled proportionally to exp(eps u / Delta): "
+        Option("--monotone", help="Monotone utility, sampled proportionally to exp(eps u / Delta): "
                                         "the refined bound (Delta / eps instead of 2 Delta / eps)."),
     ] = False,
     max_eps: MaxEpsilon = None,
@@ -91,7 +90,7 @@ def exponential(
         epsilon=result.epsilon,
         basis=f"the exponential mechanism's pure epsilon ({core.PRIVACY_SOURCE})",
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
 def _table(result) -> Table:

@@ -6,8 +6,7 @@ from enum import Enum
 from functools import partial
 from typing import Annotated
 
-import typer
-
+from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.laplace_eps import parse_probability
 from dpcalc.cli.mechanism.two_of_three import check_two_of_three, option_error
 from dpcalc.cli.options import (
@@ -25,7 +24,7 @@ from dpcalc.cli.options import (
 from dpcalc.cli.output import Report, Table, emit, format_lower, format_number, format_upper
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, ParameterError
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = """The Gaussian mechanism: privacy, noise and accuracy - give two, get the third.
 
@@ -64,65 +63,65 @@ class ClippingChoice(str, Enum):
 def gaussian(
     eps: Annotated[
         float | None,
-        typer.Option("--eps", metavar="FLOAT", help="Epsilon at --delta, > 0 (with --sigmas: the target).",
+        Option("--eps", metavar="FLOAT", help="Epsilon at --delta, > 0 (with --sigmas: the target).",
                      click_type=number(POSITIVE)),
     ] = None,
     delta: Annotated[
         float,
-        typer.Option("--delta", metavar="FLOAT", help=f"Delta, in (0, 1) [default: {DEFAULT_DELTA:g}].",
+        Option("--delta", metavar="FLOAT", help=f"Delta, in (0, 1) [default: {DEFAULT_DELTA:g}].",
                      show_default=False, click_type=number(OPEN_UNIT)),
     ] = DEFAULT_DELTA,
     sigma: Annotated[
         float | None,
-        typer.Option("--sigma", metavar="FLOAT", help="Instead of --eps: the noise std, > 0.", click_type=number(POSITIVE)),
+        Option("--sigma", metavar="FLOAT", help="Instead of --eps: the noise std, > 0.", click_type=number(POSITIVE)),
     ] = None,
     sensitivity: Annotated[
         float,
-        typer.Option("--sensitivity", metavar="FLOAT", help="L2 sensitivity of the query, > 0.  [default: 1]",
+        Option("--sensitivity", metavar="FLOAT", help="L2 sensitivity of the query, > 0.  [default: 1]",
                      show_default=False, click_type=number(POSITIVE)),
     ] = 1.0,
     error: Annotated[
         float | None,
-        typer.Option("--error", metavar="FLOAT", help="Error bound: every coordinate within +-error, > 0.",
+        Option("--error", metavar="FLOAT", help="Error bound: every coordinate within +-error, > 0.",
                      click_type=number(POSITIVE)),
     ] = None,
     confidence: Annotated[
         float | None,
-        typer.Option("--confidence", metavar="FLOAT",
+        Option("--confidence", metavar="FLOAT",
                      help="Probability that every coordinate is within the error bound, in (0, 1).",
                      click_type=Parsed(parse_probability)),
     ] = None,
     dims: Annotated[
         int,
-        typer.Option("--dims", metavar="INT", help="Number of noisy coordinates, >= 1.", show_default=True,
+        Option("--dims", metavar="INT", help="Number of noisy coordinates, >= 1.", show_default=True,
                      click_type=number(POSITIVE_INTEGER)),
     ] = 1,
     calibration: Annotated[
         CalibrationChoice,
-        typer.Option("--calibration", case_sensitive=False,
+        Option("--calibration", case_sensitive=False,
                      help="How sigma is calibrated from --eps: analytic (Balle, Wang 2018; default) or classic "
                           "(Dwork, Roth 2014, Thm A.1, eps < 1)."),
     ] = CalibrationChoice.analytic,
     sensitivities: Annotated[
         Numbers | None,
-        typer.Option("--sensitivities", metavar="LIST", help="Per-coordinate noise: sensitivity s_i of each coordinate "
+        Option("--sensitivities", metavar="LIST", help="Per-coordinate noise: sensitivity s_i of each coordinate "
                      "or layer, a comma list of values > 0.", click_type=Parsed(partial(parse_list, interval=POSITIVE))),
     ] = None,
     sigmas: Annotated[
         Numbers | None,
-        typer.Option("--sigmas", metavar="LIST", help="Per-coordinate noise: noise std sigma_i of each coordinate or "
+        Option("--sigmas", metavar="LIST", help="Per-coordinate noise: noise std sigma_i of each coordinate or "
                      "layer, a comma list as long as --sensitivities.",
                      click_type=Parsed(partial(parse_list, interval=POSITIVE))),
     ] = None,
     clipping: Annotated[
         ClippingChoice,
-        typer.Option("--clipping", case_sensitive=False,
+        Option("--clipping", case_sensitive=False,
                      help="With --sigmas: per-coordinate or per-layer (all s_i reached at once: mu exact; "
                           "default per-coordinate) or joint (mu an upper bound)."),
     ] = ClippingChoice.per_coordinate,
     target_multiplier: Annotated[
         float | None,
-        typer.Option("--target-multiplier", metavar="FLOAT",
+        Option("--target-multiplier", metavar="FLOAT",
                      help="With --sigmas: the isotropic noise multiplier to meet, > 0 (gives the scale factor).",
                      click_type=number(POSITIVE)),
     ] = None,
@@ -197,7 +196,7 @@ def gaussian(
         epsilon=result.epsilon,
         basis="the Gaussian mechanism's exact epsilon at delta (Balle and Wang 2018, Thm 8)",
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
 def _per_coordinate(ctx, given, eps, delta, sensitivities, sigmas, clipping, target_multiplier, max_eps,
@@ -249,7 +248,7 @@ def _per_coordinate(ctx, given, eps, delta, sensitivities, sigmas, clipping, tar
         basis=("exact epsilon at delta of mu-GDP (Dong, Roth, Su 2022, Cor. 2.13), mu by Xu et al. 2020, Lemma 1"
                + ("" if result.exact else ", an upper bound under joint clipping")),
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
 def _table(result, sigma_given: bool) -> Table:

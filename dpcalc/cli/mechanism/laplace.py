@@ -5,15 +5,14 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated
 
-import typer
-
+from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.laplace_eps import parse_probability
 from dpcalc.cli.mechanism.two_of_three import check_two_of_three, option_error
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, conflict, exact, number
 from dpcalc.cli.output import Report, Table, emit, format_lower, format_number, format_upper
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, ParameterError
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = """The Laplace mechanism: privacy, noise and accuracy - give two, get the third.
 
@@ -47,43 +46,43 @@ class RelationChoice(str, Enum):
 def laplace(
     eps: Annotated[
         float | None,
-        typer.Option("--eps", metavar="FLOAT", help="Epsilon of the mechanism (pure DP), > 0.", click_type=number(POSITIVE)),
+        Option("--eps", metavar="FLOAT", help="Epsilon of the mechanism (pure DP), > 0.", click_type=number(POSITIVE)),
     ] = None,
     scale: Annotated[
         float | None,
-        typer.Option("--scale", metavar="FLOAT", help="Instead of --eps: the noise scale b, > 0 (epsilon = sensitivity / b).",
+        Option("--scale", metavar="FLOAT", help="Instead of --eps: the noise scale b, > 0 (epsilon = sensitivity / b).",
                      click_type=number(POSITIVE)),
     ] = None,
     error: Annotated[
         float | None,
-        typer.Option("--error", metavar="FLOAT", help="Error bound: every bin within +-error of the truth, > 0.",
+        Option("--error", metavar="FLOAT", help="Error bound: every bin within +-error of the truth, > 0.",
                      click_type=number(POSITIVE)),
     ] = None,
     confidence: Annotated[
         float | None,
-        typer.Option("--confidence", metavar="FLOAT",
+        Option("--confidence", metavar="FLOAT",
                      help="Probability that every bin is within the error bound, in (0, 1).",
                      click_type=Parsed(parse_probability)),
     ] = None,
     bins: Annotated[
         int,
-        typer.Option("--bins", metavar="INT", help="Number of coordinates (histogram bins, vector length), >= 1.",
+        Option("--bins", metavar="INT", help="Number of coordinates (histogram bins, vector length), >= 1.",
                      show_default=True, click_type=number(POSITIVE_INTEGER)),
     ] = 1,
     domain: Annotated[
         DomainChoice,
-        typer.Option("--domain", case_sensitive=False,
+        Option("--domain", case_sensitive=False,
                      help="What is released: counts (counting query or histogram), simplex (probability "
                           "vectors, sensitivity 2) or real (--sensitivity)."),
     ] = DomainChoice.counts,
     neighbours: Annotated[
         RelationChoice | None,
-        typer.Option("--neighbours", case_sensitive=False,
+        Option("--neighbours", case_sensitive=False,
                      help="For --domain counts: add-remove (sensitivity 1; default) or replace-one (2)."),
     ] = None,
     sensitivity: Annotated[
         float | None,
-        typer.Option("--sensitivity", metavar="FLOAT", help="With --domain real: the L1 sensitivity, > 0 [default: 1].",
+        Option("--sensitivity", metavar="FLOAT", help="With --domain real: the L1 sensitivity, > 0 [default: 1].",
                      click_type=number(POSITIVE)),
     ] = None,
     max_eps: MaxEpsilon = None,
@@ -141,7 +140,7 @@ def laplace(
         epsilon=result.epsilon,
         basis="the Laplace mechanism's pure epsilon at this scale (exact; Dwork and Roth 2014, Thm 3.6)",
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
 def _table(result, scale_given: bool) -> Table:

@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Annotated, cast
 
 import click
-import typer
 
+from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.mechanism.given import two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
 from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, Interval, ParameterError
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 CANDIDATES = Interval(2.0, float("inf"), low_closed=True, integer=True)
 
@@ -40,44 +40,44 @@ OPTION = {"epsilon": "--eps", "scale": "--scale", "gap": "--gap", "beta": "--bet
 def noisy_max(
     noise: Annotated[
         str,
-        typer.Option("--noise", metavar="[laplace|gumbel|exponential]",
+        Option("--noise", metavar="[laplace|gumbel|exponential]",
                      help="The noise added to each score: laplace, gumbel (exponential mechanism) or "
                           "exponential (permute-and-flip).",
                      click_type=click.Choice(["laplace", "gumbel", "exponential"])),
     ],
     candidates: Annotated[
         int,
-        typer.Option("--candidates", metavar="INT", help="Number of scores m compared, an integer >= 2.",
+        Option("--candidates", metavar="INT", help="Number of scores m compared, an integer >= 2.",
                      click_type=number(CANDIDATES)),
     ],
     eps: Annotated[
         float | None,
-        typer.Option("--eps", metavar="FLOAT", help="Epsilon of the mechanism, > 0 (or give --scale).",
+        Option("--eps", metavar="FLOAT", help="Epsilon of the mechanism, > 0 (or give --scale).",
                      click_type=number(POSITIVE)),
     ] = None,
     scale: Annotated[
         float | None,
-        typer.Option("--scale", metavar="FLOAT", help="Noise scale b, > 0 (instead of --eps; eps = c Delta / b).",
+        Option("--scale", metavar="FLOAT", help="Noise scale b, > 0 (instead of --eps; eps = c Delta / b).",
                      click_type=number(POSITIVE)),
     ] = None,
     gap: Annotated[
         float | None,
-        typer.Option("--gap", metavar="FLOAT", help="Margin of the top score over every other, >= 0.",
+        Option("--gap", metavar="FLOAT", help="Margin of the top score over every other, >= 0.",
                      click_type=number(NON_NEGATIVE)),
     ] = None,
     beta: Annotated[
         float | None,
-        typer.Option("--beta", metavar="FLOAT", help="Probability of not reporting the top score, in (0, 1).",
+        Option("--beta", metavar="FLOAT", help="Probability of not reporting the top score, in (0, 1).",
                      click_type=number(OPEN_UNIT)),
     ] = None,
     sensitivity: Annotated[
         float,
-        typer.Option("--sensitivity", metavar="FLOAT", help="Sensitivity Delta of each score, > 0.  [default: 1]",
+        Option("--sensitivity", metavar="FLOAT", help="Sensitivity Delta of each score, > 0.  [default: 1]",
                      show_default=False, click_type=number(POSITIVE)),
     ] = 1.0,
     monotone: Annotated[
         bool,
-        typer.Option("--monotone", help="Monotone scores (such as counts): scale Delta / eps instead of 2 Delta / eps."),
+        Option("--monotone", help="Monotone scores (such as counts): scale Delta / eps instead of 2 Delta / eps."),
     ] = False,
     max_eps: MaxEpsilon = None,
     json_output: Json = False,
@@ -119,7 +119,7 @@ def noisy_max(
         epsilon=result.epsilon,
         basis=f"report noisy max's pure epsilon ({core.PRIVACY_SOURCES[result.noise]})",
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
 def _table(result, scale_given: bool) -> Table:

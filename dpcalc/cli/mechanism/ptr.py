@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
+from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.laplace_eps import parse_probability
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, exact, number
 from dpcalc.cli.output import Report, Table, emit, format_number
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, ParameterError
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = """Propose-test-release: give two of privacy (or noise), error and confidence, get the third.
 
@@ -38,42 +37,42 @@ _OPTION = {"epsilon": "--eps", "scale": "--scale", "delta": "--delta", "bound": 
 def ptr(
     eps: Annotated[
         float | None,
-        typer.Option("--eps", metavar="FLOAT", help="Epsilon each step spends (test and release), > 0; the total is 2 eps.",
+        Option("--eps", metavar="FLOAT", help="Epsilon each step spends (test and release), > 0; the total is 2 eps.",
                      click_type=number(POSITIVE)),
     ] = None,
     scale: Annotated[
         float | None,
-        typer.Option("--scale", metavar="FLOAT", help="The release's Laplace scale b / eps, > 0 (instead of --eps).",
+        Option("--scale", metavar="FLOAT", help="The release's Laplace scale b / eps, > 0 (instead of --eps).",
                      click_type=number(POSITIVE)),
     ] = None,
     delta: Annotated[
         float | None,
-        typer.Option("--delta", metavar="FLOAT", help="Delta of the whole mechanism, in (0, 1); the test's threshold is ln(1/delta)/eps.",
+        Option("--delta", metavar="FLOAT", help="Delta of the whole mechanism, in (0, 1); the test's threshold is ln(1/delta)/eps.",
                      click_type=number(OPEN_UNIT)),
     ] = None,
     bound: Annotated[
         float,
-        typer.Option("--bound", metavar="FLOAT", help="The proposed bound b on the local sensitivity, > 0.  [default: 1]",
+        Option("--bound", metavar="FLOAT", help="The proposed bound b on the local sensitivity, > 0.  [default: 1]",
                      show_default=False, click_type=number(POSITIVE)),
     ] = 1.0,
     error: Annotated[
         float | None,
-        typer.Option("--error", metavar="FLOAT", help="Error bound of the release (|noise| <= error), > 0.",
+        Option("--error", metavar="FLOAT", help="Error bound of the release (|noise| <= error), > 0.",
                      click_type=number(POSITIVE)),
     ] = None,
     confidence: Annotated[
         float | None,
-        typer.Option("--confidence", metavar="FLOAT", help="Probability that the release is within --error, in (0, 1).",
+        Option("--confidence", metavar="FLOAT", help="Probability that the release is within --error, in (0, 1).",
                      click_type=Parsed(parse_probability)),
     ] = None,
     distance: Annotated[
         float | None,
-        typer.Option("--distance", metavar="FLOAT", help="True distance to instability (records), >= 0: the chance of \"no reply\" there.",
+        Option("--distance", metavar="FLOAT", help="True distance to instability (records), >= 0: the chance of \"no reply\" there.",
                      click_type=number(NON_NEGATIVE)),
     ] = None,
     reply_probability: Annotated[
         float | None,
-        typer.Option("--reply-probability", metavar="FLOAT", help="Probability of a reply, in (0, 1): the distance it needs.",
+        Option("--reply-probability", metavar="FLOAT", help="Probability of a reply, in (0, 1): the distance it needs.",
                      click_type=Parsed(parse_probability)),
     ] = None,
     max_eps: MaxEpsilon = None,
@@ -124,7 +123,7 @@ def ptr(
         epsilon=result.total_epsilon,
         basis="PTR's total epsilon 2 eps at its delta (test eps + release eps, Dwork and Roth 2014, Sec. 7.2)",
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
 def check_two_of_three(eps: float | None, scale: float | None, error: float | None, confidence: float | None) -> None:

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
+from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.mechanism.two_of_three import check_two_of_three, option_error
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number, parse_real
 from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, PROBABILITY, Interval, ParameterError
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = """Randomized response, binary (--k 2) or k-ary: privacy, noise and accuracy.
 
@@ -38,32 +37,32 @@ _K = Interval(2.0, 1e15, low_closed=True, high_closed=True, integer=True)
 def randomized_response(
     eps: Annotated[
         float | None,
-        typer.Option("--eps", metavar="FLOAT", help="Epsilon (local DP) of each report, > 0.", click_type=number(POSITIVE)),
+        Option("--eps", metavar="FLOAT", help="Epsilon (local DP) of each report, > 0.", click_type=number(POSITIVE)),
     ] = None,
     flip_probability: Annotated[
         float | None,
-        typer.Option("--flip-probability", metavar="FLOAT",
+        Option("--flip-probability", metavar="FLOAT",
                      help="Instead of --eps: the probability of reporting a value other than the true one, "
                           "in (0, (k-1)/k).", click_type=number(OPEN_UNIT)),
     ] = None,
     k: Annotated[
         int,
-        typer.Option("--k", metavar="INT", help="Number of possible values (2: binary), >= 2.", show_default=True,
+        Option("--k", metavar="INT", help="Number of possible values (2: binary), >= 2.", show_default=True,
                      click_type=number(_K)),
     ] = 2,
     respondents: Annotated[
         int | None,
-        typer.Option("--n", "--respondents", metavar="INT", help="Number of respondents, >= 1.",
+        Option("--n", "--respondents", metavar="INT", help="Number of respondents, >= 1.",
                      click_type=number(Interval(1.0, 1e300, low_closed=True, integer=True))),
     ] = None,
     std_error: Annotated[
         float | None,
-        typer.Option("--std-error", metavar="FLOAT", help="Standard error of the debiased frequency estimate, > 0.",
+        Option("--std-error", metavar="FLOAT", help="Standard error of the debiased frequency estimate, > 0.",
                      click_type=number(POSITIVE)),
     ] = None,
     frequency: Annotated[
         float | None,
-        typer.Option("--frequency", metavar="FLOAT",
+        Option("--frequency", metavar="FLOAT",
                      help="True frequency of the value estimated, in [0, 1] [default: the worst case, 1].",
                      click_type=number(PROBABILITY)),
     ] = None,
@@ -114,7 +113,7 @@ def randomized_response(
         epsilon=result.epsilon,
         basis="randomized response's pure epsilon (exact: the likelihood ratio e^eps is attained)",
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
 def _table(result, flip_given: bool) -> Table:

@@ -5,15 +5,14 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated
 
-import typer
-
+from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.laplace_eps import parse_probability
 from dpcalc.cli.mechanism.ptr import check_two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, exact, number
 from dpcalc.cli.output import Report, Table, emit, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, Interval, ParameterError
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 DEGREES = Interval(1.0, 100.0, low_closed=True, high_closed=True, integer=True)  # as core.DEGREES (not imported at start-up)
 
 
@@ -54,52 +53,52 @@ _OPTION = {"epsilon": "--eps", "scale": "--scale", "delta": "--delta", "smooth_s
 def smooth_sensitivity(
     noise: Annotated[
         NoiseChoice,
-        typer.Option("--noise", help="Noise family: laplace, cauchy (NRS 2007), laplace-log-normal or student-t (Bun, Steinke 2019).",
+        Option("--noise", help="Noise family: laplace, cauchy (NRS 2007), laplace-log-normal or student-t (Bun, Steinke 2019).",
                      case_sensitive=False),
     ] = NoiseChoice.laplace,
     eps: Annotated[
         float | None,
-        typer.Option("--eps", metavar="FLOAT", help="Epsilon of the release, > 0 (laplace-log-normal: of (eps^2/2)-CDP).",
+        Option("--eps", metavar="FLOAT", help="Epsilon of the release, > 0 (laplace-log-normal: of (eps^2/2)-CDP).",
                      click_type=number(POSITIVE)),
     ] = None,
     scale: Annotated[
         float | None,
-        typer.Option("--scale", metavar="FLOAT", help="The noise scale S / alpha, > 0 (instead of --eps).",
+        Option("--scale", metavar="FLOAT", help="The noise scale S / alpha, > 0 (instead of --eps).",
                      click_type=number(POSITIVE)),
     ] = None,
     delta: Annotated[
         float | None,
-        typer.Option("--delta", metavar="FLOAT", help="Delta, in (0, 1): laplace noise only (cauchy, student-t: pure DP).",
+        Option("--delta", metavar="FLOAT", help="Delta, in (0, 1): laplace noise only (cauchy, student-t: pure DP).",
                      click_type=number(OPEN_UNIT)),
     ] = None,
     smooth: Annotated[
         float,
-        typer.Option("--smooth-sensitivity", metavar="FLOAT", help="S(x), the beta-smooth bound at the data, > 0.  [default: 1]",
+        Option("--smooth-sensitivity", metavar="FLOAT", help="S(x), the beta-smooth bound at the data, > 0.  [default: 1]",
                      show_default=False, click_type=number(POSITIVE)),
     ] = 1.0,
     error: Annotated[
         float | None,
-        typer.Option("--error", metavar="FLOAT", help="Error bound (|noise| <= error), > 0.", click_type=number(POSITIVE)),
+        Option("--error", metavar="FLOAT", help="Error bound (|noise| <= error), > 0.", click_type=number(POSITIVE)),
     ] = None,
     confidence: Annotated[
         float | None,
-        typer.Option("--confidence", metavar="FLOAT", help="Probability that the noise is within --error, in (0, 1).",
+        Option("--confidence", metavar="FLOAT", help="Probability that the noise is within --error, in (0, 1).",
                      click_type=Parsed(parse_probability)),
     ] = None,
     beta: Annotated[
         float | None,
-        typer.Option("--beta", metavar="FLOAT", help="laplace-log-normal, student-t: the smoothness t of S (beta), > 0.",
+        Option("--beta", metavar="FLOAT", help="laplace-log-normal, student-t: the smoothness t of S (beta), > 0.",
                      click_type=number(POSITIVE)),
     ] = None,
     sigma: Annotated[
         float | None,
-        typer.Option("--sigma", metavar="FLOAT",
+        Option("--sigma", metavar="FLOAT",
                      help="laplace-log-normal: sigma of e^(sigma Y), > 0 (default: the best for the other inputs).",
                      click_type=number(POSITIVE)),
     ] = None,
     degrees: Annotated[
         int | None,
-        typer.Option("--degrees", metavar="INT", help="student-t: degrees of freedom d, an integer in [1, 100] (default 3).",
+        Option("--degrees", metavar="INT", help="student-t: degrees of freedom d, an integer in [1, 100] (default 3).",
                      click_type=number(DEGREES)),
     ] = None,
     max_eps: MaxEpsilon = None,
@@ -172,7 +171,7 @@ def smooth_sensitivity(
         no_gate=("laplace-log-normal noise gives (eps^2/2)-CDP, not an (eps, delta) bound: state it at a delta with "
                  "dpcalc convert (rho = eps^2/2)") if lln else None,
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
 def _table(result, privacy: str) -> Table:

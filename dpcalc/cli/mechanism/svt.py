@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-import typer
-
+from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.mechanism.given import two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
 from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
-app = typer.Typer(add_completion=False, rich_markup_mode=None)
+app = App()
 
 HELP = """The sparse vector technique: epsilon, error bound alpha and failure probability beta - give two, get the third.
 
@@ -37,37 +36,37 @@ Examples:
 def svt(
     queries: Annotated[
         int,
-        typer.Option("--queries", metavar="INT", help="Number of queries k asked, an integer >= 1.",
+        Option("--queries", metavar="INT", help="Number of queries k asked, an integer >= 1.",
                      click_type=number(POSITIVE_INTEGER)),
     ],
     answers: Annotated[
         int,
-        typer.Option("--answers", metavar="INT",
+        Option("--answers", metavar="INT",
                      help="Positive answers c before halting, 1 <= c <= k (1: AboveThreshold).",
                      show_default=True, click_type=number(POSITIVE_INTEGER)),
     ] = 1,
     eps: Annotated[
         float | None,
-        typer.Option("--eps", metavar="FLOAT", help="Epsilon of the whole run, > 0.", click_type=number(POSITIVE)),
+        Option("--eps", metavar="FLOAT", help="Epsilon of the whole run, > 0.", click_type=number(POSITIVE)),
     ] = None,
     scale: Annotated[
         float | None,
-        typer.Option("--scale", metavar="FLOAT",
+        Option("--scale", metavar="FLOAT",
                      help="Laplace scale of the threshold's noise, > 0 (instead of --eps; eps = 2 c Delta / scale).",
                      click_type=number(POSITIVE)),
     ] = None,
     alpha: Annotated[
         float | None,
-        typer.Option("--alpha", metavar="FLOAT", help="Error bound of every answer, > 0.", click_type=number(POSITIVE)),
+        Option("--alpha", metavar="FLOAT", help="Error bound of every answer, > 0.", click_type=number(POSITIVE)),
     ] = None,
     beta: Annotated[
         float | None,
-        typer.Option("--beta", metavar="FLOAT", help="Probability that some answer is off by more than alpha, in (0, 1).",
+        Option("--beta", metavar="FLOAT", help="Probability that some answer is off by more than alpha, in (0, 1).",
                      click_type=number(OPEN_UNIT)),
     ] = None,
     sensitivity: Annotated[
         float,
-        typer.Option("--sensitivity", metavar="FLOAT", help="Sensitivity Delta of each query, > 0.  [default: 1]",
+        Option("--sensitivity", metavar="FLOAT", help="Sensitivity Delta of each query, > 0.  [default: 1]",
                      show_default=False, click_type=number(POSITIVE)),
     ] = 1.0,
     max_eps: MaxEpsilon = None,
@@ -108,7 +107,7 @@ def svt(
         epsilon=result.epsilon,
         basis=f"the pure epsilon of {result.algorithm} ({core.PRIVACY_SOURCE[1 if result.answers == 1 else 2]})",
     )
-    raise typer.Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
 def _table(result) -> Table:

@@ -11,7 +11,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from dpcalc.core.conversions.converters import CONVERTERS, _mu_of
-from dpcalc.core.conversions.guarantees import group_dp
 from dpcalc.core.conversions.table import GroupRefusal, Guarantee, Target, _dp_pair, _given, group_refusal, refusal
 from dpcalc.core.validation import POSITIVE_INTEGER
 
@@ -44,6 +43,8 @@ def _apply_group(source: Guarantee, group: int) -> tuple[Guarantee, str]:
         return source, ""
     notion = source.notion
     if notion == "dp":
+        from dpcalc.core.conversions.guarantees import group_dp  # only with --group: start-up time
+
         epsilon, delta = group_dp(*_dp_pair(source), group)
         return replace(source, epsilon=epsilon, delta=delta), (
             f"group privacy, k = {group}: (k eps, delta (e^(k eps) - 1)/(e^eps - 1)) by chaining "

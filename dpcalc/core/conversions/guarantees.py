@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 
-from dpcalc.core.conversions.gaussian import _mu_with_max_advantage
 from dpcalc.core.limits import TRADEOFF_POINTS
 from dpcalc.core.rdp_conversion import ORDER
 from dpcalc.core.special import log_add, log_expm1
@@ -39,6 +38,9 @@ def pure_dp_to_mu(epsilon: float) -> float:
     EXTENDED_NON_NEGATIVE.check("epsilon", epsilon)
     if math.isinf(epsilon):
         return math.inf
+    # here, not at the top: the conversions that do not calibrate Gaussian noise never load it (start-up)
+    from dpcalc.core.conversions.gaussian import _mu_with_max_advantage
+
     log_tail = -epsilon - math.log1p(math.exp(-epsilon))  # log(1 / (1 + e^eps))
     return _mu_with_max_advantage(math.tanh(0.5 * epsilon), log_tail)
 

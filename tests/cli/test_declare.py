@@ -1,0 +1,125 @@
+"""Commands declared on their parameters (dpcalc.cli.declare) and built into click commands
+without Typer: the values a command receives, its help, and what a call imports."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from enum import Enum
+from typing import Annotated
+
+import click
+import pytest
+
+from dpcalc.cli import completions
+from dpcalc.cli.declare import App, Argument, Exit, Option, build
+from dpcalc.cli.options import number
+from dpcalc.core.validation import POSITIVE
+
+
+class Colour(str, Enum):
+    red = "red"
+    light_blue = "light-blue"
+
+
+def demo_app():
+    app = App()
+    seen = {}
+
+    @app.command("demo", help="A demo command.")
+    def demo(
+        name: Annotated[str, Argument(metavar="NAME", help="Who.")],
+        colour: Annotated[Colour, Option("--colour", case_sensitive=False, help="A colour.")] = Colour.red,
+        tag: Annotated[list[str] | None, Option("--tag", metavar="TEXT", help="Repeatable.")] = None,
+        size: Annotated[float | None, Option("--size", metavar="FLOAT", help="Size.", click_type=number(POSITIVE))] = None,
+        count: Annotated[int | None, Option("--count", metavar="INT", help="At least 1.", min=1)] = None,
+        loud: Annotated[bool, Option("--loud", help="Louder.")] = False,
+    ) -> None:
+        seen.update(name=name, colour=colour, tag=tag, size=size, count=count, loud=loud)
+        raise Exit(3)
+
+    return build(app), seen
+
+
+def invoke(*args):
+    command, seen = demo_app()
+    code = command.main(list(args), prog_name="demo", standalone_mode=False)
+    return code, seen
+
+
+def test_the_function_receives_enums_lists_and_parsed_numbers():
+    code, seen = invoke("me", "--colour", "LIGHT-BLUE", "--tag", "a", "--tag", "b", "--size", "2.5", "--count", "4",
+                        "--loud")
+    assert code == 3
+    assert seen == {"name": "me", "colour": Colour.light_blue, "tag": ["a", "b"], "size": 2.5, "count": 4, "loud": True}
+    assert seen["size"].text == "2.5"  # the click type of dpcalc.cli.options, unchanged
+
+
+def test_defaults_reach_the_function_as_declared():
+    _, seen = invoke("me")
+    assert seen == {"name": "me", "colour": Colour.red, "tag": None, "size": None, "count": None, "loud": False}
+
+
+@pytest.mark.parametrize("args, message", [
+    (("me", "--colour", "green"), "'green' is not one of 'red', 'light-blue'"),
+    (("me", "--count", "0"), "0 is not in the range x>=1"),
+    ((), "Missing"),
+])
+def test_bad_values_are_click_usage_errors(args, message):
+    with pytest.raises(click.UsageError, match=message):
+        invoke(*args)
+
+
+def test_help_lists_the_argument_and_shows_defaults():
+    command, _ = demo_app()
+    text = command.get_help(click.Context(command, info_name="demo"))
+    assert "Arguments:\n  NAME  Who.  [required]\n" in text
+    assert "--colour [red|light-blue]  A colour.  [default: red]" in text
+    assert "--loud " in text and "[default: False]" not in text
+
+
+def test_an_undeclared_parameter_is_refused():
+    app = App()
+
+    @app.command("bad")
+    def bad(value: int = 1) -> None:
+        pass
+
+    with pytest.raises(TypeError, match="needs Annotated"):
+        build(app)
+
+
+def test_a_call_imports_neither_typer_nor_pydantic():
+    """The commands are built from click alone: any Typer release may be installed beside dpcalc."""
+    code = (
+        "import sys; from dpcalc.cli.app import main; "
+        "main(['convert', '--from', 'zcdp', '--rho', '0.5', '--to', 'dp', '--json']); "
+        "print(sorted(name for name in ('typer', 'pydantic') if name in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "[]"
+
+
+def test_show_completion_prints_the_script_of_the_current_shell(dpcalc, monkeypatch):
+    monkeypatch.setenv("SHELL", "/usr/bin/fish")
+    run = dpcalc("--show-completion")
+    assert run.code == 0
+    assert run.stdout == (completions.DIRECTORY / "dpcalc.fish").read_text()  # `dpcalc completions show fish`
+
+
+def test_install_completion_writes_where_the_shell_looks(dpcalc, monkeypatch, tmp_path):
+    monkeypatch.setenv("SHELL", "/bin/bash")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    run = dpcalc("--install-completion")  # `dpcalc completions install bash`
+    path = tmp_path / ".local/share/bash-completion/completions/dpcalc"
+    assert run.code == 0
+    assert run.stdout.startswith("Installed the bash completion: ~/.local/share/bash-completion/completions/dpcalc\n")
+    assert path.read_text() == (completions.DIRECTORY / "dpcalc.bash").read_text()
+
+
+def test_completion_for_an_unknown_shell_is_one_line_exit_2(dpcalc, monkeypatch):
+    monkeypatch.setenv("SHELL", "/bin/tcsh")
+    run = dpcalc("--show-completion")
+    assert (run.code, run.stderr) == (2, "Error: SHELL: give one of bash, zsh, fish ($SHELL is /bin/tcsh, not one of "
+                                         "them)\n")
