@@ -294,7 +294,7 @@ def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> No
                 accountant="gdp", name=f"{y_key} ({'central-limit ' if training else ''}mu-GDP)",
                 also=[("tight_epsilon", "pld", "tight epsilon (PLD, certified)")] if "tight_epsilon" in shown else [],
                 caption=sweep_caption(given, _CAPTION_KEYS),
-                budget=request.max_epsilon if y_key == "epsilon" else None,
+                budget=request.max_epsilon if y_key == "epsilon" else None, ylog=y_key == "delta",
             ),
         ),
         rows,

@@ -392,11 +392,8 @@ def _sweep_figure(rows: list[dict[str, Any]], x_key: str, y_key: str, series_key
         rows, x_key=x_key, y_key=y_key, series_keys=series_keys,
         title=f"certified {y_key} against {names.get(x_key, x_key)} (PLD)",
         xlabel=names.get(x_key, x_key), ylabel=f"{y_key} (certified upper bound)",
-        accountant="pld", caption=caption, budget=budget if y_key == "epsilon" else None,
+        accountant="pld", caption=caption, budget=budget if y_key == "epsilon" else None, ylog=y_key == "delta",
     )
-    if y_key == "delta":
-        for panel in panels:
-            panel.ylog = True
     return panels
 
 

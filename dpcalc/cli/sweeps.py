@@ -319,12 +319,13 @@ def sweep_panels(
     also: Sequence[tuple[str, str, str]] = (),
     caption: str = "",
     budget: float | None = None,
+    ylog: bool = False,
 ):
     """One panel: y against x, one series per combination of the other swept inputs, a marker
     on every row. `accountant` colours the series (dpcalc.cli.figures.ACCOUNTANT_STYLES);
     `name` names the y series in the legend, `also` adds further y keys as (key, accountant,
     name), e.g. the tight epsilon beside a central-limit one; `caption` names what the rows share;
-    `budget` (--max-eps) is drawn as a horizontal line."""
+    `budget` (--max-eps) is drawn as a horizontal line; `ylog` puts y on a log scale (delta)."""
     from dpcalc.cli.figures import Guide, Panel, Series
 
     groups: dict[tuple, list[dict[str, Any]]] = {}
@@ -347,7 +348,8 @@ def sweep_panels(
             series.append(Series(label, [x for x, _ in points], [y for _, y in points], accountant=owner,
                                  markers=True))
     guides = [] if budget is None else [Guide(f"epsilon budget = {format_number(budget)}", y=budget)]
-    return [Panel(title=title, xlabel=xlabel, ylabel=ylabel, series=series, caption=caption, guides=guides)]
+    return [Panel(title=title, xlabel=xlabel, ylabel=ylabel, series=series, caption=caption, guides=guides,
+                  ylog=ylog)]
 
 
 def sweep_caption(inputs: dict[str, Any], names: Sequence[tuple[str, str]]) -> str:

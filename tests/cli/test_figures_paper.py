@@ -241,3 +241,9 @@ def test_plot_does_not_load_pyplot(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert result.stdout.splitlines()[-1] == "0 True False"
+
+
+@pytest.mark.parametrize("command", ["gdp", "pld"])
+def test_swept_delta_on_a_log_axis(dpcalc, tmp_path, command):
+    text, _ = _figure(dpcalc, tmp_path, command, "--p", "0.1", "--sigma", "1,2", "--T", "10", "--eps", "0.5")
+    assert re.search(r"<!-- \$\\mathdefault\{10\^\{-\d+\}\}\$ -->", text)  # decades as tick labels
