@@ -367,7 +367,9 @@ def tight_curves(phases, *, smallest_delta: float = SMALLEST_DELTA_DRAWN, extra_
     profile = pld.tight_profile(phases, grid, accuracy=PROFILE_ACCURACY)
     alphas = [i / (TRADEOFF_POINTS - 1) for i in range(TRADEOFF_POINTS)]
     betas = list(tradeoff_from_profile(profile.epsilons, profile.delta_upper, alphas))
-    return TightCurves(list(profile.epsilons), list(profile.delta_upper), alphas, betas, list(profile.warnings))
+    # the accountant's warnings name the accuracy it was asked for: here the figure's, not the command's
+    warnings = [item.replace("the requested accuracy", "the figure's accuracy") for item in profile.warnings]
+    return TightCurves(list(profile.epsilons), list(profile.delta_upper), alphas, betas, warnings)
 
 
 def positive_points(x: list[float], y: list[float]) -> tuple[list[float], list[float]]:

@@ -247,3 +247,14 @@ def test_plot_does_not_load_pyplot(tmp_path):
 def test_swept_delta_on_a_log_axis(dpcalc, tmp_path, command):
     text, _ = _figure(dpcalc, tmp_path, command, "--p", "0.1", "--sigma", "1,2", "--T", "10", "--eps", "0.5")
     assert re.search(r"<!-- \$\\mathdefault\{10\^\{-\d+\}\}\$ -->", text)  # decades as tick labels
+
+
+def test_figure_warnings_name_the_figures_accuracy(dpcalc):
+    """The profile is drawn at its own accuracy (PROFILE_ACCURACY): its warnings say so, not the command's."""
+    from dpcalc.cli.figures import PROFILE_ACCURACY
+
+    run = dpcalc("pld", *SMALL, "--neighbours", "replace-one", "--sampling", "uniform", "--chart")
+    assert run.code == 0
+    assert "the grid meets the requested accuracy 0.001" in run.stderr  # the command's own result
+    assert f"the grid meets the figure's accuracy {PROFILE_ACCURACY:g}" in run.stderr
+    assert f"requested accuracy {PROFILE_ACCURACY:g}" not in run.stderr
