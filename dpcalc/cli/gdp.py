@@ -183,14 +183,8 @@ def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quo
     warnings = list(result.warnings) + large_delta_warnings(row["n"], target_delta)
     tight = None
     if run is not None and target_delta is not None and not no_tight:
-        from dpcalc.core.phases import Phase
-
-        if sampling is SamplingScheme.poisson:
-            phase = Phase("gaussian", run[0], run[1], None, run[2])
-        else:
-            # fixed-size batches are analysed under replace-one: sigma is relative to the clipping
-            # norm C and a replacement moves the sum by up to 2C
-            phase = Phase("gaussian", run[0], run[1], None, run[2], sampling="uniform", neighbours="replace-one")
+        (phase,) = _tight_phases(*run, sampling.value)
+        if sampling is not SamplingScheme.poisson:
             warnings.append(
                 "the central-limit mu for uniform sampling (Bu et al. 2020) lets a replaced record move the "
                 "sum by at most C; with sigma relative to the clipping norm C a replacement moves it by up to "
@@ -350,11 +344,20 @@ def _caption(inputs: dict[str, Any]) -> str:
 
 
 def _tight_run(result: GDPResult) -> list[Phase]:
-    """The phases of the run whose tight epsilon was computed (one Poisson-subsampled Gaussian)."""
-    from dpcalc.core.phases import Phase
-
+    """The phases of the run whose tight epsilon was computed, for its figure."""
     p, sigma, steps = result.sampling_probability, result.noise_multiplier, result.steps
     assert p is not None and sigma is not None and steps is not None, "a training run echoes its run (noisy_sgd_gdp)"
+    return _tight_phases(p, sigma, steps, result.sampling)
+
+
+def _tight_phases(p: float, sigma: float, steps: int, sampling: str | None) -> list[Phase]:
+    """The PLD accountant's run for a gdp training run: one Poisson-subsampled Gaussian, or for
+    fixed-size batches (uniform) one under replace-one: sigma is relative to the clipping norm C
+    and a replacement moves the sum by up to 2C."""
+    from dpcalc.core.phases import Phase
+
+    if sampling == "uniform":
+        return [Phase("gaussian", p, sigma, None, steps, sampling="uniform", neighbours="replace-one")]
     return [Phase("gaussian", p, sigma, None, steps)]
 
 
