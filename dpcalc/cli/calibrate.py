@@ -46,7 +46,16 @@ from dpcalc.cli.phases import (
     with_relation,
 )
 from dpcalc.cli.request import start
-from dpcalc.cli.sweeps import Column, Row, SweepOutput, echo_rows, sweep_columns, sweep_panels, sweep_report
+from dpcalc.cli.sweeps import (
+    Column,
+    Row,
+    SweepOutput,
+    echo_rows,
+    sweep_caption,
+    sweep_columns,
+    sweep_panels,
+    sweep_report,
+)
 from dpcalc.core.limits import DEFAULT_PRECISION, PRECISION
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE
 
@@ -307,7 +316,8 @@ def calibrate(
                 columns=_sweep_columns(swept_keys, quantity),
                 title=f"Calibration sweep: {TITLE[quantity]} with epsilon <= target ({accountant.value})",
                 max_epsilon=request.max_epsilon,
-                figures=lambda: _sweep_figure([row.values for row in rows], swept_keys, quantity),
+                figures=lambda: _sweep_figure([row.values for row in rows], swept_keys, quantity, accountant.value,
+                                              sweep_caption(inputs, _CAPTION_KEYS)),
             ),
             rows,
         )
@@ -636,8 +646,16 @@ def _sweep_columns(swept_keys: list[str], quantity: str) -> list[Column]:
     return sweep_columns([], swept_keys, (), shown, headers={"run.T": "T", "run.p": "p"}, upward={"epsilon": True})
 
 
-def _sweep_figure(rows: list[dict[str, Any]], swept_keys: list[str], quantity: str):
-    """The solved quantity against the last swept input, one series per value of the others."""
+# The inputs a sweep's figure names when every row shares them (input key, shown name).
+_CAPTION_KEYS = (("accountant", "accountant"), ("target_epsilon", "target epsilon"), ("delta", "delta"),
+                 ("p", "p"), ("sigma", "sigma"), ("T", "T"), ("n", "n"), ("batch_size", "batch size"),
+                 ("epochs", "epochs"))
+
+
+def _sweep_figure(rows: list[dict[str, Any]], swept_keys: list[str], quantity: str, accountant: str,
+                  caption: str):
+    """The solved quantity against the last swept input, one series per value of the others, in
+    the accountant's colour; `caption` names the target and run the rows share."""
     x_key = swept_keys[-1]
     plotted = [{**row, "T": row["run"]["T"]} for row in rows]
     names = {"target_epsilon": "target epsilon", "batch_size": "batch size"}
@@ -649,4 +667,6 @@ def _sweep_figure(rows: list[dict[str, Any]], swept_keys: list[str], quantity: s
         title=f"{names.get(quantity, quantity)} against {names.get(x_key, x_key)}",
         xlabel=names.get(x_key, x_key),
         ylabel=names.get(quantity, quantity),
+        accountant=accountant,
+        caption=caption,
     )

@@ -494,11 +494,11 @@ def tradeoff_panels(result, inputs: dict[str, Any]):
         alphas = _plot_alphas((corner, remaining))
         name = f"({number(epsilon)}, {number(delta)})-DP"
         title = f"Trade-off curve of {name}{group}"
-        series.append(Series(name, alphas, [dp_tradeoff(alpha, epsilon, delta) for alpha in alphas]))
+        series.append(Series(name, alphas, [dp_tradeoff(alpha, epsilon, delta) for alpha in alphas], accountant="dp"))
         if delta == 0.0 and 0.0 < epsilon < math.inf:
             mu = pure_dp_to_mu(epsilon)
             series.append(Series(f"implied {number(mu)}-GDP (weaker)", alphas,
-                                 [gdp.tradeoff(alpha, mu) for alpha in alphas], dashed=True))
+                                 [gdp.tradeoff(alpha, mu) for alpha in alphas], dashed=True, accountant="gdp"))
     else:
         mu = grouped.mu if grouped.notion == "gdp" else grouped.sensitivity / grouped.sigma
         alphas = _plot_alphas()
@@ -506,6 +506,8 @@ def tradeoff_panels(result, inputs: dict[str, Any]):
         label = f"{number(mu)}-GDP"
         if grouped.notion == "gaussian":
             label = f"Gaussian mechanism: {label} (mu = sensitivity/sigma)"
-        series.append(Series(label, alphas, [gdp.tradeoff(alpha, mu) for alpha in alphas]))
-    series.append(Series("no privacy lost (1 - alpha)", [0.0, 1.0], [1.0, 0.0], dashed=True))
-    return [tradeoff_panel(title, series)]
+        series.append(Series(label, alphas, [gdp.tradeoff(alpha, mu) for alpha in alphas], accountant="gdp"))
+    series.append(Series("no privacy lost (1 - alpha)", [0.0, 1.0], [1.0, 0.0], dashed=True, accountant="none"))
+    # the title names the guarantee drawn; a mechanism's noise, which gives it, goes beneath
+    caption = _describe_source(inputs) if grouped.notion == "gaussian" else ""
+    return [tradeoff_panel(title, series, caption=caption)]

@@ -1,6 +1,8 @@
 """Pictures of a guarantee: `--plot FILE` (matplotlib, PNG, SVG or PDF) and `--chart` (Unicode text).
 
-A command describes what to draw as plain `Panel`s; this module draws them. matplotlib is an
+A command describes what to draw as plain `Panel`s (curves named by the accountant that drew
+them, the run as a caption, targets as guide lines); this module draws them, in one colour and
+line style per accountant across every figure (ACCOUNTANT_STYLES). matplotlib is an
 optional extra (`pip install '.[plot]'` from a checkout; the distribution is dpcalc-cli), imported only when a file is written; the text
 chart needs nothing beyond the standard library.
 """
@@ -30,19 +32,55 @@ Chart = Annotated[
 ]
 
 
+# One colour per accountant, the same in every figure (colour-blind safe, Okabe and Ito 2008),
+# with its own line style, so that curves which coincide stay apart where they overlap (a
+# dashed curve drawn over a solid one shows both colours) and in black-and-white print.
+# "none" is the no-privacy reference (the diagonal), "target" a target delta or epsilon.
+ACCOUNTANT_STYLES: dict[str, tuple[str, object]] = {
+    "pld": ("#0072B2", "-"),  # tight, certified (PLD)
+    "gdp": ("#D55E00", "--"),  # mu-GDP, exact or central-limit
+    "rdp": ("#009E73", "-."),  # Renyi DP
+    "dp": ("#CC79A7", "-"),  # an (epsilon, delta)-DP guarantee (convert)
+    "none": ("#7f7f7f", ":"),  # no privacy lost
+    "target": ("#000000", (0, (1, 2))),  # the target delta or epsilon
+}
+
+# The further series of one accountant in a panel (a sweep's combinations): the same colour,
+# each with its own dash pattern (after the accountant's own) and marker shape.
+_DASHES: tuple[object, ...] = ((0, (1.5, 1.5)), (0, (6, 2, 1.5, 2)), (0, (10, 3)), (0, (3, 1.5, 1.5, 1.5, 1.5, 1.5)),
+                               (0, (6, 2)))
+_MARKER_SHAPES = "osD^vP*X"
+
+
 @dataclass
 class Series:
-    """One curve: points (x, y) and how to draw it."""
+    """One curve: points (x, y) and how to draw it.
+
+    `accountant` picks the colour and line style (ACCOUNTANT_STYLES); `dashed` marks a secondary
+    curve (a lower end, a weaker implied guarantee), drawn thinner and dashed; `markers` marks
+    each point (a sweep's rows); without `line` only the markers are drawn."""
 
     label: str
     x: list[float]
     y: list[float]
     dashed: bool = False
+    accountant: str = "pld"
+    markers: bool = False
+    line: bool = True
+
+
+@dataclass
+class Guide:
+    """A target marked on a panel: a horizontal line at `y`, or a vertical one at `x`."""
+
+    label: str
+    x: float | None = None
+    y: float | None = None
 
 
 @dataclass
 class Panel:
-    """One set of axes."""
+    """One set of axes. `caption` names the run (p, sigma, T, delta) under the figure's title."""
 
     title: str
     xlabel: str
@@ -51,16 +89,76 @@ class Panel:
     xlog: bool = False
     ylog: bool = False
     square: bool = False  # equal axes on [0, 1] x [0, 1] (trade-off curves)
+    caption: str = ""
+    guides: list[Guide] = field(default_factory=list)
+    legend: str = "best"  # matplotlib's legend location; a fixed corner saves the search
 
 
-def tradeoff_panel(title: str, series: list[Series]) -> Panel:
-    """Trade-off curves: type II against type I error on the unit square."""
-    return Panel(title=title, xlabel="type I error alpha", ylabel="type II error beta", series=series, square=True)
+def series_style(panel: Panel) -> list[dict[str, object]]:
+    """matplotlib's line properties for each series of the panel, in order.
+
+    Colour and base line style come from the series' accountant; a second, third... series of
+    the same accountant keeps the colour and takes the next dash pattern and marker shape.
+    Secondary curves are thinner. Dashed and dotted curves are drawn above the solid ones, so
+    where a dashed curve coincides with a solid one both colours show."""
+    seen: dict[str, int] = {}
+    styles: list[dict[str, object]] = []
+    for series in panel.series:
+        colour, base = ACCOUNTANT_STYLES[series.accountant]
+        rank = seen.get(series.accountant, 0)
+        seen[series.accountant] = rank + 1
+        linestyle: object = base if rank == 0 else _DASHES[(rank - 1) % len(_DASHES)]
+        if series.dashed:
+            linestyle = (0, (4, 2)) if base == "-" else base
+        style: dict[str, object] = {
+            "color": colour, "linestyle": linestyle, "linewidth": 1.0 if series.dashed else 1.8,
+            "zorder": 2.0 + len(styles) * 0.01 + (0.5 if series.dashed or base != "-" else 0.0),
+        }
+        if series.markers:
+            style.update(marker=_MARKER_SHAPES[rank % len(_MARKER_SHAPES)], markersize=5.0)
+        if not series.line:
+            style.update(linestyle="none", zorder=3.0)
+        styles.append(style)
+    return styles
 
 
-def profile_panel(series: list[Series]) -> Panel:
-    """Privacy profiles delta(epsilon), delta on a log scale."""
-    return Panel(title="Privacy profile", xlabel="epsilon", ylabel="delta(epsilon)", series=series, ylog=True)
+def run_caption(pairs: list[tuple[str, object]]) -> str:
+    """'p = 0.004, sigma = 1.1, T = 10000, delta = 1e-05' from (name, value) pairs: values of
+    None are left out, a pair with no name gives its value (already text) alone."""
+    from dpcalc.cli.output import format_number
+
+    parts = []
+    for name, value in pairs:
+        if value is None or value == "":
+            continue
+        text = value if isinstance(value, str) else format_number(value)
+        parts.append(f"{name} = {text}" if name else text)
+    return ", ".join(parts)
+
+
+def tradeoff_panel(title: str, series: list[Series], caption: str = "") -> Panel:
+    """Trade-off curves: type II against type I error on the unit square (the curves bow
+    towards the origin, leaving the upper right corner for the legend)."""
+    return Panel(title=title, xlabel="type I error alpha", ylabel="type II error beta", series=series, square=True,
+                 caption=caption, legend="upper right")
+
+
+def profile_panel(series: list[Series], caption: str = "", guides: list[Guide] | None = None) -> Panel:
+    """Privacy profiles delta(epsilon), delta on a log scale (falling: the legend goes upper right)."""
+    return Panel(title="Privacy profile", xlabel="epsilon", ylabel="delta(epsilon)", series=series, ylog=True,
+                 caption=caption, guides=guides or [], legend="upper right")
+
+
+def target_guides(delta: float | None, epsilon: float | None) -> list[Guide]:
+    """The given delta (a horizontal line) and the given epsilon (a vertical one) of a profile."""
+    from dpcalc.cli.output import format_number
+
+    guides = []
+    if delta is not None:
+        guides.append(Guide(f"target delta = {format_number(delta)}", y=delta))
+    if epsilon is not None:
+        guides.append(Guide(f"target epsilon = {format_number(epsilon)}", x=epsilon))
+    return guides
 
 
 def check_plot_path(path: str | None) -> Path | None:
@@ -78,33 +176,66 @@ def check_plot_path(path: str | None) -> Path | None:
 
 
 def write_plot(panels: list[Panel], path: Path) -> None:
-    """Draw the panels side by side and save them; the format follows the file's suffix."""
+    """Draw the panels side by side and save them; the format follows the file's suffix.
+
+    The figure is built without pyplot and laid out with fixed margins (no tight_layout, no
+    legend search unless a panel asks for it): start-up and drawing are most of --plot's cost.
+    The run (`Panel.caption`) heads the figure; fonts are embedded as TrueType in PDF (journals
+    refuse Type 3) and the files carry no date, so the same inputs give the same file."""
     import matplotlib
+    import matplotlib.artist
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # Each Artist subclass that matplotlib defines on import renders a property table into the
+    # docstring of its set() (matplotlib.artist.kwdoc): about a third of the import, for help
+    # text this process never shows. Only this process, which exits after the figure, sees the
+    # short docstrings.
+    matplotlib.artist.kwdoc = lambda artist: ""
+    from matplotlib.figure import Figure
 
-    figure, axes = plt.subplots(1, len(panels), figsize=(5.2 * len(panels), 4.6), squeeze=False)
-    for ax, panel in zip(axes[0], panels):
-        for series in panel.series:
-            ax.plot(series.x, series.y, linestyle="--" if series.dashed else "-", label=series.label,
-                    linewidth=1.0 if series.dashed else 1.8)
-        ax.set_title(panel.title, fontsize=10)
-        ax.set_xlabel(panel.xlabel)
-        ax.set_ylabel(panel.ylabel)
-        if panel.xlog:
-            ax.set_xscale("log")
-        if panel.ylog:
-            ax.set_yscale("log")
-        if panel.square:
-            ax.set_xlim(0.0, 1.0)
-            ax.set_ylim(0.0, 1.0)
-            ax.set_aspect("equal")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-    figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    count = len(panels)
+    captions = list(dict.fromkeys(panel.caption for panel in panels if panel.caption))
+    # titley fixed: matplotlib would otherwise measure every tick label to place the titles
+    with matplotlib.rc_context({"pdf.fonttype": 42, "svg.hashsalt": "dpcalc", "axes.titley": 1.0}):
+        figure = Figure(figsize=(5.2 * count, 4.9 if captions else 4.6))
+        axes = figure.subplots(1, count, squeeze=False)[0]
+        top = 0.86 if captions else 0.92
+        figure.subplots_adjust(left=0.11 / count + 0.02, right=0.98, bottom=0.11, top=top, wspace=0.3)
+        if captions:
+            figure.suptitle("; ".join(captions), fontsize=10, y=0.985)
+        for number, (ax, panel) in enumerate(zip(axes, panels)):
+            _draw_panel(ax, panel, number)
+        suffix = path.suffix.lower()
+        metadata = {".svg": {"Date": None}, ".pdf": {"CreationDate": None}}.get(suffix)
+        figure.savefig(path, dpi=120, metadata=metadata)
+
+
+def _draw_panel(ax, panel: Panel, number: int) -> None:
+    """One panel on `ax`. Each curve and target is its own SVG group, named
+    panel{number}-series{index}-{accountant} and panel{number}-target{index}."""
+    for index, (series, style) in enumerate(zip(panel.series, series_style(panel))):
+        (line,) = ax.plot(series.x, series.y, label=series.label, **style)
+        line.set_gid(f"panel{number}-series{index}-{series.accountant}")
+    colour, linestyle = ACCOUNTANT_STYLES["target"]
+    for index, guide in enumerate(panel.guides):
+        common = {"color": colour, "linestyle": linestyle, "linewidth": 1.0, "zorder": 4.0, "label": guide.label}
+        if guide.y is not None:
+            artist = ax.axhline(guide.y, **common)
+        else:
+            artist = ax.axvline(guide.x, **common)
+        artist.set_gid(f"panel{number}-target{index}")
+    ax.set_title(panel.title, fontsize=10)
+    ax.set_xlabel(panel.xlabel)
+    ax.set_ylabel(panel.ylabel)
+    if panel.xlog:
+        ax.set_xscale("log")
+    if panel.ylog:
+        ax.set_yscale("log")
+    if panel.square:
+        ax.set_xlim(0.0, 1.0)
+        ax.set_ylim(0.0, 1.0)
+        ax.set_aspect("equal")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8, loc=panel.legend)
 
 
 # Marker characters for the series of a text chart, in order.
@@ -127,8 +258,9 @@ def render_chart(panel: Panel, width: int = 60, height: int = 18) -> str:
         for series in panel.series
     ]
     every = [point for curve in points for point in curve]
+    title = f"{panel.title} ({panel.caption})" if panel.caption else panel.title
     if not every:
-        return f"{wrap_words(panel.title, CHART_COLUMNS, '')}\n(nothing to draw)\n"
+        return f"{wrap_words(title, CHART_COLUMNS, '')}\n(nothing to draw)\n"
     if panel.square:
         x_low, x_high, y_low, y_high = 0.0, 1.0, 0.0, 1.0
     else:
@@ -163,7 +295,7 @@ def render_chart(panel: Panel, width: int = 60, height: int = 18) -> str:
                     c = last_column + round((column - last_column) * step / steps)
                     grid[r][c] = marker
             previous = (row, column)
-    lines = [wrap_words(panel.title, CHART_COLUMNS, ""), wrap_words(panel.ylabel, CHART_COLUMNS, "")]
+    lines = [wrap_words(title, CHART_COLUMNS, ""), wrap_words(panel.ylabel, CHART_COLUMNS, "")]
     for row_index, cells in enumerate(grid):
         label = top if row_index == 0 else bottom if row_index == height - 1 else ""
         lines.append(f"{label:>{margin}} │{''.join(cells)}")
@@ -231,6 +363,11 @@ TRADEOFF_POINTS = 201
 # the axis, so a coarse (cheaper) certified interval serves.
 _AXIS_ACCURACY = 1e-2
 
+# Accuracy of the drawn profile: the certified interval's relative width. The curves drawn are
+# its upper ends, sound at any accuracy; 2% of delta is a hundredth of a decade on the log
+# axis, below the figure's resolution, and costs a third of the default 0.1%.
+PROFILE_ACCURACY = 2e-2
+
 
 @dataclass
 class TightCurves:
@@ -257,10 +394,12 @@ def tight_curves(phases, *, smallest_delta: float = SMALLEST_DELTA_DRAWN, extra_
     if not (math.isfinite(top) and top > 0.0):
         top = max([1.0, *(e for e in extra_epsilons if math.isfinite(e))])
     grid = sorted({top * i / (PROFILE_POINTS - 1) for i in range(PROFILE_POINTS)} | set(extra_epsilons))
-    profile = pld.tight_profile(phases, grid)
+    profile = pld.tight_profile(phases, grid, accuracy=PROFILE_ACCURACY)
     alphas = [i / (TRADEOFF_POINTS - 1) for i in range(TRADEOFF_POINTS)]
     betas = list(tradeoff_from_profile(profile.epsilons, profile.delta_upper, alphas))
-    return TightCurves(list(profile.epsilons), list(profile.delta_upper), alphas, betas, list(profile.warnings))
+    # the accountant's warnings name the accuracy it was asked for: here the figure's, not the command's
+    warnings = [item.replace("the requested accuracy", "the figure's accuracy") for item in profile.warnings]
+    return TightCurves(list(profile.epsilons), list(profile.delta_upper), alphas, betas, warnings)
 
 
 def positive_points(x: list[float], y: list[float]) -> tuple[list[float], list[float]]:

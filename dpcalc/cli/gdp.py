@@ -118,7 +118,8 @@ def gdp(
         warnings=warnings,
         **_gate(result, tight, given_mu=given_mu, no_tight=no_tight),
         figures=lambda: gdp_panels(result.mu, result.delta, approximate=result.approximate,
-                                   tight_run=None if tight is None else _tight_run(result)),
+                                   tight_run=None if tight is None else _tight_run(result),
+                                   caption=_caption(inputs), targets=(inputs["delta"], inputs["eps"])),
     )
     request.finish(report)
 
@@ -184,14 +185,8 @@ def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quo
     warnings = list(result.warnings) + large_delta_warnings(row["n"], target_delta)
     tight = None
     if run is not None and target_delta is not None and not no_tight:
-        from dpcalc.core.phases import Phase
-
-        if sampling is SamplingScheme.poisson:
-            phase = Phase("gaussian", run[0], run[1], None, run[2])
-        else:
-            # fixed-size batches are analysed under replace-one: sigma is relative to the clipping
-            # norm C and a replacement moves the sum by up to 2C
-            phase = Phase("gaussian", run[0], run[1], None, run[2], sampling="uniform", neighbours="replace-one")
+        (phase,) = _tight_phases(*run, sampling.value)
+        if sampling is not SamplingScheme.poisson:
             warnings.append(
                 "the central-limit mu for uniform sampling (Bu et al. 2020) lets a replaced record move the "
                 "sum by at most C; with sigma relative to the clipping norm C a replacement moves it by up to "
@@ -218,6 +213,9 @@ def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quo
     return result, tight, warnings, inputs
 
 
+# The inputs a sweep's figure names when every row shares them (input key, shown name).
+_CAPTION_KEYS = (("mu", "mu"), ("p", "p"), ("sigma", "sigma"), ("T", "T"), ("delta", "delta"), ("eps", "epsilon"))
+
 # The scalar result keys a sweep row carries.
 _ROW_RESULT_KEYS = ("mu", "epsilon", "delta", "max_advantage", "tight_epsilon")
 
@@ -228,7 +226,16 @@ def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> No
     A row holds the swept inputs, the run (p, sigma, T) when it comes from the training form,
     and the scalar result keys (the trade-off curve is left out: run the single command for it).
     """
-    from dpcalc.cli.sweeps import RUN_KEYS, Row, SweepOutput, echo_rows, sweep_columns, sweep_panels, sweep_report
+    from dpcalc.cli.sweeps import (
+        RUN_KEYS,
+        Row,
+        SweepOutput,
+        echo_rows,
+        sweep_caption,
+        sweep_columns,
+        sweep_panels,
+        sweep_report,
+    )
 
     tights: list[tuple[float | None, list[str]] | None] = [None] * len(request.rows)
     if not no_tight and sampling is SamplingScheme.poisson:
@@ -280,6 +287,10 @@ def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> No
             figures=lambda: sweep_panels(
                 [row.values for row in rows], x_key=x_key, y_key=y_key, series_keys=swept_keys[:-1],
                 title=f"{y_key} against {x_key}", xlabel=x_key, ylabel=y_key,
+                accountant="gdp", name=f"{y_key} ({'central-limit ' if training else ''}mu-GDP)",
+                also=[("tight_epsilon", "pld", "tight epsilon (PLD, certified)")] if "tight_epsilon" in shown else [],
+                caption=sweep_caption(given, _CAPTION_KEYS),
+                budget=request.max_epsilon if y_key == "epsilon" else None, ylog=y_key == "delta",
             ),
         ),
         rows,
@@ -288,17 +299,20 @@ def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> No
 
 
 def gdp_panels(mu: float, delta: float, tight_run: Sequence[Phase] | None = None,
-               approximate: bool = False) -> list[Panel]:
+               approximate: bool = False, caption: str = "",
+               targets: tuple[float | None, float | None] = (None, None)) -> list[Panel]:
     """The trade-off curve of mu-GDP beside the no-privacy diagonal, and its privacy profile.
 
     `approximate`: mu is the central-limit mu of a training run (so labelled in the legend).
+    `caption` names the run; `targets` (the given delta, the given epsilon) are marked on the
+    profile.
 
     With `tight_run` (the run's phases, when its tight epsilon was computed) both panels also
     show the certified curves of the PLD accountant (dpcalc.cli.figures.tight_curves): the
     certified privacy profile and the trade-off curve it implies, which the central-limit
     mu-GDP curve may cross (at finite T it is an approximation, not a bound).
     """
-    from dpcalc.cli.figures import Series, positive_points, profile_panel, tradeoff_panel
+    from dpcalc.cli.figures import Series, positive_points, profile_panel, target_guides, tradeoff_panel
     from dpcalc.core import gdp as core
 
     curves = _tight_curves(tight_run, delta) if tight_run is not None else None
@@ -306,28 +320,46 @@ def gdp_panels(mu: float, delta: float, tight_run: Sequence[Phase] | None = None
     label = f"{format_number(mu)}-GDP" + (" (central-limit mu)" if approximate else "")
     tight_series = [Series("tight (PLD, certified)", curves.alphas, curves.betas)] if curves is not None else []
     tradeoff = tradeoff_panel(f"Trade-off curve, mu = {format_number(mu)}", [
-        Series(label, alphas, [core.tradeoff(a, mu) for a in alphas]),
+        Series(label, alphas, [core.tradeoff(a, mu) for a in alphas], accountant="gdp"),
         *tight_series,
-        Series("no privacy lost (1 - alpha)", alphas, [1.0 - a for a in alphas], dashed=True),
-    ])
+        Series("no privacy lost (1 - alpha)", alphas, [1.0 - a for a in alphas], dashed=True, accountant="none"),
+    ], caption=caption)
     if not math.isfinite(mu) or mu == 0.0:
         return [tradeoff]
     top = core.epsilon_for_delta(min(delta, 1e-12), mu)
     epsilons = [top * i / 100 for i in range(101)]
-    profile_series = [Series(label, epsilons, [core.delta_for_epsilon(e, mu) for e in epsilons])]
+    profile_series = [Series(label, epsilons, [core.delta_for_epsilon(e, mu) for e in epsilons], accountant="gdp")]
     if curves is not None:
         profile_series.append(Series("tight delta (PLD, certified upper bound)",
                                      *positive_points(curves.epsilons, curves.delta_upper)))
-    profile = profile_panel(profile_series)
+    profile = profile_panel(profile_series, caption=caption, guides=target_guides(*targets))
     return [tradeoff, profile]
 
 
-def _tight_run(result: GDPResult) -> list[Phase]:
-    """The phases of the run whose tight epsilon was computed (one Poisson-subsampled Gaussian)."""
-    from dpcalc.core.phases import Phase
+def _caption(inputs: dict[str, Any]) -> str:
+    """The run a figure shows: p, sigma, T (or mu) and the given delta or epsilon."""
+    from dpcalc.cli.figures import run_caption
 
+    return run_caption([("mu", inputs["mu"]), ("p", inputs["p"]), ("sigma", inputs["sigma"]), ("T", inputs["T"]),
+                        ("sampling", inputs["sampling"] if inputs["sampling"] not in (None, "poisson") else None),
+                        ("delta", inputs["delta"]), ("epsilon", inputs["eps"])])
+
+
+def _tight_run(result: GDPResult) -> list[Phase]:
+    """The phases of the run whose tight epsilon was computed, for its figure."""
     p, sigma, steps = result.sampling_probability, result.noise_multiplier, result.steps
     assert p is not None and sigma is not None and steps is not None, "a training run echoes its run (noisy_sgd_gdp)"
+    return _tight_phases(p, sigma, steps, result.sampling)
+
+
+def _tight_phases(p: float, sigma: float, steps: int, sampling: str | None) -> list[Phase]:
+    """The PLD accountant's run for a gdp training run: one Poisson-subsampled Gaussian, or for
+    fixed-size batches (uniform) one under replace-one: sigma is relative to the clipping norm C
+    and a replacement moves the sum by up to 2C."""
+    from dpcalc.core.phases import Phase
+
+    if sampling == "uniform":
+        return [Phase("gaussian", p, sigma, None, steps, sampling="uniform", neighbours="replace-one")]
     return [Phase("gaussian", p, sigma, None, steps)]
 
 

@@ -29,7 +29,7 @@ resolves the training form into p and T (`training_run`), which `gdp` and `calib
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -448,10 +448,21 @@ def phases_title(accountant: str, phases: list[Phase], *, laplace_p: bool = True
     (rdp's are never sampled)."""
     if len(phases) > 1:
         return f"{accountant} of {len(phases)} phases (below)"
-    (item,) = phases
+    return f"{accountant}: {phase_caption(phases[0], laplace_p=laplace_p)}"
+
+
+def phase_caption(item: Phase, *, laplace_p: bool = True) -> str:
+    """"p = 0.004, sigma = 1.1, T = 10000" (a Laplace phase: its scale, and p with `laplace_p`)."""
     if item.mechanism == "gaussian":
         run = [f"p = {format_number(item.sampling_probability)}", f"sigma = {format_number(item.noise_multiplier)}"]
     else:
         run = [f"p = {format_number(item.sampling_probability)}"] if laplace_p else []
         run.append(f"Laplace, scale = {format_number(item.scale)}")
-    return f"{accountant}: {', '.join([*run, f'T = {item.steps}'])}"
+    return ", ".join([*run, f"T = {item.steps}"])
+
+
+def phases_caption(phases: Sequence[Phase]) -> str:
+    """A figure's run: the one phase's caption, or each phase's in parentheses, joined by " then "."""
+    if len(phases) == 1:
+        return phase_caption(phases[0])
+    return " then ".join(f"({phase_caption(item)})" for item in phases)

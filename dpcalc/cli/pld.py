@@ -38,6 +38,7 @@ from dpcalc.cli.phases import (
     Scale,
     parse_phases,
     phase_inputs,
+    phases_caption,
     phases_table,
     phases_title,
     with_relation,
@@ -248,6 +249,8 @@ def pld_panels(phases: Sequence[Phase], target_delta: float | None,
         Series,
         positive_points,
         profile_panel,
+        run_caption,
+        target_guides,
         tight_curves,
         tradeoff_panel,
     )
@@ -261,17 +264,18 @@ def pld_panels(phases: Sequence[Phase], target_delta: float | None,
     gdp_label = "" if mu is None else f"{format_number(mu)}-GDP" + (
         ", central-limit approximation" if approximate else " (exact)")
     alphas = curves.alphas
+    caption = run_caption([("", phases_caption(phases)), ("delta", target_delta), ("epsilon", target_epsilon)])
     series = [Series("tight (PLD, certified)", alphas, curves.betas)]
     if mu is not None:
-        series.append(Series(gdp_label, alphas, [gdp.tradeoff(alpha, mu) for alpha in alphas]))
-    series.append(Series("no privacy lost (1 - alpha)", alphas, [1.0 - alpha for alpha in alphas], dashed=True))
-    tradeoff = tradeoff_panel("Trade-off curve (tight, certified)", series)
+        series.append(Series(gdp_label, alphas, [gdp.tradeoff(alpha, mu) for alpha in alphas], accountant="gdp"))
+    series.append(Series("no privacy lost (1 - alpha)", alphas, [1.0 - alpha for alpha in alphas], dashed=True, accountant="none"))
+    tradeoff = tradeoff_panel("Trade-off curve (tight, certified)", series, caption=caption)
     epsilons, deltas = positive_points(curves.epsilons, curves.delta_upper)
     profile_series = [Series("tight delta (PLD, certified upper bound)", epsilons, deltas)]
     if mu is not None:
         x, y = positive_points(curves.epsilons, [gdp.delta_for_epsilon(e, mu) for e in curves.epsilons])
-        profile_series.append(Series(gdp_label, x, y))
-    profile = profile_panel(profile_series)
+        profile_series.append(Series(gdp_label, x, y, accountant="gdp"))
+    profile = profile_panel(profile_series, caption=caption, guides=target_guides(target_delta, target_epsilon))
     return [tradeoff, profile], curves.warnings
 
 
@@ -375,7 +379,15 @@ def _pld_sweep(request: Request, mechanism: MechanismChoice | None, sampling: Sa
     single run (epsilon, epsilon_lower, epsilon_upper, delta, delta_lower, delta_upper,
     accuracy, grid, binding). Every row is parsed before any is computed.
     """
-    from dpcalc.cli.sweeps import Row, SweepOutput, phase_row, phase_sweep, sweep_columns, sweep_report
+    from dpcalc.cli.sweeps import (
+        Row,
+        SweepOutput,
+        phase_row,
+        phase_sweep,
+        sweep_caption,
+        sweep_columns,
+        sweep_report,
+    )
 
     runs = [(row, with_relation(parse_phases(None, {**row, "mechanism": mechanism}), sampling, neighbours,
                                 examples_per_user))
@@ -410,15 +422,22 @@ def _pld_sweep(request: Request, mechanism: MechanismChoice | None, sampling: Sa
                                   upward={y_key: True, f"{y_key}_lower": False}),
             title=f"Tight accounting (PLD) sweep{': ' + layout.fixed if layout.fixed else ''}",
             max_epsilon=request.max_epsilon,
-            figures=lambda: _sweep_figure(table_rows, x_key, y_key, list(request.swept[:-1])),
+            figures=lambda: _sweep_figure(table_rows, x_key, y_key, list(request.swept[:-1]),
+                                          sweep_caption(inputs, _CAPTION_KEYS), request.max_epsilon),
         ),
         rows,
     )
     request.finish(report)
 
 
-def _sweep_figure(rows: list[dict[str, Any]], x_key: str, y_key: str, series_keys: list[str]) -> list[Panel]:
-    """The certified epsilon (or delta, on a log axis) against the last swept input."""
+# The inputs a sweep's figure names when every row shares them (input key, shown name).
+_CAPTION_KEYS = (("p", "p"), ("sigma", "sigma"), ("scale", "scale"), ("T", "T"), ("delta", "delta"), ("eps", "epsilon"))
+
+
+def _sweep_figure(rows: list[dict[str, Any]], x_key: str, y_key: str, series_keys: list[str], caption: str,
+                  budget: float | None) -> list[Panel]:
+    """The certified epsilon (or delta, on a log axis) against the last swept input; --max-eps
+    drawn as a line."""
     from dpcalc.cli.sweeps import sweep_panels
 
     names = {"batch_size": "batch size"}
@@ -426,10 +445,8 @@ def _sweep_figure(rows: list[dict[str, Any]], x_key: str, y_key: str, series_key
         rows, x_key=x_key, y_key=y_key, series_keys=series_keys,
         title=f"certified {y_key} against {names.get(x_key, x_key)} (PLD)",
         xlabel=names.get(x_key, x_key), ylabel=f"{y_key} (certified upper bound)",
+        accountant="pld", caption=caption, budget=budget if y_key == "epsilon" else None, ylog=y_key == "delta",
     )
-    if y_key == "delta":
-        for panel in panels:
-            panel.ylog = True
     return panels
 
 

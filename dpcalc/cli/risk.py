@@ -36,6 +36,7 @@ from dpcalc.cli.phases import (
     Scale,
     parse_phases,
     phase_inputs,
+    phases_caption,
     phases_table,
     phases_title,
     with_relation,
@@ -273,7 +274,8 @@ def _gdp_warnings(result: RiskResult) -> list[str]:
 
 
 def risk_panels(result: RiskResult) -> list[Panel]:
-    """TPR against FPR on log-log axes: the certified bound and its lower end, mu-GDP, and TPR = FPR."""
+    """TPR against FPR on log-log axes: the certified bound and its lower end, mu-GDP, and TPR = FPR;
+    the asked false-positive rates (the table's rows) marked on the certified bound."""
     from dpcalc.cli.figures import Series
     from dpcalc.core.gdp import tpr_at_fpr
 
@@ -286,8 +288,11 @@ def risk_panels(result: RiskResult) -> list[Panel]:
     ]
     gaussian = result.gaussian
     if gaussian is not None:
-        series.append(Series(f"{format_number(gaussian.mu)}-GDP ({_gdp_header(result)[5:-1]})", alphas, [tpr_at_fpr(gaussian.mu, alpha) for alpha in alphas],
-                             dashed=True))
-    series.append(Series("no privacy lost (TPR = FPR)", alphas, list(alphas), dashed=True))
-    return [Panel(title=phases_title("Attack risk", list(result.phases)),
-                  xlabel="false-positive rate", ylabel="true-positive rate", series=series, xlog=True, ylog=True)]
+        series.append(Series(f"{format_number(gaussian.mu)}-GDP ({_gdp_header(result)[5:-1]})", alphas,
+                             [tpr_at_fpr(gaussian.mu, alpha) for alpha in alphas], accountant="gdp"))
+    series.append(Series("no privacy lost (TPR = FPR)", alphas, list(alphas), dashed=True, accountant="none"))
+    series.append(Series("the asked FPRs (table)", [point.fpr for point in result.points],
+                         [point.tpr.upper for point in result.points], markers=True, line=False))
+    return [Panel(title="Attack risk (PLD, certified)", caption=phases_caption(list(result.phases)),
+                  xlabel="false-positive rate", ylabel="true-positive rate", series=series, xlog=True, ylog=True,
+                  legend="lower right")]

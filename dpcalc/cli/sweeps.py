@@ -314,24 +314,52 @@ def sweep_panels(
     title: str,
     xlabel: str,
     ylabel: str,
+    accountant: str,
+    name: str = "",
+    also: Sequence[tuple[str, str, str]] = (),
+    caption: str = "",
+    budget: float | None = None,
+    ylog: bool = False,
 ):
-    """One panel: y against x, one series per combination of the other swept inputs."""
-    from dpcalc.cli.figures import Panel, Series
+    """One panel: y against x, one series per combination of the other swept inputs, a marker
+    on every row. `accountant` colours the series (dpcalc.cli.figures.ACCOUNTANT_STYLES);
+    `name` names the y series in the legend, `also` adds further y keys as (key, accountant,
+    name), e.g. the tight epsilon beside a central-limit one; `caption` names what the rows share;
+    `budget` (--max-eps) is drawn as a horizontal line; `ylog` puts y on a log scale (delta)."""
+    from dpcalc.cli.figures import Guide, Panel, Series
 
     groups: dict[tuple, list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault(tuple(row.get(key) for key in series_keys), []).append(row)
+    curves = [(y_key, accountant, name), *also]
     series = []
-    for key, members in groups.items():
-        points = [
-            (float(row[x_key]), float(row[y_key]))
-            for row in members
-            if _finite_number(row.get(x_key)) and _finite_number(row.get(y_key))
-        ]
-        points.sort()
-        label = ", ".join(f"{name} = {format_number(value)}" for name, value in zip(series_keys, key)) or y_key
-        series.append(Series(label, [x for x, _ in points], [y for _, y in points]))
-    return [Panel(title=title, xlabel=xlabel, ylabel=ylabel, series=series)]
+    for key_y, owner, curve_name in curves:
+        for key, members in groups.items():
+            points = [
+                (float(row[x_key]), float(row[key_y]))
+                for row in members
+                if _finite_number(row.get(x_key)) and _finite_number(row.get(key_y))
+            ]
+            if not points and key_y != y_key:
+                continue  # a further key with no value (tight_epsilon not computed)
+            points.sort()
+            combination = ", ".join(f"{swept} = {format_number(value)}" for swept, value in zip(series_keys, key))
+            label = ", ".join(part for part in (curve_name, combination) if part) or key_y
+            series.append(Series(label, [x for x, _ in points], [y for _, y in points], accountant=owner,
+                                 markers=True))
+    guides = [] if budget is None else [Guide(f"epsilon budget = {format_number(budget)}", y=budget)]
+    return [Panel(title=title, xlabel=xlabel, ylabel=ylabel, series=series, caption=caption, guides=guides,
+                  ylog=ylog)]
+
+
+def sweep_caption(inputs: dict[str, Any], names: Sequence[tuple[str, str]]) -> str:
+    """What every row of a sweep shares, for its figure: 'p = 0.004, sigma = 1.1, delta = 1e-05'
+    from the echoed `inputs` (key, shown name), leaving out inputs not given and those that
+    differ between rows (echoed as lists)."""
+    from dpcalc.cli.figures import run_caption
+
+    return run_caption([(name, None if isinstance(inputs.get(key), list) else inputs.get(key))
+                        for key, name in names])
 
 
 def _finite_number(value: Any) -> bool:

@@ -250,12 +250,13 @@ def test_chart_and_legend_fit_80_columns(at_width, args):
 
 def test_the_legend_wraps_between_its_entries(at_width):
     run = at_width(80, "risk", *DESIGN, "--chart")
-    chart = run.stdout[run.stdout.index("Attack risk: p = 0.004"):]
-    legend = chart.splitlines()[-2:]
-    # four entries, two a line, each whole
+    chart = run.stdout[run.stdout.index("Attack risk (PLD, certified) (p = 0.004"):]
+    legend = chart.splitlines()[-3:]
+    # five entries, two a line, each whole
     assert [line.strip() for line in legend] == [
         "● TPR, certified upper bound (PLD)   · lower end of the certified interval",
         "+ 0.453464-GDP (central limit)   × no privacy lost (TPR = FPR)",
+        "o the asked FPRs (table)",
     ]
 
 
