@@ -136,7 +136,8 @@ def laplace(
             "source": result.source,
         },
         tables=[_table(result, scale is not None)],
-        warnings=list(result.warnings),
+        # the core names the domain; the command line names its option
+        warnings=[f"--{warning}" if warning == core.SIMPLEX_NOTE else warning for warning in result.warnings],
         epsilon=result.epsilon,
         basis="the Laplace mechanism's pure epsilon at this scale (exact; Dwork and Roth 2014, Thm 3.6)",
     )

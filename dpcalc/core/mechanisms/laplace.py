@@ -40,7 +40,7 @@ Unknown = Literal["epsilon", "error", "confidence"]
 SOURCE = "Dwork and Roth 2014, Thm 3.6 (privacy), Fact 3.7 (accuracy, exact product over the bins)"
 
 SIMPLEX_NOTE = (
-    "--domain simplex: two probability vectors differ by up to 2 in L1 (all mass moved from one "
+    "domain simplex: two probability vectors differ by up to 2 in L1 (all mass moved from one "
     "coordinate to another), not 1, so the noise is calibrated to sensitivity 2."
 )
 
