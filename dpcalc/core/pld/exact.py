@@ -14,7 +14,7 @@ interval is the closed form widened by bounds on its floating-point error (below
 grid's discretisation error. A subsampled phase leaves the run to the grid.
 
 Runs of k = 2 to `exact_laplace.MAX_STEPS` unsubsampled releases of the Laplace mechanism, all
-of one scale, are answered from the exact privacy profile of the k-fold composition
+of one scale (at least `exact_laplace.MIN_SCALE`), are answered from the exact privacy profile of the k-fold composition
 (`exact_laplace`: the convolution of the privacy-loss law in closed form, evaluated in interval
 arithmetic); longer runs, and runs mixing scales or mechanisms, go to the grid.
 
@@ -51,12 +51,14 @@ def exact_run(phases: Sequence[Phase]) -> bool:
 
 def exact_laplace_run(phases: Sequence[Phase]) -> bool:
     """Whether the run is k = 2 to `exact_laplace.MAX_STEPS` releases of the Laplace mechanism
-    without subsampling, all of one scale (the exact k-fold profile, `exact_laplace`)."""
-    from dpcalc.core.pld.exact_laplace import MAX_STEPS
+    without subsampling, all of one scale, at least `exact_laplace.MIN_SCALE` (the exact k-fold
+    profile, `exact_laplace`)."""
+    from dpcalc.core.pld.exact_laplace import MAX_STEPS, MIN_SCALE
 
     return (bool(phases) and all(phase.mechanism == "laplace" and phase.sampling_probability == 1.0
                                  and phase.examples_per_user == 1 for phase in phases)
-            and len({phase.noise for phase in phases}) == 1 and 2 <= sum(phase.steps for phase in phases) <= MAX_STEPS)
+            and len({phase.noise for phase in phases}) == 1 and phases[0].noise >= MIN_SCALE
+            and 2 <= sum(phase.steps for phase in phases) <= MAX_STEPS)
 
 
 def exact_analysis(phases: Sequence[Phase]) -> str | None:

@@ -30,6 +30,7 @@ from dpcalc.core.pld.exact import exact_laplace_run
 from dpcalc.core.pld.exact_laplace import (
     EXACT_LAPLACE_ANALYSIS,
     MAX_STEPS,
+    MIN_SCALE,
     laplace_composed_delta,
     laplace_composed_epsilon,
 )
@@ -213,6 +214,7 @@ def test_the_accountant_routes_to_the_exact_profile():
     assert exact_laplace_run([Phase("laplace", 1.0, None, 2.0, 4), Phase("laplace", 1.0, None, 2.0, 6)])
     assert not exact_laplace_run([Phase("laplace", 1.0, None, 2.0, 1)])  # one release: its own closed form
     assert not exact_laplace_run([Phase("laplace", 1.0, None, 2.0, MAX_STEPS + 1)])
+    assert not exact_laplace_run([Phase("laplace", 1.0, None, MIN_SCALE / 2, 2)])  # cost grows with k/b
     assert not exact_laplace_run([Phase("laplace", 0.5, None, 2.0, 10)])
     assert not exact_laplace_run([Phase("laplace", 1.0, None, 2.0, 4), Phase("laplace", 1.0, None, 3.0, 4)])
     result = tight_epsilon(phases, 1e-6)
