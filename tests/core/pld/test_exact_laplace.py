@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpcalc.core.phases import Phase
-from dpcalc.core.pld import analysis_of, tight_delta, tight_epsilon, upper_epsilon
+from dpcalc.core.pld import analysis_of, tight_delta, tight_epsilon, tight_epsilons_over_steps, upper_epsilon
 from dpcalc.core.pld.accountant import account_grid
 from dpcalc.core.pld.exact import exact_laplace_run
 from dpcalc.core.pld.exact_laplace import (
@@ -228,6 +228,10 @@ def test_the_accountant_routes_to_the_exact_profile():
     assert split.epsilon_upper == result.epsilon_upper
     grid = tight_epsilon([Phase("laplace", 1.0, None, 2.0, MAX_STEPS + 1)], 1e-6)
     assert not grid.exact
+    # a sweep over T: the exact rows as tight_epsilon gives them, the grid past the cutoff
+    rows = tight_epsilons_over_steps(Phase("laplace", 1.0, None, 2.0, 1), 1e-6, [2, 10, 30, MAX_STEPS + 12])
+    assert [row.exact for row in rows] == [True, True, True, False]
+    assert rows[1] == result
 
 
 @pytest.mark.parametrize("bad", [(0, 1.0, 0.5), (2, 0.0, 0.5), (2, math.inf, 0.5), (2, 1.0, -1.0)])
