@@ -284,7 +284,8 @@ def gate_basis(result: PLDResult, epsilon_solved: bool) -> str:
     if not epsilon_solved:
         return "the given epsilon, at the certified upper bound on delta"
     if result.exact:
-        return "certified upper bound (exact mu-GDP)"
+        laplace = result.phases[0].mechanism == "laplace"
+        return f"certified upper bound (exact {'Laplace composition' if laplace else 'mu-GDP'})"
     if result.grid_size == 0:
         return "certified upper bound (closed forms)"
     return "PLD certified upper bound"

@@ -38,6 +38,7 @@ AccountantName = Literal["pld", "rdp", "gdp"]
 
 # What `Accounted.method` says for the PLD accountant's figures.
 EXACT_GAUSSIAN = "exact (Gaussian DP)"
+EXACT_LAPLACE = "exact (Laplace composition)"
 PLD_CERTIFIED = "PLD (certified)"
 CLOSED_FORMS = "closed forms (certified)"
 
@@ -130,7 +131,8 @@ class PLDAccountant:
     """The tight PLD accountant at its default accuracy: the certified upper bound `dpcalc pld` prints.
 
     A run of unsubsampled Gaussian phases alone is exactly mu-GDP, and the PLD accountant gives
-    its closed form (`pld.exact`; method EXACT_GAUSSIAN), certified to its floating-point error.
+    its closed form (`pld.exact`; method EXACT_GAUSSIAN), certified to its floating-point error;
+    so is a run of 2 to 48 unsubsampled Laplace releases of one scale (method EXACT_LAPLACE).
     With `exact_gaussian`, full-batch Gaussian phases among subsampled ones are first merged into
     one (`merge_full_batch_gaussians`): fewer phases for the grid, not a looser bound. Without it
     (calibration, the tight column) the phases go to the PLD accountant as given, so that its
@@ -153,7 +155,8 @@ class PLDAccountant:
 
         result = pld.tight_epsilon(phases, delta)
         # grid step 0: outside the grid's range the accountant certifies by closed forms
-        method = EXACT_GAUSSIAN if result.exact else PLD_CERTIFIED if result.grid_step > 0.0 else CLOSED_FORMS
+        exact_method = EXACT_LAPLACE if result.phases[0].mechanism == "laplace" else EXACT_GAUSSIAN
+        method = exact_method if result.exact else PLD_CERTIFIED if result.grid_step > 0.0 else CLOSED_FORMS
         return Accounted(result.epsilon_upper, result.epsilon_lower, result.warnings, method)
 
 

@@ -366,7 +366,9 @@ def test_laplace_json_keys_and_round_trip(dpcalc):
         "mechanism": "laplace", "sensitivity": 2.0, "solve": "scale", "T": 10, "precision": 1e-4}
     result = document["result"]
     assert set(result) == LAPLACE_RESULT_KEYS
-    assert result["basis"] == "PLD certified upper bound" and result["accountant"] == "pld"
+    # ten releases: the exact k-fold profile (dpcalc.core.pld.exact_laplace)
+    assert result["basis"] == "PLD certified upper bound (exact Laplace composition, no grid)"
+    assert result["accountant"] == "pld"
     assert result["run"] == {"p": 1.0, "sigma": None, "T": 10, "scale": result["scale"], "sensitivity": 2.0}
     assert result["epsilon"] == result["certified_epsilon"] <= 1.0 and result["epsilon_lower"] <= result["epsilon"]
     # within the precision of the interpolated boundary (or of the rejected neighbour)
@@ -400,8 +402,14 @@ def test_laplace_rdp_and_basic_composition(dpcalc):
                  "--json").json()["result"]
     assert rdp["basis"] == "RDP upper bound (improved conversion)" and rdp["epsilon"] <= 1.0
     assert rdp["epsilon_lower"] is None and rdp["rejected"]["epsilon"] > 1.0
-    # two releases at target 1: the PLD's bound is looser than basic composition at b = 2 (mathematics.md §7)
-    basic = dpcalc("calibrate", "--target-eps", "1", "--mechanism", "laplace", "--T", "2", "--json").json()["result"]
+    # two releases at target 1: the exact profile is below basic composition's b = 2: at b = 1.99998,
+    # delta(eps) ~ (2/b - eps)/4 near the top atom gives eps = 2/b - 4e-5 = 0.99997 at delta 1e-5
+    two = dpcalc("calibrate", "--target-eps", "1", "--mechanism", "laplace", "--T", "2", "--json").json()["result"]
+    assert two["scale"] == 1.99998 and two["epsilon"] == pytest.approx(0.99997, abs=2e-9)
+    assert two["basis"] == "PLD certified upper bound (exact Laplace composition, no grid)"
+    # with the RDP accountant, whose bound is looser, basic composition is the answer
+    basic = dpcalc("calibrate", "--target-eps", "1", "--mechanism", "laplace", "--T", "2", "--accountant", "rdp",
+                   "--json").json()["result"]
     assert (basic["scale"], basic["epsilon"]) == (2.0, 1.0)
     assert basic["basis"] == "basic composition of pure DP (k sensitivity / scale)"
 

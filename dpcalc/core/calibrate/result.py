@@ -69,6 +69,11 @@ class CalibrationResult:
             return "exact closed form (one Laplace release)"
         if self.closed_form == "composition":
             return "basic composition of pure DP (k sensitivity / scale)"
+        if self.accountant == "pld" and self.mechanism == "laplace":
+            from dpcalc.core.pld.exact_laplace import MAX_STEPS, MIN_SCALE
+
+            if 2 <= self.steps <= MAX_STEPS and self.noise_multiplier >= MIN_SCALE:
+                return "PLD certified upper bound (exact Laplace composition, no grid)"
         return {"pld": "PLD certified upper bound", "rdp": "RDP upper bound (improved conversion)",
                 "gdp": "central-limit approximation"}[self.accountant]
 

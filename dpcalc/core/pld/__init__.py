@@ -35,6 +35,8 @@ the module of each step. The modules, in the order the data flows:
     accountant   the refinement loop: grids refined until the accuracy is met
     fallback     closed-form bounds outside the grid's range, or to tighten it (S7)
     exact        runs of unsubsampled Gaussian phases: exactly mu-GDP, no grid
+    exact_laplace  2 to 48 unsubsampled Laplace releases of one scale: the exact k-fold
+                 profile in interval arithmetic, no grid
     api          tight_epsilon, tight_delta, upper_epsilon
     over_steps   one phase at many numbers of steps (sweeps)
     largest      the largest number of steps within a budget (calibrate)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from dpcalc.core.phases import Phase
-from dpcalc.core.pld.exact import EXACT_ANALYSIS, exact_run
+from dpcalc.core.pld.exact import exact_analysis
 
 
 def _one(phase: Phase) -> str:
@@ -32,9 +32,11 @@ def _one(phase: Phase) -> str:
 def analysis_of(phases: Sequence[Phase]) -> str:
     """The sampling scheme, neighbour relation and source of the pairs of each kind of phase in
     the run, joined by "; " (each kind once, in the order of the phases); for a run that is
-    exactly mu-GDP (unsubsampled Gaussian phases, `exact.exact_run`) the exact analysis."""
-    if exact_run(phases):
-        return EXACT_ANALYSIS
+    exactly mu-GDP (unsubsampled Gaussian phases, `exact.exact_run`) or k unsubsampled Laplace
+    releases of one scale (`exact.exact_laplace_run`) the exact analysis."""
+    exact = exact_analysis(phases)
+    if exact is not None:
+        return exact
     seen: list[str] = []
     for phase in phases:
         text = _one(phase)

@@ -14,7 +14,7 @@ from typing import TypeVar
 from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld import work
 from dpcalc.core.pld.accountant import account_grid, first_upper
-from dpcalc.core.pld.exact import exact_result, exact_run
+from dpcalc.core.pld.exact import exact_laplace_run, exact_result, exact_run
 from dpcalc.core.pld.fallback import closed_forms, merge, one_laplace_release, out_of_range
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PLDResult
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
@@ -62,7 +62,7 @@ def upper_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DE
     if not sampled:
         return 0.0, 0.0  # nothing sampled: (0, delta)-DP exactly (`nothing_sampled`)
     checked = sampled
-    if exact_run(checked):
+    if exact_run(checked) or exact_laplace_run(checked):
         result = cached(checked, float(delta), None, float(accuracy))
         return result.epsilon_upper, result.grid_step
     reason = out_of_range(checked)
@@ -144,8 +144,9 @@ def nothing_sampled(phases: tuple[Phase, ...], *, delta: float | None, epsilon: 
 
 def _account_at(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,
                 accuracy: float) -> PLDResult:
-    if exact_run(phases):
-        # unsubsampled Gaussian phases: exactly mu-GDP, no grid (`exact`)
+    if exact_run(phases) or exact_laplace_run(phases):
+        # unsubsampled Gaussian phases: exactly mu-GDP; k unsubsampled Laplace releases of one
+        # scale: their exact profile; no grid (`exact`)
         return exact_result(phases, delta=delta, epsilon=epsilon, accuracy=accuracy)
     reason = out_of_range(phases)
     if reason is None:

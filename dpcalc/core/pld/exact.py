@@ -11,8 +11,12 @@ each step then uses every record) T_i such steps of the phases i compose to exac
 whose profile is delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (DRS Cor. 2.13,
 evaluated in log space by `dpcalc.core.gdp`). Such runs never go to the grid: the certified
 interval is the closed form widened by bounds on its floating-point error (below), not the
-grid's discretisation error. A Laplace phase, or any subsampled one, leaves the run to the grid
-(no exact closed form is used for composed Laplace mechanisms).
+grid's discretisation error. A subsampled phase leaves the run to the grid.
+
+Runs of k = 2 to `exact_laplace.MAX_STEPS` unsubsampled releases of the Laplace mechanism, all
+of one scale (at least `exact_laplace.MIN_SCALE`), are answered from the exact privacy profile of the k-fold composition
+(`exact_laplace`: the convolution of the privacy-loss law in closed form, evaluated in interval
+arithmetic); longer runs, and runs mixing scales or mechanisms, go to the grid.
 
 The error bounds, measured against mpmath at 50-60 digits (mu from 1e-4 to 1e5, delta from 0.5
 down to 1e-300, tests/core/pld/test_exact.py): `gdp.log_delta_for_epsilon` is within 1.7e-12 of
@@ -43,6 +47,29 @@ def exact_run(phases: Sequence[Phase]) -> bool:
     """Whether the run is exactly mu-GDP: every phase an unsubsampled Gaussian one."""
     return bool(phases) and all(phase.mechanism == "gaussian" and phase.sampling_probability == 1.0
                                 for phase in phases)
+
+
+def exact_laplace_run(phases: Sequence[Phase]) -> bool:
+    """Whether the run is k = 2 to `exact_laplace.MAX_STEPS` releases of the Laplace mechanism
+    without subsampling, all of one scale, at least `exact_laplace.MIN_SCALE` (the exact k-fold
+    profile, `exact_laplace`)."""
+    from dpcalc.core.pld.exact_laplace import MAX_STEPS, MIN_SCALE
+
+    return (bool(phases) and all(phase.mechanism == "laplace" and phase.sampling_probability == 1.0
+                                 and phase.examples_per_user == 1 for phase in phases)
+            and len({phase.noise for phase in phases}) == 1 and phases[0].noise >= MIN_SCALE
+            and 2 <= sum(phase.steps for phase in phases) <= MAX_STEPS)
+
+
+def exact_analysis(phases: Sequence[Phase]) -> str | None:
+    """The exact analysis a run rests on (`exact_run`, `exact_laplace_run`), or None."""
+    if exact_run(phases):
+        return EXACT_ANALYSIS
+    if exact_laplace_run(phases):
+        from dpcalc.core.pld.exact_laplace import EXACT_LAPLACE_ANALYSIS
+
+        return EXACT_LAPLACE_ANALYSIS
+    return None
 
 
 def exact_mu(phases: Sequence[Phase]) -> float | None:
@@ -97,7 +124,10 @@ def exact_delta(mu: float, epsilon: float) -> tuple[float, float]:
 def exact_result(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,
                  accuracy: float) -> PLDResult:
     """The certified result of a run that is exactly mu-GDP (`exact_run`): the closed form with
-    an interval as wide as its floating-point error, grid step 0 and `exact` set."""
+    an interval as wide as its floating-point error, grid step 0 and `exact` set; for a run of
+    unsubsampled Laplace releases (`exact_laplace_run`), the exact k-fold profile."""
+    if exact_laplace_run(phases):
+        return _exact_laplace_result(phases, delta=delta, epsilon=epsilon, accuracy=accuracy)
     mu = exact_mu(phases)
     assert mu is not None, "exact_result needs a run of unsubsampled Gaussian phases"
     warnings: tuple[str, ...] = ()
@@ -113,5 +143,25 @@ def exact_result(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
     result = PLDResult.bounds(
         delta=delta, epsilon=epsilon, upper=upper, lower=lower, accuracy=accuracy, grid_step=0.0, grid_size=0,
         binding=binding, attempts=0, phases=phases, warnings=warnings,
+    )
+    return dataclasses.replace(result, exact=True)
+
+
+def _exact_laplace_result(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,
+                          accuracy: float) -> PLDResult:
+    """`exact_result` for k unsubsampled Laplace releases of one scale (`exact_laplace`)."""
+    from dpcalc.core.pld.exact_laplace import laplace_composed_delta, laplace_composed_epsilon
+
+    steps = sum(phase.steps for phase in phases)
+    scale = phases[0].noise
+    if delta is not None:
+        lower, upper = laplace_composed_epsilon(steps, scale, delta)
+    else:
+        assert epsilon is not None
+        lower, upper = laplace_composed_delta(steps, scale, epsilon)
+    # the Laplace pair is symmetric: both directions compose the same pair
+    result = PLDResult.bounds(
+        delta=delta, epsilon=epsilon, upper=upper, lower=lower, accuracy=accuracy, grid_step=0.0, grid_size=0,
+        binding="remove", attempts=0, phases=phases, warnings=(),
     )
     return dataclasses.replace(result, exact=True)

@@ -12,7 +12,7 @@ from dpcalc.core.phases import Phase, samples_nothing
 from dpcalc.core.pld import bounds, work
 from dpcalc.core.pld.accountant import prepare
 from dpcalc.core.pld.api import tight_epsilon
-from dpcalc.core.pld.exact import exact_run
+from dpcalc.core.pld.exact import exact_laplace_run, exact_run
 from dpcalc.core.pld.fallback import out_of_range
 from dpcalc.core.pld.model import directions_of
 from dpcalc.core.pld.plan import INF_SHARE, make_plan, step_measures
@@ -85,8 +85,9 @@ class Row:
 def _shared_steps(phase: Phase, delta: float, distinct: list[int], accuracy: float) -> dict[int, PLDResult]:
     """The rows of `tight_epsilons_over_steps` that one shared composition certifies."""
     top = dataclasses.replace(phase, steps=distinct[-1])
-    if exact_run((top,)):
-        return {}  # exactly mu-GDP: each row's closed form (`exact`), as `tight_epsilon` gives it
+    if exact_run((top,)) or exact_laplace_run((top,)):
+        # exactly mu-GDP, or few Laplace releases: each row's exact form (`exact`), as `tight_epsilon` gives it
+        return {}
     if out_of_range((top,)) is not None or not all(d.upper and d.lower for d in directions_of((top,))):
         return {}  # (fixed-size batches bound each side by a pair of its own: one call per row)
     rows = {count: Row() for count in distinct}
