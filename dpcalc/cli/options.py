@@ -270,6 +270,14 @@ Sensitivity = Annotated[
                       "is divided by [default: 1]. Not with --sigma, already noise std / sensitivity.",
                  click_type=single(POSITIVE)),
 ]
+# gdp's: a Gaussian run only (no --scale)
+GaussianSensitivity = Annotated[
+    float | None,
+    Option("--sensitivity", metavar="FLOAT",
+           help="The query's L2 sensitivity (> 0) that --noise-std is divided by [default: 1]. Not with --sigma, "
+                "already noise std / sensitivity.",
+           click_type=single(POSITIVE)),
+]
 Steps = Annotated[
     SweepableCount | None,
     Option("--T", "--steps", metavar="INT", help="Number of steps, an integer >= 1.", click_type=sweepable(POSITIVE_INTEGER)),

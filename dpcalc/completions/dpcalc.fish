@@ -31,7 +31,7 @@ complete -c dpcalc -n '__dpcalc_at dpcalc' -a completions -d 'Shell completions:
 complete -c dpcalc -n '__dpcalc_at dpcalc/gdp' -l p -l sample-rate -l sampling-probability -x -d 'Poisson sampling probability per step, in [0, 1] (0: nothing sampled, epsilon 0)'
 complete -c dpcalc -n '__dpcalc_at dpcalc/gdp' -l sigma -l noise-multiplier -x -d 'Noise multiplier: noise std / L2 sensitivity, > 0'
 complete -c dpcalc -n '__dpcalc_at dpcalc/gdp' -l noise-std -x -d 'Instead of --sigma: the Gaussian noise std (> 0)'
-complete -c dpcalc -n '__dpcalc_at dpcalc/gdp' -l sensitivity -x -d 'The querys sensitivity (> 0; L2 for --noise-std, L1 for --scale) that the noise given is divided by [default: 1]'
+complete -c dpcalc -n '__dpcalc_at dpcalc/gdp' -l sensitivity -x -d 'The querys L2 sensitivity (> 0) that --noise-std is divided by [default: 1]'
 complete -c dpcalc -n '__dpcalc_at dpcalc/gdp' -l T -l steps -x -d 'Number of steps, an integer >= 1'
 complete -c dpcalc -n '__dpcalc_at dpcalc/gdp' -l n -x -d 'Training form: dataset size (p = batch-size / n)'
 complete -c dpcalc -n '__dpcalc_at dpcalc/gdp' -l batch-size -x -d 'Training form: expected batch size'
