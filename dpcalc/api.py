@@ -77,13 +77,15 @@ def pld_epsilon(*, delta: float, p: float | None = None, sigma: float | None = N
                 mechanism: MechanismName | None = None, scale: float | None = None,
                 phases: Sequence[Phase] | None = None, sampling: SamplingName | None = None,
                 neighbours: NeighboursName | None = None, examples_per_user: int | None = None,
-                accuracy: float = DEFAULT_ACCURACY) -> PLDResult:
+                max_batch_size: int | None = None, accuracy: float = DEFAULT_ACCURACY) -> PLDResult:
     """Mirrors `dpcalc pld --delta`: a certified interval on epsilon at `delta`.
 
     The run is the single-phase form (p, sigma, T; or n, batch_size, epochs; noise_std with
     sensitivity instead of sigma; mechanism="laplace" with scale) or `phases`, a list of
     `Phase` (not both). `sampling`, `neighbours` and `examples_per_user` apply to every phase;
-    `accuracy` is the certified interval's relative width.
+    `max_batch_size` caps Poisson batches (truncated Poisson sampling; needs `n`): the result is
+    the capped run's, the overflow's cost included (`pld --max-batch-size`). `accuracy` is the
+    certified interval's relative width.
 
     Returns `core.pld.PLDResult`; quote `epsilon_upper` (the run is (epsilon_upper, delta)-DP).
     """
@@ -93,7 +95,23 @@ def pld_epsilon(*, delta: float, p: float | None = None, sigma: float | None = N
     run = _phases(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
                   sensitivity=sensitivity, mechanism=mechanism, scale=scale, phases=phases, sampling=sampling,
                   neighbours=neighbours, examples_per_user=examples_per_user)
-    return tight_epsilon(run, delta, accuracy=ACCURACY.check("accuracy", accuracy))
+    width = ACCURACY.check("accuracy", accuracy)
+    if max_batch_size is not None:
+        return _truncated(run, n, max_batch_size, delta=delta, epsilon=None, accuracy=width)
+    return tight_epsilon(run, delta, accuracy=width)
+
+
+def _truncated(run: list[Phase], n: int | None, max_batch_size: int, *, delta: float | None, epsilon: float | None,
+               accuracy: float) -> PLDResult:
+    """The capped run's result (`core.pld.truncation`): one Poisson-sampled Gaussian phase of n records."""
+    from dpcalc.core.pld.truncation import Truncation, account_truncated
+
+    if n is None:
+        raise ValueError("max_batch_size needs the dataset size n (with batch_size): the chance of a batch above "
+                         "the cap depends on it")
+    truncated, _poisson, _overflow = account_truncated(run, Truncation(n, max_batch_size), delta=delta,
+                                                       epsilon=epsilon, accuracy=accuracy)
+    return truncated
 
 
 def pld_delta(*, eps: float, p: float | None = None, sigma: float | None = None, T: int | None = None,
@@ -102,7 +120,7 @@ def pld_delta(*, eps: float, p: float | None = None, sigma: float | None = None,
               mechanism: MechanismName | None = None, scale: float | None = None,
               phases: Sequence[Phase] | None = None, sampling: SamplingName | None = None,
               neighbours: NeighboursName | None = None, examples_per_user: int | None = None,
-              accuracy: float = DEFAULT_ACCURACY) -> PLDResult:
+              max_batch_size: int | None = None, accuracy: float = DEFAULT_ACCURACY) -> PLDResult:
     """Mirrors `dpcalc pld --eps`: a certified interval on delta at epsilon `eps`.
 
     The run is given as for `pld_epsilon`. Returns `core.pld.PLDResult`; quote `delta_upper`.
@@ -113,7 +131,10 @@ def pld_delta(*, eps: float, p: float | None = None, sigma: float | None = None,
     run = _phases(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
                   sensitivity=sensitivity, mechanism=mechanism, scale=scale, phases=phases, sampling=sampling,
                   neighbours=neighbours, examples_per_user=examples_per_user)
-    return tight_delta(run, eps, accuracy=ACCURACY.check("accuracy", accuracy))
+    width = ACCURACY.check("accuracy", accuracy)
+    if max_batch_size is not None:
+        return _truncated(run, n, max_batch_size, delta=None, epsilon=eps, accuracy=width)
+    return tight_delta(run, eps, accuracy=width)
 
 
 def gdp(*, delta: float | None = None, eps: float | None = None, p: float | None = None,
@@ -213,10 +234,13 @@ def risk(*, p: float | None = None, sigma: float | None = None, T: int | None = 
 def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accountant: Accountant = "pld",
               p: float | None = None, sigma: float | None = None, T: int | None = None, n: int | None = None,
               batch_size: int | None = None, epochs: float | None = None, noise_std: float | None = None,
-              sensitivity: float | None = None, precision: float | None = None) -> CalibrationResult:
+              sensitivity: float | None = None, precision: float | None = None, sampling: SamplingName = "poisson",
+              neighbours: NeighboursName = "add-remove", examples_per_user: int = 1) -> CalibrationResult:
     """Mirrors `dpcalc calibrate --target-eps`: the value of `solve` (sigma, T, epochs, p or
     batch_size) that meets `target_eps` at `delta` under `accountant` (pld, rdp or gdp), the
     other quantities given as keywords. `precision`: the relative precision of sigma and p.
+    `sampling`, `neighbours` and `examples_per_user` describe the run as for `pld_epsilon`
+    (shuffle and allocation need n and batch_size).
 
     Returns `core.calibrate.CalibrationResult`; `feasible` says whether any value meets the
     target. Its `certified_epsilon` is a sound upper bound on epsilon at the answer (for the gdp
@@ -239,6 +263,10 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
     with _as_value_error():
         command.check_mechanism("gaussian", solved, accountant, row, sensitivity)
         problem = command.parse_problem(row, solved)
+    if (sampling, neighbours, examples_per_user) != ("poisson", "add-remove", 1):
+        if sampling in ("shuffle", "allocation") and (n is None or (batch_size is None and solved != "batch-size")):
+            raise ValueError(f"{sampling} sampling needs n and batch_size (an epoch is ceil(n / batch_size) steps)")
+        problem.update(sampling=sampling, neighbours=neighbours, examples_per_user=examples_per_user)
     result = core.calibrate(command.SOLVED_KEY[solved], accountant=accountant, **problem)
     certified: CalibrationResult = command.certified_result(result)
     return certified
@@ -246,14 +274,16 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
 
 def calibrate_sigma(target_eps: float, *, delta: float, accountant: Accountant = "pld", p: float | None = None,
                     T: int | None = None, n: int | None = None, batch_size: int | None = None,
-                    epochs: float | None = None, precision: float | None = None) -> CalibrationResult:
+                    epochs: float | None = None, precision: float | None = None, sampling: SamplingName = "poisson",
+                    neighbours: NeighboursName = "add-remove", examples_per_user: int = 1) -> CalibrationResult:
     """Mirrors `dpcalc calibrate --target-eps E` (solving sigma, the default): the smallest noise
     multiplier whose epsilon at `delta` is at most `target_eps`. `calibrate(solve="sigma", ...)`.
 
     Returns `core.calibrate.CalibrationResult` (`value` is sigma).
     """
     return calibrate(solve="sigma", target_eps=target_eps, delta=delta, accountant=accountant, p=p, T=T, n=n,
-                     batch_size=batch_size, epochs=epochs, precision=precision)
+                     batch_size=batch_size, epochs=epochs, precision=precision, sampling=sampling,
+                     neighbours=neighbours, examples_per_user=examples_per_user)
 
 
 def check_budget(path: str | Path | None = None, *, text: str | None = None) -> BudgetResult:

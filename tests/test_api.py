@@ -236,3 +236,27 @@ def test_a_closed_form_command_still_loads_neither_numpy_nor_the_api():
             "print(code, [name for name in ('numpy', 'scipy', 'dpcalc.api') if name in sys.modules], file=sys.stderr)\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert run.stderr.strip().splitlines()[-1] == "0 []"
+
+
+def test_pld_epsilon_with_a_batch_size_cap_is_the_command_s(dpcalc):
+    from dpcalc import pld_epsilon
+
+    result = pld_epsilon(delta=1e-5, n=62500, batch_size=250, T=10000, sigma=1.1, max_batch_size=360)
+    document = dpcalc("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1",
+                      "--max-batch-size", "360", "--json").json()["result"]
+    assert (result.epsilon_lower, result.epsilon_upper) == (document["epsilon_lower"], document["epsilon_upper"])
+    with pytest.raises(ValueError, match="max_batch_size needs the dataset size n"):
+        pld_epsilon(delta=1e-5, p=0.004, T=10000, sigma=1.1, max_batch_size=360)
+
+
+def test_calibrate_sigma_takes_the_sampling_scheme(dpcalc):
+    from dpcalc import calibrate_sigma
+
+    result = calibrate_sigma(3.0, delta=1e-5, p=0.004, T=10000, neighbours="replace-one")
+    document = dpcalc("calibrate", "--target-eps", "3", "--p", "0.004", "--T", "10000", "--neighbours", "replace-one",
+                      "--json").json()["result"]
+    assert result.value == document["sigma"]
+    with pytest.raises(ValueError, match="shuffle sampling needs n and batch_size"):
+        calibrate_sigma(3.0, delta=1e-5, p=0.004, T=100, sampling="shuffle")
+    with pytest.raises(ValueError, match="gdp accountant"):
+        calibrate_sigma(3.0, delta=1e-5, p=0.004, T=100, neighbours="replace-one", accountant="gdp")
