@@ -173,9 +173,9 @@ def laplace_accuracy(
             )
         FAILURE_PROBABILITY.check("1 - probability", q)
     if tolerance is not None:
-        _check_finite_positive("tolerance", tolerance)
+        POSITIVE.check("tolerance", tolerance)
     if epsilon is not None:
-        _check_finite_positive("epsilon", epsilon)
+        POSITIVE.check("epsilon", epsilon)
 
     if unknown == "probability":
         assert tolerance is not None and epsilon is not None  # the two given
@@ -214,11 +214,6 @@ def laplace_accuracy(
         solved_for=unknown,
         warnings=tuple(warnings),
     )
-
-
-def _check_finite_positive(name: str, value: float) -> None:
-    if math.isnan(value) or not 0.0 < value < math.inf:
-        raise ParameterError(name, "in (0, inf)", value)
 
 
 def _given_names(given: dict[str, float | None]) -> str:

@@ -37,7 +37,7 @@ from dpcalc.core import gdp
 from dpcalc.core.conversions.gaussian import calibrate_gaussian, classic_gaussian_sigma
 from dpcalc.core.laplace import FAILURE_PROBABILITY
 from dpcalc.core.special import find_root, log_ndtr, ndtr, ndtri
-from dpcalc.core.validation import OPEN_UNIT, POSITIVE_INTEGER, ParameterError
+from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, ParameterError
 
 Calibration = Literal["analytic", "classic"]
 CALIBRATIONS: tuple[str, ...] = ("analytic", "classic")
@@ -186,7 +186,7 @@ def gaussian_mechanism(
     if len(missing) != 1:
         raise ValueError("give exactly two of (epsilon or sigma), error and confidence")
     OPEN_UNIT.check("delta", delta)
-    _check_finite_positive("sensitivity", sensitivity)
+    POSITIVE.check("sensitivity", sensitivity)
     POSITIVE_INTEGER.check("dims", dims)
     if calibration not in CALIBRATIONS:
         raise ParameterError("calibration", f"one of {', '.join(CALIBRATIONS)}", calibration)
@@ -199,13 +199,13 @@ def gaussian_mechanism(
             q = failure_probability_exact
         FAILURE_PROBABILITY.check("1 - confidence", q)
     if error is not None:
-        _check_finite_positive("error", error)
+        POSITIVE.check("error", error)
     warnings: list[str] = []
 
     unknown: Unknown
     sigma_analytic = sigma_classic = math.nan
     if epsilon is not None:
-        _check_finite_positive("epsilon", epsilon)
+        POSITIVE.check("epsilon", epsilon)
         calibrated = calibrate_gaussian(epsilon, delta, sensitivity)
         sigma_analytic, sigma_classic = calibrated.sigma, calibrated.sigma_classic
         if calibration == "classic":
@@ -216,7 +216,7 @@ def gaussian_mechanism(
         else:
             sigma = sigma_analytic
     if sigma is not None:
-        _check_finite_positive("sigma", sigma)
+        POSITIVE.check("sigma", sigma)
         if error is None:
             assert q is not None and confidence is not None
             unknown = "error"
@@ -260,11 +260,6 @@ def gaussian_mechanism(
         solved_for=unknown,
         warnings=tuple(warnings),
     )
-
-
-def _check_finite_positive(name: str, value: float) -> None:
-    if math.isnan(value) or not 0.0 < value < math.inf:
-        raise ParameterError(name, "in (0, inf)", value)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -313,8 +308,8 @@ def per_coordinate_mu(sensitivities: Sequence[float], sigmas: Sequence[float]) -
     if not sensitivities:
         raise ParameterError("sensitivities", "a non-empty list", "an empty list")
     for position, (s, sigma) in enumerate(zip(sensitivities, sigmas), start=1):
-        _check_finite_positive(f"sensitivities item {position}", s)
-        _check_finite_positive(f"sigmas item {position}", sigma)
+        POSITIVE.check(f"sensitivities item {position}", s)
+        POSITIVE.check(f"sigmas item {position}", sigma)
     return math.hypot(*(s / sigma for s, sigma in zip(sensitivities, sigmas)))
 
 
@@ -341,10 +336,10 @@ def per_coordinate_gaussian(
     epsilon = gdp.epsilon_for_delta(delta, mu)
     factor: float | None = None
     if target_multiplier is not None:
-        _check_finite_positive("target_multiplier", target_multiplier)
+        POSITIVE.check("target_multiplier", target_multiplier)
         factor = mu * target_multiplier
     elif target_epsilon is not None:
-        _check_finite_positive("target_epsilon", target_epsilon)
+        POSITIVE.check("target_epsilon", target_epsilon)
         # the analytic noise multiplier for the target, rounded up (calibrate_gaussian)
         factor = mu * calibrate_gaussian(target_epsilon, delta, 1.0).sigma
     scaled: tuple[float, ...] | None = None
