@@ -10,13 +10,15 @@ above the exact sigma, within the PLD accountant's accuracy (1e-3) and the preci
 from __future__ import annotations
 
 import json
+import math
 
 import mpmath as mp
 import pytest
 
+from dpcalc.core.calibrate import risk_target
 from dpcalc.core.calibrate.risk_target import calibrate_risk
 from dpcalc.core.phases import Phase
-from dpcalc.core.risk import risk_figure
+from dpcalc.core.risk import Bounds, risk_figure
 
 mp.mp.dps = 40
 
@@ -61,6 +63,32 @@ def test_subsampled_sigma_meets_the_target_and_its_neighbour_does_not():
     # a sigma 2 precisions below the answer exceeds the target (the answer is within the precision)
     below = risk_figure([Phase("gaussian", 0.01, result.noise_multiplier * (1 - 2e-4), None, 1000)], "advantage")
     assert below.upper > 0.1
+
+
+@pytest.mark.parametrize("position", [0.0, risk_target.STEERING_POSITION, 1.0])
+def test_subsampled_tpr_answer_does_not_rest_on_the_steering_position(monkeypatch, position):
+    # The steering figure only steers: wherever it sits in the coarse interval (its upper end, the
+    # default, its lower end), the answer's certified TPR is at most the target and a sigma 2
+    # precisions below exceeds it (the answer is within the precision of the boundary).
+    monkeypatch.setattr(risk_target, "STEERING_POSITION", position)
+    result = calibrate_risk("sigma", "tpr", 0.2, fpr=0.05, sampling_probability=0.1, steps=100)
+    assert result.feasible and result.risk <= 0.2
+    assert result.risk == risk_figure([Phase("gaussian", 0.1, result.noise_multiplier, None, 100)], "tpr", fpr=0.05).upper
+    below = risk_figure([Phase("gaussian", 0.1, result.noise_multiplier * (1 - 2e-4), None, 100)], "tpr", fpr=0.05)
+    assert below.upper > 0.2
+    assert result.boundary is not None and result.boundary <= result.noise_multiplier <= result.boundary * (1 + 1e-4)
+
+
+def test_steering_figure_lies_in_the_coarse_interval():
+    coarse = Bounds(upper=0.05, lower=0.0498)
+    shifted = risk_target._steering_figure(coarse)
+    assert coarse.lower < shifted < coarse.upper
+    # STEERING_POSITION of the way down the interval, in log
+    expected = math.exp(math.log(0.05) - risk_target.STEERING_POSITION * math.log(0.05 / 0.0498))
+    assert shifted == pytest.approx(expected, rel=1e-15)
+    # an interval without width, or touching 0, steers by its upper end
+    assert risk_target._steering_figure(Bounds(upper=0.05, lower=0.05)) == 0.05
+    assert risk_target._steering_figure(Bounds(upper=0.05, lower=0.0)) == 0.05
 
 
 def test_steps_for_a_tpr_are_exact(dpcalc):
