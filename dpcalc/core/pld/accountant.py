@@ -52,10 +52,11 @@ def prepare(phases: Sequence[Phase], delta: float | None, epsilon: float | None,
     roles = {direction.name: direction for direction in directions_of(phases)}
     directions = list(roles)
     models = {d: models_of(phases, d) for d in directions}
-    tilts = {d: chernoff(models[d], delta, epsilon) for d in directions}
     # The tilt is chosen for the measure the grid represents: losses beyond the upper
     # truncation go to +inf and take no part in the tilt (for heavy-tailed losses, e.g. small
-    # p, the full MGF is dominated by events far rarer than delta).
+    # p, the full MGF is dominated by events far rarer than delta). The caps need a scale of
+    # delta: the target, or at a target epsilon the Chernoff estimate of the untruncated run.
+    tilts = {d: chernoff(models[d], delta, epsilon) for d in directions} if delta is None else {}
     events = max(sum(2 * (m.steps.bit_length() + 1) for m in models[d]) + 2 * len(models[d]) + 2 for d in directions)
     for d in directions:
         delta_scale = delta if delta is not None else math.exp(min(tilts[d][1], 0.0))
