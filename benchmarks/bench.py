@@ -126,6 +126,11 @@ CASES = [
     Case("dpcalc pld (design card, --json)",
          dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--json"),
          "prv_accountant compute-dp-epsilon", 0.4, peak_mib=300),
+    # Issue 16: one tight accounting at most 0.8x the compiled peer's accounting of the same run.
+    *([Case("dpcalc pld (design card, --json) vs opake",
+            dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--json"),
+            "opake (design card: advantage, TPR at 5 FPRs)", 0.8, peak_mib=300)]
+      if os.environ.get("DPCALC_OPAKE_PYTHON") else []),
     Case("dpcalc pld (T = 1e6, --json)",
          dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e6", "--json"), "typer+rich", None, peak_mib=300),
     Case("dpcalc pld (T = 1e7, --json)",

@@ -48,13 +48,35 @@ the Gaussian mechanism without subsampling, in any number of steps and phases) a
 dp_accounting and prv_accountant. numpy only: scipy is not imported.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from dpcalc.core.pld.analysis import analysis_of
 from dpcalc.core.pld.api import check_phases, tight_delta, tight_epsilon, upper_epsilon
-from dpcalc.core.pld.largest import largest_steps
-from dpcalc.core.pld.over_steps import tight_epsilons_over_steps
-from dpcalc.core.pld.privacy_profile import tight_profile
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, DIRECTIONS, PLDResult, PrivacyProfile
 from dpcalc.core.pld.work import WorkLimitReached
+
+if TYPE_CHECKING:
+    from dpcalc.core.pld.largest import largest_steps
+    from dpcalc.core.pld.over_steps import tight_epsilons_over_steps
+    from dpcalc.core.pld.privacy_profile import tight_profile
+
+# Imported on first use: one accounting (pld, risk) needs none of them (start-up).
+_LAZY = {
+    "largest_steps": "dpcalc.core.pld.largest",
+    "tight_epsilons_over_steps": "dpcalc.core.pld.over_steps",
+    "tight_profile": "dpcalc.core.pld.privacy_profile",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "ACCURACY",

@@ -23,6 +23,11 @@ from dpcalc.core.pld.result import DEFAULT_ACCURACY, PLDResult
 # The refinement stops before a grid would exceed this many bins.
 MAX_BINS = 1 << 21
 MAX_ATTEMPTS = 4
+# The cheaper upper bound that decides whether a direction after the first is composed is
+# computed on a grid this many times as fine (4 times as coarse): its upper bound lies ~0.3%
+# above the full grid's (design card), far below the gap between the directions of most runs,
+# at about 60% of the cost of a grid twice as coarse. Only the upper bound is composed.
+ROUGH_SCALE = 0.25
 # A delta_upper at or below this is reported without refining for relative accuracy.
 NEGLIGIBLE_DELTA = 1e-300
 
@@ -47,10 +52,11 @@ def prepare(phases: Sequence[Phase], delta: float | None, epsilon: float | None,
     roles = {direction.name: direction for direction in directions_of(phases)}
     directions = list(roles)
     models = {d: models_of(phases, d) for d in directions}
-    tilts = {d: chernoff(models[d], delta, epsilon) for d in directions}
     # The tilt is chosen for the measure the grid represents: losses beyond the upper
     # truncation go to +inf and take no part in the tilt (for heavy-tailed losses, e.g. small
-    # p, the full MGF is dominated by events far rarer than delta).
+    # p, the full MGF is dominated by events far rarer than delta). The caps need a scale of
+    # delta: the target, or at a target epsilon the Chernoff estimate of the untruncated run.
+    tilts = {d: chernoff(models[d], delta, epsilon) for d in directions} if delta is None else {}
     events = max(sum(2 * (m.steps.bit_length() + 1) for m in models[d]) + 2 * len(models[d]) + 2 for d in directions)
     for d in directions:
         delta_scale = delta if delta is not None else math.exp(min(tilts[d][1], 0.0))
@@ -158,7 +164,8 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
             # A cheaper upper bound settles most runs: if it cannot raise the bound this
             # direction contributes to, the direction is left out (the maximum is unchanged, and
             # the lower bounds already found remain lower bounds of the run).
-            rough_plan = make_plan(*setup.tilts[direction], delta, scale * 0.5, inf_share, setup.events, min_step)
+            rough_plan = make_plan(*setup.tilts[direction], delta, scale * ROUGH_SCALE, inf_share, setup.events,
+                                   min_step)
             rough_upper, _ = bounds_of(compose_run(setup.models[direction], rough_plan, False, usage), delta, epsilon)
             raises_upper = role.upper and rough_upper > upper
             raises_lower = want_lower and role.lower and (lower is None or rough_upper > lower)

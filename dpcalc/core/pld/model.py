@@ -16,9 +16,6 @@ from dataclasses import dataclass
 from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
 from dpcalc.core.pld.measure import kappa
 from dpcalc.core.pld.pairs import GaussianPair, LaplacePair, Pair, ReplaceOnePair, SymmetrisedPair
-from dpcalc.core.pld.pairs.allocation import AllocationPair
-from dpcalc.core.pld.pairs.mixture import MixturePair
-from dpcalc.core.pld.pairs.shuffle import MaxPair
 from dpcalc.core.pld.result import DIRECTIONS, SYMMETRIC
 
 # Tilt range: lam is the Chernoff saddle point clipped to this interval (lam = order - 1).
@@ -79,6 +76,8 @@ def pair_of(phase: Phase, direction: str) -> Pair:
     """
     p, noise = phase.sampling_probability, phase.noise
     if phase.examples_per_user > 1:
+        from dpcalc.core.pld.pairs.mixture import MixturePair  # imported by the runs that use it (start-up)
+
         return MixturePair(p, noise, phase.examples_per_user, DIRECTIONS[0] if direction == SYMMETRIC else direction)
     if phase.mechanism == "laplace":
         return LaplacePair(p, noise, direction)
@@ -123,6 +122,8 @@ def models_of(phases: Sequence[Phase], direction: str) -> list[PhaseModel]:
         full, rest = phase.epochs
         assert phase.epoch_steps is not None
         if phase.sampling == "allocation":
+            from dpcalc.core.pld.pairs.allocation import AllocationPair  # imported by the runs that use it
+
             if phase.epoch_steps == 1:
                 models.append(PhaseModel(dominating_phase(phase), direction))
                 continue
@@ -136,6 +137,8 @@ def models_of(phases: Sequence[Phase], direction: str) -> list[PhaseModel]:
         if direction == SYMMETRIC:
             models.append(PhaseModel(dominating_phase(phase), direction))
             continue
+        from dpcalc.core.pld.pairs.shuffle import MaxPair  # imported by the runs that use it
+
         # below, the record against a null one (zero-out, add-remove) or against one contributing
         # 0 (replace-one may replace it by any record): a distance of 1 in every relation; the
         # record's own batch moves, the others do not, so a distance of 2 is not attained

@@ -19,6 +19,7 @@ tests/core/pld/test_normal.py checks it against mpmath with a wide margin.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -178,9 +179,11 @@ def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np
     shallow = nonempty & ~deep
     if shallow.any():
         aa, bb = a[shallow], b[shallow]
-        tail_a, tail_b = upper_tail(aa), upper_tail(bb)
+        tail_a, tail_b = _at_ends(upper_tail, aa, bb)
         straddle = aa < 0.0
-        below = np.where(straddle, upper_tail(-aa), 0.0)  # P(Z < a) when a < 0
+        below = np.zeros(aa.shape)
+        if straddle.any():
+            below[straddle] = upper_tail(-aa[straddle])  # P(Z < a) when a < 0
         mass = np.where(straddle, (1.0 - below) - tail_b, tail_a - tail_b)
         err = np.where(straddle, eps * (below + tail_b) + 2.0 * UNIT_ROUNDOFF, eps * (tail_a + tail_b))
         err = err + UNIT_ROUNDOFF * np.abs(mass)
@@ -193,10 +196,10 @@ def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np
         rel_err[shallow] = np.where(resolved, err / value, 1.0)
     if deep.any():
         aa, bb = a[deep], b[deep]
-        log_ra = np.log(mills_ratio(aa))
         finite_b = np.isfinite(bb)
         bb_f = np.where(finite_b, bb, aa + 1.0)
-        log_rb = np.log(mills_ratio(bb_f))
+        ratio_a, ratio_b = _at_ends(mills_ratio, aa, bb_f)
+        log_ra, log_rb = np.log(ratio_a), np.log(ratio_b)
         # d = log Phi(-b) - log Phi(-a) < 0
         d = -0.5 * (bb_f - aa) * (bb_f + aa) + (log_rb - log_ra)
         d = np.where(finite_b, d, -math.inf)
@@ -212,6 +215,33 @@ def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np
         rel_err[deep] = eps + factor + 8.0 * UNIT_ROUNDOFF * (1.0 + 0.5 * aa * aa) + 2.0 * UNIT_ROUNDOFF * np.abs(log_mass[deep])
     _narrow_intervals(low, high, nonempty, log_mass, rel_err)
     return log_mass, rel_err
+
+
+def _at_ends(f: Callable[[np.ndarray], np.ndarray], a: np.ndarray,
+             b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(f(a), f(b)) for an elementwise f, evaluated once where intervals share an end.
+
+    The cells of a discretisation are contiguous, [a_i, b_i) with b_i = a_(i+1) (or, for
+    cells listed from the top down and mirrored, a_i = b_(i+1)): f is evaluated at each
+    point once instead of twice, with the same values, since f depends on each point alone.
+    """
+    if len(a) < 2:
+        return f(a), f(b)
+    up = b[:-1] == a[1:]  # b_i is the next interval's a
+    down = a[:-1] == b[1:]  # a_i is the next interval's b
+    if int(up.sum()) >= int(down.sum()):
+        fa = f(a)
+        fb = np.empty_like(fa)
+        fb[:-1][up] = fa[1:][up]
+        rest = np.append(~up, True)
+        fb[rest] = f(b[rest])
+        return fa, fb
+    fb = f(b)
+    fa = np.empty_like(fb)
+    fa[:-1][down] = fb[1:][down]
+    rest = np.append(~down, True)
+    fa[rest] = f(a[rest])
+    return fa, fb
 
 
 def _narrow_intervals(low: np.ndarray, high: np.ndarray, nonempty: np.ndarray, log_mass: np.ndarray,

@@ -75,3 +75,17 @@ def test_narrow_interval_masses_are_within_their_bound_and_far_tighter():
             assert abs(got - exact) <= r * got
     _, narrow = normal.log_interval_mass(np.array([0.5, 2.0, -1.0]), np.array([0.5001, 2.0001, -0.9999]))
     assert float(narrow.max()) < 1e-13
+
+
+def test_contiguous_cells_evaluate_each_shared_end_once_with_the_same_values():
+    # log_interval_mass evaluates the tail (or Mills ratio) at an end two neighbouring cells
+    # share once: every cell's mass and bound equal those of the cell computed on its own,
+    # for cells listed upwards, downwards (mirrored: the add direction) and with gaps.
+    edges = np.concatenate([[-np.inf], np.linspace(-9.0, 9.0, 3001), [np.inf]])
+    gapped = np.linspace(-9.0, 9.0, 400)
+    for low, high in ((edges[:-1], edges[1:]), (edges[-2::-1], edges[:0:-1]), (gapped[:-1:2], gapped[1::2])):
+        assert (high > low).all()
+        log_mass, rel = normal.log_interval_mass(low, high)
+        for i in range(0, len(low), 7):
+            alone_mass, alone_rel = normal.log_interval_mass(low[i:i + 1], high[i:i + 1])
+            assert log_mass[i] == alone_mass[0] and rel[i] == alone_rel[0]
