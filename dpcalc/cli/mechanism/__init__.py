@@ -53,6 +53,8 @@ def mechanism() -> None:
     strict JSON object with --json; --max-eps gates the privacy it reports).
 
     \b
-    Example:
-      dpcalc mechanism --help
+    Examples:
+      dpcalc mechanism laplace --eps 1 --confidence 0.95 --bins 10
+      dpcalc mechanism gaussian --sensitivities 12,6 --sigmas 17,8.5 --delta 1e-5
+      dpcalc mechanism svt --eps 1 --queries 1000 --beta 0.05 --json
     """
