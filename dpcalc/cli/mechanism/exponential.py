@@ -64,7 +64,8 @@ def exponential(
 ) -> None:
     from dpcalc.core.mechanisms import exponential as core
 
-    two_of_three((("--eps", "epsilon", eps), ("--alpha", "alpha", alpha), ("--beta", "beta", beta)),
+    two_of_three((("--eps", "epsilon", eps is not None), ("--alpha", "alpha", alpha is not None),
+                  ("--beta", "beta", beta is not None)),
                  "--eps 1 --beta 0.05 to get alpha")
     result = core.exponential_accuracy(epsilon=eps, alpha=alpha, beta=beta, sensitivity=sensitivity,
                                        outcomes=outcomes, monotone=monotone)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.laplace_eps import parse_probability
-from dpcalc.cli.mechanism.two_of_three import check_two_of_three, option_error
+from dpcalc.cli.mechanism.given import option_error, two_of_three
 from dpcalc.cli.options import (
     DEFAULT_DELTA,
     InputError,
@@ -147,9 +147,9 @@ def gaussian(
 
     if eps is not None and sigma is not None:
         raise conflict("--eps", "--sigma", "give one (sigma is calibrated from epsilon at --delta)")
-    check_two_of_three(
-        (("--eps or --sigma", eps is not None or sigma is not None), ("--error", error is not None),
-         ("--confidence", confidence is not None)),
+    two_of_three(
+        (("--eps or --sigma", None, eps is not None or sigma is not None), ("--error", None, error is not None),
+         ("--confidence", None, confidence is not None)),
         "--eps 1 --confidence 0.95 to get the error bound",
     )
     if given("calibration") and eps is None:

@@ -1,30 +1,44 @@
-"""The two-of-three rule of the mechanism commands: exactly two of privacy, noise or accuracy
-options given, the third computed; one message per way of breaking it."""
+"""What the mechanism commands share about their options: the two-of-three rule (exactly two of
+privacy, noise or accuracy given, the third computed; one message per way of breaking it,
+modelled on `dpcalc laplace-eps`), and a core ParameterError restated with the option's name."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from dpcalc.cli.options import InputError
+from dpcalc.core.validation import ParameterError
 
 
-def two_of_three(slots: Sequence[tuple[str, str, object]], example: str) -> None:
-    """Check that exactly two of three (option, quantity, value) slots are given.
+def two_of_three(slots: Sequence[tuple[str, str | None, bool]], example: str) -> None:
+    """Check that exactly two of three (option, quantity, given) slots are given.
 
-    `example` completes "e.g. ... to get <quantity>" in the message for none given.
+    With the quantities named, the messages say what dropping or adding each option computes
+    ("add --beta (to get alpha)"); with None, they name the options only. `example` completes
+    "e.g. ..." in the message for none given.
     """
     options = [option for option, _, _ in slots]
     listed = f"{options[0]}, {options[1]} and {options[2]}"
-    given = [index for index, (_, _, value) in enumerate(slots) if value is not None]
+    given = [index for index, (_, _, there) in enumerate(slots) if there]
     if len(given) == 2:
         return
+
+    def to_get(index: int) -> str:
+        quantity = slots[index][1]
+        return f" (to get {quantity})" if quantity is not None else ""
+
     if len(given) == 3:
+        named = all(quantity is not None for _, quantity, _ in slots)
         drops = ", ".join(f"{option} to get {quantity}" for option, quantity, _ in slots)
-        raise InputError(f"{listed} cannot all be given: drop the one to compute (drop {drops})")
+        raise InputError(f"{listed} cannot all be given: drop the one to compute" + (f" (drop {drops})" if named else ""))
     if given:
         only = given[0]
         first, second = (index for index in range(3) if index != only)
-        raise InputError(
-            f"give two of {listed}, got only {options[only]}: add {options[first]} (to get "
-            f"{slots[second][1]}) or {options[second]} (to get {slots[first][1]})")
+        raise InputError(f"give two of {listed}, got only {options[only]}: add {options[first]}{to_get(second)} "
+                         f"or {options[second]}{to_get(first)}")
     raise InputError(f"give two of {listed} (the third is computed), e.g. {example}")
+
+
+def option_error(error: ParameterError, options: dict[str, str]) -> InputError:
+    """A core ParameterError restated with the option's name (`options`: core name -> option)."""
+    return InputError(f"{options.get(error.name, error.name)} must be {error.requirement}, got {error.received}")

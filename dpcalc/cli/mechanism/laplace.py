@@ -7,7 +7,7 @@ from typing import Annotated
 
 from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.laplace_eps import parse_probability
-from dpcalc.cli.mechanism.two_of_three import check_two_of_three, option_error
+from dpcalc.cli.mechanism.given import option_error, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, conflict, exact, number
 from dpcalc.cli.output import Report, Table, emit, format_lower, format_number, format_upper
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, ParameterError
@@ -92,9 +92,9 @@ def laplace(
 
     if eps is not None and scale is not None:
         raise conflict("--eps", "--scale", "give one (scale = sensitivity / epsilon)")
-    check_two_of_three(
-        (("--eps or --scale", eps is not None or scale is not None), ("--error", error is not None),
-         ("--confidence", confidence is not None)),
+    two_of_three(
+        (("--eps or --scale", None, eps is not None or scale is not None), ("--error", None, error is not None),
+         ("--confidence", None, confidence is not None)),
         "--eps 1 --confidence 0.95 to get the error bound",
     )
     chosen = domain.value

@@ -87,8 +87,8 @@ def noisy_max(
     if eps is not None and scale is not None:
         raise conflict("--eps", "--scale", "the scale is c Delta / eps: give one")
     privacy_option = "--scale" if scale is not None else "--eps"
-    two_of_three(((privacy_option, "epsilon", eps if scale is None else scale), ("--gap", "gap", gap),
-                  ("--beta", "beta", beta)), "--eps 1 --beta 0.05 to get the gap")
+    two_of_three(((privacy_option, "epsilon", eps is not None or scale is not None), ("--gap", "gap", gap is not None),
+                  ("--beta", "beta", beta is not None)), "--eps 1 --beta 0.05 to get the gap")
     try:
         result = core.noisy_max_accuracy(noise=cast("core.Noise", noise), candidates=candidates, epsilon=eps, scale=scale, gap=gap,
                                          beta=beta, sensitivity=sensitivity, monotone=monotone)

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.laplace_eps import parse_probability
+from dpcalc.cli.mechanism.given import option_error
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, exact, number
 from dpcalc.cli.output import Report, Table, emit, format_number
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, ParameterError
@@ -91,7 +92,7 @@ def ptr(
             no_reply=None if reply_probability is None else float(1 - exact(reply_probability)),
         )
     except ParameterError as problem:
-        raise InputError(f"{_OPTION.get(problem.name, problem.name)} must be {problem.requirement}, got {problem.received}") from None
+        raise option_error(problem, _OPTION) from None
     inputs = {"eps": eps, "scale": scale, "delta": delta, "bound": bound, "error": error, "confidence": confidence,
               "distance": distance, "reply_probability": reply_probability, "max_eps": max_eps}
     report = Report(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from dpcalc.cli.declare import App, Exit, Option
-from dpcalc.cli.mechanism.two_of_three import check_two_of_three, option_error
+from dpcalc.cli.mechanism.given import option_error, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number, parse_real
 from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, PROBABILITY, Interval, ParameterError
@@ -75,9 +75,9 @@ def randomized_response(
         raise conflict("--eps", "--flip-probability", "give one (they are the same privacy level)")
     privacy = eps is not None or flip_probability is not None
     if not (privacy and respondents is None and std_error is None):
-        check_two_of_three(
-            (("--eps or --flip-probability", privacy), ("--n", respondents is not None),
-             ("--std-error", std_error is not None)),
+        two_of_three(
+            (("--eps or --flip-probability", None, privacy), ("--n", None, respondents is not None),
+             ("--std-error", None, std_error is not None)),
             "--eps 1 --n 10000 to get the standard error",
         )
     if flip_probability is not None:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.laplace_eps import parse_probability
+from dpcalc.cli.mechanism.given import option_error
 from dpcalc.cli.mechanism.ptr import check_two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, exact, number
 from dpcalc.cli.output import Report, Table, emit, format_number
@@ -133,7 +134,7 @@ def smooth_sensitivity(
             beta=beta, sigma=sigma, degrees=degrees,
         )
     except ParameterError as problem:
-        raise InputError(f"{_OPTION.get(problem.name, problem.name)} must be {problem.requirement}, got {problem.received}") from None
+        raise option_error(problem, _OPTION) from None
     inputs = {"noise": kind, "eps": eps, "scale": scale, "delta": delta, "smooth_sensitivity": smooth,
               "error": error, "confidence": confidence, "beta": beta, "sigma": sigma, "degrees": degrees,
               "max_eps": max_eps}

@@ -79,7 +79,8 @@ def svt(
     if eps is not None and scale is not None:
         raise conflict("--eps", "--scale", "the threshold's scale is 2 c Delta / eps: give one")
     privacy = ("--scale", scale) if scale is not None else ("--eps", eps)
-    two_of_three(((privacy[0], "epsilon", privacy[1]), ("--alpha", "alpha", alpha), ("--beta", "beta", beta)),
+    two_of_three(((privacy[0], "epsilon", privacy[1] is not None), ("--alpha", "alpha", alpha is not None),
+                  ("--beta", "beta", beta is not None)),
                  "--eps 1 --beta 0.05 to get alpha")
     epsilon = eps if scale is None else 2.0 * answers * sensitivity / scale
     result = core.svt_accuracy(queries=queries, answers=answers, epsilon=epsilon, alpha=alpha, beta=beta,
