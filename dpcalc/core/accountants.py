@@ -84,23 +84,20 @@ class GDPAccountant:
         """The central-limit epsilon at delta (an approximation, never certified)."""
         from dpcalc.core import gdp
 
-        mus = []
         for phase in phases:
             if phase.mechanism != "gaussian":
                 raise ValueError(f"the central-limit GDP accountant takes Gaussian phases, got {phase.mechanism!r}")
             if phase.sampling != "poisson" or phase.neighbours == "replace-one" or phase.examples_per_user > 1:
                 raise ValueError("the central-limit GDP accountant takes Poisson sampling of records under "
                                  "add-remove or zero-out neighbours")
-            # p = 1: every record at every step, exactly sqrt(T)/sigma-GDP (DRS Cor. 3.3)
-            mus.append(math.sqrt(phase.steps) / phase.noise if phase.sampling_probability == 1.0
-                       else gdp.clt_mu(phase.sampling_probability, phase.noise, phase.steps))
-        # hypot: sqrt of the sum of squares without overflow, and exactly mu for one phase
-        mu = math.hypot(*mus)
         if all(samples_nothing(phase) for phase in phases):  # mu = 0 exactly: no approximation
             return Accounted(0.0, None, (NOTHING_SAMPLED,), "central-limit GDP")
-        if all(phase.sampling_probability == 1.0 for phase in phases):  # no approximation either
-            return Accounted(gdp.epsilon_for_delta(delta, mu), None, (), "exact GDP of unsampled phases")
-        return Accounted(gdp.epsilon_for_delta(delta, mu), None, (gdp.CLT_WARNING,), "central-limit GDP")
+        mus = [gdp.phase_mu(phase) for phase in phases]  # exact sqrt(T)/sigma unsampled, else central limit
+        # hypot: sqrt of the sum of squares without overflow, and exactly mu for one phase
+        epsilon = gdp.epsilon_for_delta(delta, math.hypot(*(mu for mu, _ in mus)))
+        if not any(approximate for _, approximate in mus):
+            return Accounted(epsilon, None, (), "exact GDP of unsampled phases")
+        return Accounted(epsilon, None, (gdp.CLT_WARNING,), "central-limit GDP")
 
 
 class RDPAccountant:

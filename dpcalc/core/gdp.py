@@ -140,16 +140,18 @@ def gdp_mu(phases: Sequence[Phase]) -> tuple[float | None, bool]:
     if any(item.sampling_probability < 1.0 and (item.sampling != "poisson" or item.neighbours == "replace-one"
                                                 or item.examples_per_user > 1) for item in phases):
         return None, False
-    total, approximate = 0.0, False
-    for item in phases:
-        if item.sampling_probability == 1.0:
-            mu = item.shift * math.sqrt(item.steps) / item.noise
-        else:
-            mu = clt_mu(item.sampling_probability, item.noise, item.steps)
-            approximate = True
-        total += mu * mu
-    mu = math.sqrt(total)
+    mus = [phase_mu(item) for item in phases]
+    mu = math.hypot(*(value for value, _ in mus))  # sqrt of the sum of squares, without overflow
+    approximate = any(approximated for _, approximated in mus)
     return (mu, approximate) if math.isfinite(mu) and mu > 0.0 else (None, approximate)
+
+
+def phase_mu(phase: Phase) -> tuple[float, bool]:
+    """(mu, approximate) of one Gaussian phase: exactly shift sqrt(T)/sigma unsampled (DRS Cor. 3.3),
+    the central-limit mu (BDLS Thm 4) subsampled (`approximate`); see `gdp_mu` for the phases it takes."""
+    if phase.sampling_probability == 1.0:
+        return phase.shift * math.sqrt(phase.steps) / phase.noise, False
+    return clt_mu(phase.sampling_probability, phase.noise, phase.steps), True
 
 
 def log_delta_for_epsilon(epsilon: float, mu: float) -> float:
