@@ -271,7 +271,7 @@ def calibrate(
         _check_accountant(accountant.value, scheme)
         for problem, row in zip(problems, request.rows):
             _check_scheme(row, solved, sampling, neighbours, examples_per_user)
-            problem.update({name: value for name, (_, value) in scheme.items()})
+            problem.update(scheme)
 
     import dataclasses
 
@@ -297,7 +297,7 @@ def calibrate(
     gaussian = mechanism_name == "gaussian"
     inputs.update({"sampling": "poisson" if gaussian else None, "neighbours": "add-remove" if gaussian else None,
                    "examples_per_user": 1 if gaussian else None})
-    inputs.update({name: value for name, (_, value) in scheme.items()})
+    inputs.update(scheme)
     inputs.update({"accountant": accountant.value, "solve": quantity, "max_eps": request.max_epsilon,
                    "mechanism": mechanism_name,
                    "sensitivity": 1.0 if sensitivity is None and mechanism_name == "laplace" else sensitivity})
@@ -527,14 +527,14 @@ def _value_text(value) -> str:
 
 
 def _scheme_options(sampling: SamplingChoice | None, neighbours: NeighboursChoice | None,
-                    examples_per_user: int | None) -> dict[str, tuple[str, Any]]:
-    """The run's sampling scheme, relation and unit of privacy, input name -> (option, value),
-    when any of them is given ({} otherwise: a Poisson run of examples under add-remove)."""
+                    examples_per_user: int | None) -> dict[str, Any]:
+    """The run's sampling scheme, relation and unit of privacy by input name, when any of them is
+    given ({} otherwise: a Poisson run of examples under add-remove)."""
     if sampling is None and neighbours is None and examples_per_user is None:
         return {}
-    return {"sampling": ("--sampling", (sampling or SamplingChoice.poisson).value),
-            "neighbours": ("--neighbours", (neighbours or NeighboursChoice.add_remove).value),
-            "examples_per_user": ("--examples-per-user", 1 if examples_per_user is None else examples_per_user)}
+    return {"sampling": (sampling or SamplingChoice.poisson).value,
+            "neighbours": (neighbours or NeighboursChoice.add_remove).value,
+            "examples_per_user": 1 if examples_per_user is None else examples_per_user}
 
 
 def _first_given(sampling: SamplingChoice | None, neighbours: NeighboursChoice | None,
@@ -547,12 +547,12 @@ def _first_given(sampling: SamplingChoice | None, neighbours: NeighboursChoice |
     raise AssertionError("called when one of them is given")
 
 
-def _check_accountant(accountant: str, scheme: dict[str, tuple[str, Any]]) -> None:
+def _check_accountant(accountant: str, scheme: dict[str, Any]) -> None:
     """The gdp accountant describes Poisson-sampled examples under add-remove or zero-out; rdp has
     bounds for those and for fixed-size batches under replace-one (`phases.rdp_covers`)."""
     from dpcalc.core.phases import rdp_covers
 
-    sampling, neighbours, per_user = (scheme[name][1] for name in ("sampling", "neighbours", "examples_per_user"))
+    sampling, neighbours, per_user = (scheme[name] for name in ("sampling", "neighbours", "examples_per_user"))
     described = f"{sampling} sampling, {neighbours} neighbours" + (f", {per_user} examples per user" if per_user > 1 else "")
     if accountant == "gdp" and (sampling != "poisson" or neighbours == "replace-one" or per_user > 1):
         raise InputError(f"--accountant gdp: the central-limit accountant describes Poisson-sampled examples under "
@@ -576,7 +576,7 @@ def _check_scheme(row: dict[str, Any], solved: str, sampling: SamplingChoice | N
     with_relation([probe], sampling, neighbours, examples_per_user)
 
 
-def _summary_table(result, sensitivity: float | None = None, scheme: dict[str, tuple[str, Any]] | None = None) -> Table:
+def _summary_table(result, sensitivity: float | None = None, scheme: dict[str, Any] | None = None) -> Table:
     q = result.quantity
     name = {"batch_size": "batch size"}.get(q, q)
     rows = []
@@ -623,8 +623,8 @@ def _summary_table(result, sensitivity: float | None = None, scheme: dict[str, t
         for index, (key, value) in enumerate(run):
             rows.append((key, value, "the rest of the run" if index == 0 else ""))
         if scheme:
-            per_user = scheme["examples_per_user"][1]
-            rows.append(("sampling", scheme["sampling"][1], f"{scheme['neighbours'][1]} neighbours"
+            per_user = scheme["examples_per_user"]
+            rows.append(("sampling", scheme["sampling"], f"{scheme['neighbours']} neighbours"
                          + (f", {per_user} examples per user" if per_user > 1 else "")))
     if result.exact:
         rows.append(("evaluations", "0", "closed form: no accountant calls"))
