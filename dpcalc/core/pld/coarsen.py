@@ -5,11 +5,10 @@ S3 of docs/pld-soundness.md) or by merging them (lower measures, S4).
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
-from dpcalc.core.pld.measure import THETAS, Tilted, U, trim
+from dpcalc.core.pld.measure import THETAS, Tilted, U, replace, trim
 
 
 def coarsen(m: Tilted) -> Tilted:

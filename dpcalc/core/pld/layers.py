@@ -17,14 +17,14 @@ E[e^(-theta S)]) live on the bulk layer; the tail layer and the cross products c
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from dpcalc.core.pld import fft
 from dpcalc.core.pld import truncate as one_layer
 from dpcalc.core.pld.coarsen import coarsen, coarsen_to
-from dpcalc.core.pld.measure import Tilted, add, bare, piece, renormalise
+from dpcalc.core.pld.measure import Tilted, add, bare, piece, renormalise, replace
 
 
 @dataclass

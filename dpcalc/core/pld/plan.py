@@ -101,10 +101,13 @@ def log_tail_below(pair: Pair, points: np.ndarray) -> np.ndarray:
 
 
 def grid_search(holds: Callable[[np.ndarray], np.ndarray], start: float, step: float, upward: bool, h: float) -> int:
-    """The grid index k nearest `start` (above it if upward, else below) where holds(k h) is true.
+    """A grid index k beyond `start` (above it if upward, else below) where holds(k h) is true,
+    at most 1/64 of its distance from `start` (or one index) farther than the nearest such index.
 
     holds(points) -> boolean array; monotone: false near start, true far away. Exponential
-    search in multiples of `step`, then a search over grid indices.
+    search in multiples of `step`, then a search over grid indices (65 points a round) that
+    stops at that resolution: every caller places a window's end or a cap, where any point at
+    which `holds` is true is sound and the nearest one only saves a few bins.
     """
     sign = 1.0 if upward else -1.0
     points = start + sign * step * (2.0 ** np.arange(0, 90) - 1.0)
@@ -123,7 +126,8 @@ def grid_search(holds: Callable[[np.ndarray], np.ndarray], start: float, step: f
     if max(abs(bad), abs(good)) > _MAX_INDEX:
         # e.g. a target epsilon of 1e300: the window would need grid indices past int64
         raise FloatingPointError("the tail of the privacy loss lies beyond the grid's index range")
-    while abs(good - bad) > 1:
+    start_index = start / h
+    while abs(good - bad) > max(1.0, abs(good - start_index) / 64.0):
         ks = np.linspace(bad, good, 66)[1:-1].round().astype(np.int64)
         ks = np.sort(ks)
         ks = ks[np.concatenate(([True], np.diff(ks) != 0))]

@@ -6,11 +6,10 @@ it weighed (S6).
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 import numpy as np
 
-from dpcalc.core.pld.measure import THETAS, Tilted, U, renormalise
+from dpcalc.core.pld.measure import THETAS, Tilted, U, renormalise, replace
 
 # Tilted weight the lower bound may drop at its lower end per truncation (before dividing by
 # the multiplicity): it lowers delta_lower by at most this part of the Chernoff bound.
