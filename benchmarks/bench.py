@@ -143,6 +143,14 @@ CASES = [
     Case("dpcalc calibrate sigma (design card, pld)",
          dpcalc("calibrate", "--target-eps", "2", "--p", "0.004", "--T", "10000", "--json"), "dpcalc pld (design card)",
          2.0, peak_mib=300),
+    # Issue 16: calibrating toward a large epsilon (small sigma, where the grid works hardest)
+    # under 2x one pld call, four targets in one call under 4x.
+    Case("dpcalc calibrate sigma, --target-eps 8 (design card, pld)",
+         dpcalc("calibrate", "--target-eps", "8", "--p", "0.004", "--T", "10000", "--json"), "dpcalc pld (design card)",
+         2.0, peak_mib=300),
+    Case("dpcalc calibrate sigma, --target-eps 1,2,4,8 (design card, pld)",
+         dpcalc("calibrate", "--target-eps", "1,2,4,8", "--p", "0.004", "--T", "10000", "--json"),
+         "dpcalc pld (design card)", 4.0, peak_mib=300),
     Case("dpcalc calibrate T (design card, pld)",
          dpcalc("calibrate", "--target-eps", "2", "--p", "0.004", "--sigma", "1.1", "--solve", "T", "--json"),
          "dpcalc pld (design card)", None, peak_mib=300),

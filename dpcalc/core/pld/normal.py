@@ -156,18 +156,30 @@ def log_upper_tail(t: np.ndarray) -> np.ndarray:
     return out
 
 
+# A narrow interval whose Simpson bound (`_simpson`) is at most this relative error takes it
+# without the difference of two tails: that difference errs by at least NORMAL_RELATIVE_ERROR
+# times (tail/mass) >~ 1e-14/(a w) for an interval [a, a + w), so it could only be tighter for
+# intervals about as wide as a standard deviation, where Simpson's remainder is far above this.
+# Most cells of a fine discretisation are such narrow intervals: the tails are then not computed
+# at all (they cost most of a step's discretisation).
+_SIMPSON_ACCEPT = 2.0**-43
+
+
 def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """log P(low <= Z < high) for a standard normal Z, and a bound on its relative error.
 
-    low <= high elementwise; -inf and +inf allowed. The difference is taken on the side where
-    both tails are small: P(Z >= low) - P(Z >= high) when low >= 0, P(Z < high) - P(Z < low)
-    when high <= 0, and 1 - P(Z < low) - P(Z >= high) across zero. Deep in a tail (both end
-    points beyond 3 on the same side) the difference is formed from the logarithms,
+    low <= high elementwise; -inf and +inf allowed. A narrow finite interval whose Simpson
+    bound is within _SIMPSON_ACCEPT takes it (`_simpson`). Otherwise the difference is taken on
+    the side where both tails are small: P(Z >= low) - P(Z >= high) when low >= 0,
+    P(Z < high) - P(Z < low) when high <= 0, and 1 - P(Z < low) - P(Z >= high) across zero.
+    Deep in a tail (both end points beyond 3 on the same side) the difference is formed from
+    the logarithms,
         log P = log Phi(-a) + log(1 - exp(log Phi(-b) - log Phi(-a))),
     with log Phi(-b) - log Phi(-a) = -(b - a)(b + a)/2 + log R(b) - log R(a), so that no tail
-    value underflows. The returned relative error counts NORMAL_RELATIVE_ERROR for every
-    tail value or log R used and the cancellation of the difference; the error of low and high
-    themselves is the caller's (see `pairs.base._x_sensitivity`).
+    value underflows; where Simpson's bound is tighter than that difference it replaces it. The
+    returned relative error counts NORMAL_RELATIVE_ERROR for every tail value or log R used and
+    the cancellation of the difference; the error of low and high themselves is the caller's
+    (see `pairs.base._x_sensitivity`).
     """
     low = np.asarray(low, dtype=float)
     high = np.asarray(high, dtype=float)
@@ -176,6 +188,16 @@ def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np
     rel_err = np.zeros(low.shape)
     eps = NORMAL_RELATIVE_ERROR
     nonempty = high > low
+    with np.errstate(over="ignore", invalid="ignore"):
+        narrow = nonempty & np.isfinite(low) & np.isfinite(high) & ((high - low) ** 4 < 480.0 * _SIMPSON_ACCEPT)
+    if narrow.any():
+        where = np.flatnonzero(narrow)
+        log_s, rel_s = _simpson(low[where], high[where])
+        good = np.isfinite(log_s) & (rel_s <= _SIMPSON_ACCEPT)
+        log_mass[where[good]] = log_s[good]
+        rel_err[where[good]] = rel_s[good]
+        nonempty = nonempty.copy()
+        nonempty[where[good]] = False
     # Mirror so that the interval lies mostly at or above zero: [low, high) -> (-high, -low].
     mirror = nonempty & (high + low < 0.0)
     a = np.where(mirror, -high, low)
@@ -251,7 +273,22 @@ def _at_ends(f: Callable[[np.ndarray], np.ndarray], a: np.ndarray,
 
 def _narrow_intervals(low: np.ndarray, high: np.ndarray, nonempty: np.ndarray, log_mass: np.ndarray,
                       rel_err: np.ndarray) -> None:
-    """Replace, in place, each finite interval's mass by Simpson's rule where that bound is tighter.
+    """Replace, in place, each finite interval's mass by Simpson's rule (`_simpson`) where that
+    bound is tighter than the one already there."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        # the remainder alone is at least w^4 3 / 1440: only narrower intervals can do better
+        finite = nonempty & np.isfinite(low) & np.isfinite(high) & ((high - low) ** 4 < 480.0 * rel_err)
+    if not finite.any():
+        return
+    log_s, rel_s = _simpson(low[finite], high[finite])
+    better = np.isfinite(log_s) & (rel_s < rel_err[finite])
+    where = np.flatnonzero(finite)[better]
+    log_mass[where] = log_s[better]
+    rel_err[where] = rel_s[better]
+
+
+def _simpson(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log P(lo <= Z < hi) for finite lo < hi by Simpson's rule, and a bound on its relative error.
 
     A difference of two tails carries their error (NORMAL_RELATIVE_ERROR each), which over an
     interval much narrower than 1 is many times the mass; the PLD's connect-the-dots split
@@ -263,26 +300,23 @@ def _narrow_intervals(low: np.ndarray, high: np.ndarray, nonempty: np.ndarray, l
     S >= w phi(T), the relative error is at most (w^4/2880)(T^4 + 6 T^2 + 3) e^((T^2 - t_near^2)/2),
     plus the rounding of the log-space sum (a few ulps of T^2 and of the result).
     """
-    with np.errstate(over="ignore", invalid="ignore"):
-        # the remainder alone is at least w^4 3 / 1440: only narrower intervals can do better
-        finite = nonempty & np.isfinite(low) & np.isfinite(high) & ((high - low) ** 4 < 480.0 * rel_err)
-    if not finite.any():
-        return
-    lo, hi = low[finite], high[finite]
-    far = np.maximum(np.abs(lo), np.abs(hi))
-    near = np.where((lo < 0.0) & (hi > 0.0), 0.0, np.minimum(np.abs(lo), np.abs(hi)))
+    abs_lo, abs_hi = np.abs(lo), np.abs(hi)
+    far = np.maximum(abs_lo, abs_hi)
+    near = np.where((lo < 0.0) & (hi > 0.0), 0.0, np.minimum(abs_lo, abs_hi))
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         width = hi - lo
-        ends = np.logaddexp(log_density(lo), log_density(hi))
-        log_s = np.log(width / 6.0) + np.logaddexp(ends, math.log(4.0) + log_density(0.5 * (lo + hi)))
+        # phi(a) + 4 phi(m) + phi(b) relative to phi(c), c the end nearer 0: the log of a sum of
+        # three positive terms, each exponent -(x - c)(x + c)/2 a product of short differences
+        c = np.where(abs_lo <= abs_hi, lo, hi)
+        other = lo + hi - c
+        mid = 0.5 * (lo + hi)
+        inner = 1.0 + 4.0 * np.exp(-0.5 * (mid - c) * (mid + c)) + np.exp(-0.5 * (other - c) * (other + c))
+        log_s = np.log(width / 6.0) + (-0.5 * c * c - _LOG_SQRT_2PI) + np.log(inner)
         spread = np.exp(np.minimum(0.5 * (far - near) * (far + near), 700.0))
         # twice the bound: it is nearly attained near t = 0, where phi^(4) is at its largest
         remainder = 2.0 * (width**4 / 2880.0) * (far**4 + 6.0 * far * far + 3.0) * spread
         rel_s = remainder + 4.0 * UNIT_ROUNDOFF * (far * far + 8.0) + 2.0 * UNIT_ROUNDOFF * np.abs(log_s)
-    better = np.isfinite(log_s) & (rel_s < rel_err[finite])
-    where = np.flatnonzero(finite)[better]
-    log_mass[where] = log_s[better]
-    rel_err[where] = rel_s[better]
+    return log_s, rel_s
 
 
 def log_density(t: np.ndarray) -> np.ndarray:
