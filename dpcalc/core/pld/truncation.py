@@ -123,7 +123,7 @@ def truncated_delta(profile: ProfileBounds, epsilon: float, overflow: float) -> 
     """(delta_upper, delta_lower) of the truncated run at `epsilon`: the Poisson run's certified
     bounds moved by (1 + e^eps) eta (module docstring)."""
     upper, lower = profile.at([epsilon])
-    spread = _spread(epsilon, overflow)
+    spread = overflow_cost(epsilon, overflow)
     return min(1.0, float(upper[0]) + spread), max(0.0, float(lower[0]) - spread)
 
 
@@ -138,15 +138,15 @@ def truncated_epsilon(profile: ProfileBounds, delta: float, overflow: float) -> 
     difference falls in eps). Each end is a point checked, on its certified side."""
 
     def meets(epsilon: float, cost: float = overflow) -> bool:
-        return float(profile.at([epsilon])[0][0]) + _spread(epsilon, cost) <= delta
+        return float(profile.at([epsilon])[0][0]) + overflow_cost(epsilon, cost) <= delta
 
     def exceeds(epsilon: float) -> bool:
-        return float(profile.at([epsilon])[1][0]) - _spread(epsilon, overflow) > delta
+        return float(profile.at([epsilon])[1][0]) - overflow_cost(epsilon, overflow) > delta
 
     # the Poisson run's upper bound: delta_upper falls in eps
     start = _first(lambda epsilon: meets(epsilon, 0.0), 0.0, math.inf)
     upper = math.inf
-    if math.isfinite(start) and _spread(start, overflow) < delta:
+    if math.isfinite(start) and overflow_cost(start, overflow) < delta:
         # past eps = log(delta / eta - 1) the cost alone exceeds delta: nothing meets it there
         ceiling = math.log(delta / overflow - 1.0) if overflow > 0.0 else math.inf
         upper = _first(meets, start, ceiling)
@@ -178,8 +178,9 @@ def _first(holds: Callable[[float], bool], low: float, ceiling: float, *, last_f
     return low if last_false else high
 
 
-def _spread(epsilon: float, overflow: float) -> float:
-    """(1 + e^eps) eta, rounded up; inf past float64."""
+def overflow_cost(epsilon: float, overflow: float) -> float:
+    """(1 + e^eps) eta, rounded up; inf past float64: what a cap adds to delta at eps (module
+    docstring)."""
     if overflow == 0.0:
         return 0.0
     if epsilon > 700.0:
