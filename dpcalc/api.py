@@ -211,12 +211,14 @@ def risk(*, p: float | None = None, sigma: float | None = None, T: int | None = 
          phases: Sequence[Phase] | None = None, sampling: SamplingName | None = None,
          neighbours: NeighboursName | None = None, examples_per_user: int | None = None,
          fpr: Sequence[float] | None = None, prior: float | None = None, kappa: float | None = None,
-         accuracy: float = DEFAULT_ACCURACY) -> RiskResult:
+         max_batch_size: int | None = None, accuracy: float = DEFAULT_ACCURACY) -> RiskResult:
     """Mirrors `dpcalc risk`: certified bounds on what an attacker can learn from the run.
 
     The run is given as for `pld_epsilon`. `fpr`: the false-positive rates at which the largest
     true-positive rate of a membership attack is bounded (default the command's); `prior`: the
-    prior of the Bayes success figure; `kappa`: the baseline of the reconstruction figure.
+    prior of the Bayes success figure; `kappa`: the baseline of the reconstruction figure;
+    `max_batch_size` caps Poisson batches (needs `n`): every figure is the capped run's, moved by
+    the overflow probability (`risk --max-batch-size`; `result.overflow`).
 
     Returns `core.risk.RiskResult` (e.g. `result.points[0].tpr.upper`, `result.advantage.upper`).
     """
@@ -226,9 +228,17 @@ def risk(*, p: float | None = None, sigma: float | None = None, T: int | None = 
     run = _phases(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
                   sensitivity=sensitivity, mechanism=mechanism, scale=scale, phases=phases, sampling=sampling,
                   neighbours=neighbours, examples_per_user=examples_per_user)
+    overflow = 0.0
+    if max_batch_size is not None:
+        from dpcalc.core.pld.truncation import Truncation, overflow_probability
+
+        if n is None:
+            raise ValueError("max_batch_size needs the dataset size n (with batch_size): the chance of a batch "
+                             "above the cap depends on it")
+        overflow = overflow_probability(run, Truncation(n, max_batch_size))
     return attack_risk(run, fprs=tuple(DEFAULT_FPRS if fpr is None else fpr),
                        prior=DEFAULT_PRIOR if prior is None else prior, kappa=kappa,
-                       accuracy=ACCURACY.check("accuracy", accuracy))
+                       accuracy=ACCURACY.check("accuracy", accuracy), overflow=overflow)
 
 
 def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accountant: Accountant = "pld",

@@ -159,11 +159,12 @@ _dpcalc() {
                 --fpr) return ;;
                 --prior) return ;;
                 --kappa) return ;;
+                --max-batch-size) return ;;
                 --accuracy) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --fpr --prior --kappa --accuracy --json --csv --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --fpr --prior --kappa --max-batch-size --accuracy --json --csv --plot --chart -h --help" -- "$cur"))
             fi ;;
         dpcalc/calibrate)
             case "$prev" in

@@ -151,6 +151,7 @@ complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l examples-per-user -x -d 'User
 complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l fpr -x -d 'False-positive rates, a comma list, each in (0, 1) [default: 1e-05,0.0001,0.001,0.01,0.1]'
 complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l prior -x -d 'Prior probability that the record is in, in (0, 1) [default: 0.5]'
 complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l kappa -x -d 'Baseline success of a reconstruction attack, in (0, 1): bound its success'
+complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l max-batch-size -x -d 'Truncated Poisson sampling: batches larger than this are cut to it (needs the dataset size, --n with --batch-size)'
 complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l accuracy -x -d 'Target relative width of the PLD accountants certified interval, in (0, 1) [default: 0.001]'
 complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l json -d 'Print one strict JSON object instead of a table'
 complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l csv -d 'Print CSV instead of a table: a header line, one row per result (per combination of a sweep)'
