@@ -245,12 +245,14 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
               p: float | None = None, sigma: float | None = None, T: int | None = None, n: int | None = None,
               batch_size: int | None = None, epochs: float | None = None, noise_std: float | None = None,
               sensitivity: float | None = None, precision: float | None = None, sampling: SamplingName = "poisson",
-              neighbours: NeighboursName = "add-remove", examples_per_user: int = 1) -> CalibrationResult:
+              neighbours: NeighboursName = "add-remove", examples_per_user: int = 1,
+              max_batch_size: int | None = None) -> CalibrationResult:
     """Mirrors `dpcalc calibrate --target-eps`: the value of `solve` (sigma, T, epochs, p or
     batch_size) that meets `target_eps` at `delta` under `accountant` (pld, rdp or gdp), the
     other quantities given as keywords. `precision`: the relative precision of sigma and p.
     `sampling`, `neighbours` and `examples_per_user` describe the run as for `pld_epsilon`
-    (shuffle and allocation need n and batch_size).
+    (shuffle and allocation need n and batch_size). `max_batch_size` caps Poisson batches (needs
+    n; pld or rdp): the capped run's epsilon is the one met (`calibrate --max-batch-size`).
 
     Returns `core.calibrate.CalibrationResult`; `feasible` says whether any value meets the
     target. Its `certified_epsilon` is a sound upper bound on epsilon at the answer (for the gdp
@@ -277,6 +279,13 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
         if sampling in ("shuffle", "allocation") and (n is None or (batch_size is None and solved != "batch-size")):
             raise ValueError(f"{sampling} sampling needs n and batch_size (an epoch is ceil(n / batch_size) steps)")
         problem.update(sampling=sampling, neighbours=neighbours, examples_per_user=examples_per_user)
+    if max_batch_size is not None:
+        with _as_value_error():
+            POSITIVE_INTEGER.check("max_batch_size", max_batch_size)
+            command.check_cap(max_batch_size, solved, accountant, "gaussian", None, False, n)
+            command.capped(problem, row, max_batch_size)
+        if sampling != "poisson":
+            raise ValueError(f"max_batch_size caps Poisson batches, got sampling={sampling!r}")
     result = core.calibrate(command.SOLVED_KEY[solved], accountant=accountant, **problem)
     certified: CalibrationResult = command.certified_result(result)
     return certified

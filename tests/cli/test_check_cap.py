@@ -8,9 +8,8 @@ import math
 import pytest
 
 from dpcalc.core.budget import account_budget, load_budget
-from dpcalc.core.budget.account import capped_epsilon
 from dpcalc.core.phases import Phase
-from dpcalc.core.pld.truncation import Truncation, account_truncated, overflow_probability
+from dpcalc.core.pld.truncation import Truncation, account_truncated, capped_epsilon, overflow_probability
 
 TRAINING = """\
 [[release]]

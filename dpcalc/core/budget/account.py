@@ -40,6 +40,7 @@ from dpcalc.core.budget.releases import (
 from dpcalc.core.budget.risk import RiskCheck, budget_risk
 from dpcalc.core.budget.schema import BudgetFile, Release
 from dpcalc.core.phases import NOTHING_SAMPLED, Neighbours, Phase
+from dpcalc.core.pld.truncation import capped_epsilon
 from dpcalc.core.validation import large_delta_warnings
 
 # Shares of delta tried for the first of two groups (any split is a valid bound; the best is kept).
@@ -301,36 +302,6 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
         warnings=tuple(warnings),
         risk=checks,
     )
-
-
-# Shares of delta at which a group without a profile (rdp) is read for a capped run, and the
-# multiples of the overflow's cost at the uncapped epsilon taken off delta (`capped_epsilon`).
-_CAPPED_SHARES = (0.5, 0.8, 0.9, 0.95, 0.99, 0.999)
-_CAPPED_COSTS = (1.0001, 1.001, 1.01, 1.03, 1.1, 1.3, 1.6, 2.0, 3.0)
-
-
-def capped_epsilon(epsilon_at: Callable[[float], float], delta: float, overflow: float) -> float:
-    """An epsilon at which a capped run is (eps, delta)-DP, from `epsilon_at`, an upper bound on
-    the uncapped run's epsilon at any delta: the smallest eps = epsilon_at(d) over a few d < delta
-    with d + (1 + e^eps) eta <= delta (each checked; docs/mathematics.md, "Truncated Poisson
-    sampling"); inf when none is. The candidates are shares of delta and delta less multiples of
-    the overflow's cost at the uncapped epsilon (where the optimum lies when the cost is small)."""
-    from dpcalc.core.pld.truncation import overflow_cost
-
-    if overflow == 0.0:
-        return epsilon_at(delta)
-    uncapped = epsilon_at(delta)
-    if not math.isfinite(uncapped):
-        return math.inf
-    start = overflow_cost(uncapped, overflow)
-    candidates = [delta * share for share in _CAPPED_SHARES]
-    candidates += [delta - start * factor for factor in _CAPPED_COSTS]
-    best = math.inf
-    for candidate in sorted({value for value in candidates if 0.0 < value < delta}, reverse=True):
-        epsilon = epsilon_at(candidate)
-        if epsilon < best and candidate + overflow_cost(epsilon, overflow) <= delta:
-            best = epsilon
-    return best
 
 
 def _capped_pld_epsilon(phases: Sequence[Phase], delta: float, overflow: float) -> tuple[float, tuple[str, ...]]:

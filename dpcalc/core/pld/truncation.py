@@ -156,6 +156,35 @@ def truncated_epsilon(profile: ProfileBounds, delta: float, overflow: float) -> 
     return upper, min(lower, upper)
 
 
+# Shares of delta at which a run without a profile (rdp) is read for its capped epsilon, and the
+# multiples of the overflow's cost at the uncapped epsilon taken off delta (`capped_epsilon`).
+_CAPPED_SHARES = (0.5, 0.8, 0.9, 0.95, 0.99, 0.999)
+_CAPPED_COSTS = (1.0001, 1.001, 1.01, 1.03, 1.1, 1.3, 1.6, 2.0, 3.0)
+
+
+def capped_epsilon(epsilon_at: Callable[[float], float], delta: float, overflow: float) -> float:
+    """An epsilon at which a capped run is (eps, delta)-DP, from `epsilon_at`, an upper bound on
+    the uncapped run's epsilon at any delta, for accountants without a profile (rdp): the
+    smallest eps = epsilon_at(d) over a few d < delta with d + (1 + e^eps) eta <= delta (each
+    checked; module docstring); inf when none is. The candidates are shares of delta and delta
+    less multiples of the overflow's cost at the uncapped epsilon (where the optimum lies when
+    the cost is small)."""
+    if overflow == 0.0:
+        return epsilon_at(delta)
+    uncapped = epsilon_at(delta)
+    if not math.isfinite(uncapped):
+        return math.inf
+    start = overflow_cost(uncapped, overflow)
+    candidates = [delta * share for share in _CAPPED_SHARES]
+    candidates += [delta - start * factor for factor in _CAPPED_COSTS]
+    best = math.inf
+    for candidate in sorted({value for value in candidates if 0.0 < value < delta}, reverse=True):
+        epsilon = epsilon_at(candidate)
+        if epsilon < best and candidate + overflow_cost(epsilon, overflow) <= delta:
+            best = epsilon
+    return best
+
+
 def _first(holds: Callable[[float], bool], low: float, ceiling: float, *, last_false: bool = False) -> float:
     """The smallest eps in [low, ceiling) found to satisfy `holds` (monotone: false, then true),
     by doubling steps from `low` and bisection; inf when none is found below `ceiling` (or below
