@@ -66,8 +66,9 @@ def test_a_capped_release_costs_what_pld_max_batch_size_says(dpcalc, tmp_path):
 def test_the_total_pays_the_overflow_at_its_own_epsilon(tmp_path):
     """The composed group is (eps, delta_group(eps) + (1 + e^eps) eta)-DP at the group's eps."""
     result = account_budget(load_budget(budget(cap=330), "b.toml"))
-    # eta = 0.0525 (measured, `dpcalc pld --max-batch-size 330`): (1 + e^eps) eta > 1e-5 at any eps
-    assert result.overflow == pytest.approx(0.052524, rel=1e-4)
+    # a cap of 330 over batches of 256 on average overflows often (eta 0.0525, as `dpcalc pld
+    # --max-batch-size 330` says): (1 + e^eps) eta >= 2 eta > 1e-5 at every eps
+    assert result.overflow == overflow_probability([RUN], Truncation(60000, 330)) > 0.5e-5
     assert math.isinf(result.total_epsilon) and not result.within_budget
     assert math.isinf(result.releases[0].epsilon)
 
