@@ -211,12 +211,14 @@ def risk(*, p: float | None = None, sigma: float | None = None, T: int | None = 
          phases: Sequence[Phase] | None = None, sampling: SamplingName | None = None,
          neighbours: NeighboursName | None = None, examples_per_user: int | None = None,
          fpr: Sequence[float] | None = None, prior: float | None = None, kappa: float | None = None,
-         accuracy: float = DEFAULT_ACCURACY) -> RiskResult:
+         max_batch_size: int | None = None, accuracy: float = DEFAULT_ACCURACY) -> RiskResult:
     """Mirrors `dpcalc risk`: certified bounds on what an attacker can learn from the run.
 
     The run is given as for `pld_epsilon`. `fpr`: the false-positive rates at which the largest
     true-positive rate of a membership attack is bounded (default the command's); `prior`: the
-    prior of the Bayes success figure; `kappa`: the baseline of the reconstruction figure.
+    prior of the Bayes success figure; `kappa`: the baseline of the reconstruction figure;
+    `max_batch_size` caps Poisson batches (needs `n`): every figure is the capped run's, moved by
+    the overflow probability (`risk --max-batch-size`; `result.overflow`).
 
     Returns `core.risk.RiskResult` (e.g. `result.points[0].tpr.upper`, `result.advantage.upper`).
     """
@@ -226,21 +228,31 @@ def risk(*, p: float | None = None, sigma: float | None = None, T: int | None = 
     run = _phases(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
                   sensitivity=sensitivity, mechanism=mechanism, scale=scale, phases=phases, sampling=sampling,
                   neighbours=neighbours, examples_per_user=examples_per_user)
+    overflow = 0.0
+    if max_batch_size is not None:
+        from dpcalc.core.pld.truncation import Truncation, overflow_probability
+
+        if n is None:
+            raise ValueError("max_batch_size needs the dataset size n (with batch_size): the chance of a batch "
+                             "above the cap depends on it")
+        overflow = overflow_probability(run, Truncation(n, max_batch_size))
     return attack_risk(run, fprs=tuple(DEFAULT_FPRS if fpr is None else fpr),
                        prior=DEFAULT_PRIOR if prior is None else prior, kappa=kappa,
-                       accuracy=ACCURACY.check("accuracy", accuracy))
+                       accuracy=ACCURACY.check("accuracy", accuracy), overflow=overflow)
 
 
 def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accountant: Accountant = "pld",
               p: float | None = None, sigma: float | None = None, T: int | None = None, n: int | None = None,
               batch_size: int | None = None, epochs: float | None = None, noise_std: float | None = None,
               sensitivity: float | None = None, precision: float | None = None, sampling: SamplingName = "poisson",
-              neighbours: NeighboursName = "add-remove", examples_per_user: int = 1) -> CalibrationResult:
+              neighbours: NeighboursName = "add-remove", examples_per_user: int = 1,
+              max_batch_size: int | None = None) -> CalibrationResult:
     """Mirrors `dpcalc calibrate --target-eps`: the value of `solve` (sigma, T, epochs, p or
     batch_size) that meets `target_eps` at `delta` under `accountant` (pld, rdp or gdp), the
     other quantities given as keywords. `precision`: the relative precision of sigma and p.
     `sampling`, `neighbours` and `examples_per_user` describe the run as for `pld_epsilon`
-    (shuffle and allocation need n and batch_size).
+    (shuffle and allocation need n and batch_size). `max_batch_size` caps Poisson batches (needs
+    n; pld or rdp): the capped run's epsilon is the one met (`calibrate --max-batch-size`).
 
     Returns `core.calibrate.CalibrationResult`; `feasible` says whether any value meets the
     target. Its `certified_epsilon` is a sound upper bound on epsilon at the answer (for the gdp
@@ -267,6 +279,13 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
         if sampling in ("shuffle", "allocation") and (n is None or (batch_size is None and solved != "batch-size")):
             raise ValueError(f"{sampling} sampling needs n and batch_size (an epoch is ceil(n / batch_size) steps)")
         problem.update(sampling=sampling, neighbours=neighbours, examples_per_user=examples_per_user)
+    if max_batch_size is not None:
+        with _as_value_error():
+            POSITIVE_INTEGER.check("max_batch_size", max_batch_size)
+            command.check_cap(max_batch_size, solved, accountant, "gaussian", None, False, n)
+            command.capped(problem, row, max_batch_size)
+        if sampling != "poisson":
+            raise ValueError(f"max_batch_size caps Poisson batches, got sampling={sampling!r}")
     result = core.calibrate(command.SOLVED_KEY[solved], accountant=accountant, **problem)
     certified: CalibrationResult = command.certified_result(result)
     return certified

@@ -249,6 +249,19 @@ def test_pld_epsilon_with_a_batch_size_cap_is_the_command_s(dpcalc):
         pld_epsilon(delta=1e-5, p=0.004, T=10000, sigma=1.1, max_batch_size=360)
 
 
+def test_risk_with_a_batch_size_cap_is_the_command_s(dpcalc):
+    from dpcalc import risk
+
+    result = risk(n=1000, batch_size=10, T=50, sigma=1.0, max_batch_size=25)
+    document = dpcalc("risk", "--n", "1000", "--batch-size", "10", "--T", "50", "--sigma", "1.0",
+                      "--max-batch-size", "25", "--json").json()["result"]
+    assert result.overflow == document["truncation"]["overflow_probability"] > 0.0
+    assert (result.advantage.lower, result.advantage.upper) == (document["advantage_lower"], document["advantage_upper"])
+    assert result.points[0].tpr.upper == document["attacks"][0]["tpr_upper"]
+    with pytest.raises(ValueError, match="max_batch_size needs the dataset size n"):
+        risk(p=0.01, T=50, sigma=1.0, max_batch_size=25)
+
+
 def test_calibrate_sigma_takes_the_sampling_scheme(dpcalc):
     from dpcalc import calibrate_sigma
 

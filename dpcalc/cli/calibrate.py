@@ -57,7 +57,7 @@ from dpcalc.cli.sweeps import (
     sweep_report,
 )
 from dpcalc.core.limits import DEFAULT_PRECISION, PRECISION
-from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
 if TYPE_CHECKING:
     from dpcalc.core.calibrate import Quantity
@@ -220,6 +220,12 @@ def calibrate(
         Option("--at-fpr", metavar="FLOAT", help="The false-positive rate of --target-tpr, in (0, 1).",
                      click_type=number(OPEN_UNIT)),
     ] = None,
+    max_batch_size: Annotated[
+        int | None,
+        Option("--max-batch-size", metavar="INT", click_type=number(POSITIVE_INTEGER),
+               help="Truncated Poisson sampling: batches larger than this are cut to it (needs --n); solve for "
+                    "the capped run's epsilon, the overflow probability's cost added to delta (pld or rdp)."),
+    ] = None,
     max_eps: MaxEpsilon = None,
     json_output: Json = False,
     csv_output: Csv = False,
@@ -230,6 +236,9 @@ def calibrate(
     solved = solve.value if solve is not None else ("scale" if mechanism_name == "laplace" else "sigma")
     quantity = SOLVED_KEY[solved]
     scheme = _scheme_options(sampling, neighbours, examples_per_user)
+    if max_batch_size is not None:
+        check_cap(max_batch_size, solved, accountant.value, mechanism_name, sampling,
+                   target_advantage is not None or target_tpr is not None or at_fpr is not None, n)
     if target_advantage is not None or target_tpr is not None or at_fpr is not None:
         from dpcalc.cli.calibrate_risk import calibrate_to_risk
 
@@ -272,6 +281,9 @@ def calibrate(
         for problem, row in zip(problems, request.rows):
             _check_scheme(row, solved, sampling, neighbours, examples_per_user)
             problem.update(scheme)
+    if max_batch_size is not None:
+        for problem, row in zip(problems, request.rows):
+            capped(problem, row, max_batch_size)
 
     import dataclasses
 
@@ -298,6 +310,7 @@ def calibrate(
     inputs.update({"sampling": "poisson" if gaussian else None, "neighbours": "add-remove" if gaussian else None,
                    "examples_per_user": 1 if gaussian else None})
     inputs.update(scheme)
+    inputs.update({"max_batch_size": max_batch_size})
     inputs.update({"accountant": accountant.value, "solve": quantity, "max_eps": request.max_epsilon,
                    "mechanism": mechanism_name,
                    "sensitivity": 1.0 if sensitivity is None and mechanism_name == "laplace" else sensitivity})
@@ -341,6 +354,39 @@ def calibrate(
 
         sys.stderr.write(f"No solution: {_no_solution_message(result)}\n")
     raise Exit(EXIT_OVER_BUDGET if infeasible else code)
+
+
+def check_cap(max_batch_size: int, solved: str, accountant: str, mechanism: str, sampling: SamplingChoice | None,
+               risk_target: bool, n: Any) -> None:
+    """--max-batch-size caps the Poisson batches of a Gaussian run of known dataset size, calibrated to
+    epsilon by pld or rdp (`core.calibrate`, `max_batch_size`)."""
+    if risk_target:
+        raise InputError(f"--max-batch-size {max_batch_size}: risk targets calibrate the Poisson run; calibrate a "
+                         "capped run with --target-eps, or check its risk with dpcalc risk --max-batch-size")
+    if mechanism == "laplace":
+        raise conflict("--max-batch-size", "--mechanism laplace", "the cap applies to Poisson batches of a Gaussian run")
+    if accountant == "gdp":
+        raise InputError(f"--max-batch-size {max_batch_size}: the central-limit gdp accountant has no capped figure; "
+                         "use --accountant pld or rdp")
+    if sampling is not None and sampling.value != "poisson":
+        raise InputError(f"--max-batch-size caps Poisson batches of the gaussian mechanism, got {sampling.value} "
+                         "sampling of the gaussian mechanism")
+    if solved == "p":
+        raise conflict("--max-batch-size", "--solve p", "the cap needs the dataset size: give --n and solve for the "
+                       "batch size (--solve batch-size)")
+    if n is None:
+        raise InputError("--max-batch-size needs the dataset size: give the run as --n, --batch-size and --epochs "
+                         "(or --T), so that the chance of a batch above the cap is known")
+
+
+def capped(problem: dict[str, Any], row: dict[str, Any], max_batch_size: int) -> None:
+    """One row's problem with the cap: the dataset size (and batch size, for p) as core.calibrate takes them."""
+    if isinstance(row["n"], list) or row["n"] is None:  # pragma: no cover - rows hold one value each
+        raise InputError("--max-batch-size needs one --n a row")
+    if "sampling_probability" in problem:  # sigma, T, epochs: p = batch size / n, given as the two
+        del problem["sampling_probability"]
+        problem["batch_size"] = row["batch_size"]
+    problem.update(dataset_size=row["n"], max_batch_size=max_batch_size)
 
 
 def certified_result(result):
@@ -506,6 +552,8 @@ def _result_keys(result, sensitivity: float | None = None) -> dict[str, Any]:
     }
     if result.quantity == "sigma":
         keys["noise_std"] = solved_noise_std(result.value, sensitivity)
+    keys["truncation"] = None if result.max_batch_size is None else {
+        "max_batch_size": result.max_batch_size, "overflow_probability": result.overflow}
     return keys
 
 
@@ -622,6 +670,10 @@ def _summary_table(result, sensitivity: float | None = None, scheme: dict[str, A
         run = [(key, value) for key, value in run if key != q]
         for index, (key, value) in enumerate(run):
             rows.append((key, value, "the rest of the run" if index == 0 else ""))
+        if result.max_batch_size is not None:
+            rows.append(("max batch size", str(result.max_batch_size), "batches cut to this"))
+            rows.append(("overflow probability", format_upper(result.overflow),
+                         "some batch above the cap; (1 + e^eps) times this is in delta"))
         if scheme:
             per_user = scheme["examples_per_user"]
             rows.append(("sampling", scheme["sampling"], f"{scheme['neighbours']} neighbours"

@@ -16,7 +16,8 @@ HELP = """Check a privacy budget file: compose every release and compare the tot
 
 The file is TOML: a [budget] table (epsilon, delta, optional accountant = "pld" or "rdp") and
 [[release]] tables, each with a name and a mechanism: subsampled-gaussian (p, sigma or
-noise_std with sensitivity, T or n/batch_size/epochs), gaussian (sigma or noise_std: the noise
+noise_std with sensitivity, T or n/batch_size/epochs, optional max_batch_size: truncated Poisson
+batches), gaussian (sigma or noise_std: the noise
 std; sensitivity, count), laplace (scale or epsilon,
 sensitivity, count), dp (epsilon, delta, count), gdp (mu, count), zcdp (rho, count), or the
 textbook mechanisms exponential, svt (epsilon, count) and noisy-max (noise, epsilon, count).
@@ -56,7 +57,8 @@ def check(
     progress.describe(f"composing {len(budget.releases)} releases ({budget.accountant} accountant)")
     result = account_budget(budget)
     releases = [
-        {"name": r.name, "mechanism": r.mechanism, "epsilon": r.epsilon, "delta": r.delta, "method": r.method}
+        {"name": r.name, "mechanism": r.mechanism, "epsilon": r.epsilon, "delta": r.delta, "method": r.method,
+         "overflow_probability": r.overflow}
         for r in result.releases
     ]
     report = Report(
@@ -66,7 +68,8 @@ def check(
             "budget": {"epsilon": budget.epsilon, "delta": budget.delta, "accountant": budget.accountant,
                        "neighbours": budget.neighbours},
             "releases": releases,
-            "total": {"epsilon": result.total_epsilon, "delta": result.total_delta},
+            "total": {"epsilon": result.total_epsilon, "delta": result.total_delta,
+                      "overflow_probability": result.overflow},
             "headroom": result.headroom,
             "within_budget": result.within_budget,
             "method": result.method,
@@ -79,7 +82,8 @@ def check(
     if csv_output:
         # one row a release, then the total (its epsilon at the budget's delta)
         report.csv_rows = [*releases, {"name": "total", "mechanism": "composed", "epsilon": result.total_epsilon,
-                                       "delta": result.total_delta, "method": result.method}]
+                                       "delta": result.total_delta, "method": result.method,
+                                       "overflow_probability": result.overflow}]
     code = emit(report, json_mode=json_output, csv_mode=csv_output)
     if not result.within_budget:
         if result.total_epsilon > budget.epsilon:

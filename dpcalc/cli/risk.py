@@ -45,12 +45,20 @@ from dpcalc.cli.pld import Accuracy
 from dpcalc.cli.request import start
 from dpcalc.cli.tight import paused_gc
 from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
-from dpcalc.core.validation import OPEN_UNIT
+from dpcalc.core.validation import OPEN_UNIT, POSITIVE_INTEGER
 
 if TYPE_CHECKING:
     from dpcalc.core.risk import Bounds, RiskResult
 
 app = App()
+
+MaxBatchSize = Annotated[
+    int | None,
+    Option("--max-batch-size", metavar="INT",
+           help="Truncated Poisson sampling: batches larger than this are cut to it (needs the dataset size, "
+                "--n with --batch-size); every figure is moved by the overflow probability.",
+           click_type=number(POSITIVE_INTEGER)),
+]
 
 HELP = f"""What an attacker can learn from a run, certified: membership-inference TPR at low FPR,
 the maximum advantage, Bayes success and reconstruction risk.
@@ -79,6 +87,12 @@ Examples:
   dpcalc risk --n 60000 --batch-size 256 --epochs 60 --sigma 1.1 --fpr 1e-6,1e-3 --json
   dpcalc risk --p 0.004 --sigma 1.1 --T 10000 --prior 0.01 --kappa 1e-3
   dpcalc risk --p 0.004 --sigma 1.1 --T 10000 --plot risk.png
+
+--max-batch-size B (truncated Poisson sampling, with --n and --batch-size): the capped run's
+output is within total variation eta of the Poisson run's, eta the probability that some batch
+exceeds B, so every figure is moved by eta: the TPR at FPR alpha is at most the Poisson run's
+at alpha + eta plus eta, the advantage grows by 2 eta, the Bayes success by eta
+(docs/mathematics.md, "Attack risk of a capped run").
 
 --plot FILE (.png, .svg or .pdf, needs matplotlib) and --chart draw TPR against FPR on log-log axes:
 the certified bound and the lower end of its interval, the mu-GDP curve and the diagonal
@@ -122,12 +136,15 @@ def risk(
                      help="Baseline success of a reconstruction attack, in (0, 1): bound its success.",
                      click_type=number(OPEN_UNIT)),
     ] = None,
+    max_batch_size: MaxBatchSize = None,
     accuracy: Accuracy = None,
     json_output: Json = False,
     csv_output: Csv = False,
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
+    if max_batch_size is not None:
+        _check_cap(n, phase)
     request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
                      "epochs": epochs, "accuracy": accuracy},
                     json_output=json_output, plot=plot, chart=chart, phase=phase, csv_output=csv_output)
@@ -143,9 +160,14 @@ def risk(
 
     from dpcalc.core.risk import attack_risk
 
+    truncation: dict[str, Any] | None = None
+    overflow = 0.0
+    if max_batch_size is not None:
+        overflow = _overflow(phases, row["n"], max_batch_size)
+        truncation = {"max_batch_size": max_batch_size, "n": row["n"], "overflow_probability": overflow}
     progress.describe("certified attack risk (PLD accountant)")
     with paused_gc():
-        result = attack_risk(phases, fprs=fprs, prior=chosen_prior, kappa=kappa, accuracy=width)
+        result = attack_risk(phases, fprs=fprs, prior=chosen_prior, kappa=kappa, accuracy=width, overflow=overflow)
     inputs = {
         "phases": [phase_inputs(item) for item in phases],
         "noise_std": row["noise_std"],
@@ -154,17 +176,46 @@ def risk(
         "prior": chosen_prior,
         "kappa": kappa,
         "accuracy": width,
+        "max_batch_size": max_batch_size,
     }
+    warnings = list(result.warnings) + _gdp_warnings(result)
+    if truncation is not None and overflow > 0.0:
+        warnings.append(f"batches capped at {max_batch_size}: some batch overflows with probability at most "
+                        f"{overflow:.3g}; every figure is the Poisson run's moved by it (the central-limit GDP "
+                        "figures, of the uncapped run, are left out).")
     report = Report(
         command="risk",
         inputs=inputs,
-        result=result_keys(result),
-        tables=[_summary_table(result), _attack_table(result)] + ([phases_table(phases)] if len(phases) > 1 else []),
-        warnings=list(result.warnings) + _gdp_warnings(result),
+        result={**result_keys(result), "truncation": truncation},
+        tables=[_summary_table(result, truncation), _attack_table(result)]
+        + ([phases_table(phases)] if len(phases) > 1 else []),
+        warnings=warnings,
         no_gate="dpcalc risk bounds attack success, not epsilon: gate a budget with dpcalc pld --max-eps",
         figures=(lambda: risk_panels(result)) if (request.plot is not None or request.chart) else None,
     )
     request.finish(report)
+
+
+def _check_cap(n: Any, phase: list[str] | None) -> None:
+    """--max-batch-size applies to one Poisson-sampled Gaussian run of known dataset size (as in `pld`)."""
+    from dpcalc.cli.options import conflict
+
+    if phase:
+        raise conflict("--max-batch-size", "--phase", "the cap applies to a single-phase run given with the flags")
+    if n is None:
+        raise InputError("--max-batch-size needs the dataset size: give the run as --n, --batch-size and --epochs "
+                         "(or --T), so that the chance of a batch above the cap is known")
+
+
+def _overflow(phases: list[Any], dataset_size: int, max_batch_size: int) -> float:
+    """eta: a certified upper bound on the probability that some batch exceeds the cap (core.pld.truncation)."""
+    from dpcalc.core.pld.truncation import Truncation, overflow_probability
+
+    for item in phases:
+        if item.mechanism != "gaussian" or item.sampling != "poisson":
+            raise InputError(f"--max-batch-size caps Poisson batches of the gaussian mechanism, got {item.sampling} "
+                             f"sampling of the {item.mechanism} mechanism")
+    return overflow_probability(phases, Truncation(dataset_size, max_batch_size))
 
 
 def _interval(bounds: Bounds, name: str) -> dict[str, float]:
@@ -215,7 +266,7 @@ def _gdp_header(result: RiskResult) -> str:
     return "GDP (central limit)" if gaussian.approximate else "GDP (exact)"
 
 
-def _summary_table(result: RiskResult) -> Table:
+def _summary_table(result: RiskResult, truncation: dict[str, Any] | None = None) -> Table:
     from dpcalc.core.pld import analysis_of
 
     gaussian = result.gaussian
@@ -233,6 +284,11 @@ def _summary_table(result: RiskResult) -> Table:
     if gaussian is not None:
         rows.append(("mu (GDP)", "", "", format_number(gaussian.mu),
                      "central-limit approximation" if gaussian.approximate else "exact"))
+    if truncation is not None:
+        rows.append(("max batch size", str(truncation["max_batch_size"]), "", "",
+                     f"batches cut to this; n = {truncation['n']}"))
+        rows.append(("overflow probability", format_upper(truncation["overflow_probability"]), "", "",
+                     "some batch above the cap; every figure moved by it"))
     rows.append(("analysis", "", "", "", analysis_of(result.phases)))
     return Table(columns=("quantity", "certified", "lower bound", _gdp_header(result), "note"), rows=rows,
                  title=phases_title("Attack risk (PLD, certified)", list(result.phases)))

@@ -159,11 +159,12 @@ _dpcalc() {
                 --fpr) return ;;
                 --prior) return ;;
                 --kappa) return ;;
+                --max-batch-size) return ;;
                 --accuracy) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --fpr --prior --kappa --accuracy --json --csv --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --fpr --prior --kappa --max-batch-size --accuracy --json --csv --plot --chart -h --help" -- "$cur"))
             fi ;;
         dpcalc/calibrate)
             case "$prev" in
@@ -187,11 +188,12 @@ _dpcalc() {
                 --target-advantage) return ;;
                 --target-tpr) return ;;
                 --at-fpr) return ;;
+                --max-batch-size) return ;;
                 --max-eps) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --sampling --neighbours --examples-per-user --precision --target-advantage --target-tpr --at-fpr --max-eps --json --csv --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --sampling --neighbours --examples-per-user --precision --target-advantage --target-tpr --at-fpr --max-batch-size --max-eps --json --csv --plot --chart -h --help" -- "$cur"))
             fi ;;
         dpcalc/mechanism)
             if [[ "$cur" == -* ]]; then

@@ -30,6 +30,13 @@ delta(|log((1 - pi)/pi)|)) with m = min(pi, 1 - pi) (the conjugate relation of D
 the positive predictive value at an FPR, pi TPR / (pi TPR + (1 - pi) FPR); and the bound on
 the success of reconstructing a record whose baseline success is kappa, 1 - f(kappa)
 (Kaissis et al. 2023, Thm 1).
+
+A run whose Poisson batches are capped (truncated Poisson sampling, `overflow` = eta, the
+probability that some batch overflows) has output laws within total variation eta of the
+uncapped run's under each dataset, so its curve f' obeys f'(alpha) >= f(alpha + eta) - eta: the
+TPR at alpha is at most the uncapped TPR at alpha + eta plus eta (at least the uncapped TPR at
+alpha - eta less eta), the advantage moves by at most 2 eta, the Bayes success by at most eta
+(docs/mathematics.md, "Attack risk of a capped run").
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ from dpcalc.core.gdp import delta_for_epsilon, gdp_mu, max_advantage, tpr_at_fpr
 from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
 from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld.privacy_profile import ProfileBounds
-from dpcalc.core.validation import OPEN_UNIT
+from dpcalc.core.validation import OPEN_UNIT, PROBABILITY
 
 # The grid of eps on which the curve is read: this many evenly spaced points from 0 to where
 # e^eps times the smallest FPR reaches 1. A cell of width h costs the lower end of a TPR about
@@ -129,11 +136,15 @@ class RiskResult:
     grid_step: float
     gaussian: GaussianRisk | None
     warnings: tuple[str, ...] = ()
+    overflow: float = 0.0  # capped batches: the probability bound eta every figure was moved by
 
 
 def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS, prior: float = DEFAULT_PRIOR,
-                kappa: float | None = None, accuracy: float = DEFAULT_ACCURACY) -> RiskResult:
-    """Certified attack-risk figures of the run `phases` (any run the PLD accountant takes).
+                kappa: float | None = None, accuracy: float = DEFAULT_ACCURACY, overflow: float = 0.0) -> RiskResult:
+    """Certified attack-risk figures of the run `phases` (any run the PLD accountant takes), or,
+    with `overflow` = eta > 0, of the run with its Poisson batches capped, eta bounding the
+    probability that some batch overflows (module docstring; the figures of the uncapped run are
+    moved by eta, and the central-limit figures, which describe the uncapped run, are left out).
 
     Composes the run once, for epsilon at a delta between the advantage and the smallest asked
     FPR (or kappa), which serves every figure in most runs; where the advantage, the Bayes success
@@ -147,6 +158,7 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     OPEN_UNIT.check("prior", prior)
     if kappa is not None:
         OPEN_UNIT.check("kappa", kappa)
+    PROBABILITY.check("overflow", overflow)
     bayes_eps = abs(math.log1p(-prior) - math.log(prior))
     special = np.array(asked + (() if kappa is None else (kappa,)))
     smallest = float(special.min())
@@ -158,14 +170,19 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     grid = np.linspace(0.0, top, GRID_POINTS)
     share = min(prior, 1.0 - prior)
 
-    def read(profile: ProfileBounds) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Bounds, Bounds]:
+    def read(profile: ProfileBounds, eta: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                                Bounds, Bounds]:
         upper, lower = profile.at(grid)
-        tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, special)
+        tpr_upper, tpr_lower = _capped_tpr_bounds(grid, upper, lower, special, eta)
         (zero_upper, bayes_upper), (zero_lower, bayes_lower) = profile.at(np.array([0.0, bayes_eps]))
         # guessing alone succeeds with max(prior, 1 - prior): the true figure is never below it
-        bayes = Bounds(min(1.0, (1.0 - share + share * float(bayes_upper)) * (1.0 + MARGIN)),
-                       max(1.0 - share, (1.0 - share + share * float(bayes_lower)) * (1.0 - MARGIN)))
-        return upper, lower, tpr_upper, tpr_lower, Bounds(float(zero_upper), float(zero_lower)), bayes
+        bayes = Bounds(min(1.0, (1.0 - share + share * float(bayes_upper) + eta) * (1.0 + MARGIN)),
+                       max(1.0 - share, (1.0 - share + share * float(bayes_lower) - eta) * (1.0 - MARGIN)))
+        advantage = Bounds(float(zero_upper), float(zero_lower))
+        if eta > 0.0:  # one eta on each law (module docstring)
+            advantage = Bounds(min(1.0, (advantage.upper + 2.0 * eta) * (1.0 + MARGIN)),
+                               max(0.0, (advantage.lower - 2.0 * eta) * (1.0 - MARGIN)))
+        return upper, lower, tpr_upper, tpr_lower, advantage, bayes
 
     # One composition serves every figure in most runs: for epsilon at a delta between the
     # advantage (eps = 0) and the smallest FPR, at a little finer accuracy (_SHARED_TARGET). Where
@@ -186,6 +203,10 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
         profile.add(target, accuracy=width)
     if extra:
         upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile)
+    # the uncapped figures decide the compositions and say whether the grid met the accuracy
+    uncapped = [advantage, bayes, *(Bounds(float(tpr_upper[i]), float(tpr_lower[i])) for i in range(len(asked)))]
+    if overflow > 0.0:
+        upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile, overflow)
 
     points = tuple(
         AttackPoint(fpr, Bounds(float(tpr_upper[i]), float(tpr_lower[i])),
@@ -195,7 +216,7 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     reconstruction = None if kappa is None else Bounds(float(tpr_upper[-1]), float(tpr_lower[-1]))
 
     alphas = _curve_alphas(smallest)
-    curve_upper, curve_lower = _tpr_bounds(grid, upper, lower, alphas)
+    curve_upper, curve_lower = _capped_tpr_bounds(grid, upper, lower, alphas, overflow)
     return RiskResult(
         phases=profile.phases, advantage=advantage, points=points, prior=float(prior), bayes_success=bayes,
         bayes_baseline=max(prior, 1.0 - prior), kappa=kappa, reconstruction=reconstruction,
@@ -203,8 +224,8 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
         curve_beta_lower=tuple(float(b) for b in 1.0 - curve_upper),
         curve_beta_upper=tuple(float(b) for b in 1.0 - curve_lower),
         accuracy=float(accuracy), grid_step=profile.grid_step,
-        gaussian=_gaussian_risk(profile.phases, asked, prior, kappa),
-        warnings=_warnings(profile, [advantage, bayes, *(point.tpr for point in points)], accuracy),
+        gaussian=_gaussian_risk(profile.phases, asked, prior, kappa) if overflow == 0.0 else None,
+        warnings=_warnings(profile, uncapped, accuracy), overflow=float(overflow),
     )
 
 
@@ -321,6 +342,20 @@ def _tpr_bounds(eps: np.ndarray, upper: np.ndarray, lower: np.ndarray,
     tpr_upper = np.minimum(np.maximum(tpr_upper, alphas), 1.0)
     tpr_lower = np.minimum(np.maximum(tpr_lower, alphas), tpr_upper)
     return tpr_upper, tpr_lower
+
+
+def _capped_tpr_bounds(eps: np.ndarray, upper: np.ndarray, lower: np.ndarray, alphas: np.ndarray,
+                       overflow: float) -> tuple[np.ndarray, np.ndarray]:
+    """`_tpr_bounds` of the run with its batches capped, `overflow` = eta (module docstring): the
+    upper end read at alpha + eta, plus eta; the lower end at alpha - eta, less eta (each shifted
+    FPR rounded outward, the sums rounded outward); TPR >= FPR as before."""
+    if overflow == 0.0:
+        return _tpr_bounds(eps, upper, lower, alphas)
+    above = np.minimum(np.nextafter(alphas + overflow, 2.0), 1.0)
+    below = np.maximum(np.nextafter(alphas - overflow, -1.0), 0.0)
+    tpr_upper = np.minimum((_tpr_bounds(eps, upper, lower, above)[0] + overflow) * (1.0 + MARGIN), 1.0)
+    tpr_lower = np.maximum((_tpr_bounds(eps, upper, lower, below)[1] - overflow) * (1.0 - MARGIN), alphas)
+    return tpr_upper, np.minimum(tpr_lower, tpr_upper)
 
 
 def _ppv(prior: float, tpr: float, fpr: float) -> float:

@@ -8,9 +8,9 @@ from tests.snapshots import number_in, numbers_in
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
 INPUT_KEYS = {"target_epsilon", "delta", "p", "sigma", "noise_std", "T", "n", "batch_size", "epochs", "precision", "accountant",
-              "solve", "max_eps", "mechanism", "sensitivity", "sampling", "neighbours", "examples_per_user"}
+              "solve", "max_eps", "mechanism", "sensitivity", "sampling", "neighbours", "examples_per_user", "max_batch_size"}
 COMMON_RESULT_KEYS = {"epsilon", "certified_epsilon", "target_epsilon", "accountant", "evaluations", "delta", "feasible", "epsilon_lower",
-                      "precision", "boundary", "run", "rejected", "closest", "message", "basis"}
+                      "precision", "boundary", "run", "rejected", "closest", "message", "basis", "truncation"}
 DESIGN_CARD = ("calibrate", "--target-eps", "2", "--p", "0.004", "--T", "10000")
 # A cheap run for the PLD accountant (a few hundredths of a second per evaluation).
 CHEAP = ("calibrate", "--target-eps", "1", "--p", "0.1", "--T", "100")
@@ -26,7 +26,7 @@ def test_json_and_round_trip_through_pld(dpcalc):
         "target_epsilon": 1.0, "delta": 1e-5, "p": 0.1, "sigma": None, "noise_std": None, "T": 100, "n": None, "batch_size": None,
         "epochs": None, "precision": 1e-4, "accountant": "pld", "solve": "sigma", "max_eps": None,
         "mechanism": "gaussian", "sensitivity": None, "sampling": "poisson", "neighbours": "add-remove",
-        "examples_per_user": 1,
+        "examples_per_user": 1, "max_batch_size": None,
     }
     result = document["result"]
     assert set(result) == COMMON_RESULT_KEYS | {"sigma", "noise_std"}

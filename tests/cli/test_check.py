@@ -173,7 +173,7 @@ def test_a_file_without_releases_is_within_budget_json(dpcalc, tmp_path, text):
     document = run.json()
     result = document["result"]
     assert result["releases"] == []
-    assert result["total"] == {"epsilon": 0.0, "delta": 0.0}
+    assert result["total"] == {"epsilon": 0.0, "delta": 0.0, "overflow_probability": 0.0}
     assert result["headroom"] == 2.5 and result["within_budget"] is True
     assert any("no releases" in warning for warning in document["warnings"])
 

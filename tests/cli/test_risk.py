@@ -8,10 +8,10 @@ import math
 import pytest
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
-INPUT_KEYS = {"phases", "noise_std", "sensitivity", "fprs", "prior", "kappa", "accuracy"}
+INPUT_KEYS = {"phases", "noise_std", "sensitivity", "fprs", "prior", "kappa", "accuracy", "max_batch_size"}
 RESULT_KEYS = {"advantage", "advantage_lower", "advantage_upper", "attacks", "prior", "bayes_success",
                "bayes_success_lower", "bayes_success_upper", "bayes_baseline", "reconstruction", "gdp", "curve",
-               "accuracy", "grid", "analysis"}
+               "accuracy", "grid", "analysis", "truncation"}
 ATTACK_KEYS = {"fpr", "tpr", "tpr_lower", "tpr_upper", "relative_width", "ppv", "ppv_lower", "ppv_upper", "tpr_gdp"}
 RECONSTRUCTION_KEYS = {"kappa", "success", "success_lower", "success_upper", "success_gdp"}
 GDP_KEYS = {"mu", "approximate", "advantage", "bayes_success"}

@@ -9,6 +9,13 @@ composition (Kairouz, Oh, Viswanath 2015), exponential mechanisms (exponential, 
 Gumbel noise) by the better of two sound bounds, zCDP at eps^2/8 each (eps-bounded range,
 Cesar, Rogers 2021) and optimal composition as eps-DP. The groups are joined by basic
 composition with the best of a few splits of delta.
+
+A subsampled-gaussian release with max_batch_size (truncated Poisson sampling) is accounted as
+its Poisson run plus the overflow: the capped composition's output law is within total
+variation eta (the union bound of the capped releases' overflow probabilities) of the
+uncapped one's under every dataset, so the composition of the mechanism group is (eps,
+delta_group(eps) + (1 + e^eps) eta)-DP at its own composed eps (`core.pld.truncation`;
+docs/mathematics.md, "Truncated Poisson sampling").
 """
 
 from __future__ import annotations
@@ -25,12 +32,15 @@ from dpcalc.core.budget.releases import (
     bounded_range,
     guarantee_basis,
     guarantee_release,
+    overflow_of,
     privacy_basis,
     release_phase,
+    total_overflow,
 )
 from dpcalc.core.budget.risk import RiskCheck, budget_risk
 from dpcalc.core.budget.schema import BudgetFile, Release
 from dpcalc.core.phases import NOTHING_SAMPLED, Neighbours, Phase
+from dpcalc.core.pld.truncation import capped_epsilon
 from dpcalc.core.validation import large_delta_warnings
 
 # Shares of delta tried for the first of two groups (any split is a valid bound; the best is kept).
@@ -52,6 +62,7 @@ class ReleaseEpsilon:
     epsilon: float
     delta: float
     method: str
+    overflow: float | None = None  # a capped release's overflow probability (max_batch_size)
 
 
 @dataclass(frozen=True)
@@ -75,6 +86,9 @@ class BudgetResult:
     # the budget's attack-risk limits against all releases composed (empty when it sets none);
     # within_budget holds only when each of them does too
     risk: tuple[RiskCheck, ...] = ()
+    # a certified upper bound on the probability that a batch of a capped release (max_batch_size)
+    # overflows its cap; 0 without caps
+    overflow: float = 0.0
 
     @property
     def headroom(self) -> float:
@@ -188,11 +202,25 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
             return accounted.epsilon
         return epsilon
 
+    # capped releases (max_batch_size): the overflow of all of them, paid once by the group
+    # that composes them (shuffled runs take no cap)
+    overflow = total_overflow([overflow_of(r, budget.neighbours) for r in mechanisms])
+
+    def capped_pld_group(members: list[Phase]) -> Callable[[float], float]:
+        def epsilon(group_delta: float) -> float:
+            accounted, warnings = _capped_pld_epsilon(members, group_delta, overflow)
+            notes[("pld", group_delta)] = warnings
+            return accounted
+        return epsilon
+
     if budget.accountant == "rdp" and (phases or zcdp_releases):
-        groups["rdp"] = lambda d: _rdp_with_zcdp_epsilon(phases, rho, d)
+        if overflow > 0.0:
+            groups["rdp"] = lambda d: capped_epsilon(lambda d2: _rdp_with_zcdp_epsilon(phases, rho, d2), d, overflow)
+        else:
+            groups["rdp"] = lambda d: _rdp_with_zcdp_epsilon(phases, rho, d)
     else:
         if phases:
-            groups["pld"] = pld_group("pld", phases)
+            groups["pld"] = capped_pld_group(phases) if overflow > 0.0 else pld_group("pld", phases)
         if shuffled:
             groups["shuffled"] = pld_group("shuffled", shuffled)
         if zcdp_releases:
@@ -226,7 +254,8 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
         if total < best_total:
             best_total, best_split = total, split
 
-    own = [_release_epsilon(r, delta, release_accountant, budget.neighbours) for r in budget.releases]
+    own = [_release_epsilon(r, delta, release_accountant, budget.neighbours, budget.accountant)
+           for r in budget.releases]
     own = [_as_stated(accounted, release) for accounted, release in zip(own, stated.releases)]
     for name, share in zip(names, best_split):
         for note in notes.get((name, share * delta), ()):
@@ -255,12 +284,17 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
         "bounded-range": "exponential mechanisms: the better of zCDP, eps^2/8 each (bounded range, Cesar, "
                          "Rogers 2021), and optimal composition",
     }
-    checks, risk_warnings = budget_risk(budget)
+    if overflow > 0.0:
+        groups_name = "rdp" if "rdp" in names else "pld"
+        warnings.append(f"batches capped (max_batch_size): some batch overflows its cap with probability at most "
+                        f"{overflow:.3g}; the {groups_name} group's delta includes (1 + e^eps) times that.")
+    checks, risk_warnings = budget_risk(budget, overflow)
     warnings += [f"risk: {note}" for note in risk_warnings if f"risk: {note}" not in warnings]
     return BudgetResult(
         budget=stated,
         releases=tuple(own),
         total_epsilon=best_total,
+        overflow=overflow,
         total_delta=delta,
         within_budget=best_total <= budget.epsilon and all(check.within for check in checks),
         method="; ".join(method[name] for name in names),
@@ -268,6 +302,19 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
         warnings=tuple(warnings),
         risk=checks,
     )
+
+
+def _capped_pld_epsilon(phases: Sequence[Phase], delta: float, overflow: float) -> tuple[float, tuple[str, ...]]:
+    """(the certified epsilon of a capped run of PLD phases at delta, the accountant's warnings):
+    the smallest eps found with delta_upper(eps) + (1 + e^eps) eta <= delta on the run's certified
+    profile (`core.pld.truncation.truncated_epsilon`, as `dpcalc pld --max-batch-size`)."""
+    from dpcalc.core.accountants import merge_full_batch_gaussians
+    from dpcalc.core.pld.privacy_profile import ProfileBounds
+    from dpcalc.core.pld.truncation import truncated_epsilon
+
+    profile = ProfileBounds(merge_full_batch_gaussians(phases), [(delta, None)])
+    upper, _lower = truncated_epsilon(profile, delta, overflow)
+    return upper, tuple(profile.warnings)
 
 
 def _as_stated(accounted: ReleaseEpsilon, release: Release) -> ReleaseEpsilon:
@@ -279,9 +326,21 @@ def _as_stated(accounted: ReleaseEpsilon, release: Release) -> ReleaseEpsilon:
 
 
 def _release_epsilon(release: Release, delta: float, mechanisms: Accountant,
-                     neighbours: Neighbours = "add-remove") -> ReleaseEpsilon:
+                     neighbours: Neighbours = "add-remove", accountant_name: str = "pld") -> ReleaseEpsilon:
     """One release's own epsilon at delta; a mechanism release by the budget's accountant, a
     pre-computed (eps, delta) release by `_dp_release` (at its own delta)."""
+    if "max_batch_size" in release.parameters:
+        overflow = overflow_of(release, neighbours)
+        phase = release_phase(release, neighbours)
+        if accountant_name == "rdp":
+            epsilon = capped_epsilon(lambda d: mechanisms.epsilon([phase], d).epsilon, delta, overflow)
+            method = "RDP"
+        else:
+            epsilon = _capped_pld_epsilon([phase], delta, overflow)[0]
+            method = "PLD (certified)"
+        method += (f", batches capped at {int(release.number('max_batch_size'))}: overflow probability "
+                   f"<= {overflow:.3g}, (1 + e^eps) times it added to delta")
+        return ReleaseEpsilon(release.name, release.mechanism, epsilon, delta, method, overflow)
     if release.mechanism == "zcdp":
         epsilon = _zcdp_epsilon(release.number("rho") * release.get("count", 1), delta)
         method = "zCDP"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import cast
 
 from dpcalc.core.budget.schema import Release
@@ -105,6 +106,28 @@ def release_phase(release: Release, neighbours: Neighbours = "add-remove") -> Ph
         # mu-GDP is exactly the Gaussian mechanism with noise multiplier 1/mu (Dong, Roth, Su 2022).
         return Phase("gaussian", 1.0, shift / release.number("mu"), None, count, neighbours=neighbours)
     raise ValueError(f"release {release.name!r} ({release.mechanism}) is not a mechanism phase")
+
+
+def overflow_of(release: Release, neighbours: Neighbours = "add-remove") -> float:
+    """A certified upper bound on the probability that some batch of a capped subsampled-gaussian
+    release (max_batch_size) exceeds its cap, on the largest dataset neighbouring one of n records
+    (`core.pld.truncation.overflow_probability`); 0 for a release without a cap."""
+    if "max_batch_size" not in release.parameters:
+        return 0.0
+    from dpcalc.core.pld.truncation import Truncation, overflow_probability
+
+    truncation = Truncation(int(release.number("n")), int(release.number("max_batch_size")))
+    return overflow_probability([release_phase(release, neighbours)], truncation)
+
+
+def total_overflow(overflows: Sequence[float]) -> float:
+    """A certified upper bound on the probability that a batch of any capped release overflows:
+    the sum of their bounds (the union bound, whatever the dependence between releases), rounded
+    up, at most 1."""
+    terms = [value for value in overflows if value > 0.0]
+    if len(terms) <= 1:
+        return terms[0] if terms else 0.0  # one bound as it is: no sum to round
+    return min(1.0, math.fsum(terms) * (1.0 + 1e-15))
 
 
 # Releases of `dpcalc mechanism` accounted through a guarantee they state: ptr and

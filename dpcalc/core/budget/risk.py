@@ -17,6 +17,12 @@ delta_A at a negative argument is 1 - e^s + e^s delta_A(-s) for the symmetric pr
 certified upper bounds of A's profile give certified upper bounds of delta; the advantage is
 delta(0) and the TPR at FPR y is read off as in `dpcalc.core.risk` (the upper end only: a
 release given by (eps, delta) may be better than its pair, so no lower end is claimed).
+
+Capped releases (max_batch_size) move the composition's output law under every dataset by at
+most eta in total variation (the union bound of their overflow probabilities), so the capped
+curve f' obeys f'(alpha) >= f(alpha + eta) - eta: the advantage grows by at most 2 eta and the
+TPR at FPR y is at most the uncapped TPR at y + eta, plus eta (docs/mathematics.md, "Attack risk
+of a capped run").
 """
 
 from __future__ import annotations
@@ -53,9 +59,10 @@ class RiskCheck:
     within: bool
 
 
-def budget_risk(budget: BudgetFile) -> tuple[tuple[RiskCheck, ...], tuple[str, ...]]:
+def budget_risk(budget: BudgetFile, overflow: float = 0.0) -> tuple[tuple[RiskCheck, ...], tuple[str, ...]]:
     """The budget's risk limits checked against all its releases composed, and warnings; () when
-    it sets none."""
+    it sets none. `overflow` bounds the probability that a batch of a capped release overflows
+    (module docstring)."""
     if budget.max_advantage is None and budget.tpr_at_fpr is None:
         return (), ()
     from dpcalc.core.pld.model import dominating_phase
@@ -94,6 +101,8 @@ def budget_risk(budget: BudgetFile) -> tuple[tuple[RiskCheck, ...], tuple[str, .
     checks = []
     if budget.max_advantage is not None:
         value = float(total_delta(np.array([0.0]))[0])
+        if overflow > 0.0:
+            value = min(1.0, (value + 2.0 * overflow) * (1.0 + MARGIN))
         checks.append(RiskCheck("advantage", None, budget.max_advantage, value, value <= budget.max_advantage))
     if budget.tpr_at_fpr is not None:
         fpr, limit = budget.tpr_at_fpr
@@ -101,8 +110,10 @@ def budget_risk(budget: BudgetFile) -> tuple[tuple[RiskCheck, ...], tuple[str, .
         # the kinks of the randomized responses' profiles are where their bounds are decided
         kinks = [abs(shift) for shift in shifts if abs(shift) <= top]
         grid = np.unique(np.concatenate([np.linspace(0.0, top, GRID_POINTS), kinks]))
-        terms = tpr_terms(grid, total_delta(grid), np.array([fpr]))
-        value = min(1.0, max(fpr, float(np.min(terms)) * (1.0 + MARGIN)))
+        # capped: the uncapped TPR at fpr + eta, plus eta (1 when fpr + eta reaches 1)
+        shifted = min(1.0, fpr + overflow)
+        terms = tpr_terms(grid, total_delta(grid), np.array([shifted]))
+        value = min(1.0, max(fpr, (float(np.min(terms)) + overflow) * (1.0 + MARGIN)))
         checks.append(RiskCheck("tpr", fpr, limit, value, value <= limit))
     return tuple(checks), warnings
 

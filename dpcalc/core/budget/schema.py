@@ -48,7 +48,7 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
     "subsampled-gaussian": {
         "p": PROBABILITY, "sigma": POSITIVE, "noise_std": POSITIVE, "sensitivity": POSITIVE, "T": POSITIVE_INTEGER,
         "n": POSITIVE_INTEGER, "batch_size": POSITIVE_INTEGER, "epochs": POSITIVE,
-        "examples_per_user": POSITIVE_INTEGER,
+        "examples_per_user": POSITIVE_INTEGER, "max_batch_size": POSITIVE_INTEGER,
     },
     # sigma (or its alias noise_std) is the noise std itself, sensitivity the L2 sensitivity; or
     # per-coordinate noise, the lists sensitivities and sigmas (LIST_KEYS) with clipping
@@ -326,6 +326,8 @@ def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]
                 raise BudgetFileError(f"{where}: batch_size must be at most n = {parameters['n']:g}, "
                                       f"got {parameters['batch_size']:g}")
         one_of("T", "epochs")
+        if "max_batch_size" in parameters:
+            _check_cap(where, parameters, texts)
         if "epochs" in parameters:
             p = parameters["p"] if "p" in parameters else parameters["batch_size"] / parameters["n"]
             if p == 0:
@@ -365,6 +367,19 @@ def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]
         need("epsilon", "delta")
     elif mechanism in ("smooth-sensitivity", "exponential", "noisy-max", "svt"):
         need("epsilon")
+
+
+def _check_cap(where: str, parameters: dict[str, float], texts: dict[str, str]) -> None:
+    """A subsampled-gaussian release's max_batch_size (truncated Poisson sampling): Poisson batches
+    only, with the dataset size n that the chance of a batch above the cap depends on."""
+    cap = parameters["max_batch_size"]
+    sampling = texts.get("sampling", "poisson")
+    if sampling != "poisson":
+        raise BudgetFileError(f"{where}: max_batch_size caps Poisson batches: it needs sampling \"poisson\", "
+                              f"got sampling {sampling!r} with max_batch_size {cap:g}")
+    if "n" not in parameters:
+        raise BudgetFileError(f"{where}: max_batch_size needs the dataset size: give 'n' with 'batch_size' "
+                              f"(not 'p'), got max_batch_size {cap:g} without 'n'")
 
 
 def _check_gaussian(where: str, parameters: dict[str, float], lists: dict[str, tuple[float, ...]],

@@ -19,7 +19,10 @@ from dpcalc.core.accountants import Accountant, Accounted, PLDAccountant, accoun
 from dpcalc.core.phases import Phase
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from dpcalc.core.pld import PLDResult
+    from dpcalc.core.pld.truncation import Truncation
 
 # Steering evaluations of the PLD accountant: the upper bound alone at accuracy 1.6e-2 (a grid
 # four times coarser than the default's) costs a fifth to a third of a full evaluation at the
@@ -114,8 +117,47 @@ class PLDEngine(Engine):
                                  neighbours=neighbours, fallback=False)
 
 
-def engine_for(name: str, delta: float) -> Engine:
-    """The engine of the accountant called `name` (dpcalc.core.accountants.ACCOUNTANTS)."""
+class CappedAccountant:
+    """An accountant's epsilon of the run with its Poisson batches capped (truncated Poisson
+    sampling, `core.pld.truncation`): the Poisson run's figure with the overflow's cost (1 + e^eps)
+    eta added to delta. pld reads it off the run's certified profile (`account_truncated`, the
+    figure `dpcalc pld --max-batch-size` prints); rdp searches a few deltas below the target
+    (`capped_epsilon`). The capped epsilon rises with T, p and the batch size and falls with
+    sigma, as the Poisson run's and eta do, so the calibration's search applies unchanged."""
+
+    def __init__(self, base: Accountant, truncation: Truncation) -> None:
+        self.base = base
+        self.name = base.name
+        self.certified = base.certified
+        self.truncation = truncation
+
+    def epsilon(self, phases: Sequence[Phase], delta: float) -> Accounted:
+        """The capped run's epsilon at delta (an upper bound: pld certified, rdp the RDP bound)."""
+        from dpcalc.core.limits import DEFAULT_ACCURACY
+        from dpcalc.core.pld.truncation import account_truncated, capped_epsilon, overflow_probability
+
+        if self.name == "pld":
+            truncated, _poisson, _overflow = account_truncated(phases, self.truncation, delta=delta, epsilon=None,
+                                                               accuracy=DEFAULT_ACCURACY)
+            return Accounted(truncated.epsilon_upper, truncated.epsilon_lower, truncated.warnings, "PLD (certified)")
+        overflow = overflow_probability(phases, self.truncation)
+        warnings: list[str] = []
+
+        def uncapped(share: float) -> float:
+            accounted = self.base.epsilon(phases, share)
+            warnings.extend(item for item in accounted.warnings if item not in warnings)
+            return accounted.epsilon
+
+        epsilon = capped_epsilon(uncapped, delta, overflow)
+        return Accounted(epsilon, None, tuple(warnings), self.name.upper())
+
+
+def engine_for(name: str, delta: float, truncation: Truncation | None = None) -> Engine:
+    """The engine of the accountant called `name` (dpcalc.core.accountants.ACCOUNTANTS); with
+    `truncation`, of the run with its batches capped (`CappedAccountant`, pld or rdp: a plain
+    engine, the PLD search's cheaper bounds describing the uncapped run)."""
+    if truncation is not None:
+        return Engine(CappedAccountant(accountant(name), truncation), delta)
     if name == "pld":
         return PLDEngine(delta)
     return Engine(accountant(name), delta)

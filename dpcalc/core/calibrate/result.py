@@ -56,6 +56,10 @@ class CalibrationResult:
     # laplace: a closed form gives epsilon instead of the accountant: "profile", the exact privacy
     # profile of one release; "composition", basic composition of k pure-DP releases (k D / b)
     closed_form: Literal["profile", "composition"] | None = None
+    # truncated Poisson sampling: the cap, and a certified upper bound on the probability that some
+    # batch of the run at the answer (or at `closest`) overflows it; epsilon includes its cost
+    max_batch_size: int | None = None
+    overflow: float | None = None
 
     @property
     def exact(self) -> bool:
@@ -74,8 +78,11 @@ class CalibrationResult:
 
             if 2 <= self.steps <= MAX_STEPS and self.noise_multiplier >= MIN_SCALE:
                 return "PLD certified upper bound (exact Laplace composition, no grid)"
-        return {"pld": "PLD certified upper bound", "rdp": "RDP upper bound (improved conversion)",
-                "gdp": "central-limit approximation"}[self.accountant]
+        basis = {"pld": "PLD certified upper bound", "rdp": "RDP upper bound (improved conversion)",
+                 "gdp": "central-limit approximation"}[self.accountant]
+        if self.max_batch_size is not None:
+            basis += f", batches capped at {self.max_batch_size}: (1 + e^eps) x overflow probability added to delta"
+        return basis
 
 
 def build_result(problem: Problem, engine: Engine, outcome: Outcome, target: float, delta: float, precision: float,

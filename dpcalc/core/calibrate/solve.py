@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from dpcalc.core.accountants import AccountantName
 from dpcalc.core.calibrate.engines import Engine, Neighbours, PLDEngine, engine_for
@@ -45,9 +46,12 @@ from dpcalc.core.calibrate.problem import (
 )
 from dpcalc.core.calibrate.result import CalibrationResult, basic_composition, build_result, laplace_closed_form
 from dpcalc.core.calibrate.search import STEERING_MAX, Outcome, Search
-from dpcalc.core.phases import Mechanism, Sampling, rdp_covers
+from dpcalc.core.phases import Mechanism, Phase, Sampling, rdp_covers
 from dpcalc.core.phases import Neighbours as Relation
-from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE_INTEGER, ParameterError
+
+if TYPE_CHECKING:
+    from dpcalc.core.pld.truncation import Truncation
 
 # How far apart two certified upper bounds of one run on different compositions may be taken
 # to lie (relative): the shared composition of pld.largest_steps and tight_epsilon's agree to
@@ -74,6 +78,7 @@ def calibrate(
     sampling: Sampling = "poisson",
     neighbours: Relation = "add-remove",
     examples_per_user: int = 1,
+    max_batch_size: int | None = None,
 ) -> CalibrationResult:
     """Solve for `quantity` so that the accountant's epsilon at `delta` is at most `target_epsilon`.
 
@@ -93,6 +98,11 @@ def calibrate(
     allocated runs need `dataset_size` and `batch_size` (an epoch is ceil(n / b) steps), or
     solve for the batch size. The rdp accountant covers Poisson and (under replace-one)
     fixed-size batches; gdp only Poisson-sampled examples under add-remove or zero-out.
+
+    `max_batch_size` caps the Poisson batches of a Gaussian run of `dataset_size` records
+    (truncated Poisson sampling; pld or rdp): the quantity is solved for the capped run's
+    epsilon, the Poisson run's with (1 + e^eps) eta added to delta (`engines.CappedAccountant`),
+    and the result carries eta at the answer (`overflow`).
     """
     if quantity not in QUANTITIES:
         raise ValueError(f"quantity must be one of {', '.join(QUANTITIES)}, got quantity={quantity!r}")
@@ -111,7 +121,10 @@ def calibrate(
         if accountant == "gdp":
             raise ValueError("the gdp accountant (central limit of the subsampled Gaussian) does not apply to the "
                              "laplace mechanism: use pld or rdp")
-    engine = engine_for(accountant, delta)
+    truncation = None
+    if max_batch_size is not None:
+        truncation = _truncation(problem, accountant, dataset_size, max_batch_size)
+    engine = engine_for(accountant, delta, truncation)
     grid, sign, start = grid_and_start(problem, precision, target_epsilon, delta)
     if mechanism == "laplace" and accountant == "pld" and problem.fixed_steps == 1:
         assert isinstance(grid, DecimalGrid), "the scale is searched on a decimal grid"
@@ -153,10 +166,50 @@ def calibrate(
                     estimate=isinstance(engine, PLDEngine))
     outcome = search.run()
     result = build_result(problem, engine, outcome, target_epsilon, delta, precision, grid)
+    if truncation is not None:
+        result = _with_overflow(result, truncation, neighbours, examples_per_user)
     if mechanism == "laplace" and target_epsilon > 0.0:
         assert isinstance(grid, DecimalGrid), "the scale is searched on a decimal grid"
         return _no_worse_than_basic_composition(problem, engine, result, grid)
     return result
+
+
+def _with_overflow(result: CalibrationResult, truncation: Truncation, neighbours: Relation,
+                   examples_per_user: int) -> CalibrationResult:
+    """The result of a capped calibration with the cap and eta at the answer (or the closest value);
+    a warning where eta alone keeps the target out of reach: (1 + e^E) eta > delta, so the capped
+    run is (eps, delta)-DP at no eps above log(delta / eta - 1)."""
+    from dpcalc.core.pld.truncation import overflow_cost, overflow_probability
+
+    at = Phase("gaussian", result.sampling_probability, result.noise_multiplier, None, result.steps,
+               neighbours=neighbours, examples_per_user=examples_per_user)
+    overflow = overflow_probability([at], truncation)
+    warnings = result.warnings
+    if overflow > 0.0 and overflow_cost(result.target_epsilon, overflow) > result.delta:
+        reach = f"at every epsilon above {math.log(result.delta / overflow - 1.0):.3g}" \
+            if overflow < 0.5 * result.delta else "at every epsilon"
+        warnings += (f"some batch overflows the cap {truncation.max_batch_size} with probability up to {overflow:.3g}, "
+                     f"and (1 + e^eps) times that exceeds delta = {result.delta:g} {reach}: the capped run cannot "
+                     "spend the target; raise the cap or delta",)
+    return replace(result, max_batch_size=truncation.max_batch_size, overflow=overflow, warnings=warnings)
+
+
+def _truncation(problem: Problem, accountant: AccountantName, dataset_size: int | None,
+                max_batch_size: int) -> Truncation:
+    """The cap of a capped calibration: Poisson-sampled Gaussian runs of a known dataset size, by
+    an accountant that bounds epsilon (pld, rdp)."""
+    from dpcalc.core.pld.truncation import Truncation
+
+    POSITIVE_INTEGER.check("max_batch_size", max_batch_size)
+    if problem.mechanism != "gaussian" or problem.sampling != "poisson":
+        raise ParameterError("max_batch_size", "for Poisson-sampled Gaussian runs (truncated Poisson sampling)",
+                             max_batch_size)
+    if accountant == "gdp":
+        raise ValueError("max_batch_size: the central-limit gdp accountant has no capped figure; use pld or rdp")
+    if dataset_size is None:
+        raise ValueError("max_batch_size needs the dataset size (dataset_size): the chance of a batch above the cap "
+                         "depends on it")
+    return Truncation(int(dataset_size), int(max_batch_size))
 
 
 def _no_worse_than_basic_composition(problem: Problem, engine: Engine, result: CalibrationResult,

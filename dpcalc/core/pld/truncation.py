@@ -123,7 +123,7 @@ def truncated_delta(profile: ProfileBounds, epsilon: float, overflow: float) -> 
     """(delta_upper, delta_lower) of the truncated run at `epsilon`: the Poisson run's certified
     bounds moved by (1 + e^eps) eta (module docstring)."""
     upper, lower = profile.at([epsilon])
-    spread = _spread(epsilon, overflow)
+    spread = overflow_cost(epsilon, overflow)
     return min(1.0, float(upper[0]) + spread), max(0.0, float(lower[0]) - spread)
 
 
@@ -138,15 +138,15 @@ def truncated_epsilon(profile: ProfileBounds, delta: float, overflow: float) -> 
     difference falls in eps). Each end is a point checked, on its certified side."""
 
     def meets(epsilon: float, cost: float = overflow) -> bool:
-        return float(profile.at([epsilon])[0][0]) + _spread(epsilon, cost) <= delta
+        return float(profile.at([epsilon])[0][0]) + overflow_cost(epsilon, cost) <= delta
 
     def exceeds(epsilon: float) -> bool:
-        return float(profile.at([epsilon])[1][0]) - _spread(epsilon, overflow) > delta
+        return float(profile.at([epsilon])[1][0]) - overflow_cost(epsilon, overflow) > delta
 
     # the Poisson run's upper bound: delta_upper falls in eps
     start = _first(lambda epsilon: meets(epsilon, 0.0), 0.0, math.inf)
     upper = math.inf
-    if math.isfinite(start) and _spread(start, overflow) < delta:
+    if math.isfinite(start) and overflow_cost(start, overflow) < delta:
         # past eps = log(delta / eta - 1) the cost alone exceeds delta: nothing meets it there
         ceiling = math.log(delta / overflow - 1.0) if overflow > 0.0 else math.inf
         upper = _first(meets, start, ceiling)
@@ -154,6 +154,35 @@ def truncated_epsilon(profile: ProfileBounds, delta: float, overflow: float) -> 
     if exceeds(0.0):
         lower = _first(lambda epsilon: not exceeds(epsilon), 0.0, math.inf, last_false=True)
     return upper, min(lower, upper)
+
+
+# Shares of delta at which a run without a profile (rdp) is read for its capped epsilon, and the
+# multiples of the overflow's cost at the uncapped epsilon taken off delta (`capped_epsilon`).
+_CAPPED_SHARES = (0.5, 0.8, 0.9, 0.95, 0.99, 0.999)
+_CAPPED_COSTS = (1.0001, 1.001, 1.01, 1.03, 1.1, 1.3, 1.6, 2.0, 3.0)
+
+
+def capped_epsilon(epsilon_at: Callable[[float], float], delta: float, overflow: float) -> float:
+    """An epsilon at which a capped run is (eps, delta)-DP, from `epsilon_at`, an upper bound on
+    the uncapped run's epsilon at any delta, for accountants without a profile (rdp): the
+    smallest eps = epsilon_at(d) over a few d < delta with d + (1 + e^eps) eta <= delta (each
+    checked; module docstring); inf when none is. The candidates are shares of delta and delta
+    less multiples of the overflow's cost at the uncapped epsilon (where the optimum lies when
+    the cost is small)."""
+    if overflow == 0.0:
+        return epsilon_at(delta)
+    uncapped = epsilon_at(delta)
+    if not math.isfinite(uncapped):
+        return math.inf
+    start = overflow_cost(uncapped, overflow)
+    candidates = [delta * share for share in _CAPPED_SHARES]
+    candidates += [delta - start * factor for factor in _CAPPED_COSTS]
+    best = math.inf
+    for candidate in sorted({value for value in candidates if 0.0 < value < delta}, reverse=True):
+        epsilon = epsilon_at(candidate)
+        if epsilon < best and candidate + overflow_cost(epsilon, overflow) <= delta:
+            best = epsilon
+    return best
 
 
 def _first(holds: Callable[[float], bool], low: float, ceiling: float, *, last_false: bool = False) -> float:
@@ -178,8 +207,9 @@ def _first(holds: Callable[[float], bool], low: float, ceiling: float, *, last_f
     return low if last_false else high
 
 
-def _spread(epsilon: float, overflow: float) -> float:
-    """(1 + e^eps) eta, rounded up; inf past float64."""
+def overflow_cost(epsilon: float, overflow: float) -> float:
+    """(1 + e^eps) eta, rounded up; inf past float64: what a cap adds to delta at eps (module
+    docstring)."""
     if overflow == 0.0:
         return 0.0
     if epsilon > 700.0:
