@@ -160,7 +160,9 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
         role = setup.roles[direction]
         if not want_lower and not role.upper:
             continue
-        if kept and not full:
+        # a direction whose bound none of those composed so far gives is composed in any case
+        needed = (role.upper and upper == -math.inf) or (want_lower and role.lower and lower is None)
+        if kept and not full and not needed:
             # A cheaper upper bound settles most runs: if it cannot raise the bound this
             # direction contributes to, the direction is left out (the maximum is unchanged, and
             # the lower bounds already found remain lower bounds of the run).

@@ -153,21 +153,24 @@ class MaxPair(Pair):
         lo = hi - 2.0 * (math.log(self.t) + 1.0) / a - 50.0
         z = hi.copy()
         # Newton steps kept inside the bracket [lo, hi] (bisection otherwise), on the points not
-        # yet settled; the precision reached is certified below, so the stopping rule only saves work
+        # yet settled; the precision reached is certified below, so the stopping rule only saves work.
+        # A point whose residual is within the rounding error of u stays where it is: a further
+        # step only moves it by rounding noise (and a bisection step would move it away from the root)
         active = np.flatnonzero(valid)
         for _ in range(_NEWTON_ITERATIONS):
             if active.size == 0:
                 break
             za, ta = z[active], target[active]
-            u, slope, _ = self._u(za)
+            u, slope, u_err = self._u(za)
+            found = np.abs(u - ta) <= u_err + target_err[active]
             above = u > ta
             hi_a = np.where(above, za, hi[active])
             lo_a = np.where(above, lo[active], za)
             with np.errstate(divide="ignore", invalid="ignore"):
                 newton = za - (u - ta) / slope
             inside = np.isfinite(newton) & (newton > lo_a) & (newton < hi_a)
-            z_new = np.where(inside, newton, 0.5 * (lo_a + hi_a))
-            settled = np.abs(z_new - za) <= 16.0 * U * (np.abs(za) + 1.0)
+            z_new = np.where(found, za, np.where(inside, newton, 0.5 * (lo_a + hi_a)))
+            settled = found | (np.abs(z_new - za) <= 16.0 * U * (np.abs(za) + 1.0))
             z[active], hi[active], lo[active] = z_new, hi_a, lo_a
             active = active[~settled]
         # certify: e such that u(z - e) < target - errors and u(z + e) > target + errors
