@@ -193,6 +193,9 @@ class GridAccount:
     result: PLDResult
     measures: dict[str, Measures]
     roles: dict[str, Direction]
+    # the grid certified the target and met the accuracy on its pairs (its only warning, if
+    # any, is the gap between the upper and the lower pair)
+    met_accuracy: bool = False
 
 
 def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,
@@ -242,6 +245,7 @@ def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
         scale *= factor
     assert outcome is not None and outcome.lower is not None
     warnings: list[str] = []
+    met_accuracy = not outcome.unresolved(delta) and outcome.width <= accuracy * outcome.value
     if outcome.unresolved(delta):
         warnings.append(
             "the grid cannot certify this target: the discretisation error exceeds it even on the "
@@ -269,7 +273,7 @@ def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
         grid_step=outcome.grid_step, grid_size=outcome.bins, binding=outcome.binding, attempts=attempts,
         phases=phases, warnings=tuple(warnings),
     )
-    return GridAccount(result, outcome.measures, setup.roles)
+    return GridAccount(result, outcome.measures, setup.roles, met_accuracy)
 
 
 def _scheme(phases: Sequence[Phase]) -> str:
