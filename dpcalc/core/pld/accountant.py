@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import bounds, work
@@ -45,6 +45,8 @@ class Setup:
     reference: float
     per_step_error: Callable[[float], float]
     coarse_first: bool
+    # a direction's Chernoff estimate with the whole MGF, computed when asked for (`_below`)
+    ceilings: dict[str, float] = field(default_factory=dict)
 
 
 def prepare(phases: Sequence[Phase], delta: float | None, epsilon: float | None, accuracy: float) -> Setup:
@@ -162,6 +164,10 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
             continue
         # a direction whose bound none of those composed so far gives is composed in any case
         needed = (role.upper and upper == -math.inf) or (want_lower and role.lower and lower is None)
+        if kept and not full and not needed and not role.upper and _below(setup, direction, delta, epsilon, lower):
+            # a direction that only bounds from below whose pairs' epsilon (delta) lies below the
+            # lower bound found: its lower bound, at most that, cannot raise it (no rough grid needed)
+            continue
         if kept and not full and not needed:
             # A cheaper upper bound settles most runs: if it cannot raise the bound this
             # direction contributes to, the direction is left out (the maximum is unchanged, and
@@ -184,6 +190,27 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
         if role.lower and this_lower is not None:
             lower = this_lower if lower is None else max(lower, this_lower)
     return Attempt(upper, lower, binding, grid_step, usage.bins, usage.capped, kept, numeric)
+
+
+def _below(setup: Setup, direction: str, delta: float | None, epsilon: float | None, lower: float | None) -> bool:
+    """Whether the Chernoff bound of `direction` with the whole MGF (`model.chernoff`), an upper
+    bound on the epsilon (or the log delta) of the composition of its pairs, lies below `lower`.
+    The estimate with the truncated MGF, known already, is at most that one: when it does not lie
+    below, the whole one is not computed."""
+    if lower is None:
+        return False
+    if delta is not None:
+        limit = lower
+    elif lower > 0.0:
+        limit = math.log(lower)
+    else:
+        return False
+    limit -= 1e-9 * (1.0 + abs(limit))  # the quadratures' error
+    if not setup.tilts[direction][1] < limit:
+        return False
+    if direction not in setup.ceilings:
+        setup.ceilings[direction] = chernoff(setup.models[direction], delta, epsilon, truncated=False)[1]
+    return setup.ceilings[direction] < limit
 
 
 @dataclass(frozen=True)
