@@ -150,7 +150,9 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
     With `full`, every direction is composed in full (their measures are kept); otherwise a
     direction after the first is composed only when a cheaper upper bound for it exceeds the
     bound it could raise (the upper bound, or the lower bound for a direction that only bounds
-    from below).
+    from below). For a direction that only bounds from below, the Chernoff bound of its pairs
+    (`_below`) is tried first: it needs no grid. A direction that bounds what none composed so
+    far bounds is composed without either check.
     """
     usage = Usage()
     upper = -math.inf

@@ -170,6 +170,7 @@ def fixed_size_only(phases: Sequence[Phase]) -> bool:
     closed forms cannot tighten it (S7 of docs/pld-soundness.md) and are not computed. Above, they
     bound the same two-part pair of fixed-size batches more loosely (mu-GDP of the mechanism
     without subsampling) or the mechanism through the RDP bound of Wang, Balle, Kasiviswanathan
-    2019, Thm 27, which lay 1.3 to 70 times above the grid's upper bound over a sweep of sampling
-    rates, noise, steps and targets; below, one step of the attained pair, which the grid composes."""
+    2019, Thm 27, which lay 1.3 to 70 times above the grid's upper bound (over a sweep of sampling
+    rates, noise, steps and targets the closed forms tightened only grids that fell short of the
+    accuracy); below, one step of the attained pair, which the grid composes."""
     return not any(phase.sampling in EPOCH_SAMPLINGS for phase in phases)
