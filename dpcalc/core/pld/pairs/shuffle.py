@@ -197,9 +197,16 @@ class MaxPair(Pair):
         rest = np.flatnonzero(valid & ~known)  # points the iterations left unsettled
         if rest.size:
             u_at[rest], slope_at[rest], err_at[rest] = self._u(z[rest])
+        # a last Newton step from the values kept leaves a residual of the order of the rounding:
+        # e is sized for that (and checked: the root is certified below whatever z is)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            last = z - (u_at - target) / slope_at
+        step_ok = valid & np.isfinite(last) & (last >= lo) & (last <= hi)
+        z = np.where(step_ok, last, z)
+        residual = np.where(step_ok, 0.0, np.abs(u_at - target))
         # certify: e such that u(z - e) < target - errors and u(z + e) > target + errors, both
         # sides evaluated in one call, e doubled on the points not yet bracketed
-        e = 2.0 * (np.abs(u_at - target) + err_at + target_err) / np.maximum(slope_at, 1e-300) + 4.0 * U * (np.abs(z) + 1.0)
+        e = 2.0 * (residual + err_at + target_err) / np.maximum(slope_at, 1e-300) + 4.0 * U * (np.abs(z) + 1.0)
         e = np.where(valid, e, 0.0)
         pending = np.flatnonzero(valid)
         for _ in range(64):
