@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import bounds, work
@@ -45,6 +45,8 @@ class Setup:
     reference: float
     per_step_error: Callable[[float], float]
     coarse_first: bool
+    # a direction's Chernoff estimate with the whole MGF, computed when asked for (`_below`)
+    ceilings: dict[str, float] = field(default_factory=dict)
 
 
 def prepare(phases: Sequence[Phase], delta: float | None, epsilon: float | None, accuracy: float) -> Setup:
@@ -148,7 +150,9 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
     With `full`, every direction is composed in full (their measures are kept); otherwise a
     direction after the first is composed only when a cheaper upper bound for it exceeds the
     bound it could raise (the upper bound, or the lower bound for a direction that only bounds
-    from below).
+    from below). For a direction that only bounds from below, the Chernoff bound of its pairs
+    (`_below`) is tried first: it needs no grid. A direction that bounds what none composed so
+    far bounds is composed without either check.
     """
     usage = Usage()
     upper = -math.inf
@@ -160,7 +164,13 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
         role = setup.roles[direction]
         if not want_lower and not role.upper:
             continue
-        if kept and not full:
+        # a direction whose bound none of those composed so far gives is composed in any case
+        needed = (role.upper and upper == -math.inf) or (want_lower and role.lower and lower is None)
+        if kept and not full and not needed and not role.upper and _below(setup, direction, delta, epsilon, lower):
+            # a direction that only bounds from below whose pairs' epsilon (delta) lies below the
+            # lower bound found: its lower bound, at most that, cannot raise it (no rough grid needed)
+            continue
+        if kept and not full and not needed:
             # A cheaper upper bound settles most runs: if it cannot raise the bound this
             # direction contributes to, the direction is left out (the maximum is unchanged, and
             # the lower bounds already found remain lower bounds of the run).
@@ -184,6 +194,27 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
     return Attempt(upper, lower, binding, grid_step, usage.bins, usage.capped, kept, numeric)
 
 
+def _below(setup: Setup, direction: str, delta: float | None, epsilon: float | None, lower: float | None) -> bool:
+    """Whether the Chernoff bound of `direction` with the whole MGF (`model.chernoff`), an upper
+    bound on the epsilon (or the log delta) of the composition of its pairs, lies below `lower`.
+    The estimate with the truncated MGF, known already, is at most that one: when it does not lie
+    below, the whole one is not computed."""
+    if lower is None:
+        return False
+    if delta is not None:
+        limit = lower
+    elif lower > 0.0:
+        limit = math.log(lower)
+    else:
+        return False
+    limit -= 1e-9 * (1.0 + abs(limit))  # the quadratures' error
+    if not setup.tilts[direction][1] < limit:
+        return False
+    if direction not in setup.ceilings:
+        setup.ceilings[direction] = chernoff(setup.models[direction], delta, epsilon, truncated=False)[1]
+    return setup.ceilings[direction] < limit
+
+
 @dataclass(frozen=True)
 class GridAccount:
     """The grid accountant's result and the measures of the attempt it reports."""
@@ -191,6 +222,9 @@ class GridAccount:
     result: PLDResult
     measures: dict[str, Measures]
     roles: dict[str, Direction]
+    # the grid certified the target and met the accuracy on its pairs (its only warning, if
+    # any, is the gap between the upper and the lower pair)
+    met_accuracy: bool = False
 
 
 def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,
@@ -240,6 +274,7 @@ def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
         scale *= factor
     assert outcome is not None and outcome.lower is not None
     warnings: list[str] = []
+    met_accuracy = not outcome.unresolved(delta) and outcome.width <= accuracy * outcome.value
     if outcome.unresolved(delta):
         warnings.append(
             "the grid cannot certify this target: the discretisation error exceeds it even on the "
@@ -267,7 +302,7 @@ def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
         grid_step=outcome.grid_step, grid_size=outcome.bins, binding=outcome.binding, attempts=attempts,
         phases=phases, warnings=tuple(warnings),
     )
-    return GridAccount(result, outcome.measures, setup.roles)
+    return GridAccount(result, outcome.measures, setup.roles, met_accuracy)
 
 
 def _scheme(phases: Sequence[Phase]) -> str:

@@ -139,13 +139,14 @@ _RDP_DELTA_FLOOR = 1e-280
 
 def _rdp_upper(phases: Sequence[Phase], delta: float | None, epsilon: float | None) -> float:
     """Upper bound from the RDP accountant (`dpcalc.core.rdp`); inf (or 1) if it fails."""
-    from dpcalc.core import rdp
+    from dpcalc.core.phases import rdp_covers
 
     fail = math.inf if delta is not None else 1.0
-    from dpcalc.core.rdp.curves import covered
-
-    if not all(covered(phase) for phase in phases):
-        return fail  # outside what the RDP accountant covers (`rdp.curves.RDP_COVERS`)
+    if not all(rdp_covers(phase.sampling, phase.neighbours, phase.examples_per_user) for phase in phases):
+        # outside what the RDP accountant covers (`rdp.curves.RDP_COVERS`): the accountant, whose
+        # import costs as much as a grid (scipy.special), is not loaded
+        return fail
+    from dpcalc.core import rdp
     try:
         with np.errstate(all="ignore"):
             result = rdp.rdp_accountant(phases, delta=delta, epsilon=epsilon)

@@ -163,12 +163,14 @@ class PhaseModel:
         self._mgf: dict[tuple[float, float], float] = {}
         self.cap = math.inf  # losses at or above go to +inf in the upper bound (set by `accountant.prepare`)
 
-    def log_mgf(self, lam: float) -> float:
-        """log E[e^(lam L); L < cap]: the part of the MGF that the tilted grid represents."""
-        key = (lam, self.cap)
+    def log_mgf(self, lam: float, truncated: bool = True) -> float:
+        """log E[e^(lam L); L < cap]: the part of the MGF that the tilted grid represents (or, not
+        `truncated`, the whole MGF)."""
+        cap = self.cap if truncated else math.inf
+        key = (lam, cap)
         value = self._mgf.get(key)
         if value is None:
-            value = self.pair.log_mgf(lam, self.cap)
+            value = self.pair.log_mgf(lam, cap)
             self._mgf[key] = value
         return value
 
@@ -191,16 +193,20 @@ def golden_min(f: Callable[[float], float], lo: float, hi: float, iterations: in
     return 0.5 * (a + b)
 
 
-def chernoff(models: list[PhaseModel], delta: float | None, epsilon: float | None) -> tuple[float, float]:
+def chernoff(models: list[PhaseModel], delta: float | None, epsilon: float | None,
+             truncated: bool = True) -> tuple[float, float]:
     """The tilt lam (Chernoff saddle point, = Renyi order - 1) and the Chernoff estimate.
 
     delta mode: lam minimises (K(lam) + log(1/delta))/lam with K = sum of steps * log MGF, and
     the estimate is that minimum (the RDP epsilon, an upper bound). epsilon mode: lam
     minimises K(lam) - lam eps and the estimate is that minimum (log of an upper bound on delta).
+    The MGF is that of the losses below the models' caps (`PhaseModel.log_mgf`), or, not
+    `truncated`, the whole MGF: then the estimate bounds the composed pairs' epsilon (log delta)
+    from above at any lam.
     """
 
     def total(lam: float) -> float:
-        return sum(m.steps * m.log_mgf(lam) for m in models)
+        return sum(m.steps * m.log_mgf(lam, truncated) for m in models)
 
     # delta(eps) = E[(1 - e^(eps - S))_+] <= kappa(lam) E[e^(lam (S - eps))] (see `measure.kappa`)
     if delta is not None:

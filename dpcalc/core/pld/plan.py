@@ -272,6 +272,8 @@ def grid_offset(model: PhaseModel, h: float, lam: float) -> float:
         if not (at_a >= 0.0 >= at_b):
             continue  # a pile wider than half a cell: the grid resolves it
         for _ in range(40):
+            if _same_unit(a, b, h, model.steps):
+                break  # every point of [a, b) rounds down to the offset a would (see below)
             middle = 0.5 * (a + b)
             if excess(middle) >= 0.0:
                 a = middle
@@ -282,12 +284,25 @@ def grid_offset(model: PhaseModel, h: float, lam: float) -> float:
             best = (log_p + lam * a, a)
     if best is None:
         return 0.0
-    # n g / u < 2^50 for n up to steps, so that every composed offset is exact
-    bits = min(_OFFSET_BITS, math.floor(50.0 - math.log2(count_as_float(model.steps)) - math.log2(abs(best[1]) / h + 1.0)))
-    if bits < _MIN_OFFSET_BITS:
-        return 0.0
-    unit = h * 2.0**-bits
-    return math.floor(best[1] / unit) * unit
+    unit = _offset_unit(best[1], h, model.steps)
+    return 0.0 if unit is None else math.floor(best[1] / unit) * unit
+
+
+def _offset_unit(g: float, h: float, steps: int) -> float | None:
+    """The power of two u that the offset at g is a multiple of (None: no offset): n g / u < 2^50 for
+    n up to steps, so that every composed offset is exact."""
+    bits = min(_OFFSET_BITS, math.floor(50.0 - math.log2(count_as_float(steps)) - math.log2(abs(g) / h + 1.0)))
+    return None if bits < _MIN_OFFSET_BITS else h * 2.0**-bits
+
+
+def _same_unit(a: float, b: float, h: float, steps: int) -> bool:
+    """Whether every g in [a, b) gives the offset a gives: a and b on one side of 0 (u is monotone
+    in |g| there) with one unit u, and floor(g/u) equal at both ends (floor is monotone): the
+    bisection of `grid_offset` can stop, its answer is known."""
+    if a < 0.0 < b:
+        return False
+    unit = _offset_unit(a, h, steps)
+    return unit is not None and unit == _offset_unit(b, h, steps) and math.floor(a / unit) == math.floor(b / unit)
 
 
 def step_measures(model: PhaseModel, plan: Plan, align: bool = False) -> tuple[Layered, Layered]:

@@ -103,3 +103,35 @@ def test_heavy_tails_say_when_the_interval_is_wider_than_asked(p, sigma, steps):
     assert (width > DEFAULT_ACCURACY * result.epsilon_upper) == bool(result.warnings)
     if result.warnings:
         assert "wider" in result.warnings[0] or "more than the requested accuracy" in result.warnings[0]
+
+
+def _uniform_card() -> Phase:
+    p, sigma, steps = DESIGN_CARD
+    return Phase(sampling_probability=p, noise_multiplier=sigma, steps=steps, sampling="uniform", neighbours="replace-one")
+
+
+def test_a_lower_direction_below_the_lower_bound_needs_no_grid(monkeypatch):
+    """Fixed-size batches: the add pair's Chernoff bound (whole MGF, an upper bound on its
+    epsilon) lies below the remove pair's lower bound, so the add direction is left out without a
+    rough grid; the result is the one the rough grid decides, bit for bit."""
+    from dpcalc.core.pld import accountant
+
+    phases = (_uniform_card(),)
+    composed: list[bool] = []
+    original = accountant.compose_run
+
+    def counted(models, plan, want_lower, usage):
+        composed.append(want_lower)
+        return original(models, plan, want_lower, usage)
+
+    monkeypatch.setattr(accountant, "compose_run", counted)
+    quick = account_grid(phases, delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY).result
+    assert composed == [True, True]  # the two-part pair and the remove pair, nothing rough
+    setup = prepare(phases, 1e-5, None, DEFAULT_ACCURACY)
+    assert accountant._below(setup, "add", 1e-5, None, quick.epsilon_lower)
+    assert not accountant._below(setup, "add", 1e-5, None, 0.5 * setup.tilts["add"][1])
+    monkeypatch.setattr(accountant, "_below", lambda *args: False)
+    composed.clear()
+    rough = account_grid(phases, delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY).result
+    assert composed == [True, True, False]
+    assert (quick.epsilon_lower, quick.epsilon_upper) == (rough.epsilon_lower, rough.epsilon_upper)

@@ -313,3 +313,25 @@ def test_delta_at_an_astronomical_epsilon_is_an_answer(epsilon):
     result = tight_delta([gaussian(0.004, 1.1, 10_000)], epsilon)
     assert 0.0 <= result.delta_lower <= result.delta_upper <= 1e-300
     assert result.delta_upper > 0.0
+
+
+def test_fixed_size_batches_that_meet_the_accuracy_skip_the_closed_forms(monkeypatch):
+    """A grid that meets the accuracy on fixed-size batches is the answer (the closed forms are
+    not computed, S7); a shuffled run still takes the closed form above (one Gaussian an epoch,
+    exactly mu-GDP), tighter than the grid's composition of that pair."""
+    from dpcalc.core.pld import api
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("closed forms computed")
+
+    monkeypatch.setattr(api, "closed_forms", refuse)
+    uniform = Phase(sampling_probability=0.004, noise_multiplier=1.1, steps=10_000, sampling="uniform",
+                    neighbours="replace-one")
+    result = api.account((uniform,), delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY)
+    assert len(result.warnings) == 1 and "the grid meets the requested accuracy" in result.warnings[0]
+    monkeypatch.undo()
+    shuffled = Phase(sampling_probability=0.004, noise_multiplier=1.1, steps=10_000, sampling="shuffle",
+                     epoch_steps=250)
+    merged = api.account((shuffled,), delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY)
+    assert any("upper bound is from the closed form" in warning for warning in merged.warnings)
+    assert merged.epsilon_upper == pytest.approx(gdp_epsilon(1.1, 40, 1e-5), rel=1e-5)

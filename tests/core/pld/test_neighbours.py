@@ -415,6 +415,31 @@ def test_symmetrised_profile_is_the_larger_of_the_two(g, s):
         assert abs(from_cells - max(remove, add)) <= 1e-9 * max(remove, add), (eps, from_cells, remove, add)
 
 
+@pytest.mark.parametrize("g, s", SYMMETRISED_CASES)
+@pytest.mark.parametrize("edges", [
+    np.linspace(-3.0, 5.0, 801), np.linspace(0.1, 5.0, 50), np.linspace(-5.0, -0.1, 50), np.linspace(-5.0, 0.0, 51),
+    np.linspace(0.0, 5.0, 51), np.array([-math.inf, -1.0, 0.0, 1.0, math.inf]), np.array([-math.inf, math.inf]),
+    np.array([-math.inf, 0.0]), np.array([0.0, math.inf]), np.array([-0.5, -0.25]),
+])
+def test_symmetrised_halves_are_asked_only_for_their_cells(g, s, edges):
+    """Each half computes the cells it has a part of; the result is the one of asking both halves
+    for every cell (the other cells are [0, 0) for it, empty), bit for bit."""
+    from dpcalc.core.pld.pairs.base import U as unit
+    from dpcalc.core.pld.pairs.base import _combine
+
+    pair = symmetrised(g, s)
+    cells = pair.cell_masses(edges)
+    below, above = pair.add.cell_masses(np.minimum(edges, 0.0)), pair.remove.cell_masses(np.maximum(edges, 0.0))
+    log_p, rel_p = (np.array(v, dtype=float) for v in _combine(below.log_p, below.rel_p, above.log_p, above.rel_p))
+    log_q, rel_q = (np.array(v, dtype=float) for v in _combine(below.log_q, below.rel_q, above.log_q, above.rel_q))
+    index = int(np.searchsorted(edges, 0.0, side="right")) - 1
+    if 0 <= index < len(edges) - 1:
+        log_p[index], rel_p[index] = _combine(log_p[index], rel_p[index], pair.log_atom, 8.0 * unit)
+        log_q[index], rel_q[index] = _combine(log_q[index], rel_q[index], pair.log_atom, 8.0 * unit)
+    for mine, reference in ((cells.log_p, log_p), (cells.rel_p, rel_p), (cells.log_q, log_q), (cells.rel_q, rel_q)):
+        assert np.array_equal(mine, reference)
+
+
 def test_symmetrised_pair_takes_one_mechanism():
     with pytest.raises(ValueError, match="symmetrised pair"):
         SymmetrisedPair(GaussianPair(0.01, 1.0, "add"), GaussianPair(0.01, 1.0, "remove"))

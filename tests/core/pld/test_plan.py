@@ -16,6 +16,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
+from dpcalc.core.phases import Phase
 from dpcalc.core.pld import plan
 from dpcalc.core.pld.model import PhaseModel
 from dpcalc.core.pld.pairs import GaussianPair
@@ -114,3 +115,23 @@ def test_no_offset_without_a_narrow_pile():
     # pile spans several cells and the grid resolves it
     assert plan.grid_offset(PhaseModel(gaussian(1.0, 1.0, 10), "remove"), 2.0**-10, 1.0) == 0.0
     assert plan.grid_offset(PhaseModel(gaussian(1e-4, 0.8, 10**6), "remove"), 2.0**-17, 18.0) == 0.0
+
+
+@pytest.mark.parametrize("phase", [
+    gaussian(*DESIGN_CARD),
+    gaussian(1e-4, 0.8, 1_000_000),
+    Phase(sampling_probability=0.004, noise_multiplier=1.1, steps=10_000, sampling="uniform", neighbours="replace-one"),
+])
+def test_grid_offset_stops_its_bisection_at_the_same_offset(phase, monkeypatch):
+    """The bisection of `grid_offset` stops once every point left rounds to one offset
+    (`plan._same_unit`): the offset is the one of the full 40 halvings, bit for bit."""
+    from dpcalc.core.pld.model import directions_of
+
+    for direction in directions_of([phase]):
+        model = PhaseModel(phase, direction.name)
+        for h in (2.0**-8, 2.0**-11, 2.0**-13):
+            for lam in (0.5, 8.0):
+                early = plan.grid_offset(model, h, lam)
+                with monkeypatch.context() as patch:
+                    patch.setattr(plan, "_same_unit", lambda *args: False)
+                    assert plan.grid_offset(model, h, lam) == early

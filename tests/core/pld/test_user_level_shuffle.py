@@ -192,6 +192,49 @@ def test_max_pair_inverse_is_within_its_bound():
         assert abs(float(exact) - zi) <= ei and ei < 1e-9 * (1 + abs(zi))
 
 
+@pytest.mark.parametrize("q", [1.0, 0.3])
+def test_max_pair_inverse_far_out_and_from_its_table(q):
+    """Roots far below the bulk (the slope of u there is computed without cancellation) and
+    roots started from the quadrature's table (`MaxPair._start`) are within their bounds, and
+    the search takes a few evaluations of u, not tens (mpmath at 40 digits)."""
+    pair = MaxPair(235, q, 1.1, "remove")
+    pair.log_mgf(3.0)  # fills the table of log R the starting points come from
+    a = 1 / mp.mpf(1.1)
+
+    def remove_loss(z):
+        ratio = (mp.e ** (a * z - a * a / 2) + 234 * mp.ncdf(z - a) / mp.ncdf(z)) / 235
+        return mp.log(1 - mp.mpf(q) + mp.mpf(q) * ratio)
+
+    losses = np.array([-1e6, -300.0, -30.0, -0.2, 0.0, 0.3, 2.0, 40.0]) if q == 1.0 else np.array([-0.3, -0.1, 0.0, 0.3, 2.0])
+    calls = []
+    original = MaxPair._u
+
+    def counted(self, z):
+        calls.append(len(z))
+        return original(self, z)
+
+    with mp.workdps(40), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(MaxPair, "_u", counted)
+        z, err = pair.inverse(losses)
+        patch.undo()
+        assert len(calls) <= 8
+        for value, zi, ei in zip(losses, z, err):
+            exact = mp.findroot(lambda y, value=value: remove_loss(y) - mp.mpf(float(value)), mp.mpf(float(zi)))
+            assert abs(float(exact) - zi) <= ei and ei < 1e-9 * (1 + abs(zi))
+
+
+def test_max_pair_slope_far_below_the_bulk():
+    """The slope of u(z) = log(t R_t(z)) (Newton's steps) against mpmath's derivative, from the
+    bulk to z = -1e12, where the difference of the two Mills ratios it is made of cancels."""
+    pair = MaxPair(250, 1.0, 1.1, "remove")
+    a = 1 / mp.mpf(1.1)
+    with mp.workdps(50):
+        for z in (5.0, 0.0, -1.6, -3.0, -100.0, -1e4, -1e6, -1e12):
+            _, slope, _ = pair._u(np.array([z]))
+            exact = mp.diff(lambda y: mp.log(mp.e ** (a * y - a * a / 2) + 249 * mp.ncdf(y - a) / mp.ncdf(y)), mp.mpf(z))
+            assert float(slope[0]) == pytest.approx(float(exact), rel=1e-12)
+
+
 @pytest.mark.parametrize("t, sigma, epsilon", [(10, 0.7, 0.5), (235, 0.4, 2.0), (235, 1.1, 0.05)])
 def test_one_shuffled_epoch_brackets_its_attained_pair(t, sigma, epsilon):
     """One epoch: the lower bound is at most the max pair's exact delta, the upper bound at least it

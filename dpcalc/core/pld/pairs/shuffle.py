@@ -56,6 +56,13 @@ def _log_cdf(z: np.ndarray) -> np.ndarray:
     return out
 
 
+def _mills_excess(x: np.ndarray, ratio: np.ndarray) -> np.ndarray:
+    """1/R(x) - x for x >= 1.5 (R the Mills ratio, `ratio` = R(x)); 1/x, its limit to within
+    2/x^3, past x = 1e4, where the difference would lose its digits."""
+    out: np.ndarray = np.where(x < 1e4, 1.0 / ratio - x, 1.0 / x)
+    return out
+
+
 def _log_power_ratio(delta: np.ndarray, power: int) -> tuple[np.ndarray, np.ndarray]:
     """log g and its relative error for g = (1 - e^(-n delta))/(1 - e^(-delta)) = sum_(i < n) e^(-i delta),
     delta >= 0 (g = n at delta = 0): Phi_hi^n - Phi_lo^n = (Phi_hi - Phi_lo) Phi_hi^(n-1) g(delta) with
@@ -100,14 +107,21 @@ class MaxPair(Pair):
             log_ratio = log_phi_lo - log_phi
             if deep.any():
                 zd = z[deep]
-                log_ratio[deep] = first[deep] + np.log(mills_ratio(a - zd)) - np.log(mills_ratio(-zd))
+                r_lo, r = mills_ratio(a - zd), mills_ratio(-zd)
+                log_ratio[deep] = first[deep] + np.log(r_lo) - np.log(r)
             second = (math.log(t - 1) if t > 1 else -math.inf) + log_ratio
             u = np.logaddexp(first, second)
             # slope: a for the first term; m(z - a) - m(z) for the second, m = phi/Phi
             mills_lo = np.exp(log_density(z - a) - log_phi_lo)
             mills = np.exp(log_density(z) - log_phi)
+            second_slope = mills_lo - mills
+            if deep.any():
+                # m(z) = 1/R(-z) there, and m(z - a) - m(z) = a + g(a - z) - g(-z) with
+                # g(x) = 1/R(x) - x ~ 1/x: the difference of two numbers of size |z| would lose
+                # every digit of the slope (Newton's steps) far out
+                second_slope[deep] = a + _mills_excess(a - zd, r_lo) - _mills_excess(-zd, r)
             w_first = np.exp(first - u)
-            slope = w_first * a + (1.0 - w_first) * (mills_lo - mills)
+            slope = w_first * a + (1.0 - w_first) * second_slope
         # log Phi(z) carries NORMAL_RELATIVE_ERROR and, below 0, the rounding of z^2/2
         below = np.where(deep, 0.0, np.minimum(z - a, 0.0))
         logs = np.where(deep, np.abs(log_ratio) + np.abs(first), np.abs(log_phi_lo) + np.abs(log_phi))
@@ -151,15 +165,21 @@ class MaxPair(Pair):
         # to the right of the root, and a point far to the left as the bracket's other end
         hi = (target + 0.5 * a * a) / a
         lo = hi - 2.0 * (math.log(self.t) + 1.0) / a - 50.0
-        z = hi.copy()
+        z = np.clip(self._start(loss, valid, hi), lo, hi)
         # Newton steps kept inside the bracket [lo, hi] (bisection otherwise), on the points not
-        # yet settled; the precision reached is certified below, so the stopping rule only saves work
+        # yet settled; the precision reached is certified below, so the stopping rule only saves work.
+        # A point whose residual is within the rounding error of u, or whose step is below the
+        # rounding of z, stays where it is: a further step only moves it by rounding noise (and a
+        # bisection step would move it away from the root); u, its slope and error there are kept
+        u_at, slope_at, err_at = np.zeros(len(z)), np.ones(len(z)), np.zeros(len(z))
+        known = np.zeros(len(z), dtype=bool)
         active = np.flatnonzero(valid)
         for _ in range(_NEWTON_ITERATIONS):
             if active.size == 0:
                 break
             za, ta = z[active], target[active]
-            u, slope, _ = self._u(za)
+            u, slope, u_err = self._u(za)
+            found = np.abs(u - ta) <= u_err + target_err[active]
             above = u > ta
             hi_a = np.where(above, za, hi[active])
             lo_a = np.where(above, lo[active], za)
@@ -167,25 +187,57 @@ class MaxPair(Pair):
                 newton = za - (u - ta) / slope
             inside = np.isfinite(newton) & (newton > lo_a) & (newton < hi_a)
             z_new = np.where(inside, newton, 0.5 * (lo_a + hi_a))
-            settled = np.abs(z_new - za) <= 16.0 * U * (np.abs(za) + 1.0)
-            z[active], hi[active], lo[active] = z_new, hi_a, lo_a
+            settled = found | (np.abs(z_new - za) <= 16.0 * U * (np.abs(za) + 1.0))
+            z[active] = np.where(settled, za, z_new)
+            hi[active], lo[active] = hi_a, lo_a
+            done = active[settled]
+            u_at[done], slope_at[done], err_at[done] = u[settled], slope[settled], u_err[settled]
+            known[done] = True
             active = active[~settled]
-        # certify: e such that u(z - e) < target - errors and u(z + e) > target + errors
-        u, slope, u_err = self._u(z)
-        e = 2.0 * (np.abs(u - target) + u_err + target_err) / np.maximum(slope, 1e-300) + 4.0 * U * (np.abs(z) + 1.0)
+        rest = np.flatnonzero(valid & ~known)  # points the iterations left unsettled
+        if rest.size:
+            u_at[rest], slope_at[rest], err_at[rest] = self._u(z[rest])
+        # a last Newton step from the values kept leaves a residual of the order of the rounding:
+        # e is sized for that (and checked: the root is certified below whatever z is)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            last = z - (u_at - target) / slope_at
+        step_ok = valid & np.isfinite(last) & (last >= lo) & (last <= hi)
+        z = np.where(step_ok, last, z)
+        residual = np.where(step_ok, 0.0, np.abs(u_at - target))
+        # certify: e such that u(z - e) < target - errors and u(z + e) > target + errors, both
+        # sides evaluated in one call, e doubled on the points not yet bracketed
+        e = 2.0 * (residual + err_at + target_err) / np.maximum(slope_at, 1e-300) + 4.0 * U * (np.abs(z) + 1.0)
         e = np.where(valid, e, 0.0)
+        pending = np.flatnonzero(valid)
         for _ in range(64):
-            u_minus, _, err_minus = self._u(z - e)
-            u_plus, _, err_plus = self._u(z + e)
-            ok = ~valid | ((u_minus + err_minus < target - target_err) & (u_plus - err_plus > target + target_err))
-            if np.all(ok):
+            if pending.size == 0:
                 break
-            e = np.where(ok, e, 2.0 * e)
+            zp, ep, tp, tp_err = z[pending], e[pending], target[pending], target_err[pending]
+            u_both, _, err_both = self._u(np.concatenate((zp - ep, zp + ep)))
+            n = len(pending)
+            ok = (u_both[:n] + err_both[:n] < tp - tp_err) & (u_both[n:] - err_both[n:] > tp + tp_err)
+            e[pending[~ok]] *= 2.0
+            pending = pending[~ok]
         else:  # pragma: no cover - a root that cannot be bracketed: give up on its precision
-            e = np.where(ok, e, math.inf)
+            e[pending] = math.inf
         z = np.where(valid, z, -math.inf)
         z = np.where(np.isposinf(loss), math.inf, z)
         return z, np.where(np.isfinite(z), e, 0.0)
+
+    def _start(self, loss: np.ndarray, valid: np.ndarray, default: np.ndarray) -> np.ndarray:
+        """Newton's starting points: z(l) interpolated in the table of log R at z = k/64 that the
+        quadratures keep (`_on_grid`), where l lies inside it; `default` elsewhere. Only the
+        number of Newton steps depends on it (the roots are certified in `_inverse`)."""
+        k_lo, k_hi = self._grid_range
+        table = self._grid_values[0]
+        inside = valid & (loss > table[0]) & (loss < table[-1]) if k_lo < k_hi else np.zeros(len(loss), dtype=bool)
+        if not inside.any():
+            return np.array(default, dtype=float)
+        z_table = np.arange(k_lo, k_hi + 1) / 64.0
+        with np.errstate(invalid="ignore"):
+            start = np.interp(np.where(inside, loss, table[0]), table, z_table)
+        out: np.ndarray = np.where(inside & np.isfinite(start), start, default)
+        return out
 
     # -- masses -------------------------------------------------------------------------------
 

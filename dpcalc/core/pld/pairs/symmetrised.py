@@ -44,15 +44,31 @@ class SymmetrisedPair(Pair):
         """`Pair.cell_masses`: the add pair's masses of each cell's part below 0, the remove
         pair's of its part at or above 0, and the atom in the cell that holds 0 (S2)."""
         edges = np.asarray(edges, dtype=float)
-        below = self.add.cell_masses(np.minimum(edges, 0.0))
-        above = self.remove.cell_masses(np.maximum(edges, 0.0))
+        cells = len(edges) - 1
+        index = int(np.searchsorted(edges, 0.0, side="right")) - 1  # the cell [e_i, e_i+1) holding 0
+        # a cell below that one lies below 0 (its part above 0, [0, 0), is empty), a cell above it
+        # above 0: each pair is asked only for the cells it has a part of, the rest are empty
+        below = self._part(self.add, np.minimum(edges, 0.0), 0, min(index, cells - 1) + 1)
+        above = self._part(self.remove, np.maximum(edges, 0.0), max(index, 0), cells)
         log_p, rel_p = _combine(below.log_p, below.rel_p, above.log_p, above.rel_p)
         log_q, rel_q = _combine(below.log_q, below.rel_q, above.log_q, above.rel_q)
         log_p, rel_p, log_q, rel_q = (np.array(v, dtype=float) for v in (log_p, rel_p, log_q, rel_q))
-        index = int(np.searchsorted(edges, 0.0, side="right")) - 1  # the cell [e_i, e_i+1) holding 0
         if math.isfinite(self.log_atom) and 0 <= index < len(edges) - 1:
             log_p[index], rel_p[index] = _combine(log_p[index], rel_p[index], self.log_atom, 8.0 * U)
             log_q[index], rel_q[index] = _combine(log_q[index], rel_q[index], self.log_atom, 8.0 * U)
+        return CellMasses(log_p, rel_p, log_q, rel_q)
+
+    @staticmethod
+    def _part(pair: GaussianPair, edges: np.ndarray, first: int, stop: int) -> CellMasses:
+        """The masses of `pair` in the cells [edges[i], edges[i+1]), computed for first <= i < stop
+        only; the other cells are empty (log mass -inf, no error), as the pair would give them."""
+        cells = len(edges) - 1
+        log_p, log_q = np.full(cells, -math.inf), np.full(cells, -math.inf)
+        rel_p, rel_q = np.zeros(cells), np.zeros(cells)
+        if first < stop:
+            part = pair.cell_masses(edges[first:stop + 1])
+            log_p[first:stop], rel_p[first:stop] = part.log_p, part.rel_p
+            log_q[first:stop], rel_q[first:stop] = part.log_q, part.rel_q
         return CellMasses(log_p, rel_p, log_q, rel_q)
 
     def _half_line(self, pair: GaussianPair, power: float, cap: float = math.inf) -> tuple[np.ndarray, np.ndarray]:
