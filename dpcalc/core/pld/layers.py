@@ -168,8 +168,10 @@ def truncate(m: Layered, *, log_inf_budget: float, log_rho_budget: float, multip
     # The lower end of a lower bound's tail is cut like its bulk's (dropping mass only lowers a
     # lower bound; the cross products with the bulk otherwise extend it downwards by the bulk's
     # width at every product). An upper bound's dropped tails are accounted on its bulk (S6).
+    # the tail's mass above its cap is at most the whole measure's, whose bounds on
+    # E[e^(-theta S)] the bulk carries
     tail = one_layer.truncate(m.tail, log_inf_budget=log_inf_budget, log_rho_budget=log_rho_budget,
-                         multiplicity=multiplicity, floor=m.kind == "lower")
+                         multiplicity=multiplicity, floor=m.kind == "lower", whole_theta_mgf=m.bulk.log_theta_mgf)
     if tail.inf_mass:
         bulk = replace(bulk, inf_mass=bulk.inf_mass + tail.inf_mass)
         tail = replace(tail, inf_mass=0.0)
