@@ -314,14 +314,14 @@ def step_measures(model: PhaseModel, plan: Plan, align: bool = False) -> tuple[L
         q = math.floor(offset / h)
         k_lo, k_hi = k_lo - q - 1, k_hi - q
     if split is None:
-        upper_bulk, lower_bulk = discretise.discretise_step(model.pair, h, k_lo, k_hi, plan.lam, model.steps,
-                                                            offset)
+        # the dropped lower tail is recorded for one step (drop multiplicity 1): the compositions
+        # add the records of the steps up (S6); the window above split the budget between them
+        upper_bulk, lower_bulk = discretise.discretise_step(model.pair, h, k_lo, k_hi, plan.lam, 1, offset)
         upper, lower = single(upper_bulk), single(lower_bulk)
     else:
         k_cut, tail_step, j_hi = split
-        ub, ut, lb, lt = discretise.discretise_step_layers(
-            model.pair, h, k_lo, k_cut, tail_step, j_hi, plan.lam, model.steps, offset
-        )
+        ub, ut, lb, lt = discretise.discretise_step_layers(model.pair, h, k_lo, k_cut, tail_step, j_hi, plan.lam, 1,
+                                                           offset)
         upper, lower = Layered(ub, ut), Layered(lb, lt)
     for measure in (upper, lower):
         measure.bulk.steps = 1

@@ -50,7 +50,7 @@ def truncate(m: Tilted, *, log_inf_budget: float, log_rho_budget: float, multipl
     (upper, a rounding up, counted as the smaller of the two bounds) or is dropped (lower). Lower end, kind upper: the highest grid point f with
     multiplicity * nu(f) e^(lam f) / MGF <= exp(log_rho_budget), nu(f) the Chernoff bound
     min(M, min_theta e^(theta f) E[e^(-theta S)]) on the mass below f; that mass is dropped and
-    the bound recorded (S6).
+    the bound of this one copy recorded (S6: compositions sum the records over the copies).
     Lower end, kind lower: bins whose tilted mass sums (from below) to at most
     exp(log_rho_budget)/multiplicity are dropped (dropping only lowers the lower bound).
     """
@@ -98,7 +98,8 @@ def truncate(m: Tilted, *, log_inf_budget: float, log_rho_budget: float, multipl
     elif m.kind == "upper":
         kept = float(t[: cut + 1].sum()) - m.err
         if kept > 0.0 and peak > 0:
-            base = -m.log_z - math.log(kept) + math.log(multiplicity)
+            base = -m.log_z - math.log(kept)
+            copies = math.log(multiplicity)
 
             def lhs(i: int) -> tuple[float, float]:
                 log_nu = m.log_mass
@@ -107,19 +108,21 @@ def truncate(m: Tilted, *, log_inf_budget: float, log_rho_budget: float, multipl
                     log_nu = min(log_nu, float(lower.min()))
                 return log_nu + lam * float(s[i]) + base, log_nu
 
-            # lhs increases with i; find the largest i <= peak with lhs <= budget
+            # lhs increases with i; find the largest i <= peak with multiplicity * rho <= budget
             lo_i, hi_i = -1, peak + 1
             while hi_i - lo_i > 1:
                 mid = (lo_i + hi_i) // 2
-                if lhs(mid)[0] <= log_rho_budget:
+                if lhs(mid)[0] + copies <= log_rho_budget:
                     lo_i = mid
                 else:
                     hi_i = mid
             if lo_i > 0:
                 start = lo_i
                 value, log_nu = lhs(start)
-                drop_rel = math.exp(value)  # multiplicity * rho
-                drop_mass = multiplicity * math.exp(log_nu)
+                # rho and nu of this one copy: compositions add them up over the copies a run
+                # holds (`fft.convolve`), so the multiplicity enters only the budget (S6)
+                drop_rel = math.exp(value)
+                drop_mass = math.exp(log_nu)
     else:
         # only tightness is at stake: a dropped tilted weight w lowers delta by at most
         # kappa e^(-lam eps) Z w, a part w of the Chernoff bound
