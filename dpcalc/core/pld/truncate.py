@@ -60,36 +60,37 @@ def truncate(m: Tilted, *, log_inf_budget: float, log_rho_budget: float, multipl
     s = m.losses
     peak = int(np.argmax(t))
     # --- upper end: untilted mass above s_i, relative to the budget, in linear space ---
-    with np.errstate(divide="ignore"):
-        expo = np.log(np.where(t > 0.0, t, 1.0)) - lam * s + (m.log_z - log_inf_budget)
-    # (clipped: a value above e^300 fails the test as surely as an infinite one)
-    expo = np.where(t > 0.0, np.minimum(expo, 300.0), -math.inf)
-    suffix = np.cumsum(np.exp(expo)[::-1])[::-1]
-    above = np.append(suffix[1:], 0.0)  # sum over j > i
-    # error of the moved bins: weights exp(log_z - lam s_j) are largest at j = i + 1. Dropping
-    # mass is safe for a lower bound whatever its size, so there only the computed mass counts.
-    if m.kind == "upper":
-        err_term = np.exp(np.minimum(m.log_z - lam * (s + h) - log_inf_budget, 300.0)) * m.err
-    else:
-        err_term = np.zeros(n)
-    ok = above + err_term <= 1.0
+    # (the cut lies at or above the peak: only that part is summed, from the top)
     cut = n - 1
     moved = 0.0
-    if cap and ok[peak:].any():
-        cut = peak + int(np.argmax(ok[peak:]))
     whole_mgf = m.log_theta_mgf if whole_theta_mgf is None else whole_theta_mgf
-    if cap and whole_mgf is not None and cut > peak:
-        # Where the FFT's noise floor decides the cut above (a small tilt weighs the noise of a
-        # high bin nearly as much as that of the peak), the Chernoff bound on the mass at or above
-        # a point, from the tracked E[e^(-theta S)] (theta < 0), can place it lower (S3).
-        first = _chernoff_cut(s, whole_mgf, peak, cut, log_inf_budget)
-        if first < cut:
-            cut = first
-    if cap and cut < n - 1:
-        computed = float(above[cut] + err_term[cut]) * math.exp(log_inf_budget) * (1.0 + 4.0 * U * n)
-        chernoff = (math.exp(min(_log_mass_from(float(s[cut + 1]), whole_mgf), 700.0)) * (1.0 + 4.0 * U)
-                    if whole_mgf is not None and m.kind == "upper" else math.inf)
-        moved = min(computed, chernoff)
+    if cap:
+        top_t, top_s = t[peak:], s[peak:]
+        with np.errstate(divide="ignore"):
+            expo = np.log(np.where(top_t > 0.0, top_t, 1.0)) - lam * top_s + (m.log_z - log_inf_budget)
+        # (clipped: a value above e^300 fails the test as surely as an infinite one)
+        expo = np.where(top_t > 0.0, np.minimum(expo, 300.0), -math.inf)
+        suffix = np.cumsum(np.exp(expo)[::-1])[::-1]
+        above = np.append(suffix[1:], 0.0)  # sum over j > i
+        # error of the moved bins: weights exp(log_z - lam s_j) are largest at j = i + 1. Dropping
+        # mass is safe for a lower bound whatever its size, so there only the computed mass counts.
+        if m.kind == "upper":
+            err_term = np.exp(np.minimum(m.log_z - lam * (top_s + h) - log_inf_budget, 300.0)) * m.err
+        else:
+            err_term = np.zeros(len(top_t))
+        ok = above + err_term <= 1.0
+        if ok.any():
+            cut = peak + int(np.argmax(ok))
+        if whole_mgf is not None and cut > peak:
+            # Where the FFT's noise floor decides the cut above (a small tilt weighs the noise of
+            # a high bin nearly as much as that of the peak), the Chernoff bound on the mass at or
+            # above a point, from the tracked E[e^(-theta S)] (theta < 0), can place it lower (S3).
+            cut = min(cut, _chernoff_cut(s, whole_mgf, peak, cut, log_inf_budget))
+        if cut < n - 1:
+            computed = float(above[cut - peak] + err_term[cut - peak]) * math.exp(log_inf_budget) * (1.0 + 4.0 * U * n)
+            chernoff = (math.exp(min(_log_mass_from(float(s[cut + 1]), whole_mgf), 700.0)) * (1.0 + 4.0 * U)
+                        if whole_mgf is not None and m.kind == "upper" else math.inf)
+            moved = min(computed, chernoff)
     # --- lower end ---
     start = 0
     drop_rel = drop_mass = 0.0
