@@ -17,7 +17,7 @@ from dpcalc.core.pld import layers
 from dpcalc.core.pld.coarsen import coarsen
 from dpcalc.core.pld.layers import Layered
 from dpcalc.core.pld.model import PhaseModel
-from dpcalc.core.pld.plan import TAIL_SHARE, Plan, step_measures
+from dpcalc.core.pld.plan import LONG_RUN_STEPS, LONG_RUN_UPPER_FACTOR, TAIL_SHARE, Plan, step_measures
 
 # Hard limit on the bins of any composed measure (each layer's FFT works on twice as many
 # doubles): keeps the peak memory of a call near 150 MiB and the time near log2(T) times one
@@ -100,6 +100,8 @@ class Powers:
     def __init__(self, model: PhaseModel, base: Layered, plan: Plan, top: int, usage: Usage) -> None:
         self.model, self.plan, self.top, self.usage = model, plan, top, usage
         self.coarse = plan.upper_coarse_bins if base.kind == "upper" else plan.lower_coarse_bins
+        if base.kind == "upper" and model.steps >= LONG_RUN_STEPS:
+            self.coarse *= LONG_RUN_UPPER_FACTOR
         self.chain = [usage.note(base)]
         self.known: dict[int, Layered] = {1: base}
 
