@@ -32,6 +32,20 @@ THETAS = np.concatenate(([0.0, 0.25, 0.5, 0.75], 2.0 ** np.arange(0, 21), -(2.0 
 LOWER_THETAS = THETAS >= 0.0
 UPPER_THETAS = THETAS < 0.0
 
+
+def split_growth(h: float, top: float) -> np.ndarray:
+    """log of the factor by which coarsening an upper measure from the step h to `top` (S3 splits,
+    `coarsen.coarsen`) can raise E[e^(-theta S)], for theta in THETAS: the splits of the steps
+    h, 2h, ..., top/2 multiply it by at most (e^(theta h) + e^((1 - theta) h))/(1 + e^h) each.
+    Layers coarsen parts of a measure whose whole-measure bounds the bulk carries
+    (`layers`): those bounds take this factor."""
+    total = np.zeros(len(THETAS))
+    while h < top:
+        growth = np.logaddexp(THETAS * h, (1.0 - THETAS) * h) - np.logaddexp(0.0, h)
+        total += np.maximum(growth, 0.0) + 1e-12
+        h *= 2.0
+    return total
+
 @dataclass
 class Tilted:
     """A discretised privacy-loss distribution (one direction), tilted and normalised.

@@ -11,11 +11,12 @@ below keep every measure about log2(n) convolutions deep.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dpcalc.core.pld import layers
 from dpcalc.core.pld.coarsen import coarsen
 from dpcalc.core.pld.layers import Layered
+from dpcalc.core.pld.measure import split_growth
 from dpcalc.core.pld.model import PhaseModel
 from dpcalc.core.pld.plan import LONG_RUN_STEPS, LONG_RUN_UPPER_FACTOR, TAIL_SHARE, Plan, step_measures
 
@@ -56,7 +57,11 @@ def limit(m: Layered, usage: Usage) -> Layered:
         if m.tail is None or len(m.bulk.t) >= len(m.tail.t):
             m = layers.coarsen_bulk(m)
         else:
-            m = Layered(m.bulk, coarsen(m.tail))
+            # the whole-measure bounds on E[e^(-theta S)], on the bulk, take the tail's split
+            bulk = m.bulk
+            if bulk.log_theta_mgf is not None:
+                bulk = replace(bulk, log_theta_mgf=bulk.log_theta_mgf + split_growth(m.tail.h, 2.0 * m.tail.h))
+            m = Layered(bulk, coarsen(m.tail))
     return m
 
 
