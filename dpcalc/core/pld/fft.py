@@ -98,10 +98,10 @@ def convolve(a: Tilted, b: Tilted) -> Tilted:
         out.log_mass = a.log_mass + b.log_mass + math.log1p(a.inf_mass * b.inf_mass / (ma * mb)) + 8.0 * U
         out.drop_rel = a.drop_rel + b.drop_rel
         out.drop_mass = a.drop_mass + b.drop_mass
-        if a.log_theta_mgf is not None and b.log_theta_mgf is not None:
-            out.log_theta_mgf = a.log_theta_mgf + b.log_theta_mgf + 1e-12
     else:
         # true = represented + D; true_a * true_b - rep_a * rep_b = D_a * true_b + rep_a * D_b
         out.deficiency = (a.deficiency * (b1 + b.err + b.deficiency) + (a1 + a.err) * b.deficiency) / total * (1 + 8 * U)
+    if a.log_theta_mgf is not None and b.log_theta_mgf is not None:
+        out.log_theta_mgf = a.log_theta_mgf + b.log_theta_mgf + 1e-12
     return out
 

@@ -24,7 +24,7 @@ import numpy as np
 from dpcalc.core.pld import fft
 from dpcalc.core.pld import truncate as one_layer
 from dpcalc.core.pld.coarsen import coarsen, coarsen_to
-from dpcalc.core.pld.measure import Tilted, add, bare, piece, renormalise, replace
+from dpcalc.core.pld.measure import Tilted, add, bare, piece, renormalise, replace, split_growth
 
 
 @dataclass
@@ -76,6 +76,10 @@ def convolve(a: Layered, b: Layered) -> Layered:
     if a.tail is None and b.tail is None:
         return Layered(fine, None)
     coarse_h = max(m.h for m in (a.tail, b.tail) if m is not None)
+    if fine.log_theta_mgf is not None:
+        # the whole product's bounds on E[e^(-theta S)] (on the bulk): the cross and tail products
+        # are of factors coarsened from the bulk's step to coarse_h, each by at most split_growth
+        fine.log_theta_mgf = fine.log_theta_mgf + 2.0 * split_growth(fine.h, coarse_h)
     terms = []
     a_bulk = a.coarse_bulk(coarse_h)
     b_bulk = b.coarse_bulk(coarse_h)
@@ -107,9 +111,11 @@ def coarsen_bulk(m: Layered) -> Layered:
         tail = coarsen_to(m.tail, bulk.h)
         merged = add(bulk, bare(tail))
         # add() summed the whole-measure fields, which only the bulk carried
+        # (the tail coarsened to the bulk's step: the whole-measure bounds take its growth)
+        whole_mgf = None if bulk.log_theta_mgf is None else bulk.log_theta_mgf + split_growth(m.tail.h, bulk.h)
         merged = replace(
             merged, inf_mass=bulk.inf_mass, drop_rel=bulk.drop_rel, drop_mass=bulk.drop_mass,
-            log_mass=bulk.log_mass, log_theta_mgf=bulk.log_theta_mgf, steps=bulk.steps,
+            log_mass=bulk.log_mass, log_theta_mgf=whole_mgf, steps=bulk.steps,
         )
         return Layered(merged, None)
     return Layered(bulk, m.tail)
@@ -152,6 +158,8 @@ def resplit(m: Layered, log_weight_limit: float) -> Layered:
     top = coarsen_to(piece(bulk, cut, len(t)), m.tail.h)
     kept = replace(bulk, t=bulk.t[:cut].copy())
     kept = renormalise(kept, bulk)
+    if kept.log_theta_mgf is not None:  # the top moved was coarsened to the tail's step
+        kept.log_theta_mgf = kept.log_theta_mgf + split_growth(bulk.h, m.tail.h)
     tail = add(m.tail, top)
     tail.steps = bulk.steps
     return Layered(kept, bare(tail))
@@ -168,8 +176,10 @@ def truncate(m: Layered, *, log_inf_budget: float, log_rho_budget: float, multip
     # The lower end of a lower bound's tail is cut like its bulk's (dropping mass only lowers a
     # lower bound; the cross products with the bulk otherwise extend it downwards by the bulk's
     # width at every product). An upper bound's dropped tails are accounted on its bulk (S6).
+    # the tail's mass above its cap is at most the whole measure's, whose bounds on
+    # E[e^(-theta S)] the bulk carries
     tail = one_layer.truncate(m.tail, log_inf_budget=log_inf_budget, log_rho_budget=log_rho_budget,
-                         multiplicity=multiplicity, floor=m.kind == "lower")
+                         multiplicity=multiplicity, floor=m.kind == "lower", whole_theta_mgf=m.bulk.log_theta_mgf)
     if tail.inf_mass:
         bulk = replace(bulk, inf_mass=bulk.inf_mass + tail.inf_mass)
         tail = replace(tail, inf_mass=0.0)

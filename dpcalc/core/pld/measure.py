@@ -23,9 +23,28 @@ from dpcalc.core.pld.normal import UNIT_ROUNDOFF
 
 U = UNIT_ROUNDOFF
 
-# Exponents theta of the Chernoff bound P(S < f) <= e^(theta f) E[e^(-theta S)] that upper
-# measures track, to certify how much mass a lower truncation drops (S6).
-THETAS = np.concatenate(([0.0, 0.25, 0.5, 0.75], 2.0 ** np.arange(0, 21)))
+# Exponents theta of the Chernoff bounds that upper measures track: for theta >= 0,
+# P(S < f) <= e^(theta f) E[e^(-theta S)] certifies how much mass a lower truncation drops (S6);
+# for theta < 0, P(S >= c) <= e^(theta c) E[e^(-theta S)] how much an upper one moves to +inf (S3),
+# where the FFT's noise hides it (`truncate.truncate`).
+THETAS = np.concatenate(([0.0, 0.25, 0.5, 0.75], 2.0 ** np.arange(0, 21), -(2.0 ** (np.arange(-8, 25) / 2.0))))
+# The exponents of the lower-tail bounds (theta >= 0), and of the upper-tail ones (theta < 0).
+LOWER_THETAS = THETAS >= 0.0
+UPPER_THETAS = THETAS < 0.0
+
+
+def split_growth(h: float, top: float) -> np.ndarray:
+    """log of the factor by which coarsening an upper measure from the step h to `top` (S3 splits,
+    `coarsen.coarsen`) can raise E[e^(-theta S)], for theta in THETAS: the splits of the steps
+    h, 2h, ..., top/2 multiply it by at most (e^(theta h) + e^((1 - theta) h))/(1 + e^h) each.
+    Layers coarsen parts of a measure whose whole-measure bounds the bulk carries
+    (`layers`): those bounds take this factor."""
+    total = np.zeros(len(THETAS))
+    while h < top:
+        growth = np.logaddexp(THETAS * h, (1.0 - THETAS) * h) - np.logaddexp(0.0, h)
+        total += np.maximum(growth, 0.0) + 1e-12
+        h *= 2.0
+    return total
 
 @dataclass
 class Tilted:
@@ -49,7 +68,7 @@ class Tilted:
     drop_mass: float = 0.0  # upper: sum of multiplicity * nu over dropped lower tails (S6)
     deficiency: float = 0.0  # lower: bound on (true - represented) masses, tilted units (S4)
     log_mass: float = 0.0  # upper: log of an upper bound on the untilted total mass
-    log_theta_mgf: np.ndarray | None = None  # upper: log bounds on E[e^(-theta S)], theta in THETAS (S6)
+    log_theta_mgf: np.ndarray | None = None  # upper: log bounds on E[e^(-theta S)], theta in THETAS (S3, S6)
     steps: int = 1
     borrowed_from_tail: float = 0.0  # lower, one step: share of the tail above the grid merged in
     offset: float = 0.0  # the grid is {offset + k h}; offsets add under composition

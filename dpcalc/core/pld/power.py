@@ -11,13 +11,14 @@ below keep every measure about log2(n) convolutions deep.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dpcalc.core.pld import layers
 from dpcalc.core.pld.coarsen import coarsen
 from dpcalc.core.pld.layers import Layered
+from dpcalc.core.pld.measure import split_growth
 from dpcalc.core.pld.model import PhaseModel
-from dpcalc.core.pld.plan import TAIL_SHARE, Plan, step_measures
+from dpcalc.core.pld.plan import LONG_RUN_STEPS, LONG_RUN_UPPER_FACTOR, TAIL_SHARE, Plan, step_measures
 
 # Hard limit on the bins of any composed measure (each layer's FFT works on twice as many
 # doubles): keeps the peak memory of a call near 150 MiB and the time near log2(T) times one
@@ -56,7 +57,11 @@ def limit(m: Layered, usage: Usage) -> Layered:
         if m.tail is None or len(m.bulk.t) >= len(m.tail.t):
             m = layers.coarsen_bulk(m)
         else:
-            m = Layered(m.bulk, coarsen(m.tail))
+            # the whole-measure bounds on E[e^(-theta S)], on the bulk, take the tail's split
+            bulk = m.bulk
+            if bulk.log_theta_mgf is not None:
+                bulk = replace(bulk, log_theta_mgf=bulk.log_theta_mgf + split_growth(m.tail.h, 2.0 * m.tail.h))
+            m = Layered(bulk, coarsen(m.tail))
     return m
 
 
@@ -100,6 +105,8 @@ class Powers:
     def __init__(self, model: PhaseModel, base: Layered, plan: Plan, top: int, usage: Usage) -> None:
         self.model, self.plan, self.top, self.usage = model, plan, top, usage
         self.coarse = plan.upper_coarse_bins if base.kind == "upper" else plan.lower_coarse_bins
+        if base.kind == "upper" and model.steps >= LONG_RUN_STEPS:
+            self.coarse *= LONG_RUN_UPPER_FACTOR
         self.chain = [usage.note(base)]
         self.known: dict[int, Layered] = {1: base}
 

@@ -16,7 +16,7 @@ import pytest
 
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import DEFAULT_ACCURACY, tight_epsilon, work
-from dpcalc.core.pld.accountant import account_grid, first_upper, prepare
+from dpcalc.core.pld.accountant import Attempt, _intersection, _narrower_before, account_grid, first_upper, prepare
 from dpcalc.core.pld.model import directions_of
 from tests.core.pld.helpers import DESIGN_CARD, brackets, gaussian, gdp_delta, gdp_epsilon
 
@@ -135,3 +135,33 @@ def test_a_lower_direction_below_the_lower_bound_needs_no_grid(monkeypatch):
     rough = account_grid(phases, delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY).result
     assert composed == [True, True, False]
     assert (quick.epsilon_lower, quick.epsilon_upper) == (rough.epsilon_lower, rough.epsilon_upper)
+
+
+def _attempt(upper, lower, step=1.0):
+    return Attempt(upper=upper, lower=lower, binding="remove", grid_step=step, bins=10, capped=False, measures={},
+                   numeric_width=upper - lower)
+
+
+def test_a_finer_grid_that_does_not_narrow_the_interval_ends_the_refinement_with_the_intersection():
+    """Both grids' bounds are certified, so their intersection is (p = 1e-4, sigma = 0.8, T = 1e8:
+    the finer grid had the better lower bound and the worse upper one)."""
+    coarse, fine = _attempt(9.678385, 9.607838, 0.004), _attempt(9.688177, 9.613692, 0.001)
+    assert _narrower_before(coarse, fine, 1e-5)  # 0.0745 wide after 0.0705
+    assert not _narrower_before(coarse, _attempt(9.67, 9.62), 1e-5)  # 0.05: narrowed
+    assert _narrower_before(coarse, _attempt(math.inf, 9.62), 1e-5)  # the finer grid lost its upper bound
+    assert not _narrower_before(_attempt(math.inf, 0.0), coarse, 1e-5)  # nothing to narrow before
+    both = _intersection(coarse, fine)
+    assert (both.upper, both.lower, both.grid_step) == (9.678385, 9.613692, 0.004)
+
+
+@pytest.mark.slow
+def test_a_long_run_that_stalls_reports_the_intersection_and_says_why():
+    """p = 0.004, sigma = 1.1, T = 1e10: the second grid narrows the interval by less than a fifth,
+    so the refinement stops there (a third grid lost the lower bound), with the reason."""
+    phases = (gaussian(0.004, 1.1, 10**10),)
+    with work.limited(math.inf):
+        result = account_grid(phases, delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY).result
+    assert result.attempts == 2
+    assert 0.0 < result.epsilon_lower < result.epsilon_upper < 1.042e5
+    assert result.epsilon_upper - result.epsilon_lower < 3e-3 * result.epsilon_upper
+    assert "a finer grid did not narrow it" in result.warnings[0]

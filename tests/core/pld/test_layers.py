@@ -16,6 +16,7 @@ import pytest
 
 from dpcalc.core.pld import bounds, discretise, layers
 from dpcalc.core.pld.layers import Layered
+from dpcalc.core.pld.measure import THETAS
 from dpcalc.core.pld.pairs import GaussianPair
 from tests.core.pld.helpers import brackets, gdp_delta, gdp_epsilon
 
@@ -98,3 +99,41 @@ def test_truncating_layers_keeps_the_mass_at_inf_on_the_bulk(two_steps):
     for before, after in zip(two_steps, (upper, lower)):
         assert after.bins < before.bins
     assert_brackets_gdp(upper, lower, 2)
+
+
+def _assert_mgf_bounds(m: Layered) -> None:
+    """The bulk's whole-measure bounds on log E[e^(-theta S)] hold for the represented layers
+    (both signs of theta: the lower-tail bounds of S6 and the upper-tail ones of S3's caps), up
+    to the FFT's noise: the represented masses differ from the exact ones by at most err (L1,
+    tilted units) in each layer, which weighs at most e^(log_z - (lam + theta) s) there."""
+    bound = m.bulk.log_theta_mgf
+    assert bound is not None
+    for index, theta in enumerate(THETAS):
+        terms, noise = [], []
+        for layer in m.layers():
+            log_weight = layer.log_z - (layer.lam + theta) * layer.losses
+            positive = layer.t > 0.0
+            terms.append(np.log(layer.t[positive]) + log_weight[positive])
+            noise.append(math.log(layer.err) + float(log_weight.max()))
+        actual = float(np.logaddexp.reduce(np.concatenate(terms)))
+        allowed = float(np.logaddexp.reduce([bound[index], *noise]))
+        assert actual <= allowed + 1e-9, (theta, actual, bound[index])
+
+
+def test_whole_measure_mgf_bounds_survive_layered_operations(one_step):
+    """Cross products of coarsened bulks, moving the bulk's top into the tail and merging the
+    layers all coarsen parts of the measure by S3 splits, which raise E[e^(-theta S)] for
+    theta < 0 (and > 1): the whole-measure bounds take `measure.split_growth` each time."""
+    upper, _ = one_step
+    _assert_mgf_bounds(upper)
+    square = layers.convolve(upper, upper)
+    _assert_mgf_bounds(square)
+    moved = layers.resplit(square, math.log(1e-3))
+    assert len(moved.bulk.t) < len(square.bulk.t)
+    _assert_mgf_bounds(moved)
+    product = layers.convolve(moved, upper)
+    _assert_mgf_bounds(product)
+    merged = product
+    while merged.tail is not None:
+        merged = layers.coarsen_bulk(merged)
+    _assert_mgf_bounds(merged)

@@ -11,12 +11,13 @@ allowance, and its profile can only fall.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from dpcalc.core.pld import discretise, fft, truncate
-from dpcalc.core.pld.measure import kappa
+from dpcalc.core.pld.measure import THETAS, kappa
 from dpcalc.core.pld.pairs import GaussianPair
 from tests.core.pld.helpers import hockey_stick, masses
 
@@ -68,8 +69,10 @@ def test_multiplicity_and_budgets_widen_or_narrow_the_window(eight_steps):
     wide = _cut(m, 1e-12, 1e-12)
     many = _cut(m, 1e-6, 1e-6, multiplicity=1000)
     assert wide.k0 <= narrow.k0 and wide.k0 + len(wide.t) >= narrow.k0 + len(narrow.t)
-    # the dropped bottom is shared among `multiplicity` copies: each may drop less
-    assert many.k0 <= narrow.k0 and many.drop_rel <= 1e-6
+    # the dropped bottom is shared among `multiplicity` copies: each may drop less, and the
+    # record is that of one copy (compositions add the copies' records up)
+    assert many.k0 <= narrow.k0 and 0.0 < many.drop_rel <= 1e-6 / 1000 * (1 + 1e-9)
+    assert many.drop_rel < narrow.drop_rel
     # cap=False keeps the top; floor=False keeps the bottom
     no_cap = _cut(m, 1e-6, 1e-6, cap=False)
     no_floor = _cut(m, 1e-6, 1e-6, floor=False)
@@ -96,3 +99,44 @@ def test_nothing_to_cut_returns_the_measure(eight_steps):
     m, _ = eight_steps
     assert _cut(m, 1e-6, 1e-6, cap=False, floor=False) is m
     assert np.isfinite(m.t).all()
+
+
+@pytest.fixture(scope="module")
+def eight_steps_small_tilt():
+    """The eight steps of `eight_steps` tilted by lam = 0.03, as in runs of T ~ 1e9."""
+    pair = GaussianPair(0.05, 1.0, "remove")
+    h = 2.0**-9
+    upper, lower = discretise.discretise_step(pair, h, math.floor(pair.support[0] / h) - 1, int(4.0 / h), 0.03, 1)
+    for _ in range(3):
+        upper, lower = fft.convolve(upper, upper), fft.convolve(lower, lower)
+    return upper, lower
+
+
+def test_small_tilt_cap_comes_from_the_chernoff_bound(eight_steps_small_tilt):
+    """With a small tilt the FFT's noise weighs as much high up as at the peak: the computed mass
+    and its error bound never fall below a small budget inside the window, so the top stayed;
+    the Chernoff bound from the tracked E[e^(-theta S)], theta < 0, places the cap (S3)."""
+    m, lower = eight_steps_small_tilt
+    budget = 1e-15
+    assert m.log_theta_mgf is not None
+    blind = _cut(replace(m, log_theta_mgf=None), budget, 1e-300, floor=False)
+    assert blind.k0 + len(blind.t) == m.k0 + len(m.t)
+    out = _cut(m, budget, 1e-300, floor=False)
+    _, stop = _window(m, out)
+    assert stop < 0.75 * len(m.t)
+    moved = masses(m)[stop:].sum()
+    assert moved <= out.inf_mass - m.inf_mass <= budget * (1 + 1e-9)
+    # the moved mass is certified by the Chernoff bound at the first point moved
+    theta = THETAS[THETAS < 0]
+    log_bound = float((theta * m.losses[stop] + m.log_theta_mgf[THETAS < 0]).min())
+    assert out.inf_mass - m.inf_mass <= math.exp(log_bound) * (1 + 1e-9)
+    for eps in (0.0, 0.5, 1.0, 2.0):
+        slack = kappa(m.lam) * math.exp(m.log_z - m.lam * eps) * (m.err + out.err)
+        assert hockey_stick(out, eps) + out.inf_mass >= hockey_stick(m, eps) + m.inf_mass - slack
+    # a lower measure's cap follows estimates of the same kind (dropping is sound anywhere)
+    guided = replace(lower, log_theta_mgf=m.log_theta_mgf.copy())
+    cut_lower = _cut(guided, budget, 1e-300, floor=False)
+    assert len(cut_lower.t) < len(lower.t) and cut_lower.inf_mass == 0.0
+    for eps in (0.0, 0.5, 1.0, 2.0):
+        slack = kappa(lower.lam) * math.exp(lower.log_z - lower.lam * eps) * (lower.err + cut_lower.err)
+        assert hockey_stick(cut_lower, eps) <= hockey_stick(lower, eps) + slack
