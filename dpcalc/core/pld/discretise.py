@@ -135,7 +135,7 @@ def _lift_first_cell(pair: Pair, half_edges: np.ndarray) -> np.ndarray:
             if side == -1:
                 f_hi *= 0.5
             side = -1
-    out = half_edges.copy()
+    out: np.ndarray = half_edges.copy()
     out[2 * i + 2] = hi
     return out
 
@@ -447,9 +447,11 @@ def _lower_masses(grid: np.ndarray, lp: np.ndarray, lpl: np.ndarray, lq: np.ndar
     # borrower's fraction times its own share; when they exceed the whole cell both are scaled
     # down. The shares depend on the requests and the requests on the shares: the map from
     # shares to shares is antitone, so from shares of 1 its iterates alternate around the fixed
-    # point; the reserves are taken from the second iterate, whose shares are at least the final
-    # ones (the third), so every borrower finds its take reserved, and the unused reserves
-    # (rounded down a step) are about c^3 of what reserving for full shares left.
+    # point; the reserves are taken from the fourth iterate, whose shares are at least the final
+    # ones (the fifth), so every borrower finds its take reserved, and the unused reserves
+    # (rounded down a step) are about c^5 of what reserving for full shares left. (Reserves
+    # from the second iterate left c^3: at p = 1e-5, sigma = 0.5, h = 2^-15 that cost 7e-11 of
+    # the mean loss a step, 3% of it, next to the pile where c ~ 0.05.)
     def reserve(borrower_share: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         from_above = np.append((c_down * borrower_share)[1:], 0.0)
         from_below = np.insert((c_up * borrower_share)[:-1], 0, 0.0)
@@ -458,8 +460,9 @@ def _lower_masses(grid: np.ndarray, lp: np.ndarray, lpl: np.ndarray, lq: np.ndar
         above, below = from_above * scale, from_below * scale
         return above, below, np.maximum(1.0 - above - below, 0.0)
 
-    _, _, share = reserve(np.ones(count))
-    _, _, share = reserve(share)
+    share = np.ones(count)
+    for _ in range(4):
+        _, _, share = reserve(share)
     # fractions of cell j kept for cells j + 1 and j - 1, and its own share a_j
     reserved_above, reserved_below, share = reserve(share)
     # what each borrower takes
