@@ -155,10 +155,12 @@ def _lower_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     (p0, ep0), (c0, ec0) = sum_laws(bulk, ((bulk,), (bulk_moment,)), r - 1, n0, bulk_tilts)
     n1 = fft_length([(log_bulk, r - 1), (logs(tail), 1)], r * (len(g) - 1) + 1)
     # E[sum e; J, one factor beyond]: the far factor's own e (r ways), or a bulk factor's (r (r - 1) ways)
-    (p1, ep1), (c1, ec1) = sum_laws(bulk, ((tail,), (tail_moment,)), r - 1, n1, tail_tilts)
-    if r > 1:
-        [(c2, ec2)] = sum_laws(bulk, ((tail, bulk_moment),), r - 2, n1, tail_tilts)
+    if r > 1:  # one pass: the (r - 2)-fold power against (tail, bulk), (tail moment, bulk), (tail, bulk moment)
+        (p1, ep1), (c1, ec1), (c2, ec2) = sum_laws(bulk, ((tail, bulk), (tail_moment, bulk), (tail, bulk_moment)),
+                                                    r - 2, n1, tail_tilts)
         c1, ec1 = c1 + (r - 1) * c2, ec1 + (r - 1) * ec2
+    else:
+        (p1, ep1), (c1, ec1) = sum_laws(bulk, ((tail,), (tail_moment,)), r - 1, n1, tail_tilts)
     light = g < 1e-200
     e_err = float(lat.excess_err[~light].max()) if (~light).any() else h
     e_light = r * h * float(g[light].sum()) / t
