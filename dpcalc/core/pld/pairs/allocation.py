@@ -301,6 +301,7 @@ class _AtomPair(Pair):
 
     def __init__(self, atoms: _Atoms, direction: str, support: tuple[float, float]) -> None:
         self.atoms, self.direction, self.support = atoms, direction, support
+        self._below_cap: dict[float, tuple[np.ndarray, np.ndarray]] = {}
         if direction == "remove":
             self.inf_mass = atoms.inf_p
         else:  # the Q-mass at R = 0, and the atom at R = 0 (all r factors at 0) if there is one
@@ -330,9 +331,19 @@ class _AtomPair(Pair):
             return log_r, log_q + (1.0 + power) * log_r
         return -log_r, log_q - power * log_r
 
+    def _below(self, cap: float) -> tuple[np.ndarray, np.ndarray]:
+        """`_ratio_and_mass` of the atoms whose loss lies below cap, kept per cap (the accountant
+        asks for the MGF at many tilts and one or two caps)."""
+        cache = self._below_cap
+        if cap not in cache:
+            log_r, log_q = self._ratio_and_mass
+            below = (log_r if self.direction == "remove" else -log_r) < cap
+            cache[cap] = (np.ascontiguousarray(log_r[below]), np.ascontiguousarray(log_q[below]))
+        return cache[cap]
+
     def log_mgf(self, lam: float, cap: float = math.inf) -> float:
-        loss, log_w = self._loss_and_weight(lam)
-        return _log_sum(np.where(loss < cap, log_w, -math.inf))
+        log_r, log_q = self._below(cap)
+        return _log_sum(log_q + ((1.0 + lam) if self.direction == "remove" else -lam) * log_r)
 
     def moments(self) -> tuple[float, float]:
         loss, log_w = self._loss_and_weight(0.0)

@@ -97,20 +97,12 @@ def lattice(a: float) -> Lattice:
         ends.append(cuts[1:])
         owner.append(np.full(count, k))
     c, d, cell = np.concatenate(starts), np.concatenate(ends), np.concatenate(owner)
-    x, weights = _gauss_legendre_8()
-    half = 0.5 * (d - c)
-    nodes = c[:, None] + half[:, None] * (1.0 + x[None, :])
-    zn = (np.log(nodes) + 0.5 * a * a) / a
-    f = np.exp(-0.5 * zn * zn) / (math.sqrt(2.0 * math.pi) * a * nodes)
     left, right = w[cell], w[cell + 1]
-    mass = half * (f @ weights)
-    # distances of the nodes to the cell's ends, from exact differences of nearby floats (Sterbenz)
-    to_left = half * ((((c - left)[:, None] + half[:, None] * (1.0 + x[None, :])) * f) @ weights)  # A
-    to_right = half * ((((right - d)[:, None] + half[:, None] * (1.0 - x[None, :])) * f) @ weights)  # C
-    # f at a node: z errs by 4u (|log w| + a^2 + 1)/a, so log f by |z| that plus 4u (z^2 + |log w| + 2)
-    zmax = np.max(np.abs(zn), axis=1)
-    log_w = np.abs(np.log(c)) + 1.0
-    node_rel = 8.0 * U * (zmax * (log_w + a * a + 1.0) / a + zmax * zmax + log_w + 20.0)
+    mass, to_left, to_right, node_rel = np.empty(len(c)), np.empty(len(c)), np.empty(len(c)), np.empty(len(c))
+    for s in range(0, len(c), _CHUNK):  # in chunks of pieces: the nodes' arrays stay in cache
+        part = slice(s, s + _CHUNK)
+        mass[part], to_left[part], to_right[part], node_rel[part] = _pieces(a, c[part], d[part], left[part],
+                                                                             right[part])
     g = np.bincount(cell, weights=mass, minlength=k_top)
     above = np.bincount(cell, weights=to_left, minlength=k_top)
     below = np.bincount(cell, weights=to_right, minlength=k_top)
@@ -142,6 +134,29 @@ def lattice(a: float) -> Lattice:
         spread_rel = np.where(spread > 0.0, spread_err / spread, np.inf)
     return Lattice(a=a, h=h, spread=spread, spread_rel=spread_rel, inf_mass=math.exp(log_tail_p) * (1.0 + top_err),
                     cells=g, cells_rel=rel_g, excess=excess, excess_err=np.minimum(excess_err, 2.0 * h), top=top)
+
+
+_CHUNK = 8192
+
+
+def _pieces(a: float, c: np.ndarray, d: np.ndarray, left: np.ndarray,
+            right: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The 8-point Gauss-Legendre sums of pieces [c, d] of cells [left, right) (`lattice`): P, A
+    and C of each piece, and the relative error of the density at its nodes."""
+    x, weights = _gauss_legendre_8()
+    half = 0.5 * (d - c)
+    nodes = c[:, None] + half[:, None] * (1.0 + x[None, :])
+    zn = (np.log(nodes) + 0.5 * a * a) / a
+    f = np.exp(-0.5 * zn * zn) / (math.sqrt(2.0 * math.pi) * a * nodes)
+    mass = half * (f @ weights)
+    # distances of the nodes to the cell's ends, from exact differences of nearby floats (Sterbenz)
+    to_left = half * ((((c - left)[:, None] + half[:, None] * (1.0 + x[None, :])) * f) @ weights)  # A
+    to_right = half * ((((right - d)[:, None] + half[:, None] * (1.0 - x[None, :])) * f) @ weights)  # C
+    # f at a node: z errs by 4u (|log w| + a^2 + 1)/a, so log f by |z| that plus 4u (z^2 + |log w| + 2)
+    zmax = np.max(np.abs(zn), axis=1)
+    log_w = np.abs(np.log(c)) + 1.0
+    node_rel = 8.0 * U * (zmax * (log_w + a * a + 1.0) / a + zmax * zmax + log_w + 20.0)
+    return mass, to_left, to_right, node_rel
 
 
 @functools.lru_cache(maxsize=1)
@@ -231,12 +246,13 @@ class _Convolver:
         return y, err
 
 
-# Exponential tilts (`_sum_law`) of the bulk's sum, in units of 1/(the bulk's last index), and of a
+# Exponential tilts (`sum_laws`) of the bulk's sum, in units of 1/(the bulk's last index), and of a
 # sum with one factor beyond the bulk, in units of 1/(the lattice's last index): enough to compute
-# each atom from the bulk to either end of the support to its own relative precision.
-BULK_TILTS = (0.0, 1.0, -1.0, 2.0, -2.0, 4.0, -4.0, 8.0, -8.0, 16.0, -16.0, 32.0, -32.0, 64.0, -64.0, -256.0,
-               -1024.0, -4096.0, -16384.0)
-TAIL_TILTS = (0.0, 16.0, 32.0, 48.0, 64.0)
+# each atom from the bulk to either end of the support to its own relative precision. (Measured on
+# the design card: tilts of 1, 2, 4 and 8 improved no atom's bound by more than a factor 1.25, at
+# relative errors near 5e-9; tail tilts of 32 and 48 none of mass above 1e-20.)
+BULK_TILTS = (0.0, 16.0, -16.0, 32.0, -32.0, 64.0, -64.0, -256.0, -1024.0, -4096.0, -16384.0)
+TAIL_TILTS = (0.0, 16.0, 64.0)
 
 
 def tilts(units: tuple[float, ...], top: int) -> tuple[float, ...]:
