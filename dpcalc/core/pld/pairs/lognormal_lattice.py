@@ -368,10 +368,13 @@ def sum_laws(b: np.ndarray, factor_sets: tuple[tuple[np.ndarray, ...], ...], m: 
     concentrates the measures near 0 and needs a shorter one; a tilt that would need more than
     2n is skipped. The mass the circular convolution folds back is bounded by `_tail_bound`.
     The power of b and each factor's transform are taken once a tilt for all the sets."""
-    log_b0 = logs(b)
-    blocks_b = _Blocks.of(log_b0)
-    sets = [[logs(x) for x in factors] for factors in factor_sets]
-    set_blocks = [[_Blocks.of(log_x) for log_x in set_logs] for set_logs in sets]
+    # each distinct measure (b, the factors; a measure may enter several sets) once: its logs and blocks
+    arrays = {id(x): x for x in (b, *(x for factors in factor_sets for x in factors))}
+    log_of = {key: logs(x) for key, x in arrays.items()}
+    blocks_of = {key: _Blocks.of(log_x) for key, log_x in log_of.items()}
+    log_b0, blocks_b = log_of[id(b)], blocks_of[id(b)]
+    sets = [[log_of[id(x)] for x in factors] for factors in factor_sets]
+    set_blocks = [[blocks_of[id(x)] for x in factors] for factors in factor_sets]
     empty = [any(not np.isfinite(log_x).any() for log_x in set_logs) for set_logs in sets]
     longest = max([len(b), *(len(x) for factors in factor_sets for x in factors)])
     thetas = 2.0 ** np.arange(-8, 16) / max(longest - 1, 1)
@@ -379,8 +382,9 @@ def sum_laws(b: np.ndarray, factor_sets: tuple[tuple[np.ndarray, ...], ...], m: 
     support = m * (len(b) - 1) + max(sum(len(x) - 1 for x in factors) for factors in factor_sets) + 1
     out = [(np.zeros(n), np.zeros(n) if gone else np.full(n, math.inf)) for gone in empty]
     for theta in tilts:
-        norm_b = _log_mgf(log_b0, theta)
-        norms = [[_log_mgf(log_x, theta) for log_x in set_logs] for set_logs in sets]
+        norm_of = {key: _log_mgf(log_x, theta) for key, log_x in log_of.items()}
+        norm_b = norm_of[id(b)]
+        norms = [[norm_of[id(x)] for x in factors] for factors in factor_sets]
         # the tilted measures' Chernoff bounds: where each set's convolution ends, and its folded mass
         mgfs = [_upper_mgfs([(blocks_b, m, theta, norm_b), *((bl, 1, theta, norm) for bl, norm in
                                                               zip(blocks, set_norms, strict=True))], thetas)
