@@ -364,9 +364,9 @@ def sum_laws(b: np.ndarray, factor_sets: tuple[tuple[np.ndarray, ...], ...], m: 
     multiplies entry j's error by e^(-theta j) times the normalisers, so a tail far from the bulk
     is computed to its own relative precision. A tilt's FFT is as long as its tilted measures need
     (a Chernoff bound, `_upper_mgfs`: they fold back less than e^-_TILT_ALIAS_LOG; at least the
-    inputs' length, and n untilted) and gives the entries below its length: a tilt towards 0
-    concentrates the measures near 0 and needs a shorter one; a tilt that would need more than
-    2n is skipped. The mass the circular convolution folds back is bounded by `_tail_bound`.
+    inputs' length, and n untilted; at most about 2n) and gives the entries below its length: a
+    tilt towards 0 concentrates the measures near 0 and needs a shorter one. The mass the circular
+    convolution folds back is bounded by `_tail_bound`.
     The power of b and each factor's transform are taken once a tilt for all the sets."""
     # each distinct measure (b, the factors; a measure may enter several sets) once: its logs and blocks
     arrays = {id(x): x for x in (b, *(x for factors in factor_sets for x in factors))}
@@ -380,6 +380,7 @@ def sum_laws(b: np.ndarray, factor_sets: tuple[tuple[np.ndarray, ...], ...], m: 
     thetas = 2.0 ** np.arange(-8, 16) / max(longest - 1, 1)
     # the length of the whole support of the longest convolution (no FFT needs more)
     support = m * (len(b) - 1) + max(sum(len(x) - 1 for x in factors) for factors in factor_sets) + 1
+    limit = max(n, min(support, fast_length(2 * n)))
     out = [(np.zeros(n), np.zeros(n) if gone else np.full(n, math.inf)) for gone in empty]
     for theta in tilts:
         norm_of = {key: _log_mgf(log_x, theta) for key, log_x in log_of.items()}
@@ -391,10 +392,10 @@ def sum_laws(b: np.ndarray, factor_sets: tuple[tuple[np.ndarray, ...], ...], m: 
                 for blocks, set_norms in zip(set_blocks, norms, strict=True)]
         reach = max((float(((mgf + _TILT_ALIAS_LOG) / thetas).min()) for mgf, gone in zip(mgfs, empty, strict=True)
                      if not gone), default=0.0)
-        if reach > 2.0 * n:
-            continue  # the tilt moves the measures far beyond the entries asked for (work bounded)
-        # (the untilted FFT gives every entry below n)
-        length = max(min(support, max(fast_length(int(reach) + 1), longest)), n if theta == 0.0 else 0)
+        # at most twice n (the work bounded; the folded mass is bounded whatever the length), and
+        # n untilted (the untilted FFT gives every entry below n)
+        length = min(max(fast_length(int(min(reach, limit)) + 1), longest), limit)
+        length = max(length, n) if theta == 0.0 else length
         kept = min(length, n)
         index = np.arange(kept)
         log_b = log_b0 + theta * np.arange(len(b)) - norm_b
