@@ -105,23 +105,23 @@ def _upper_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     R = inf, its Q-mass at R = 0, both bounded)."""
     rho, l1 = split_errors(lat.spread, lat.spread_rel)
     kb = _bulk_top(lat, r)
-    # the tail: the factor's masses beyond the bulk, index k at k - (kb + 1) (its sums are shifted alike)
-    bulk, tail, first = lat.spread[:kb + 1], lat.spread[kb + 1:], kb + 1
+    bulk, tail = lat.spread[:kb + 1], np.where(np.arange(len(lat.spread)) > kb, lat.spread, 0.0)
     log_bulk = logs(bulk)
     n0 = fft_length([(log_bulk, r)], r * kb + 1)
     [(q0, e0)] = sum_laws(bulk, ((bulk,),), r - 1, n0, tilts(BULK_TILTS, kb))
-    n1 = fft_length([(log_bulk, r - 1), (logs(tail), 1)], (r - 1) * kb + len(tail))
-    [(q1, e1)] = sum_laws(bulk, ((tail,),), r - 1, n1, tilts(TAIL_TILTS, len(lat.spread) - 1))
-    n = max(n0, first + n1)
+    n1 = fft_length([(log_bulk, r - 1), (logs(tail), 1)], r * (len(tail) - 1) + 1)
+    [(q1, e1)] = sum_laws(bulk, ((tail,),), r - 1, n1, tilts(TAIL_TILTS, len(tail) - 1))
+    q1[:kb + 1], e1[:kb + 1] = 0.0, 0.0  # a factor beyond the bulk puts the sum beyond it: exactly 0 below
+    n = max(n0, n1)
     q = np.zeros(n)
     q[:n0] += q0
-    q[first:first + n1] += r * q1
+    q[:n1] += r * q1
     q_err = np.zeros(n)
     q_err[:n0] += e0
-    q_err[first:first + n1] += r * e1
+    q_err[:n1] += r * e1
     ratio = (t - r + np.arange(n) * lat.h) / t
     q_tail = float(tail.sum()) * (1.0 + 1e-9)
-    p_tail = float((tail * np.arange(first, first + len(tail)) * lat.h).sum()) * (1.0 + 1e-9) + lat.inf_mass
+    p_tail = float((tail * np.arange(len(tail)) * lat.h).sum()) * (1.0 + 1e-9) + lat.inf_mass
     more_q, more_p = _two_or_more(r, t, q_tail, p_tail)
     # the sums beyond the FFTs' lengths (`fft_length`), revealed: no factor beyond the bulk, or one (r ways)
     folded = BEYOND * (1.0 + r)
@@ -147,13 +147,13 @@ def _lower_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     kb = _bulk_top(lat, r)
     moment = g * lat.excess
     bulk, bulk_moment = g[:kb + 1], moment[:kb + 1]
-    # the tail beyond the bulk, index k at k - (kb + 1) (its sums are shifted alike)
-    tail, tail_moment, first = g[kb + 1:], moment[kb + 1:], kb + 1
+    beyond = np.arange(len(g)) > kb
+    tail, tail_moment = np.where(beyond, g, 0.0), np.where(beyond, moment, 0.0)
     log_bulk = logs(bulk)
     n0 = fft_length([(log_bulk, r)], r * kb + 1)
     bulk_tilts, tail_tilts = tilts(BULK_TILTS, kb), tilts(TAIL_TILTS, len(g) - 1)
     (p0, ep0), (c0, ec0) = sum_laws(bulk, ((bulk,), (bulk_moment,)), r - 1, n0, bulk_tilts)
-    n1 = fft_length([(log_bulk, r - 1), (logs(tail), 1)], (r - 1) * kb + len(tail))
+    n1 = fft_length([(log_bulk, r - 1), (logs(tail), 1)], r * (len(g) - 1) + 1)
     # E[sum e; J, one factor beyond]: the far factor's own e (r ways), or a bulk factor's (r (r - 1) ways)
     if r > 1:  # one pass: the (r - 2)-fold power against (tail, bulk), (tail moment, bulk), (tail, bulk moment)
         (p1, ep1), (c1, ec1), (c2, ec2) = sum_laws(bulk, ((tail, bulk), (tail_moment, bulk), (tail, bulk_moment)),
@@ -164,10 +164,11 @@ def _lower_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     light = g < 1e-200
     e_err = float(lat.excess_err[~light].max()) if (~light).any() else h
     e_light = r * h * float(g[light].sum()) / t
-    # (a factor beyond the bulk puts the sum beyond it: no outcome below kb + 1)
+    # a factor beyond the bulk puts the sum beyond it: no outcome (exactly 0) below, left out
+    p1, ep1, c1, ec1 = (law[kb + 1:] for law in (p1, ep1, c1, ec1))
     mass, mass_err = np.concatenate((p0, r * p1)), np.concatenate((ep0, r * ep1))
     mom, mom_err = np.concatenate((r * c0, r * c1)), np.concatenate((r * ec0, r * ec1))
-    j = np.concatenate((np.arange(n0), np.arange(first, first + n1)))
+    j = np.concatenate((np.arange(n0), np.arange(kb + 1, n1)))
     base = t - r + j * h
     # e(k) lies in [0, h] (a cell's mean lies in the cell)
     e_lo, e_hi = 0.0, h
@@ -180,7 +181,7 @@ def _lower_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     shift_hi = np.clip(shift + slack, r * e_lo, r * e_hi)
     # two or more factors beyond the bulk, or one in the top cell, or beyond the FFT's reach
     q_tail = float(tail.sum()) * (1.0 + 1e-9) + lat.top
-    p_tail = float((tail * np.arange(first, len(g)) * h + tail_moment).sum()) * (1.0 + 1e-9) + lat.inf_mass
+    p_tail = float((tail * np.arange(len(g)) * h + tail_moment).sum()) * (1.0 + 1e-9) + lat.inf_mass
     more_q, more_p = _two_or_more(r, t, q_tail, p_tail)
     # the sums beyond the FFTs' lengths (`fft_length`): no factor beyond the bulk, or one (r ways)
     folded = BEYOND * (1.0 + r)
