@@ -365,8 +365,10 @@ def sum_laws(b: np.ndarray, factor_sets: tuple[tuple[np.ndarray, ...], ...], m: 
     is computed to its own relative precision. A tilt's FFT is as long as its tilted measures need
     (a Chernoff bound, `_upper_mgfs`: they fold back less than e^-_TILT_ALIAS_LOG; at least the
     inputs' length, and n untilted; at most about 2n) and gives the entries below its length: a
-    tilt towards 0 concentrates the measures near 0 and needs a shorter one. The mass the circular
-    convolution folds back is bounded by `_tail_bound`.
+    tilt towards 0 concentrates the measures near 0 and needs a shorter one. The tilts come in
+    increasing size within each sign; once one reaches beyond 2n, the larger ones of its sign
+    (reaching further still, their normalisers dominated by mass beyond the entries asked for) are
+    left out. The mass the circular convolution folds back is bounded by `_tail_bound`.
     The power of b and each factor's transform are taken once a tilt for all the sets."""
     # each distinct measure (b, the factors; a measure may enter several sets) once: its logs and blocks
     arrays = {id(x): x for x in (b, *(x for factors in factor_sets for x in factors))}
@@ -382,7 +384,10 @@ def sum_laws(b: np.ndarray, factor_sets: tuple[tuple[np.ndarray, ...], ...], m: 
     support = m * (len(b) - 1) + max(sum(len(x) - 1 for x in factors) for factors in factor_sets) + 1
     limit = max(n, min(support, fast_length(2 * n)))
     out = [(np.zeros(n), np.zeros(n) if gone else np.full(n, math.inf)) for gone in empty]
+    capped: set[bool] = set()  # the signs of the tilts whose measures reached beyond the limit
     for theta in tilts:
+        if (theta > 0.0) in capped:
+            continue  # a larger tilt of a sign whose smaller one was capped reaches further still
         norm_of = {key: _log_mgf(log_x, theta) for key, log_x in log_of.items()}
         norm_b = norm_of[id(b)]
         norms = [[norm_of[id(x)] for x in factors] for factors in factor_sets]
@@ -395,7 +400,10 @@ def sum_laws(b: np.ndarray, factor_sets: tuple[tuple[np.ndarray, ...], ...], m: 
         # at most twice n (the work bounded; the folded mass is bounded whatever the length), and
         # n untilted (the untilted FFT gives every entry below n)
         length = min(max(fast_length(int(min(reach, limit)) + 1), longest), limit)
-        length = max(length, n) if theta == 0.0 else length
+        if theta == 0.0:
+            length = max(length, n)
+        elif reach > limit:
+            capped.add(theta > 0.0)
         kept = min(length, n)
         index = np.arange(kept)
         log_b = log_b0 + theta * np.arange(len(b)) - norm_b
