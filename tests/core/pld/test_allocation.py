@@ -208,6 +208,26 @@ def test_one_epoch_lattice_pairs_bracket_the_exact_delta(t, r, sigma, direction)
         assert above - below <= 2.5e-3 * exact + 1e-6, case
 
 
+@pytest.mark.parametrize("direction", ["remove", "add"])
+def test_cells_of_ordered_atoms_agree_with_the_general_sums(direction, monkeypatch):
+    """The spread pair's atoms ascend in loss (descend, add), and `_cells` sums each cell's atoms as
+    one run; taking them as unordered (bincount per cell) gives the same bounds up to the order of
+    the summation (at most (count + 2) u of each sum, inside the bounds' own margins): checked on
+    edges that cover the line, and on edges that leave atoms below and above them."""
+    from dpcalc.core.pld.pairs import allocation
+
+    atoms = AllocationPair(40, 10, 1.0, direction).atoms
+    assert allocation._step(atoms, direction) == (1 if direction == "remove" else -1)
+    rng = np.random.default_rng(7)
+    edge_sets = [np.concatenate(([-math.inf], np.arange(-300, 301) * 0.01, [math.inf])),
+                 np.sort(rng.normal(0.0, 0.3, 40)), np.append(np.sort(rng.normal(0.0, 0.5, 25)), math.inf)]
+    ordered = [_cells(atoms, edges, direction) for edges in edge_sets]
+    monkeypatch.setattr(allocation, "_step", lambda atoms, direction: 0)
+    for edges, fast in zip(edge_sets, ordered, strict=True):
+        for a, b in zip(fast, _cells(atoms, edges, direction), strict=True):
+            assert np.all(np.abs(a - b) <= 1e-9 * np.maximum(a, b) + 1e-300)
+
+
 @pytest.mark.parametrize("t, steps, sigma, epsilon", [(2, 2, 1.0, 0.5), (3, 2, 1.5, 0.1)])
 def test_the_accountant_brackets_one_epoch(t, steps, sigma, epsilon):
     """Through the whole accountant (both orders, the grid): [delta_lower, delta_upper] holds the

@@ -155,18 +155,20 @@ def _lower_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     (p0, ep0), (c0, ec0) = sum_laws(bulk, ((bulk,), (bulk_moment,)), r - 1, n0, bulk_tilts)
     n1 = fft_length([(log_bulk, r - 1), (logs(tail), 1)], r * (len(g) - 1) + 1)
     # E[sum e; J, one factor beyond]: the far factor's own e (r ways), or a bulk factor's (r (r - 1) ways)
-    (p1, ep1), (c1, ec1) = sum_laws(bulk, ((tail,), (tail_moment,)), r - 1, n1, tail_tilts)
-    if r > 1:
-        [(c2, ec2)] = sum_laws(bulk, ((tail, bulk_moment),), r - 2, n1, tail_tilts)
+    if r > 1:  # one pass: the (r - 2)-fold power against (tail, bulk), (tail moment, bulk), (tail, bulk moment)
+        (p1, ep1), (c1, ec1), (c2, ec2) = sum_laws(bulk, ((tail, bulk), (tail_moment, bulk), (tail, bulk_moment)),
+                                                    r - 2, n1, tail_tilts)
         c1, ec1 = c1 + (r - 1) * c2, ec1 + (r - 1) * ec2
+    else:
+        (p1, ep1), (c1, ec1) = sum_laws(bulk, ((tail,), (tail_moment,)), r - 1, n1, tail_tilts)
     light = g < 1e-200
     e_err = float(lat.excess_err[~light].max()) if (~light).any() else h
     e_light = r * h * float(g[light].sum()) / t
-    for law in (p1, ep1, c1, ec1):
-        law[:kb + 1] = 0.0  # a factor beyond the bulk puts the sum beyond it: exactly 0 below
+    # a factor beyond the bulk puts the sum beyond it: no outcome (exactly 0) below, left out
+    p1, ep1, c1, ec1 = (law[kb + 1:] for law in (p1, ep1, c1, ec1))
     mass, mass_err = np.concatenate((p0, r * p1)), np.concatenate((ep0, r * ep1))
     mom, mom_err = np.concatenate((r * c0, r * c1)), np.concatenate((r * ec0, r * ec1))
-    j = np.concatenate((np.arange(n0), np.arange(n1)))
+    j = np.concatenate((np.arange(n0), np.arange(kb + 1, n1)))
     base = t - r + j * h
     # e(k) lies in [0, h] (a cell's mean lies in the cell)
     e_lo, e_hi = 0.0, h
@@ -198,12 +200,9 @@ def _range_add(out: np.ndarray, lo: np.ndarray, hi: np.ndarray, values: np.ndarr
     """out[lo[i]:hi[i] + 1] += at least values[i] (>= 0) for every i: a running sum of a difference
     array, which cancels to within (its terms) u of the sum of the values; that is added where some
     range covers a cell, and a negative residue is clipped."""
-    diff = np.zeros(len(out) + 1)
-    np.add.at(diff, lo, values)
-    np.add.at(diff, hi + 1, -values)
-    cover = np.zeros(len(out) + 1, dtype=np.int64)
-    np.add.at(cover, lo, 1)
-    np.add.at(cover, hi + 1, -1)
+    size = len(out) + 1
+    diff = np.bincount(lo, weights=values, minlength=size) - np.bincount(hi + 1, weights=values, minlength=size)
+    cover = np.bincount(lo, minlength=size) - np.bincount(hi + 1, minlength=size)
     covered = np.cumsum(cover[:-1]) > 0
     margin = 2.0 * (len(values) + 2) * U * float(values.sum())
     out += np.where(covered, np.maximum(np.cumsum(diff[:-1]), 0.0) + margin, 0.0)
@@ -218,35 +217,74 @@ def _losses(atoms: _Atoms, direction: str) -> tuple[np.ndarray, np.ndarray]:
         return -np.log(atoms.r_hi), -np.log(atoms.r_lo)
 
 
+@functools.lru_cache(maxsize=8)
+def _step(atoms: _Atoms, direction: str) -> int:
+    """1 (-1) when both ends of the atoms' loss intervals ascend (descend) with their index, as the
+    spread pair's do; 0 otherwise."""
+    loss_lo, loss_hi = _losses(atoms, direction)
+    for step in (1, -1):
+        lo, hi = loss_lo[::step], loss_hi[::step]
+        if bool(np.all(lo[1:] >= lo[:-1])) and bool(np.all(hi[1:] >= hi[:-1])):
+            return step
+    return 0
+
+
+def _cell_of(edges: np.ndarray, x: np.ndarray, ascending: bool) -> np.ndarray:
+    """searchsorted(edges, x, side="right") - 1: for ascending x, from the edges' places among x."""
+    if not ascending:
+        out: np.ndarray = np.searchsorted(edges, x, side="right") - 1
+        return out
+    counts = np.diff(np.concatenate(([0], np.searchsorted(x, edges, side="left"), [len(x)])))
+    return np.repeat(np.arange(-1, len(edges)), counts)
+
+
 def _cells(atoms: _Atoms, edges: np.ndarray, direction: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Bounds [q_lo, q_hi], [p_lo, p_hi] (remove order) of the Q- and P-mass of each cell
     [edges[i], edges[i+1]) of the direction's loss (remove: log R; add: -log R). An atom counts in
     a cell's lower bounds only when its whole location interval lies in the cell, and in the upper
-    bounds of every cell it may lie in."""
+    bounds of every cell it may lie in. Atoms whose intervals ascend (`_step`) are taken in that
+    order: their cells by bisection of the edges among them, each cell's sums over one run."""
     cells = len(edges) - 1
-    loss_lo, loss_hi = _losses(atoms, direction)
+    step = _step(atoms, direction)
+    view = slice(None, None, step or 1)
+    loss_lo, loss_hi = (x[view] for x in _losses(atoms, direction))
+    q, p, q_err, p_err, r_hi = (x[view] for x in (atoms.q, atoms.p, atoms.q_err, atoms.p_err, atoms.r_hi))
     # cell of each end of an atom's location; -1 below the first edge, `cells` at or above the last
-    i_lo = np.searchsorted(edges, loss_lo, side="right") - 1
-    i_hi = np.searchsorted(edges, loss_hi, side="right") - 1
+    i_lo = _cell_of(edges, loss_lo, step != 0)
+    i_hi = _cell_of(edges, loss_hi, step != 0)
     if edges[-1] == math.inf:  # +inf itself lies in the last cell [e, inf] (an atom at R = inf or 0)
         i_lo, i_hi = np.minimum(i_lo, cells - 1), np.minimum(i_hi, cells - 1)
     inside = (i_hi >= 0) & (i_lo < cells)
     i_lo, i_hi = np.clip(i_lo, 0, cells - 1), np.clip(i_hi, 0, cells - 1)
     sure = inside & (i_lo == i_hi)
     idx = i_lo[sure]
+    every = len(idx) == len(sure)
 
-    def total(values: np.ndarray) -> np.ndarray:
-        out: np.ndarray = np.bincount(idx, weights=values[sure], minlength=cells)
-        return out
+    def chosen(x: np.ndarray) -> np.ndarray:
+        return x if every else x[sure]
 
-    count = np.bincount(idx, minlength=cells).astype(float)
-    r_max = np.zeros(cells)
-    np.maximum.at(r_max, idx, atoms.r_hi[sure])
+    sums = np.zeros((6, cells))
+    count, r_max = np.zeros(cells), np.zeros(cells)
+    if step and len(idx):  # idx ascends: each cell's sure atoms are one run
+        starts = np.flatnonzero(np.concatenate(([True], idx[1:] != idx[:-1])))
+        hit = idx[starts]
+        for row, x in enumerate((q, p, q_err, p_err)):
+            x = chosen(x)
+            sums[row, hit] = np.add.reduceat(x, starts)
+            if row < 2:
+                sums[row + 4, hit] = np.add.reduceat(np.abs(x), starts)
+        count[hit] = np.diff(np.append(starts, len(idx)))
+        r_max[hit] = np.maximum.reduceat(chosen(r_hi), starts)
+    elif len(idx):
+        for row, x in enumerate((q, p, q_err, p_err, np.abs(q), np.abs(p))):
+            sums[row] = np.bincount(idx, weights=x[sure], minlength=cells)
+        count = np.bincount(idx, minlength=cells).astype(float)
+        np.maximum.at(r_max, idx, r_hi[sure])
+    sum_q, sum_p, err_q, err_p, abs_q, abs_p = sums
     # summation rounding: at most (count + 2) u of the sum of absolute values
     sum_err = (count + 2.0) * U
-    q_spread = total(atoms.q_err) + total(np.abs(atoms.q)) * sum_err
-    p_spread = total(atoms.p_err) + total(np.abs(atoms.p)) * sum_err
-    sum_q, sum_p = total(atoms.q), total(atoms.p)
+    q_spread = err_q + abs_q * sum_err
+    p_spread = err_p + abs_p * sum_err
     occupied = count > 0
     q_in = np.where(occupied, atoms.in_err, 0.0)
     p_in = np.where(occupied, atoms.in_err * r_max + atoms.p_in_err, 0.0)
@@ -257,9 +295,9 @@ def _cells(atoms: _Atoms, edges: np.ndarray, direction: str) -> tuple[np.ndarray
     p_lo = np.maximum(sum_p - p_spread, 0.0) * (2.0 - atoms.grow) - p_in
     loose = inside & ~sure
     if loose.any():
-        q_up = (np.maximum(atoms.q[loose], 0.0) + atoms.q_err[loose]) * atoms.grow + atoms.in_err
-        r_up = np.minimum(atoms.r_hi[loose], 1e300)
-        p_up = ((np.maximum(atoms.p[loose], 0.0) + atoms.p_err[loose]) * atoms.grow + atoms.p_rel_q * q_up
+        q_up = (np.maximum(q[loose], 0.0) + q_err[loose]) * atoms.grow + atoms.in_err
+        r_up = np.minimum(r_hi[loose], 1e300)
+        p_up = ((np.maximum(p[loose], 0.0) + p_err[loose]) * atoms.grow + atoms.p_rel_q * q_up
                 + atoms.in_err * r_up + atoms.p_in_err)
         _range_add(q_hi, i_lo[loose], i_hi[loose], q_up)
         _range_add(p_hi, i_lo[loose], i_hi[loose], p_up)
@@ -299,6 +337,7 @@ class _AtomPair(Pair):
 
     def __init__(self, atoms: _Atoms, direction: str, support: tuple[float, float]) -> None:
         self.atoms, self.direction, self.support = atoms, direction, support
+        self._below_cap: dict[float, tuple[np.ndarray, np.ndarray]] = {}
         if direction == "remove":
             self.inf_mass = atoms.inf_p
         else:  # the Q-mass at R = 0, and the atom at R = 0 (all r factors at 0) if there is one
@@ -328,9 +367,19 @@ class _AtomPair(Pair):
             return log_r, log_q + (1.0 + power) * log_r
         return -log_r, log_q - power * log_r
 
+    def _below(self, cap: float) -> tuple[np.ndarray, np.ndarray]:
+        """`_ratio_and_mass` of the atoms whose loss lies below cap, kept per cap (the accountant
+        asks for the MGF at many tilts and one or two caps)."""
+        cache = self._below_cap
+        if cap not in cache:
+            log_r, log_q = self._ratio_and_mass
+            below = (log_r if self.direction == "remove" else -log_r) < cap
+            cache[cap] = (np.ascontiguousarray(log_r[below]), np.ascontiguousarray(log_q[below]))
+        return cache[cap]
+
     def log_mgf(self, lam: float, cap: float = math.inf) -> float:
-        loss, log_w = self._loss_and_weight(lam)
-        return _log_sum(np.where(loss < cap, log_w, -math.inf))
+        log_r, log_q = self._below(cap)
+        return _log_sum(log_q + ((1.0 + lam) if self.direction == "remove" else -lam) * log_r)
 
     def moments(self) -> tuple[float, float]:
         loss, log_w = self._loss_and_weight(0.0)
