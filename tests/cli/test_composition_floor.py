@@ -83,7 +83,7 @@ def test_check_identical_releases_at_their_own_delta(dpcalc, tmp_path):
     result = dpcalc("check", write(tmp_path, text), "--json").json()["result"]
     assert result["total"]["epsilon"] == 3.0
     assert result["releases"][0] == {"name": "a", "mechanism": "dp", "epsilon": 3.0, "delta": 0.271,
-                                     "method": "optimal composition"}
+                                     "method": "optimal composition", "overflow_probability": None}
 
 
 # ---------------------------------------------------------------------------------------------
