@@ -98,9 +98,17 @@ def _lift_first_cell(pair: Pair, half_edges: np.ndarray) -> np.ndarray:
     i = int(np.searchsorted(half_edges[0::2], end, side="right")) - 1
     if i < 0 or 2 * i + 4 >= len(half_edges):
         return half_edges
+    out = half_edges
+    if not end < float(half_edges[2 * i + 1]):
+        # every loss of the cell lies above its point, so its ratio does too, by up to h/2: the
+        # cell is emptied (its upper edge moved down to its point, inside the upper measure's
+        # cell [g, g + h)) and its losses join the next cell, whose point lies above them all
+        if 2 * i + 6 >= len(half_edges):
+            return half_edges
+        out = half_edges.copy()
+        out[2 * i + 2] = half_edges[2 * i + 1]
+        i += 1
     g, top = float(half_edges[2 * i + 1]), float(half_edges[2 * i + 2])
-    if not end < g:
-        return half_edges  # every loss of the cell lies above its point: no edge helps
 
     def excess(c: float) -> float:  # log ratio of [e, c) minus g: increasing in c
         masses = pair.cell_masses(np.array([-math.inf, end, c, math.inf]))
@@ -109,11 +117,11 @@ def _lift_first_cell(pair: Pair, half_edges: np.ndarray) -> np.ndarray:
 
     f_hi = excess(top)
     if not f_hi > 0.0:
-        return half_edges  # at or below its point (it borrows), or no mass
+        return out  # at or below its point (it borrows), or no mass
     lo, hi = g, top
     f_lo = excess(lo)
     if not f_lo < 0.0:
-        return half_edges
+        return out
     # Illinois steps on [lo, hi], excess(lo) < 0 < excess(hi); the answer is hi (ratio >= e^g)
     side = 0
     for _ in range(24):
@@ -124,7 +132,7 @@ def _lift_first_cell(pair: Pair, half_edges: np.ndarray) -> np.ndarray:
             c = 0.5 * (lo + hi)
         f_c = excess(c)
         if math.isnan(f_c):
-            return half_edges
+            return out
         if f_c >= 0.0:
             hi, f_hi = c, f_c
             if side == 1:
@@ -135,9 +143,9 @@ def _lift_first_cell(pair: Pair, half_edges: np.ndarray) -> np.ndarray:
             if side == -1:
                 f_hi *= 0.5
             side = -1
-    out: np.ndarray = half_edges.copy()
-    out[2 * i + 2] = hi
-    return out
+    lifted: np.ndarray = out.copy()
+    lifted[2 * i + 2] = hi
+    return lifted
 
 
 def _mass_bounds(pair: Pair, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

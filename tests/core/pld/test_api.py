@@ -206,9 +206,10 @@ def test_upper_epsilon_is_the_first_grids_upper_bound(p, sigma, steps, accuracy)
 
 
 def test_upper_epsilon_is_sound_where_the_first_grid_is_too_coarse():
-    """p = 0.004, sigma = 0.75: tight_epsilon refines at 1.6e-2; the first grid's bound is
-    looser but still above the true epsilon."""
-    phases = [gaussian(0.004, 0.75, 10_000)]
+    """p = 1e-4, sigma = 0.5, one step: tight_epsilon refines at 1.6e-2; the first grid's bound
+    is looser but still above the true epsilon. (p = 0.004, sigma = 0.75, T = 1e4 served here
+    until the lowest cell was cut at its point: its first grid now meets the accuracy.)"""
+    phases = [gaussian(1e-4, 0.5, 1)]
     assert tight_epsilon(phases, 1e-5, accuracy=1.6e-2).attempts > 1
     upper, _ = upper_epsilon(phases, 1e-5, accuracy=1.6e-2)
     assert upper >= tight_epsilon(phases, 1e-5).epsilon_lower
