@@ -77,6 +77,8 @@ _SHARED_ACCURACY = 0.7
 # leaves that figure wider than the accuracy, runs at this many times the accuracy asked: its
 # interval at that eps is still about as narrow as asked (measured on the design card: 8.9e-4).
 _POINT_ACCURACY_FACTOR = 3.0
+# `_tpr_bounds` takes this many alphas at a time (arrays of this many rows stay in cache).
+_ROWS = 8
 # Relative margin for the rounding of the few floating-point operations on the certified deltas.
 MARGIN = 1e-14
 
@@ -320,25 +322,41 @@ def _tpr_bounds(eps: np.ndarray, upper: np.ndarray, lower: np.ndarray,
     extreme at the ends of the cell when D is constant or linear in x, so f is bounded on the
     cell by its values at the ends with each lower bound of delta, and the smaller bound is kept.
     The constant bound alone loses about |delta'| h per cell of width h; the line, h^2.
+
+    The alphas are taken _ROWS at a time: the same operations on each element, on arrays of
+    _ROWS x len(eps) that stay in the processor's cache (three times faster for the curve's ~100
+    alphas on a 4001-point grid than all at once).
     """
-    tpr_upper = np.min(tpr_terms(eps, upper, alphas), axis=1) * (1.0 + MARGIN)
     x = np.exp(eps)
+    fall = -np.expm1(-eps)
+    shrink = np.exp(-eps)
     x_left, x_right = x[:-1], x[1:]
     floor = lower[1:]  # delta at the right end of each cell: a lower bound on the whole cell
     # the line through the right end with the slope of the next chord, at the left end (last cell: none)
     run = np.append(x[2:] - x[1:-1], math.inf)
     drop = np.append(lower[1:-1] - upper[2:], 0.0)
     line = floor + (x_right - x_left) / run * drop
-    a = alphas[:, None]
-    with np.errstate(over="ignore", invalid="ignore"):
-        first_const = floor + x_left * a
-        first_line = np.minimum(line + x_left * a, floor + x_right * a)
-        second_const = 1.0 - (1.0 - floor - a) / x_left
-        second_line = np.minimum(1.0 - (1.0 - line - a) / x_left, 1.0 - (1.0 - floor - a) / x_right)
-    cells = np.minimum(np.maximum(first_const, first_line), np.maximum(second_const, second_line))
+    tpr_upper = np.empty(len(alphas))
+    cell_lower = np.empty(len(alphas))
+    for start in range(0, len(alphas), _ROWS):
+        rows = slice(start, start + _ROWS)
+        a = alphas[rows, None]
+        # tpr_terms, with the exponentials of the grid computed once
+        with np.errstate(over="ignore"):
+            first = upper[None, :] + x[None, :] * a
+        second = fall[None, :] + shrink[None, :] * (upper[None, :] + a)
+        tpr_upper[rows] = np.min(np.minimum(np.minimum(first, second), 1.0), axis=1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            first_const = floor + x_left * a
+            first_line = np.minimum(line + x_left * a, floor + x_right * a)
+            second_const = 1.0 - (1.0 - floor - a) / x_left
+            second_line = np.minimum(1.0 - (1.0 - line - a) / x_left, 1.0 - (1.0 - floor - a) / x_right)
+        cell_lower[rows] = np.min(np.minimum(np.maximum(first_const, first_line),
+                                             np.maximum(second_const, second_line)), axis=1)
+    tpr_upper *= 1.0 + MARGIN
     with np.errstate(over="ignore"):
         ray = np.minimum(x[-1] * alphas, 1.0 - (1.0 - alphas) / x[-1])
-    tpr_lower = np.minimum(np.min(cells, axis=1), ray) * (1.0 - MARGIN)
+    tpr_lower = np.minimum(cell_lower, ray) * (1.0 - MARGIN)
     tpr_upper = np.minimum(np.maximum(tpr_upper, alphas), 1.0)
     tpr_lower = np.minimum(np.maximum(tpr_lower, alphas), tpr_upper)
     return tpr_upper, tpr_lower
@@ -366,7 +384,15 @@ def _ppv(prior: float, tpr: float, fpr: float) -> float:
 def _curve_alphas(smallest: float) -> np.ndarray:
     low = math.floor(math.log10(min(smallest, _CURVE_SMALLEST)))
     logs = np.logspace(low, 0.0, -low * _CURVE_PER_DECADE + 1)
-    return np.unique(np.concatenate([[0.0], logs, np.linspace(0.0, 1.0, _CURVE_LINEAR)]))
+    return sorted_distinct(np.concatenate([[0.0], logs, np.linspace(0.0, 1.0, _CURVE_LINEAR)]))
+
+
+def sorted_distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values in increasing order (`np.unique` of values without NaN, which would
+    import numpy.ma, ~7 ms of start-up, to check for a masked array)."""
+    ordered = np.sort(values)
+    kept: np.ndarray = ordered[np.concatenate(([True], np.diff(ordered) > 0.0))] if len(ordered) else ordered
+    return kept
 
 
 def _gaussian_risk(phases: Sequence[Phase], fprs: Sequence[float], prior: float,

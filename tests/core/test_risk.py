@@ -18,6 +18,8 @@ beyond the rounding of the last operation where stated).
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import mpmath as mp
 import numpy as np
@@ -28,7 +30,7 @@ from hypothesis import strategies as st
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import tight_delta
 from dpcalc.core.pld.privacy_profile import ProfileBounds
-from dpcalc.core.risk import attack_risk
+from dpcalc.core.risk import _ROWS, MARGIN, _tpr_bounds, attack_risk, sorted_distinct, tpr_terms
 
 mp.mp.dps = 40
 
@@ -364,3 +366,32 @@ def test_riskcal_below_an_attack(p, sigma):
     point = attack_risk(gaussian(sigma, 1, p), fprs=(alpha,)).points[0]
     assert inside(point.tpr.lower, exact, point.tpr.upper)
     assert math.isclose(float(exact), float(subsampled_tpr(p, sigma, alpha)), rel_tol=1e-15)
+
+
+def test_tpr_bounds_in_blocks_equal_one_array():
+    # `_tpr_bounds` takes the alphas _ROWS at a time: each element sees the same operations as
+    # when all alphas are one array, so the bounds are equal to the last bit (here 3 blocks and a
+    # part of one, on the profile of a subsampled run).
+    grid = np.linspace(0.0, math.log(1e6) + 0.1, 801)
+    upper, lower = ProfileBounds(gaussian(1.0, 100, 0.01), [(1e-3, None)]).at(grid)
+    alphas = np.geomspace(1e-6, 0.9, 3 * _ROWS + 3)
+    tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, alphas)
+    whole = np.minimum(np.maximum(np.min(tpr_terms(grid, upper, alphas), axis=1) * (1.0 + MARGIN), alphas), 1.0)
+    assert np.array_equal(tpr_upper, whole)
+    for index in (0, _ROWS, len(alphas) - 1):
+        one_upper, one_lower = _tpr_bounds(grid, upper, lower, alphas[index:index + 1])
+        assert (one_upper[0], one_lower[0]) == (tpr_upper[index], tpr_lower[index])
+
+
+@given(st.lists(st.sampled_from([0.0, 1e-6, 0.025, 0.1, 0.5, 1.0]), max_size=12))
+def test_sorted_distinct_is_unique(values):
+    assert np.array_equal(sorted_distinct(np.array(values, dtype=float)), np.unique(np.array(values, dtype=float)))
+
+
+def test_risk_loads_no_masked_arrays():
+    # np.unique imports numpy.ma (~7 ms of start-up) to check for a masked array: the risk
+    # figures are computed without it
+    code = ("import sys; from dpcalc.core.phases import Phase; from dpcalc.core.risk import attack_risk; "
+            "attack_risk([Phase(sampling_probability=0.01, noise_multiplier=1.0, steps=10)]); "
+            "print('numpy.ma' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
