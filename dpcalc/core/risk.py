@@ -48,6 +48,7 @@ from typing import Literal
 
 import numpy as np
 
+from dpcalc.core.arrays import sorted_distinct
 from dpcalc.core.gdp import delta_for_epsilon, gdp_mu, max_advantage, tpr_at_fpr
 from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
 from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
@@ -385,14 +386,6 @@ def _curve_alphas(smallest: float) -> np.ndarray:
     low = math.floor(math.log10(min(smallest, _CURVE_SMALLEST)))
     logs = np.logspace(low, 0.0, -low * _CURVE_PER_DECADE + 1)
     return sorted_distinct(np.concatenate([[0.0], logs, np.linspace(0.0, 1.0, _CURVE_LINEAR)]))
-
-
-def sorted_distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct values in increasing order (`np.unique` of values without NaN, which would
-    import numpy.ma, ~7 ms of start-up, to check for a masked array)."""
-    ordered = np.sort(values)
-    kept: np.ndarray = ordered[np.concatenate(([True], np.diff(ordered) > 0.0))] if len(ordered) else ordered
-    return kept
 
 
 def _gaussian_risk(phases: Sequence[Phase], fprs: Sequence[float], prior: float,

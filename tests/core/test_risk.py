@@ -27,10 +27,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpcalc.core.arrays import sorted_distinct
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import tight_delta
 from dpcalc.core.pld.privacy_profile import ProfileBounds
-from dpcalc.core.risk import _ROWS, MARGIN, _tpr_bounds, attack_risk, sorted_distinct, tpr_terms
+from dpcalc.core.risk import _ROWS, MARGIN, _tpr_bounds, attack_risk, tpr_terms
 
 mp.mp.dps = 40
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpcalc.core.arrays import sorted_distinct
 from dpcalc.core.budget.releases import (
     DP_MECHANISMS,
     PHASE_MECHANISMS,
@@ -109,7 +110,7 @@ def budget_risk(budget: BudgetFile, overflow: float = 0.0) -> tuple[tuple[RiskCh
         top = math.log(1.0 / fpr) + 0.1
         # the kinks of the randomized responses' profiles are where their bounds are decided
         kinks = [abs(shift) for shift in shifts if abs(shift) <= top]
-        grid = np.unique(np.concatenate([np.linspace(0.0, top, GRID_POINTS), kinks]))
+        grid = sorted_distinct(np.concatenate([np.linspace(0.0, top, GRID_POINTS), kinks]))
         # capped: the uncapped TPR at fpr + eta, plus eta (1 when fpr + eta reaches 1)
         shifted = min(1.0, fpr + overflow)
         terms = tpr_terms(grid, total_delta(grid), np.array([shifted]))

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dpcalc.core.arrays import sorted_distinct
 from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld import bounds, work
 from dpcalc.core.pld.accountant import account_grid
@@ -156,9 +157,7 @@ class ProfileBounds:
         and the lower bound at an anchor above it, hold there too)."""
         anchors = points
         if len(points) > _CLOSED_ANCHORS:
-            anchors = np.sort(np.quantile(points, np.linspace(0.0, 1.0, _CLOSED_ANCHORS), method="nearest"))
-            # distinct anchors (np.unique would import numpy.ma, ~7 ms of start-up)
-            anchors = anchors[np.concatenate(([True], np.diff(anchors) > 0.0))]
+            anchors = sorted_distinct(np.quantile(points, np.linspace(0.0, 1.0, _CLOSED_ANCHORS), method="nearest"))
         closed = [closed_forms(self._sampled, delta=None, epsilon=float(value), accuracy=self.accuracy,
                                reason=self._reason) for value in anchors]
         if self.grid_failed and closed:

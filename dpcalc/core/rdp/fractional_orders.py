@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import log_ndtr
 
+from dpcalc.core.arrays import sorted_distinct
 from dpcalc.core.rdp.integer_orders import _log_a_integer, _log_binomial, _segments
 from dpcalc.core.special_array import log1p_exp
 
@@ -195,7 +196,7 @@ def _interpolated_log_a(q: float, sigma: float, orders: np.ndarray) -> np.ndarra
     """
     low = np.floor(orders)
     high = low + 1.0
-    needed = np.unique(np.concatenate((low[low >= 2.0], high))).astype(np.int64)
+    needed = sorted_distinct(np.concatenate((low[low >= 2.0], high))).astype(np.int64)
     values = dict(zip(needed.tolist(), _log_a_integer(q, sigma, needed).tolist()))
     log_low = np.array([values.get(int(a), 0.0) if a >= 2.0 else 0.0 for a in low])
     log_high = np.array([values[int(a)] for a in high])

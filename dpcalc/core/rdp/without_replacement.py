@@ -62,6 +62,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from dpcalc.core.arrays import sorted_distinct
 from dpcalc.core.limits import SUMMED_ORDER
 from dpcalc.core.rdp.integer_orders import _log_binomial, _segment_log_sum_exp, _segments
 from dpcalc.core.rdp.orders import _check_orders
@@ -145,7 +146,7 @@ def uniform_gaussian_rdp(
     is_integer = floor == order_array
     low = np.where(is_integer, floor, np.maximum(floor, 1.0))  # 1 < a < 2: from a = 1 ...
     high = np.where(is_integer, floor, np.maximum(floor + 1.0, 2.0))  # ... to a = 2
-    needed = np.unique(np.concatenate((low[low >= 2.0], high))).astype(np.int64)
+    needed = sorted_distinct(np.concatenate((low[low >= 2.0], high))).astype(np.int64)
     log_a = _log_a(gamma, kappa, needed)
 
     with np.errstate(over="ignore", invalid="ignore"):

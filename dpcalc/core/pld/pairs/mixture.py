@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from dpcalc.core.arrays import sorted_distinct
 from dpcalc.core.pld.normal import log_density, log_interval_mass
 from dpcalc.core.pld.pairs.base import (
     CellMasses,
@@ -190,7 +191,7 @@ class MixturePair(Pair):
         if high - low <= 2000.0:
             z = np.arange(low - 40.0, high + 40.0 + step, step)
         else:
-            z = np.unique(np.concatenate([np.round(np.arange(c - 40.0, c + 40.0, step) / step) * step for c in peaks]))
+            z = sorted_distinct(np.concatenate([np.round(np.arange(c - 40.0, c + 40.0, step) / step) * step for c in peaks]))
         x = self.sigma * z
         loss = self.log_loss(x)
         directed = loss if self.direction == "remove" else -loss

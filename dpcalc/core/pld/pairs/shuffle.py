@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from dpcalc.core.arrays import sorted_distinct
 from dpcalc.core.pld.normal import NORMAL_RELATIVE_ERROR, log_density, log_interval_mass, log_upper_tail, mills_ratio
 from dpcalc.core.pld.pairs.base import (
     CellMasses,
@@ -326,7 +327,7 @@ class MaxPair(Pair):
             log_r, log_q_density = self._on_grid(int(k[0]), int(k[-1]))
             z = k * step
         else:
-            z = np.unique(np.concatenate([np.round(np.arange(c - 40.0, c + 45.0, step) * 64.0) / 64.0 for c in centres]))
+            z = sorted_distinct(np.concatenate([np.round(np.arange(c - 40.0, c + 45.0, step) * 64.0) / 64.0 for c in centres]))
             log_r = self.log_ratio(z)
             log_q_density = math.log(self.t) + log_density(z) + (self.t - 1) * _log_cdf(z)
         loss = log_r if self.direction == "remove" else -log_r

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from dpcalc.core.arrays import first_of_distinct
 from dpcalc.core.pld.normal import log_density
 from dpcalc.core.pld.pairs.base import CellMasses, Pair, U, _combine, _gauss_legendre_16
 from dpcalc.core.pld.pairs.gaussian import GaussianPair
@@ -88,7 +89,7 @@ class SymmetrisedPair(Pair):
             z_parts.append((left[:, None] + 0.5 * (nodes[None, :] + 1.0)).ravel())
             w_parts.append(np.tile(0.5 * weights, len(left)))
         z = np.concatenate(z_parts)
-        z, first = np.unique(z, return_index=True)  # overlapping windows: count each point once
+        z, first = first_of_distinct(z)  # overlapping windows: count each point once
         log_w = np.log(np.concatenate(w_parts)[first])
         x = pair.sigma * z
         log_r = pair.ratio.log_ratio(x)
