@@ -85,7 +85,7 @@ def _lift_first_cell(pair: Pair, half_edges: np.ndarray) -> np.ndarray:
     (`plan.grid_offset`): p = 0.004, sigma = 0.61 put 17% of a step's mass 0.05 h above its point
     on the grid of step 2^-12, and its lower bound lagged 0.3% at T = 1e4. The cells of a garbling
     may be any partition of the losses, so the edge g + h/2 moves down to the point c in [g, g + h/2)
-    where the ratio of [e, c) reaches e^g (from above, found by bracketed secant steps): the cell
+    where the ratio of [e, c) reaches e^g (from above, by three rounds of 64 cuts): the cell
     sits at its point, and [c, g + 3h/2), now with a lower ratio, lifts itself by borrowing from the
     cell above as every other cell does (`_lower_masses`, O(h^2)). The edge lies inside the upper
     measure's cell [g, g + h), which is the union of the two halves whatever the edge, so the upper
@@ -110,39 +110,25 @@ def _lift_first_cell(pair: Pair, half_edges: np.ndarray) -> np.ndarray:
         i += 1
     g, top = float(half_edges[2 * i + 1]), float(half_edges[2 * i + 2])
 
-    def excess(c: float) -> float:  # log ratio of [e, c) minus g: increasing in c
-        masses = pair.cell_masses(np.array([-math.inf, end, c, math.inf]))
-        log_p, log_q = float(masses.log_p[1]), float(masses.log_q[1])
-        return log_p - log_q - g if math.isfinite(log_p) and math.isfinite(log_q) else math.nan
-
-    f_hi = excess(top)
-    if not f_hi > 0.0:
-        return out  # at or below its point (it borrows), or no mass
-    lo, hi = g, top
-    f_lo = excess(lo)
-    if not f_lo < 0.0:
+    def excess(cuts: np.ndarray) -> np.ndarray:  # log ratio of [e, c) minus g, for sorted cuts c
+        masses = pair.cell_masses(np.concatenate(([-math.inf, end], cuts, [math.inf])))
+        with np.errstate(invalid="ignore"):
+            out: np.ndarray = (np.logaddexp.accumulate(masses.log_p[1:-1])
+                               - np.logaddexp.accumulate(masses.log_q[1:-1]) - g)
         return out
-    # Illinois steps on [lo, hi], excess(lo) < 0 < excess(hi); the answer is hi (ratio >= e^g)
-    side = 0
-    for _ in range(24):
-        if hi - lo <= (top - g) * 2.0**-30:
-            break
-        c = hi - f_hi * (hi - lo) / (f_hi - f_lo)
-        if not lo < c < hi:
-            c = 0.5 * (lo + hi)
-        f_c = excess(c)
-        if math.isnan(f_c):
-            return out
-        if f_c >= 0.0:
-            hi, f_hi = c, f_c
-            if side == 1:
-                f_lo *= 0.5
-            side = 1
-        else:
-            lo, f_lo = c, f_c
-            if side == -1:
-                f_hi *= 0.5
-            side = -1
+
+    # the ratio of [e, c) rises with c, from below g at c = g (every loss below g): three rounds
+    # of 64 cuts each (one evaluation a round) narrow the first cut whose ratio reaches g to
+    # 64^-3 of the half cell
+    lo, hi = g, top
+    for _ in range(3):
+        cuts = np.linspace(lo, hi, 65)[1:]
+        values = excess(cuts)
+        reached = np.flatnonzero(values >= 0.0)
+        if len(reached) == 0 or np.isnan(values[: reached[0]]).any():
+            return out  # at or below its point at the top (it borrows), or no mass
+        j = int(reached[0])
+        lo, hi = (float(cuts[j - 1]) if j > 0 else lo), float(cuts[j])
     lifted: np.ndarray = out.copy()
     lifted[2 * i + 2] = hi
     return lifted

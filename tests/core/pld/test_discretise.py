@@ -79,7 +79,7 @@ def test_the_lowest_cell_is_cut_where_its_ratio_reaches_its_point():
     g = edges[i - 1]  # the cell's grid point
     assert g <= lifted[i] < edges[i]
     cell = pair.cell_masses(np.array([-math.inf, pair.support[0], lifted[i], math.inf]))
-    assert 0.0 <= float(cell.log_p[1] - cell.log_q[1]) - g <= 1e-9 * h
+    assert 0.0 <= float(cell.log_p[1] - cell.log_q[1]) - g <= 1e-5 * h  # the cut found to 64^-3 of h/2
     unlifted = discretise._lift_first_cell
     try:
         discretise._lift_first_cell = lambda pair, half_edges: half_edges
@@ -135,4 +135,4 @@ def test_a_lowest_cell_whose_losses_all_lie_above_its_point_joins_the_next_cell(
     g = edges[cut - 1]  # the next cell's point
     assert g <= lifted[cut] < edges[cut]
     cell = pair.cell_masses(np.array([-math.inf, pair.support[0], lifted[cut], math.inf]))
-    assert 0.0 <= float(cell.log_p[1] - cell.log_q[1]) - g <= 1e-9 * h
+    assert 0.0 <= float(cell.log_p[1] - cell.log_q[1]) - g <= 1e-5 * h  # the cut found to 64^-3 of h/2
