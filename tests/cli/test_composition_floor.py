@@ -128,7 +128,7 @@ def test_check_json_releases_carry_their_own_delta(dpcalc, tmp_path):
     releases = {r["name"]: r for r in result["releases"]}
     # used once: the pair stated in the file
     assert releases["given once"] == {"name": "given once", "mechanism": "dp", "epsilon": 1.0, "delta": 1e-6,
-                                      "method": "given"}
+                                      "method": "given", "overflow_probability": None}
     # used 3 times: accounted at the budget's delta, which their own 1 - (1 - 1e-6)^3 is below
     thrice = releases["given thrice"]
     assert thrice["delta"] == 1e-5
