@@ -1,7 +1,8 @@
 """The L2 bound on the error of a measure's tilted masses (`Tilted.err2`, S5 of
 docs/pld-soundness.md), beside the L1 bound `err`.
 
-References: exact rational arithmetic (fractions.Fraction) for the convolution, both kinds of
+References: exact rational arithmetic (fractions.Fraction) for the convolution (plain FFT,
+direct, and the FFT with the largest atoms split off), both kinds of
 coarsening and truncation of small measures whose inputs carry known errors (an exact vector
 and a perturbed float copy of it: the input bounds are the exact norms of the difference); the
 computed operation is replayed in floats to recover its normaliser, and checked to be the one
@@ -84,6 +85,8 @@ def test_convolution_keeps_the_l2_bound(monkeypatch, fft_path, noise, spread):
     b, xb = _measure(rng, 70, k0=-4, noise=noise, spread=spread)
     if fft_path:
         monkeypatch.setattr(fft, "_DIRECT_CONVOLUTION_BELOW", 0)
+        # the plain FFT (`test_the_largest_atoms_split_off_before_the_fft` covers the split)
+        monkeypatch.setattr(fft, "_split_convolve", lambda *args: None)
         n = len(a.t) + len(b.t) - 1
         n_fft = fft.fast_length(n)
         raw = np.fft.irfft(np.fft.rfft(a.t, n_fft) * np.fft.rfft(b.t, n_fft), n_fft)[:n]
@@ -269,3 +272,54 @@ def test_the_l2_route_only_tightens_the_profile(kind):
         assert np.all(with_l2 <= without)
     else:
         assert np.all(with_l2 >= without)
+
+
+@pytest.mark.parametrize("same", [False, True])
+def test_the_largest_atoms_split_off_before_the_fft(monkeypatch, same):
+    # measures that are nearly one atom (the first squarings of a subsampled step): only the rests
+    # go through the FFT, whose round-off is then relative to their small norms
+    rng = np.random.default_rng(21)
+    a = rng.random(300) ** 3 * 1e-3
+    a[120] = 1.0
+    a /= a.sum()
+    b = a if same else rng.random(250) ** 3 * 1e-3
+    if not same:
+        b[7] = 0.5
+        b /= b.sum()
+    n = len(a) + len(b) - 1
+    n_fft = fft.fast_length(n)
+    a1, b1 = float(np.abs(a).sum()), float(np.abs(b).sum())
+    a2, b2 = float(np.sqrt((a * a).sum())), float(np.sqrt((b * b).sum()))
+    plain1 = fft._fft_error_l1(n_fft, a2, b2, a1, b1)
+    plain2 = fft._fft_error_l2(n_fft, a2 * (1 + 1e-12), b2 * (1 + 1e-12), a1, b1)
+    out = fft._split_convolve(a, None if same else b, n, n_fft, b1, b2 * (1 + 1e-12), plain1, plain2, 1.0)
+    assert out is not None
+    c, l1, l2 = out
+    assert l1 * 10 < plain1 and l2 * 10 < plain2
+    exact = _exact_convolution([F(float(x)) for x in a], [F(float(x)) for x in b])
+    err1, err2 = _norms([F(float(x)) - y for x, y in zip(c, exact, strict=True)])
+    assert err1 <= l1 and err2 <= l2
+    # convolve takes the split (for either kind: the gain is far above 16) and carries its bounds
+    monkeypatch.setattr(fft, "_DIRECT_CONVOLUTION_BELOW", 0)
+    for kind in ("upper", "lower"):
+        ma = Tilted(kind, 1.0, 2.0**-8, 0, a, 0.0, err=0.0, err2=0.0)
+        mb = ma if same else Tilted(kind, 1.0, 2.0**-8, 0, b, 0.0, err=0.0, err2=0.0)
+        product = fft.convolve(ma, mb)
+        total = float(c.sum())
+        assert np.array_equal(product.t, c / total)
+        assert product.err <= l1 / total + 3e-16 and product.err2 <= l2 / total + 3e-16
+
+
+def test_no_split_where_it_does_not_pay():
+    # a spread-out measure: splitting one atom off barely changes the norms, far from the gain of
+    # 16 a lower measure's product asks for
+    rng = np.random.default_rng(22)
+    a = rng.random(400) + 0.5
+    a /= a.sum()
+    n = 2 * len(a) - 1
+    n_fft = fft.fast_length(n)
+    a1, a2 = float(np.abs(a).sum()), float(np.sqrt((a * a).sum()))
+    plain1 = fft._fft_error_l1(n_fft, a2, a2, a1, a1)
+    plain2 = fft._fft_error_l2(n_fft, a2, a2, a1, a1)
+    assert fft._split_convolve(a, None, n, n_fft, a1, a2, plain1, plain2, 16.0) is None
+    assert fft._split_convolve(a, None, n, n_fft, a1, a2, plain1, plain2, 1.0) is not None
