@@ -35,14 +35,57 @@ class _LayerProfile:
         self.s = s
         self.la = np.append(np.logaddexp.accumulate((log_t - layer.lam * s)[::-1])[::-1], -math.inf)
         self.lb = np.append(np.logaddexp.accumulate((log_t - (layer.lam + 1.0) * s)[::-1])[::-1], -math.inf)
+        # the L2 route of S5 (only where it can be the smaller): R_k[j] = sum_(i >= j)
+        # e^(-r_k (s_i - s_j)), r_k = 2 lam + k, k = 0, 1, 2, a geometric sum on the uniform grid
+        self.rw: list[np.ndarray] | None = None
+        if layer.l2 < layer.err and len(s) and layer.lam > 0.0:
+            remaining = (len(s) - np.arange(len(s) + 1)) * layer.h  # exact: integers times a power of 2
+            self.rw = []
+            for k in (0.0, 1.0, 2.0):
+                rate = 2.0 * layer.lam + k
+                self.rw.append(np.expm1(-rate * remaining) / math.expm1(-rate * layer.h))
+            self.s_above = np.append(s, math.inf)  # no bin above x: y = inf, every term 0
 
-    def values(self, x: np.ndarray) -> np.ndarray:
-        j = np.searchsorted(self.s, x, side="right")
+    def values(self, x: np.ndarray, j: np.ndarray | None = None) -> np.ndarray:
+        """The layer's part of delta at x; j, when given, is the first bin above each x."""
+        if j is None:
+            j = np.searchsorted(self.s, x, side="right")
         log_a, log_b = self.la[j], self.lb[j]
         with np.errstate(invalid="ignore", over="ignore"):
             share = -np.expm1(np.minimum(x + log_b - log_a, 0.0))
             value = np.exp(np.minimum(self.layer.log_z + log_a, 700.0)) * share
         return np.where(np.isfinite(log_a), value, 0.0)
+
+    def weight_norms(self, x: np.ndarray, j: np.ndarray | None = None) -> np.ndarray:
+        """Upper bounds on ||w||_2, w_i = e^(-lam (s_i - x)) (1 - e^(-(s_i - x))) over the layer's
+        bins s_i > x (S5: the weights of the errors of t in delta(x) / (Z e^(-lam x))); inf where
+        not computed.
+
+        With j the first bin above x and y = s_j - x, sum w_i^2 =
+        e^(-2 lam y) (R_0[j] - 2 e^(-y) R_1[j] + e^(-2y) R_2[j]) (`rw`). The cancellation is
+        covered by a margin: the sum of the three terms' sizes times their relative error (the
+        geometric sums and exponentials to a few u, and the rounding of s_j - x, whose effect
+        grows with the rates times the distances).
+        """
+        if self.rw is None:
+            return np.full(len(x), math.inf)
+        if len(x) == 0:
+            return np.zeros(0)
+        lam, s = self.layer.lam, self.s
+        if j is None:
+            j = np.searchsorted(s, x, side="right")
+        r0, r1, r2 = (r[j] for r in self.rw)
+        y = self.s_above[j] - x
+        span = float(s[-1] - min(float(x.min()), float(s[0]))) + self.layer.h
+        eps = 16.0 * U * (8.0 + (2.0 * lam + 2.0) * span)
+        e1 = np.exp(-y)
+        with np.errstate(under="ignore"):
+            e1_r1 = 2.0 * e1 * r1
+            e2_r2 = e1 * e1 * r2
+            inner = np.maximum(r0 - e1_r1 + e2_r2, 0.0) + (r0 + e1_r1 + e2_r2) * eps
+            square = np.exp(-2.0 * lam * y) * inner * (1.0 + eps)
+        norms: np.ndarray = np.sqrt(square) * (1.0 + 4.0 * U)
+        return norms
 
 
 class Profile:
@@ -65,14 +108,16 @@ class Profile:
         error = np.zeros(len(x))
         for position, part in enumerate(self.parts):
             layer = part.layer
-            value = part.values(x)
+            above = np.searchsorted(part.s, x, side="right")
+            value = part.values(x, above)
             weight = kappa(layer.lam)
-            base = weight * layer.err
+            # S5: the errors e of t weigh sum_i |e_i| w_i <= min(err max_i w_i, err2 ||w||_2)
+            base = np.minimum(weight * layer.err, layer.l2 * part.weight_norms(x, above))
             if position == 0 and layer.kind == "upper":
                 if layer.drop_rel >= 0.5:
                     return np.ones(len(x))
                 # S6: dropped lower tails, and their interaction with the mass at +inf
-                base += weight * layer.drop_rel * (1.0 + layer.err) / (1.0 - layer.drop_rel)
+                base = base + weight * layer.drop_rel * (1.0 + layer.err) / (1.0 - layer.drop_rel)
                 error += 2.0 * layer.drop_mass * layer.inf_mass
                 total += layer.inf_mass
             with np.errstate(over="ignore"):

@@ -44,8 +44,14 @@ def coarsen(m: Tilted) -> Tilted:
         even[:-1] += f_down * odd
         even[1:] += f_up * odd
         norm = max(keep, f_down + f_up)
-        err = m.err * norm + 4.0 * U * float(np.abs(t).sum()) * max(norm, 1.0)
-        out = replace(m, t=even, k0=k0 // 2, h=2.0 * h, err=err)
+        mass = float(np.abs(t).sum())
+        err = m.err * norm + 4.0 * U * mass * max(norm, 1.0)
+        # L2 (S5): the map's absolute row sums are at most keep + f_down + f_up, its column sums
+        # at most norm; the Schur test bounds its 2-norm by the root of their product. Its
+        # rounding is a few u times M|t| componentwise: 4 u ||M||_2 ||t||_2 <= 4 u ||M||_2 ||t||_1.
+        norm2 = math.sqrt((keep + f_down + f_up) * norm) * (1.0 + 4.0 * U)
+        err2 = m.l2 * norm2 + 4.0 * U * mass * max(norm2, 1.0)
+        out = replace(m, t=even, k0=k0 // 2, h=2.0 * h, err=err, err2=err2)
         if m.log_theta_mgf is not None:
             # a split atom's e^(-theta s) is multiplied by (e^(theta h) + e^((1 - theta) h))/(1 + e^h),
             # which exceeds 1 only for theta > 1
@@ -62,27 +68,7 @@ def coarsen(m: Tilted) -> Tilted:
         # odd atoms, uses a geometric (log-linear) stretch completely.
         shift = lam * h  # the largest factor, e^(lam h) for the lower member moved up
         below, above = odd[:-1], odd[1:]
-        alpha = np.zeros(len(below))
-        beta = np.zeros(len(below))
-        if c < 700.0:
-            ec = math.exp(c)
-            hi = odd + margin
-            lo = np.maximum(odd - margin, 0.0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                rho = np.sqrt(np.concatenate((lo[1:], [0.0])) / np.concatenate(([math.inf], hi[:-1])))
-                rho = np.where(np.isfinite(rho) & (rho > 0.0), rho, 1.0)
-            plan = rho / (rho + ec)
-            hi_below, lo_above = hi[:-1], lo[1:]
-            amount = np.maximum(np.minimum(plan[:-1] * hi_below, (1.0 - plan[1:]) * lo_above / ec), 0.0)
-            positive = (hi_below > 0.0) & (lo_above > 0.0)
-            alpha = np.where(positive, amount / np.where(positive, hi_below, 1.0), 0.0)
-            beta = np.where(positive, amount * ec / np.where(positive, lo_above, 1.0), 0.0)
-            alpha = np.minimum(alpha, plan[:-1]) * (1.0 - 8.0 * U)
-            beta = np.minimum(np.minimum(beta, 1.0 - plan[1:]) * (1.0 + 8.0 * U), 1.0 - plan[1:])
-            # the merged ratio needs beta * above_true >= e^c alpha * below_true: recheck with bounds
-            ok = beta * lo_above >= ec * alpha * hi_below * (1.0 + 8.0 * U)
-            alpha = np.where(ok, alpha, 0.0)
-            beta = np.where(ok, beta, 0.0)
+        alpha, beta = _merge_shares(odd, margin, c)
         used = np.zeros(len(odd))
         used[:-1] += alpha
         used[1:] += beta
@@ -93,17 +79,59 @@ def coarsen(m: Tilted) -> Tilted:
         # junk of odd[i] is rounded down to even[i]
         even[: len(odd)] += junk * odd * f_lower
         norm = max(keep, f_raise)
-        err = m.err * norm + 8.0 * U * float(np.abs(t).sum())
-        out = replace(m, t=even, k0=k0 // 2, h=2.0 * h, err=err, deficiency=m.deficiency * norm)
+        mass = float(np.abs(t).sum())
+        err = m.err * norm + 8.0 * U * mass
+        # L2 (S5): the Schur test with the map's absolute row and column sums (the shares are
+        # fixed numbers here; the exact measure goes through the same map). Odd atom i gives
+        # alpha_i (f_raise = 1) up and beta_(i-1) + junk_i (times f_lower <= 1) down, at most
+        # max(1, used_i) together; even point j takes keep, alpha_(j-1) and
+        # (beta_(j-1) + junk_j) f_lower. Rounding as in the upper branch.
+        column = max(keep, 1.0, float(used.max()) if len(used) else 0.0)
+        row = keep + max(float((alpha + (beta + junk[1:]) * f_lower).max()) if len(alpha) else 0.0,
+                         float(junk[0]) * f_lower if len(junk) else 0.0)
+        norm2 = math.sqrt(row * column) * (1.0 + 8.0 * U)
+        err2 = m.l2 * norm2 + 8.0 * U * mass * max(norm2, 1.0)
+        out = replace(m, t=even, k0=k0 // 2, h=2.0 * h, err=err, err2=err2, deficiency=m.deficiency * norm)
     out.log_z = m.log_z + shift
     total = float(out.t.sum())
     out.t = out.t / total
+    out.err2 = min(out.err2 / total + 2.0 * U, out.err / total + 2.0 * U)
     out.err = out.err / total + 2.0 * U
     if out.kind == "lower":
         out.deficiency = out.deficiency / total
     out.log_z_err = m.log_z_err + 4.0 * U * (abs(out.log_z) + shift + 1.0)
     out.log_z = out.log_z + math.log(total)
     return trim(out)
+
+
+def _merge_shares(odd: np.ndarray, margin: float, c: float) -> tuple[np.ndarray, np.ndarray]:
+    """The shares (alpha_i of odd[i], beta_i of odd[i + 1]) that the pair (odd[i], odd[i + 1]) of a
+    lower measure merges onto the even point between them (`coarsen`, S4): beta_i times the true
+    odd[i + 1] is at least e^c alpha_i times the true odd[i], the true masses being within
+    `margin` of the stored ones."""
+    below = odd[:-1]
+    alpha = np.zeros(len(below))
+    beta = np.zeros(len(below))
+    if c < 700.0:
+        ec = math.exp(c)
+        hi = odd + margin
+        lo = np.maximum(odd - margin, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rho = np.sqrt(np.concatenate((lo[1:], [0.0])) / np.concatenate(([math.inf], hi[:-1])))
+            rho = np.where(np.isfinite(rho) & (rho > 0.0), rho, 1.0)
+        plan = rho / (rho + ec)
+        hi_below, lo_above = hi[:-1], lo[1:]
+        amount = np.maximum(np.minimum(plan[:-1] * hi_below, (1.0 - plan[1:]) * lo_above / ec), 0.0)
+        positive = (hi_below > 0.0) & (lo_above > 0.0)
+        alpha = np.where(positive, amount / np.where(positive, hi_below, 1.0), 0.0)
+        beta = np.where(positive, amount * ec / np.where(positive, lo_above, 1.0), 0.0)
+        alpha = np.minimum(alpha, plan[:-1]) * (1.0 - 8.0 * U)
+        beta = np.minimum(np.minimum(beta, 1.0 - plan[1:]) * (1.0 + 8.0 * U), 1.0 - plan[1:])
+        # the merged ratio needs beta * above_true >= e^c alpha * below_true: recheck with bounds
+        ok = beta * lo_above >= ec * alpha * hi_below * (1.0 + 8.0 * U)
+        alpha = np.where(ok, alpha, 0.0)
+        beta = np.where(ok, beta, 0.0)
+    return alpha, beta
 
 
 def coarsen_to(m: Tilted, h: float) -> Tilted:

@@ -41,21 +41,71 @@ def fast_length(n: int) -> int:
     return best
 
 
-def _fft_error_l1(n_fft: int, a: np.ndarray, b: np.ndarray, na1: float, nb1: float) -> float:
-    """L1 bound on the rounding error of the FFT convolution of a and b (S5).
+def _fft_error_l2(n_fft: int, na2: float, nb2: float, na1: float, nb1: float) -> float:
+    """2-norm bound on the rounding error of the FFT convolution of a and b (S5).
 
-    The 2-norm bound of an FFT-based convolution c = F^-1(F a . F b) is
+    The 2-norm error of an FFT-based convolution c = F^-1(F a . F b) is at most
     gamma (||a||_2 ||b||_1 + ||a||_1 ||b||_2) with gamma = 3 log2(n) eta + 8u: each of the three
     transforms contributes log2(n) eta relative to its input (Higham Thm 24.2 for radix 2; the
     radix-3 and -5 passes of a 2^a 3^b 5^c length are within the same margin, and the test
-    measures it), and |F a|_inf <=
-    ||a||_1 turns the pointwise product into the stated norms. The L1 norm is at most sqrt(n)
-    times the 2-norm. na1 and nb1 are the L1 norms of a and b (the caller has them).
+    measures it), ||F x||_2 = sqrt(n) ||x||_2, and |F a|_inf <= ||a||_1 turns the pointwise
+    product into the stated norms. na2, nb2 and na1, nb1 are the 2- and 1-norms of a and b.
     """
     gamma = 3.0 * math.log2(n_fft) * FFT_ETA + 8.0 * U
-    na2 = float(np.sqrt((a * a).sum()))
-    nb2 = na2 if b is a else float(np.sqrt((b * b).sum()))
+    return gamma * (na2 * nb1 + na1 * nb2)
+
+
+def _fft_error_l1(n_fft: int, na2: float, nb2: float, na1: float, nb1: float) -> float:
+    """L1 bound on the rounding error of the FFT convolution of a and b (S5): the L1 norm of a
+    vector of length n is at most sqrt(n) times its 2-norm (`_fft_error_l2`)."""
+    gamma = 3.0 * math.log2(n_fft) * FFT_ETA + 8.0 * U
     return math.sqrt(n_fft) * gamma * (na2 * nb1 + na1 * nb2)
+
+
+def _split_convolve(a: np.ndarray, b: np.ndarray | None, n: int, n_fft: int, b1: float, b2: float,
+                    fresh: float, fresh2: float, gain: float) -> tuple[np.ndarray, float, float] | None:
+    """a * b (b None: a * a) with the largest atom of each factor split off (S5):
+    a * b = c_a shift(b) + c_b shift(r_a) + r_a * r_b, r the rest, only r_a * r_b through the FFT,
+    whose round-off (`_fft_error_l1`, `_fft_error_l2`) is then relative to the rest's norms.
+    Returns the product with its L1 and L2 rounding bounds if both are below the plain FFT's
+    (`fresh`, `fresh2`) divided by `gain`, else None (then nothing was transformed).
+    The two shifted products and additions round each output by at most 4u times the sum of the
+    absolute terms (two products and two additions), whose norms are at most
+    ||r_a||_p ||r_b||_1 + |c_a| ||b||_p + |c_b| ||r_a||_p."""
+    ia = int(np.argmax(np.abs(a)))
+    ra = a.copy()
+    ca = float(ra[ia])
+    ra[ia] = 0.0
+    if b is None:
+        ib, cb, rb, bb = ia, ca, ra, a
+    else:
+        ib = int(np.argmax(np.abs(b)))
+        rb = b.copy()
+        cb = float(rb[ib])
+        rb[ib] = 0.0
+        bb = b
+    ra1 = float(np.abs(ra).sum()) * (1.0 + len(ra) * U)
+    ra2 = math.sqrt(float((ra * ra).sum()) * (1.0 + (len(ra) + 4) * U))
+    if b is None:
+        rb1, rb2 = ra1, ra2
+    else:
+        rb1 = float(np.abs(rb).sum()) * (1.0 + len(rb) * U)
+        rb2 = math.sqrt(float((rb * rb).sum()) * (1.0 + (len(rb) + 4) * U))
+    if ra1 == 0.0 or rb1 == 0.0:
+        return None
+    # (the inputs' 1-norms as the caller computed them, b1 and b2, may be a few u short: 1.01)
+    l1 = (_fft_error_l1(n_fft, ra2, rb2, ra1, rb1)
+          + 4.0 * U * (ra1 * rb1 + abs(ca) * b1 * 1.01 + abs(cb) * ra1) * 1.01)
+    l2 = (_fft_error_l2(n_fft, ra2, rb2, ra1, rb1)
+          + 4.0 * U * (ra2 * rb1 + abs(ca) * b2 + abs(cb) * ra2) * 1.01) * (1.0 + 4.0 * U)
+    if not (l1 * gain < fresh and l2 * gain < fresh2):
+        return None
+    fr = np.fft.rfft(ra, n_fft)
+    fs = fr if b is None else np.fft.rfft(rb, n_fft)
+    c = np.fft.irfft(fr * fs, n_fft)[:n]
+    c[ia : ia + len(bb)] += ca * bb
+    c[ib : ib + len(ra)] += cb * ra
+    return c, l1, l2
 
 
 def convolve(a: Tilted, b: Tilted) -> Tilted:
@@ -65,30 +115,52 @@ def convolve(a: Tilted, b: Tilted) -> Tilted:
     n = len(a.t) + len(b.t) - 1
     a1 = float(np.abs(a.t).sum())
     b1 = a1 if b is a else float(np.abs(b.t).sum())
+    # 2-norms (the L2 bounds take them rounded up: a sum of n squares is within n u of its value)
+    a2_sum = float((a.t * a.t).sum())
+    b2_sum = a2_sum if b is a else float((b.t * b.t).sum())
+    a2 = math.sqrt(a2_sum * (1.0 + (len(a.t) + 4) * U))
+    b2 = math.sqrt(b2_sum * (1.0 + (len(b.t) + 4) * U))
     if len(a.t) * len(b.t) < _DIRECT_CONVOLUTION_BELOW:
         work.charge(len(a.t) * len(b.t))
         c = np.convolve(a.t, b.t)
         # each output is a sum of at most min(len) products: gamma_n sum |a_i| |b_j|
         m = min(len(a.t), len(b.t))
         fresh = 1.01 * m * U * a1 * b1
+        # componentwise |error| <= 1.01 m u (|a| * |b|), whose 2-norm is at most
+        # 1.01 m u min(||a||_2 ||b||_1, ||a||_1 ||b||_2) (Young's inequality)
+        fresh2 = 1.01 * m * U * min(a2 * b1, a1 * b2) * (1.0 + 4.0 * U)
     else:
         n_fft = fast_length(n)
         work.charge(work.fft_cost(n_fft))
-        fa = np.fft.rfft(a.t, n_fft)
-        fb = fa if b is a else np.fft.rfft(b.t, n_fft)
-        c = np.fft.irfft(fa * fb, n_fft)[:n]
-        fresh = _fft_error_l1(n_fft, a.t, b.t, a1, b1)
+        fresh = _fft_error_l1(n_fft, math.sqrt(a2_sum), math.sqrt(b2_sum), a1, b1)
+        fresh2 = _fft_error_l2(n_fft, a2, b2, a1, b1) * (1.0 + 4.0 * U)
+        # a lower measure's merges depend on its values and on err (`coarsen`): its bounds move
+        # by a few parts in 1e3 of their width either way when the rounding changes, so its
+        # products are split only where that divides the bound by 16 or more
+        gain = 1.0 if a.kind == "upper" else 16.0
+        split = _split_convolve(a.t, b.t if b is not a else None, n, n_fft, b1, b2, fresh, fresh2, gain)
+        if split is not None:
+            c, fresh, fresh2 = split
+        else:
+            fa = np.fft.rfft(a.t, n_fft)
+            fb = fa if b is a else np.fft.rfft(b.t, n_fft)
+            c = np.fft.irfft(fa * fb, n_fft)[:n]
     err = fresh + a.err * b1 + a1 * b.err + a.err * b.err
+    # the same in L2 (S5): with e the input errors, a_c * b_c - a * b = e_a * b_c + a_c * e_b - e_a * e_b,
+    # and ||x * y||_2 <= ||x||_2 ||y||_1 (Young's inequality) in either order
+    ea1, ea2, eb1, eb2 = a.err, a.l2, b.err, b.l2
+    err2 = (fresh2 + min(ea2 * b1, ea1 * b2) + min(a2 * eb1, a1 * eb2) + min(ea2 * eb1, ea1 * eb2)) * (1.0 + 4.0 * U)
     total = float(c.sum())
     if not total > 0.0:
         raise FloatingPointError("composition lost all mass")
     c /= total
     err = err / total + 2.0 * U
+    err2 = min(err2 / total + 2.0 * U, err)
     log_s = math.log(total)
     log_z = a.log_z + b.log_z + log_s
     log_z_err = a.log_z_err + b.log_z_err + 4.0 * U * (abs(log_z) + abs(a.log_z) + abs(log_s) + 1.0)
     out = Tilted(
-        kind=a.kind, lam=a.lam, h=a.h, k0=a.k0 + b.k0, t=c, log_z=log_z, log_z_err=log_z_err, err=err,
+        kind=a.kind, lam=a.lam, h=a.h, k0=a.k0 + b.k0, t=c, log_z=log_z, log_z_err=log_z_err, err=err, err2=err2,
         steps=a.steps + b.steps, offset=add_offsets(a.offset, b.offset),
     )
     if a.kind == "upper":

@@ -63,6 +63,7 @@ class Tilted:
     log_z: float
     log_z_err: float = 0.0  # bound on |computed log_z - exact log_z|
     err: float = 0.0  # bound on the L1 norm of (t - t_exact) (S5)
+    err2: float = math.inf  # bound on the L2 norm of (t - t_exact) (S5); `l2` is the one to use
     inf_mass: float = 0.0  # upper: untilted mass at +inf (already an upper bound)
     drop_rel: float = 0.0  # upper: sum of multiplicity * nu e^(lam f) / MGF over dropped lower tails (S6)
     drop_mass: float = 0.0  # upper: sum of multiplicity * nu over dropped lower tails (S6)
@@ -89,6 +90,13 @@ class Tilted:
         if np.any(error != 0.0):
             raise FloatingPointError("the grid's losses are not representable exactly")
         return losses
+
+    @property
+    def l2(self) -> float:
+        """The bound on the L2 norm of (t - t_exact) to use: err2, or err when that is smaller
+        (the L2 norm of a vector is at most its L1 norm; a measure built without an L2 bound has
+        err2 = inf and falls back on err)."""
+        return min(self.err2, self.err)
 
     def copy(self) -> Tilted:
         """The same measure with its own copy of the masses."""
@@ -160,6 +168,7 @@ def add(x: Tilted, y: Tilted) -> Tilted:
         x, t=t, k0=lo, log_z=log_z,
         log_z_err=max(x.log_z_err, y.log_z_err) + 4.0 * U * (abs(log_z) + 1.0),
         err=wx * x.err + wy * y.err + 2.0 * U * (wx + wy),
+        err2=wx * x.l2 + wy * y.l2 + 2.0 * U * (wx + wy),
         deficiency=wx * x.deficiency + wy * y.deficiency,
         inf_mass=x.inf_mass + y.inf_mass,
         drop_rel=x.drop_rel + y.drop_rel,
@@ -186,6 +195,8 @@ def renormalise(out: Tilted, before: Tilted) -> Tilted:
     into log_z, and the error bounds are rescaled with it (S5)."""
     total = float(out.t.sum())
     out.t /= total
+    # the division rounds each mass by at most u: at most u ||t||_2 <= u ||t||_1 in L2
+    out.err2 = out.l2 / total + 2.0 * U
     out.err = out.err / total + 2.0 * U
     if out.kind == "lower":
         out.deficiency = out.deficiency / total

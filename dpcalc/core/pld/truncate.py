@@ -74,7 +74,11 @@ def truncate(m: Tilted, *, log_inf_budget: float, log_rho_budget: float, multipl
         # error of the moved bins: weights exp(log_z - lam s_j) are largest at j = i + 1. Dropping
         # mass is safe for a lower bound whatever its size, so there only the computed mass counts.
         if m.kind == "upper":
-            err_term = np.exp(np.minimum(m.log_z - lam * (top_s + h) - log_inf_budget, 300.0)) * m.err
+            # sum_(j > i) |e_j| w_j <= min(err max_j w_j, err2 ||w||_2); over the whole grid above
+            # s_i, ||w||_2 <= w_(i+1) / sqrt(1 - e^(-2 lam h)) (a geometric series)
+            weight = np.exp(np.minimum(m.log_z - lam * (top_s + h) - log_inf_budget, 300.0))
+            l2_term = m.l2 / math.sqrt(-math.expm1(-2.0 * lam * h)) * (1.0 + 8.0 * U) if lam * h > 0.0 else math.inf
+            err_term = weight * min(m.err, l2_term)
         else:
             err_term = np.zeros(len(top_t))
         ok = above + err_term <= 1.0
