@@ -295,10 +295,11 @@ def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
         limit = (f"{work.limit_reason(work.WORK_LIMIT)} before a finer grid was done" if out_of_work
                  else "a finer grid did not narrow it" if stalled
                  else "the grid it needs exceeds the size limit")
-        rounding = _rounding_error(outcome)
+        rounding, rounding_l2 = _rounding_error(outcome)
         if rounding > _ROUNDING_NOTED:
             limit += (f"; the certified rounding error of the FFT compositions, which grows with the number of "
-                      f"steps, is {rounding:.2g} of the composed measure here (L1)")
+                      f"steps, is {rounding:.2g} of the composed measure here (L1 norm; {rounding_l2:.2g} in "
+                      "the L2 norm)")
         reached = outcome.width / outcome.value if outcome.value > 0.0 else math.inf
         warnings.append(
             f"the certified interval is {outcome.width:.3g} wide (relative {reached:.2g}), more than the "
@@ -346,14 +347,15 @@ def _intersection(a: Attempt, b: Attempt) -> Attempt:
     return replace(top, lower=max(lowers) if lowers else None)
 
 
-def _rounding_error(outcome: Attempt) -> float:
-    """The largest L1 bound on the rounding error of a composed measure of the attempt (S5)."""
-    largest = 0.0
+def _rounding_error(outcome: Attempt) -> tuple[float, float]:
+    """The largest L1 and L2 bounds on the rounding error of a composed measure of the attempt (S5)."""
+    largest, largest_l2 = 0.0, 0.0
     for measures in outcome.measures.values():
         for m in (measures.upper, measures.lower):
             if m is not None:
                 largest = max(largest, *(layer.err for layer in m.layers()))
-    return largest
+                largest_l2 = max(largest_l2, *(layer.l2 for layer in m.layers()))
+    return largest, largest_l2
 
 
 def _scheme(phases: Sequence[Phase]) -> str:
