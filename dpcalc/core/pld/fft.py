@@ -62,8 +62,8 @@ def _fft_error_l1(n_fft: int, na2: float, nb2: float, na1: float, nb1: float) ->
     return math.sqrt(n_fft) * gamma * (na2 * nb1 + na1 * nb2)
 
 
-def _split_convolve(a: np.ndarray, b: np.ndarray | None, n: int, n_fft: int, b1: float, b2: float,
-                    fresh: float, fresh2: float, gain: float) -> tuple[np.ndarray, float, float] | None:
+def _split_convolve(a: np.ndarray, b: np.ndarray | None, n: int, n_fft: int, a1: float, a2: float, b1: float,
+                    b2: float, fresh: float, fresh2: float, gain: float) -> tuple[np.ndarray, float, float] | None:
     """a * b (b None: a * a) with the largest atom of each factor split off (S5):
     a * b = c_a shift(b) + c_b shift(r_a) + r_a * r_b, r the rest, only r_a * r_b through the FFT,
     whose round-off (`_fft_error_l1`, `_fft_error_l2`) is then relative to the rest's norms.
@@ -72,16 +72,24 @@ def _split_convolve(a: np.ndarray, b: np.ndarray | None, n: int, n_fft: int, b1:
     The two shifted products and additions round each output by at most 4u times the sum of the
     absolute terms (two products and two additions), whose norms are at most
     ||r_a||_p ||r_b||_1 + |c_a| ||b||_p + |c_b| ||r_a||_p."""
-    ia = int(np.argmax(np.abs(a)))
+    # the masses are non-negative up to round-off, so the largest atom is the largest value
+    ia = int(np.argmax(a))
+    ca = float(a[ia])
+    ib = ia if b is None else int(np.argmax(b))
+    cb = ca if b is None else float(b[ib])
+    # Most products gain nothing from the split: estimate the rest's norms from the whole's
+    # (central values, no margins) and transform nothing unless the estimate gains at least half
+    # of what is asked; the bounds themselves are computed from the rests below.
+    ra1_est, ra2_est = max(a1 - abs(ca), 0.0), math.sqrt(max(a2 * a2 - ca * ca, 0.0))
+    rb1_est, rb2_est = max(b1 - abs(cb), 0.0), math.sqrt(max(b2 * b2 - cb * cb, 0.0))
+    if 0.5 * gain * _fft_error_l1(n_fft, ra2_est, rb2_est, ra1_est, rb1_est) >= fresh:
+        return None
     ra = a.copy()
-    ca = float(ra[ia])
     ra[ia] = 0.0
     if b is None:
-        ib, cb, rb, bb = ia, ca, ra, a
+        rb, bb = ra, a
     else:
-        ib = int(np.argmax(np.abs(b)))
         rb = b.copy()
-        cb = float(rb[ib])
         rb[ib] = 0.0
         bb = b
     ra1 = float(np.abs(ra).sum()) * (1.0 + len(ra) * U)
@@ -138,7 +146,7 @@ def convolve(a: Tilted, b: Tilted) -> Tilted:
         # by a few parts in 1e3 of their width either way when the rounding changes, so its
         # products are split only where that divides the bound by 16 or more
         gain = 1.0 if a.kind == "upper" else 16.0
-        split = _split_convolve(a.t, b.t if b is not a else None, n, n_fft, b1, b2, fresh, fresh2, gain)
+        split = _split_convolve(a.t, b.t if b is not a else None, n, n_fft, a1, a2, b1, b2, fresh, fresh2, gain)
         if split is not None:
             c, fresh, fresh2 = split
         else:

@@ -292,7 +292,8 @@ def test_the_largest_atoms_split_off_before_the_fft(monkeypatch, same):
     a2, b2 = float(np.sqrt((a * a).sum())), float(np.sqrt((b * b).sum()))
     plain1 = fft._fft_error_l1(n_fft, a2, b2, a1, b1)
     plain2 = fft._fft_error_l2(n_fft, a2 * (1 + 1e-12), b2 * (1 + 1e-12), a1, b1)
-    out = fft._split_convolve(a, None if same else b, n, n_fft, b1, b2 * (1 + 1e-12), plain1, plain2, 1.0)
+    out = fft._split_convolve(a, None if same else b, n, n_fft, a1, a2 * (1 + 1e-12), b1, b2 * (1 + 1e-12), plain1,
+                              plain2, 1.0)
     assert out is not None
     c, l1, l2 = out
     assert l1 * 10 < plain1 and l2 * 10 < plain2
@@ -321,5 +322,5 @@ def test_no_split_where_it_does_not_pay():
     a1, a2 = float(np.abs(a).sum()), float(np.sqrt((a * a).sum()))
     plain1 = fft._fft_error_l1(n_fft, a2, a2, a1, a1)
     plain2 = fft._fft_error_l2(n_fft, a2, a2, a1, a1)
-    assert fft._split_convolve(a, None, n, n_fft, a1, a2, plain1, plain2, 16.0) is None
-    assert fft._split_convolve(a, None, n, n_fft, a1, a2, plain1, plain2, 1.0) is not None
+    assert fft._split_convolve(a, None, n, n_fft, a1, a2, a1, a2, plain1, plain2, 16.0) is None
+    assert fft._split_convolve(a, None, n, n_fft, a1, a2, a1, a2, plain1, plain2, 1.0) is not None
