@@ -185,6 +185,12 @@ CASES = [
          "dpcalc rdp --no-tight (design card)", None),
     # Issue 18: each sampling scheme within 2x the Poisson pld call on the design card (t = 250
     # steps an epoch, 40 epochs); allocation on the 60-epoch MNIST run in seconds.
+    Case("dpcalc pld --sampling uniform --neighbours replace-one (design card, --json)",
+         dpcalc("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1", "--sampling", "uniform",
+                "--neighbours", "replace-one", "--json"), "dpcalc pld (design card)", 2.0, peak_mib=500),
+    Case("dpcalc pld --sampling shuffle (design card, --json)",
+         dpcalc("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1", "--sampling", "shuffle",
+                "--json"), "dpcalc pld (design card)", 2.0, peak_mib=500),
     Case("dpcalc pld --sampling allocation (design card, --json)",
          dpcalc("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1", "--sampling", "allocation",
                 "--json"), "dpcalc pld (design card)", 2.0, peak_mib=500),
