@@ -352,19 +352,37 @@ def _can_lift(pair: Pair, end: float, g: float, h: float) -> bool:
     return bool(need <= 0.25 * room)
 
 
+def _step_grid(model: PhaseModel, plan: Plan) -> tuple[float, int, int, tuple[int, float, int] | None]:
+    """One step's grid step h, window [k_lo, k_hi] and tail split (`tail_split`)."""
+    h = 2.0 ** math.floor(math.log2(max(model.sd / plan.step_bins, plan.min_step)))
+    while True:
+        k_lo, k_hi = step_window(model, h, plan)
+        split = tail_split(model, h, k_lo, k_hi, plan.lam)
+        if (k_hi if split is None else split[0]) - k_lo <= _MAX_STEP_BINS:
+            return h, k_lo, k_hi, split
+        h *= 2.0
+
+
+def upper_step_measure(model: PhaseModel, plan: Plan) -> Layered:
+    """One step's upper measure alone, for a composition that asks for no lower bound: the grid
+    of `step_measures`, not shifted (the offset serves the lower measure's pile, S4), one mass
+    per cell (`discretise.discretise_upper_step`). Any grid gives a sound upper measure (S1-S3)."""
+    h, k_lo, k_hi, split = _step_grid(model, plan)
+    if split is not None:
+        return step_measures(model, plan)[0]
+    upper = single(discretise.discretise_upper_step(model.pair, h, k_lo, k_hi, plan.lam, 1))
+    upper.bulk.steps = 1
+    # as `step_measures`: the upper measure one step twice as coarse
+    return coarsen_bulk(upper)
+
+
 def step_measures(model: PhaseModel, plan: Plan, align: bool = False) -> tuple[Layered, Layered]:
     """One step of a phase discretised on the plan's grid (S1-S4, S6): (upper, lower).
 
     With `align` (a run of one phase: the offsets of several phases, each exact, need not add
     exactly), a one-layer grid is shifted to put a point at the pile of losses at an end of the
     support (`grid_offset`)."""
-    h = 2.0 ** math.floor(math.log2(max(model.sd / plan.step_bins, plan.min_step)))
-    while True:
-        k_lo, k_hi = step_window(model, h, plan)
-        split = tail_split(model, h, k_lo, k_hi, plan.lam)
-        if (k_hi if split is None else split[0]) - k_lo <= _MAX_STEP_BINS:
-            break
-        h *= 2.0
+    h, k_lo, k_hi, split = _step_grid(model, plan)
     offset = grid_offset(model, h, plan.lam) if align and split is None else 0.0
     if offset:
         # the window in the shifted frame: o + k' h = r + (k' + q) h with r = o - q h in [0, h)

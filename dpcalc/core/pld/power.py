@@ -18,7 +18,14 @@ from dpcalc.core.pld.coarsen import coarsen
 from dpcalc.core.pld.layers import Layered
 from dpcalc.core.pld.measure import split_growth
 from dpcalc.core.pld.model import PhaseModel
-from dpcalc.core.pld.plan import LONG_RUN_STEPS, LONG_RUN_UPPER_FACTOR, TAIL_SHARE, Plan, step_measures
+from dpcalc.core.pld.plan import (
+    LONG_RUN_STEPS,
+    LONG_RUN_UPPER_FACTOR,
+    TAIL_SHARE,
+    Plan,
+    step_measures,
+    upper_step_measure,
+)
 
 # Hard limit on the bins of any composed measure (each layer's FFT works on twice as many
 # doubles): keeps the peak memory of a call near 150 MiB and the time near log2(T) times one
@@ -178,11 +185,13 @@ def compose_run(models: list[PhaseModel], plan: Plan, want_lower: bool, usage: U
     uppers: list[Layered] = []
     lowers: list[Layered] = []
     for model in models:
-        upper, lower = step_measures(model, plan, align=len(models) == 1)
         steps = model.steps
-        uppers.append(Powers(model, upper, plan, steps, usage).compose(steps))
         if want_lower:
+            upper, lower = step_measures(model, plan, align=len(models) == 1)
             lowers.append(Powers(model, lower, plan, steps, usage).compose(steps))
+        else:
+            upper = upper_step_measure(model, plan)
+        uppers.append(Powers(model, upper, plan, steps, usage).compose(steps))
     return Measures(_join(uppers, plan), _join(lowers, plan) if want_lower else None)
 
 

@@ -195,13 +195,16 @@ def test_long_runs(steps):
     (0.01, 0.8, 1_000, 1.6e-2), (0.1, 2.0, 100, 4e-3),
 ])
 def test_upper_epsilon_is_the_first_grids_upper_bound(p, sigma, steps, accuracy):
-    """Where the first grid meets the accuracy (every case here), upper_epsilon is
-    tight_epsilon's upper bound, bit for bit, and its grid step."""
+    """Where the first grid meets the accuracy (every case here), upper_epsilon is an upper bound
+    on that grid (its step): its upper measure is built alone (one mass per cell, no offset), so it
+    differs from tight_epsilon's upper bound by that grid's discretisation error (measured: up to
+    2.5e-10 relative here, 7e-6 at p = 1e-4, sigma = 0.5, T = 1e4), far inside the accuracy."""
     phases = [gaussian(p, sigma, steps)]
     upper, step = upper_epsilon(phases, 1e-5, accuracy=accuracy)
     full = tight_epsilon(phases, 1e-5, accuracy=accuracy)
     assert full.attempts == 1
-    assert (upper, step) == (full.epsilon_upper, full.grid_step)
+    assert step == full.grid_step
+    assert upper == pytest.approx(full.epsilon_upper, rel=1e-6)
     assert upper >= tight_epsilon(phases, 1e-5, accuracy=1e-4).epsilon_lower
 
 
