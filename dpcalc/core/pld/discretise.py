@@ -119,7 +119,7 @@ def _lift_first_cell(pair: Pair, half_edges: np.ndarray) -> np.ndarray:
     if i < 0 or 2 * i + 4 >= len(half_edges):
         return half_edges
     out = half_edges
-    if not end < float(half_edges[2 * i + 1]):
+    if end > float(half_edges[2 * i + 1]):
         # every loss of the cell lies above its point, so its ratio does too, by up to h/2: the
         # cell is emptied (its upper edge moved down to its point, inside the upper measure's
         # cell [g, g + h)) and its losses join the next cell, whose point lies above them all
@@ -133,13 +133,14 @@ def _lift_first_cell(pair: Pair, half_edges: np.ndarray) -> np.ndarray:
     def excess(cuts: np.ndarray) -> np.ndarray:  # log ratio of [e, c) minus g, for sorted cuts c
         masses = pair.cell_masses(np.concatenate(([-math.inf, end], cuts, [math.inf])))
         with np.errstate(invalid="ignore"):
-            out: np.ndarray = (np.logaddexp.accumulate(masses.log_p[1:-1])
-                               - np.logaddexp.accumulate(masses.log_q[1:-1]) - g)
-        return out
+            log_ratio: np.ndarray = (np.logaddexp.accumulate(masses.log_p[1:-1])
+                                     - np.logaddexp.accumulate(masses.log_q[1:-1]) - g)
+        return log_ratio
 
-    # the ratio of [e, c) rises with c, from below g at c = g (every loss below g): three rounds
-    # of 64 cuts each (one evaluation a round) narrow the first cut whose ratio reaches g to
-    # 64^-3 of the half cell
+    # the ratio of [e, c) rises with c (what joins lies at c, above the ratio), from below g at
+    # c = g when e < g (every loss below g; when e = g, an atom at e, the first cut reaches g and
+    # the cell keeps little more than the atom): three rounds of 64 cuts each (one evaluation a
+    # round) narrow the first cut whose ratio reaches g to 64^-3 of the half cell
     lo, hi = g, top
     for _ in range(3):
         cuts = np.linspace(lo, hi, 65)[1:]
