@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from dpcalc.cli.declare import App, Exit, Option
-from dpcalc.cli.mechanism.given import two_of_three
+from dpcalc.cli.mechanism.given import notes, shown, two_of_three
 from dpcalc.cli.options import Json, MaxEpsilon, number
-from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
+from dpcalc.cli.output import Report, Table, emit, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
 app = App()
@@ -95,18 +95,15 @@ def exponential(
 
 
 def _table(result) -> Table:
-    def shown(name: str, value: float) -> str:
-        return format_upper(value) if result.solved_for == name else format_number(value)
-
-    note = {name: ("computed" if result.solved_for == name else "given") for name in ("epsilon", "alpha", "beta")}
+    note = notes(result.solved_for, ("epsilon", "alpha", "beta"))
     factor = "Delta/eps" if result.monotone else "2 Delta/eps"
     theorem = "Thm 3.11, monotone" if result.monotone else "Thm 3.11"
     return Table(
         columns=("quantity", "value", "note"),
         rows=[
-            ("epsilon", shown("epsilon", result.epsilon), note["epsilon"]),
-            ("alpha", shown("alpha", result.alpha), f"{note['alpha']}: error bound"),
-            ("beta", shown("beta", result.beta), f"{note['beta']}: Pr[u <= OPT - alpha]"),
+            ("epsilon", shown(result.solved_for, "epsilon", result.epsilon), note["epsilon"]),
+            ("alpha", shown(result.solved_for, "alpha", result.alpha), f"{note['alpha']}: error bound"),
+            ("beta", shown(result.solved_for, "beta", result.beta), f"{note['beta']}: Pr[u <= OPT - alpha]"),
             ("outcomes |R|", format_number(result.outcomes), "possible outputs"),
             ("sensitivity", format_number(result.sensitivity), "of the utility"),
             ("sampling", result.sampling, "assumed"),

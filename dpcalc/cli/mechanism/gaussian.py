@@ -8,7 +8,7 @@ from typing import Annotated
 
 from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.laplace_eps import parse_probability
-from dpcalc.cli.mechanism.given import option_error, two_of_three
+from dpcalc.cli.mechanism.given import notes, option_error, two_of_three
 from dpcalc.cli.options import (
     DEFAULT_DELTA,
     InputError,
@@ -252,7 +252,7 @@ def _per_coordinate(ctx, given, eps, delta, sensitivities, sigmas, clipping, tar
 
 
 def _table(result, sigma_given: bool) -> Table:
-    note = {name: ("computed" if result.solved_for == name else "given") for name in ("epsilon", "error", "confidence")}
+    note = notes(result.solved_for, ("epsilon", "error", "confidence"))
     if sigma_given:
         note["epsilon"] = "computed"
     if result.solved_for == "epsilon":

@@ -1,12 +1,14 @@
 """What the mechanism commands share about their options: the two-of-three rule (exactly two of
 privacy, noise or accuracy given, the third computed; one message per way of breaking it,
-modelled on `dpcalc laplace-eps`), and a core ParameterError restated with the option's name."""
+modelled on `dpcalc laplace-eps`), a core ParameterError restated with the option's name, and how
+their tables show the given and the computed quantity."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from dpcalc.cli.options import InputError
+from dpcalc.cli.output import format_number, format_upper
 from dpcalc.core.validation import ParameterError
 
 
@@ -42,3 +44,14 @@ def two_of_three(slots: Sequence[tuple[str, str | None, bool]], example: str) ->
 def option_error(error: ParameterError, options: dict[str, str]) -> InputError:
     """A core ParameterError restated with the option's name (`options`: core name -> option)."""
     return InputError(f"{options.get(error.name, error.name)} must be {error.requirement}, got {error.received}")
+
+
+def notes(solved_for: str, names: Sequence[str]) -> dict[str, str]:
+    """The first word of each quantity's note in a table: "computed" for the one solved for,
+    "given" for the others."""
+    return {name: ("computed" if solved_for == name else "given") for name in names}
+
+
+def shown(solved_for: str, name: str, value: float) -> str:
+    """A quantity as a table prints it: the computed one rounded up (a bound), a given one as is."""
+    return format_upper(value) if solved_for == name else format_number(value)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.laplace_eps import parse_probability
-from dpcalc.cli.mechanism.given import option_error, two_of_three
+from dpcalc.cli.mechanism.given import notes, option_error, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, conflict, exact, number
 from dpcalc.cli.output import Report, Table, emit, format_lower, format_number, format_upper
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, ParameterError
@@ -145,7 +145,7 @@ def laplace(
 
 
 def _table(result, scale_given: bool) -> Table:
-    note = {name: ("computed" if result.solved_for == name else "given") for name in ("epsilon", "error", "confidence")}
+    note = notes(result.solved_for, ("epsilon", "error", "confidence"))
     scale_note = "sensitivity / epsilon"
     if scale_given:
         note["epsilon"], scale_note = "computed", "given"

@@ -7,9 +7,9 @@ from typing import Annotated, cast
 import click
 
 from dpcalc.cli.declare import App, Exit, Option
-from dpcalc.cli.mechanism.given import two_of_three
+from dpcalc.cli.mechanism.given import notes, shown, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
-from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
+from dpcalc.cli.output import Report, Table, emit, format_number
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, Interval, ParameterError
 
 app = App()
@@ -123,10 +123,7 @@ def noisy_max(
 
 
 def _table(result, scale_given: bool) -> Table:
-    def shown(name: str, value: float) -> str:
-        return format_upper(value) if result.solved_for == name else format_number(value)
-
-    note = {name: ("computed" if result.solved_for == name else "given") for name in ("epsilon", "gap", "beta")}
+    note = notes(result.solved_for, ("epsilon", "gap", "beta"))
     if scale_given:
         note["epsilon"] = "c Delta / b"
     scale_note = "given" if scale_given else "c Delta / eps"
@@ -135,10 +132,10 @@ def _table(result, scale_given: bool) -> Table:
     return Table(
         columns=("quantity", "value", "note"),
         rows=[
-            ("epsilon", shown("epsilon", result.epsilon), note["epsilon"]),
+            ("epsilon", shown(result.solved_for, "epsilon", result.epsilon), note["epsilon"]),
             ("noise scale b", format_number(result.scale), f"{scale_note}, c = {1 if result.monotone else 2}"),
-            ("gap", shown("gap", result.gap), f"{note['gap']}: top score minus every other"),
-            ("beta", shown("beta", result.beta), f"{note['beta']}: top not reported ({kind})"),
+            ("gap", shown(result.solved_for, "gap", result.gap), f"{note['gap']}: top score minus every other"),
+            ("beta", shown(result.solved_for, "beta", result.beta), f"{note['beta']}: top not reported ({kind})"),
             ("candidates m", format_number(result.candidates), "scores compared"),
             ("sensitivity", format_number(result.sensitivity), "of each score"),
         ],

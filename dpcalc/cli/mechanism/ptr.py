@@ -6,7 +6,7 @@ from typing import Annotated
 
 from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.laplace_eps import parse_probability
-from dpcalc.cli.mechanism.given import option_error
+from dpcalc.cli.mechanism.given import notes, option_error
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, exact, number
 from dpcalc.cli.output import Report, Table, emit, format_number
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, ParameterError
@@ -150,7 +150,7 @@ def check_two_of_three(eps: float | None, scale: float | None, error: float | No
 
 
 def _table(result) -> Table:
-    note = {name: ("computed" if result.solved_for == name else "given") for name in ("epsilon", "error", "confidence")}
+    note = notes(result.solved_for, ("epsilon", "error", "confidence"))
     rows = [
         ("epsilon (each step)", format_number(result.epsilon), f"{note['epsilon']}: spent by the test and the release"),
         ("total epsilon", format_number(result.total_epsilon), "the whole is (2 eps, delta)-DP"),

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.laplace_eps import parse_probability
-from dpcalc.cli.mechanism.given import option_error
+from dpcalc.cli.mechanism.given import notes, option_error
 from dpcalc.cli.mechanism.ptr import check_two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, exact, number
 from dpcalc.cli.output import Report, Table, emit, format_number
@@ -176,7 +176,7 @@ def smooth_sensitivity(
 
 
 def _table(result, privacy: str) -> Table:
-    note = {name: ("computed" if result.solved_for == name else "given") for name in ("epsilon", "error", "confidence")}
+    note = notes(result.solved_for, ("epsilon", "error", "confidence"))
     rows = [("epsilon", format_number(result.epsilon), f"{note['epsilon']}: {privacy}")]
     if result.noise == "laplace":
         rows.append(("delta", format_number(result.delta), "given"))

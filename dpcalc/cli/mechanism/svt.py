@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from dpcalc.cli.declare import App, Exit, Option
-from dpcalc.cli.mechanism.given import two_of_three
+from dpcalc.cli.mechanism.given import notes, shown, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
-from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
+from dpcalc.cli.output import Report, Table, emit, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
 app = App()
@@ -112,17 +112,14 @@ def svt(
 
 
 def _table(result) -> Table:
-    def shown(name: str, value: float) -> str:
-        return format_upper(value) if result.solved_for == name else format_number(value)
-
-    note = {name: ("computed" if result.solved_for == name else "given") for name in ("epsilon", "alpha", "beta")}
+    note = notes(result.solved_for, ("epsilon", "alpha", "beta"))
     theorem = "Thm 3.24" if result.answers == 1 else "Thm 3.26"
     return Table(
         columns=("quantity", "value", "note"),
         rows=[
-            ("epsilon", shown("epsilon", result.epsilon), note["epsilon"]),
-            ("alpha", shown("alpha", result.alpha), f"{note['alpha']}: error bound of every answer"),
-            ("beta", shown("beta", result.beta), f"{note['beta']}: some answer off by more"),
+            ("epsilon", shown(result.solved_for, "epsilon", result.epsilon), note["epsilon"]),
+            ("alpha", shown(result.solved_for, "alpha", result.alpha), f"{note['alpha']}: error bound of every answer"),
+            ("beta", shown(result.solved_for, "beta", result.beta), f"{note['beta']}: some answer off by more"),
             ("queries k", format_number(result.queries), "asked"),
             ("answers c", format_number(result.answers), "positive answers before halting"),
             ("threshold noise", format_number(result.threshold_scale), "Laplace scale 2 c Delta / eps"),

@@ -29,7 +29,8 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, ParameterError
+from dpcalc.core.mechanisms import exactly_two
+from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
 Unknown = Literal["epsilon", "alpha", "beta"]
 
@@ -104,9 +105,7 @@ def exponential_accuracy(
     """Solve DR Thm 3.11's relation for the one of epsilon, alpha, beta not given (exactly two given)."""
     POSITIVE.check("sensitivity", sensitivity)
     POSITIVE_INTEGER.check("outcomes", outcomes)
-    given = [name for name, value in (("epsilon", epsilon), ("alpha", alpha), ("beta", beta)) if value is not None]
-    if len(given) != 2:
-        raise ParameterError("epsilon, alpha, beta", "exactly two of them given", ", ".join(given) or "none")
+    exactly_two("epsilon, alpha, beta", (("epsilon", epsilon), ("alpha", alpha), ("beta", beta)))
     if epsilon is not None:
         POSITIVE.check("epsilon", epsilon)
     if alpha is not None:

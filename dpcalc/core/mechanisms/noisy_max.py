@@ -45,6 +45,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from dpcalc.core.mechanisms import exactly_two
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, Interval, ParameterError
 
 Noise = Literal["laplace", "gumbel", "exponential"]
@@ -209,10 +210,7 @@ def noisy_max_accuracy(
     if beta is not None:
         OPEN_UNIT.check("beta", beta)
     privacy = epsilon if epsilon is not None else scale
-    given = [name for name, value in (("privacy", privacy), ("gap", gap), ("beta", beta)) if value is not None]
-    if len(given) != 2:
-        raise ParameterError("privacy (epsilon or scale), gap, beta", "exactly two of them given",
-                             ", ".join(given) or "none")
+    exactly_two("privacy (epsilon or scale), gap, beta", (("privacy", privacy), ("gap", gap), ("beta", beta)))
     factor = scale_factor(monotone)
     warnings: list[str] = []
     solved: Unknown

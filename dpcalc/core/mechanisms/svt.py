@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
+from dpcalc.core.mechanisms import exactly_two
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, ParameterError
 
 Unknown = Literal["epsilon", "alpha", "beta"]
@@ -92,9 +93,7 @@ def svt_accuracy(
     POSITIVE.check("sensitivity", sensitivity)
     if answers > queries:
         raise ParameterError("answers", f"at most the number of queries {queries}", answers)
-    given = [name for name, value in (("epsilon", epsilon), ("alpha", alpha), ("beta", beta)) if value is not None]
-    if len(given) != 2:
-        raise ParameterError("epsilon, alpha, beta", "exactly two of them given", ", ".join(given) or "none")
+    exactly_two("epsilon, alpha, beta", (("epsilon", epsilon), ("alpha", alpha), ("beta", beta)))
     if epsilon is not None:
         POSITIVE.check("epsilon", epsilon)
     if alpha is not None:
