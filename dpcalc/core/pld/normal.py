@@ -190,14 +190,13 @@ def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np
     nonempty = high > low
     with np.errstate(over="ignore", invalid="ignore"):
         narrow = nonempty & np.isfinite(low) & np.isfinite(high) & ((high - low) ** 4 < 480.0 * _SIMPSON_ACCEPT)
-    if narrow.any():
-        where = np.flatnonzero(narrow)
-        log_s, rel_s = _simpson(low[where], high[where])
-        good = np.isfinite(log_s) & (rel_s <= _SIMPSON_ACCEPT)
-        log_mass[where[good]] = log_s[good]
-        rel_err[where[good]] = rel_s[good]
-        nonempty = nonempty.copy()
-        nonempty[where[good]] = False
+    where = np.flatnonzero(narrow)
+    log_s, rel_s = _simpson(low[where], high[where])
+    good = np.isfinite(log_s) & (rel_s <= _SIMPSON_ACCEPT)
+    log_mass[where[good]] = log_s[good]
+    rel_err[where[good]] = rel_s[good]
+    nonempty = nonempty & ~narrow
+    nonempty[where[~good]] = True  # the tails' difference below, then the better of the two
     # Mirror so that the interval lies mostly at or above zero: [low, high) -> (-high, -low].
     mirror = nonempty & (high + low < 0.0)
     a = np.where(mirror, -high, low)
@@ -240,7 +239,13 @@ def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np
             factor = np.where(one_minus > 0.0, np.exp(d) * d_err / one_minus, math.inf)
         # exp(-a^2/2) and the rounding of the returned logarithm itself
         rel_err[deep] = eps + factor + 8.0 * UNIT_ROUNDOFF * (1.0 + 0.5 * aa * aa) + 2.0 * UNIT_ROUNDOFF * np.abs(log_mass[deep])
-    _narrow_intervals(low, high, nonempty, log_mass, rel_err)
+    # narrow intervals whose Simpson bound was not accepted: it replaces the tails' where tighter;
+    # the wider ones get it computed where it may be
+    rest = where[~good]
+    better = np.isfinite(log_s[~good]) & (rel_s[~good] < rel_err[rest])
+    log_mass[rest[better]] = log_s[~good][better]
+    rel_err[rest[better]] = rel_s[~good][better]
+    _narrow_intervals(low, high, nonempty & ~narrow, log_mass, rel_err)
     return log_mass, rel_err
 
 

@@ -369,7 +369,7 @@ def upper_step_measure(model: PhaseModel, plan: Plan) -> Layered:
     per cell (`discretise.discretise_upper_step`). Any grid gives a sound upper measure (S1-S3)."""
     h, k_lo, k_hi, split = _step_grid(model, plan)
     if split is not None:
-        return step_measures(model, plan)[0]
+        return _step_measures_on(model, plan, h, k_lo, k_hi, split, align=False)[0]
     upper = single(discretise.discretise_upper_step(model.pair, h, k_lo, k_hi, plan.lam, 1))
     upper.bulk.steps = 1
     # as `step_measures`: the upper measure one step twice as coarse
@@ -383,6 +383,12 @@ def step_measures(model: PhaseModel, plan: Plan, align: bool = False) -> tuple[L
     exactly), a one-layer grid is shifted to put a point at the pile of losses at an end of the
     support (`grid_offset`)."""
     h, k_lo, k_hi, split = _step_grid(model, plan)
+    return _step_measures_on(model, plan, h, k_lo, k_hi, split, align)
+
+
+def _step_measures_on(model: PhaseModel, plan: Plan, h: float, k_lo: int, k_hi: int,
+                      split: tuple[int, float, int] | None, align: bool) -> tuple[Layered, Layered]:
+    """`step_measures` on the grid `_step_grid` chose."""
     offset = grid_offset(model, h, plan.lam) if align and split is None else 0.0
     if offset:
         # the window in the shifted frame: o + k' h = r + (k' + q) h with r = o - q h in [0, h)
