@@ -391,7 +391,9 @@ def student_t_log_tail(z: float, degrees: int) -> float:
 
     (sum_k a_k y^k = (1 - y)^(-1/2), and sum_k b_k y^k = arcsin(sqrt y) / sqrt(y (1 - y)), which
     at y = cos^2 theta is (pi/2 - theta) / (sin theta cos theta)). For c^2 > 1/2 (z < sqrt d)
-    the tail is above 0.18 and is taken as 1 minus the finite sums.
+    the series converges slowly, so there the tail is taken as 1 minus the finite sums wherever it
+    is at least 0.1 (a cancellation of at most a factor 10); below sqrt(d) it can be far smaller
+    for many degrees of freedom (d = 98, z = 9.89: about 6e-16), and then the series is summed.
     """
     DEGREES.check("degrees", degrees)
     if math.isnan(z) or z < 0.0:
@@ -404,7 +406,7 @@ def student_t_log_tail(z: float, degrees: int) -> float:
     u2 = math.exp(2.0 * log_u) if log_u < 300.0 else math.inf
     odd = degrees % 2 == 1
     first = (degrees - 1) // 2 if odd else degrees // 2
-    if u2 > 1.0:  # z < sqrt(d): 1 - P(|T| <= z) from the finite sums, the tail being above 0.18
+    if u2 > 1.0:  # z < sqrt(d): 1 - P(|T| <= z) from the finite sums where the tail is >= 0.1
         c2 = 1.0 / (1.0 + 1.0 / u2)  # u2 may be inf (z below 1e-130): c2 = 1, sin theta = 0
         sin = 1.0 / math.sqrt(1.0 + u2)
         total, term = 0.0, 1.0
@@ -416,7 +418,8 @@ def student_t_log_tail(z: float, degrees: int) -> float:
             inside = 2.0 / math.pi * (theta + sin * math.sqrt(c2) * total)
         else:
             inside = sin * total
-        return math.log1p(-inside)
+        if inside <= 0.9:
+            return math.log1p(-inside)
     log_c2 = 2.0 * log_u - math.log1p(u2)
     coefficient = 1.0  # a_first or b_first, a product of at most 50 ratios
     for k in range(first):

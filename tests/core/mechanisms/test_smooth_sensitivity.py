@@ -105,6 +105,18 @@ def test_student_t_tail_matches_mpmath(degrees, z):
     assert math.exp(student_t_log_tail(z, degrees)) == pytest.approx(float(expected), rel=1e-12)
 
 
+@pytest.mark.parametrize("degrees", [30, 50, 98, 100])
+@pytest.mark.parametrize("fraction", [0.5, 0.9, 0.999])
+def test_student_t_tail_just_below_sqrt_d(degrees, fraction):
+    # below z = sqrt(d) the tail of many degrees of freedom can be tiny (d = 98, z = 9.89: ~6e-16);
+    # 1 minus the finite sums there lost it entirely (a math domain error, found by hypothesis at
+    # d = 98, q = 2.2e-16). Reference: mpmath betainc at 50 digits.
+    z = fraction * math.sqrt(degrees)
+    d, zz = mpmath.mpf(degrees), mpmath.mpf(z)
+    expected = mpmath.betainc(d / 2, mpmath.mpf(1) / 2, 0, d / (d + zz**2), regularized=True)
+    assert math.exp(student_t_log_tail(z, degrees)) == pytest.approx(float(expected), rel=1e-12)
+
+
 def test_student_t_log_tail_far_out():
     # the log stays exact where the tail underflows: d = 30, z = 1e40, mpmath 50 digits
     expected = mpmath.log(mpmath.betainc(15, mpmath.mpf(1) / 2, 0, 30 / (30 + mpmath.mpf(10) ** 80), regularized=True))
