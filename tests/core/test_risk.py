@@ -27,7 +27,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpcalc.core.arrays import sorted_distinct
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import tight_delta
 from dpcalc.core.pld.privacy_profile import ProfileBounds
@@ -382,11 +381,6 @@ def test_tpr_bounds_in_blocks_equal_one_array():
     for index in (0, _ROWS, len(alphas) - 1):
         one_upper, one_lower = _tpr_bounds(grid, upper, lower, alphas[index:index + 1])
         assert (one_upper[0], one_lower[0]) == (tpr_upper[index], tpr_lower[index])
-
-
-@given(st.lists(st.sampled_from([0.0, 1e-6, 0.025, 0.1, 0.5, 1.0]), max_size=12))
-def test_sorted_distinct_is_unique(values):
-    assert np.array_equal(sorted_distinct(np.array(values, dtype=float)), np.unique(np.array(values, dtype=float)))
 
 
 def test_risk_loads_no_masked_arrays():
