@@ -217,8 +217,9 @@ def risk(*, p: float | None = None, sigma: float | None = None, T: int | None = 
     The run is given as for `pld_epsilon`. `fpr`: the false-positive rates at which the largest
     true-positive rate of a membership attack is bounded (default the command's); `prior`: the
     prior of the Bayes success figure; `kappa`: the baseline of the reconstruction figure;
-    `max_batch_size` caps Poisson batches (needs `n`): every figure is the capped run's, moved by
-    the overflow probability (`risk --max-batch-size`; `result.overflow`).
+    `max_batch_size` caps Poisson batches (needs `n`): every figure is the capped run's, the
+    Poisson run's moved by the overflow probability or, step by step under add-remove, by less
+    (`risk --max-batch-size`; `result.overflow` is what the upper ends moved by).
 
     Returns `core.risk.RiskResult` (e.g. `result.points[0].tpr.upper`, `result.advantage.upper`).
     """
@@ -228,17 +229,17 @@ def risk(*, p: float | None = None, sigma: float | None = None, T: int | None = 
     run = _phases(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
                   sensitivity=sensitivity, mechanism=mechanism, scale=scale, phases=phases, sampling=sampling,
                   neighbours=neighbours, examples_per_user=examples_per_user)
-    overflow = 0.0
+    above = below = 0.0
     if max_batch_size is not None:
-        from dpcalc.core.pld.truncation import Truncation, overflow_probability
+        from dpcalc.core.pld.truncation import Truncation, cap_costs
 
         if n is None:
             raise ValueError("max_batch_size needs the dataset size n (with batch_size): the chance of a batch "
                              "above the cap depends on it")
-        overflow = overflow_probability(run, Truncation(n, max_batch_size))
+        above, below = cap_costs(run, Truncation(n, max_batch_size))
     return attack_risk(run, fprs=tuple(DEFAULT_FPRS if fpr is None else fpr),
                        prior=DEFAULT_PRIOR if prior is None else prior, kappa=kappa,
-                       accuracy=ACCURACY.check("accuracy", accuracy), overflow=overflow)
+                       accuracy=ACCURACY.check("accuracy", accuracy), overflow=above, overflow_below=below)
 
 
 def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accountant: Accountant = "pld",

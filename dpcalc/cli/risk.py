@@ -161,13 +161,14 @@ def risk(
     from dpcalc.core.risk import attack_risk
 
     truncation: dict[str, Any] | None = None
-    overflow = 0.0
+    above = below = 0.0
     if max_batch_size is not None:
-        overflow = _overflow(phases, row["n"], max_batch_size)
+        overflow, above, below = _overflow(phases, row["n"], max_batch_size)
         truncation = {"max_batch_size": max_batch_size, "n": row["n"], "overflow_probability": overflow}
     progress.describe("certified attack risk (PLD accountant)")
     with paused_gc():
-        result = attack_risk(phases, fprs=fprs, prior=chosen_prior, kappa=kappa, accuracy=width, overflow=overflow)
+        result = attack_risk(phases, fprs=fprs, prior=chosen_prior, kappa=kappa, accuracy=width, overflow=above,
+                             overflow_below=below)
     inputs = {
         "phases": [phase_inputs(item) for item in phases],
         "noise_std": row["noise_std"],
@@ -179,10 +180,13 @@ def risk(
         "max_batch_size": max_batch_size,
     }
     warnings = list(result.warnings) + _gdp_warnings(result)
-    if truncation is not None and overflow > 0.0:
+    if truncation is not None and truncation["overflow_probability"] > 0.0:
+        moved = ("by it" if (above, below) == (truncation["overflow_probability"],) * 2 else
+                 f"by {above:.3g} above and {below:.3g} below (step by step: a record added to a capped batch pushes "
+                 "at most one other out)")
         warnings.append(f"batches capped at {max_batch_size}: some batch overflows with probability at most "
-                        f"{overflow:.3g}; every figure is the Poisson run's moved by it (the central-limit GDP "
-                        "figures, of the uncapped run, are left out).")
+                        f"{truncation['overflow_probability']:.3g}; every figure is the Poisson run's moved {moved} "
+                        "(the central-limit GDP figures, of the uncapped run, are left out).")
     report = Report(
         command="risk",
         inputs=inputs,
@@ -207,15 +211,18 @@ def _check_cap(n: Any, phase: list[str] | None) -> None:
                          "(or --T), so that the chance of a batch above the cap is known")
 
 
-def _overflow(phases: list[Any], dataset_size: int, max_batch_size: int) -> float:
-    """eta: a certified upper bound on the probability that some batch exceeds the cap (core.pld.truncation)."""
-    from dpcalc.core.pld.truncation import Truncation, overflow_probability
+def _overflow(phases: list[Any], dataset_size: int, max_batch_size: int) -> tuple[float, float, float]:
+    """eta, a certified upper bound on the probability that some batch exceeds the cap, and what
+    the cap may move the figures by above and below (`core.pld.truncation.cap_costs`)."""
+    from dpcalc.core.pld.truncation import Truncation, cap_costs, overflow_probability
 
     for item in phases:
         if item.mechanism != "gaussian" or item.sampling != "poisson":
             raise InputError(f"--max-batch-size caps Poisson batches of the gaussian mechanism, got {item.sampling} "
                              f"sampling of the {item.mechanism} mechanism")
-    return overflow_probability(phases, Truncation(dataset_size, max_batch_size))
+    truncation = Truncation(dataset_size, max_batch_size)
+    overflow = overflow_probability(phases, truncation)
+    return (overflow, *cap_costs(phases, truncation, overflow))
 
 
 def _interval(bounds: Bounds, name: str) -> dict[str, float]:

@@ -139,15 +139,18 @@ class RiskResult:
     grid_step: float
     gaussian: GaussianRisk | None
     warnings: tuple[str, ...] = ()
-    overflow: float = 0.0  # capped batches: the probability bound eta every figure was moved by
+    overflow: float = 0.0  # capped batches: what the upper figures were moved by (eta, or less: `cap_costs`)
 
 
 def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS, prior: float = DEFAULT_PRIOR,
-                kappa: float | None = None, accuracy: float = DEFAULT_ACCURACY, overflow: float = 0.0) -> RiskResult:
+                kappa: float | None = None, accuracy: float = DEFAULT_ACCURACY, overflow: float = 0.0,
+                overflow_below: float | None = None) -> RiskResult:
     """Certified attack-risk figures of the run `phases` (any run the PLD accountant takes), or,
     with `overflow` = eta > 0, of the run with its Poisson batches capped, eta bounding the
     probability that some batch overflows (module docstring; the figures of the uncapped run are
     moved by eta, and the central-limit figures, which describe the uncapped run, are left out).
+    `overflow_below` (default `overflow`) moves the lower ends instead, where a smaller distance
+    is known for them (`core.pld.truncation.cap_costs`).
 
     Composes the run once, for epsilon at a delta between the advantage and the smallest asked
     FPR (or kappa), which serves every figure in most runs; where the advantage, the Bayes success
@@ -162,6 +165,7 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     if kappa is not None:
         OPEN_UNIT.check("kappa", kappa)
     PROBABILITY.check("overflow", overflow)
+    eta_below = overflow if overflow_below is None else PROBABILITY.check("overflow_below", overflow_below)
     bayes_eps = abs(math.log1p(-prior) - math.log(prior))
     special = np.array(asked + (() if kappa is None else (kappa,)))
     smallest = float(special.min())
@@ -173,18 +177,18 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     grid = np.linspace(0.0, top, GRID_POINTS)
     share = min(prior, 1.0 - prior)
 
-    def read(profile: ProfileBounds, eta: float = 0.0) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                                                Bounds, Bounds]:
+    def read(profile: ProfileBounds, eta: float = 0.0, below: float = 0.0) -> tuple[
+            np.ndarray, np.ndarray, np.ndarray, np.ndarray, Bounds, Bounds]:
         upper, lower = profile.at(grid)
-        tpr_upper, tpr_lower = _capped_tpr_bounds(grid, upper, lower, special, eta)
+        tpr_upper, tpr_lower = _capped_tpr_bounds(grid, upper, lower, special, eta, below)
         (zero_upper, bayes_upper), (zero_lower, bayes_lower) = profile.at(np.array([0.0, bayes_eps]))
         # guessing alone succeeds with max(prior, 1 - prior): the true figure is never below it
         bayes = Bounds(min(1.0, (1.0 - share + share * float(bayes_upper) + eta) * (1.0 + MARGIN)),
-                       max(1.0 - share, (1.0 - share + share * float(bayes_lower) - eta) * (1.0 - MARGIN)))
+                       max(1.0 - share, (1.0 - share + share * float(bayes_lower) - below) * (1.0 - MARGIN)))
         advantage = Bounds(float(zero_upper), float(zero_lower))
-        if eta > 0.0:  # one eta on each law (module docstring)
+        if eta > 0.0 or below > 0.0:  # one eta on each law (module docstring)
             advantage = Bounds(min(1.0, (advantage.upper + 2.0 * eta) * (1.0 + MARGIN)),
-                               max(0.0, (advantage.lower - 2.0 * eta) * (1.0 - MARGIN)))
+                               max(0.0, (advantage.lower - 2.0 * below) * (1.0 - MARGIN)))
         return upper, lower, tpr_upper, tpr_lower, advantage, bayes
 
     # One composition serves every figure in most runs: for epsilon at a delta between the
@@ -208,8 +212,8 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
         upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile)
     # the uncapped figures decide the compositions and say whether the grid met the accuracy
     uncapped = [advantage, bayes, *(Bounds(float(tpr_upper[i]), float(tpr_lower[i])) for i in range(len(asked)))]
-    if overflow > 0.0:
-        upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile, overflow)
+    if overflow > 0.0 or eta_below > 0.0:
+        upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile, overflow, eta_below)
 
     points = tuple(
         AttackPoint(fpr, Bounds(float(tpr_upper[i]), float(tpr_lower[i])),
@@ -219,7 +223,7 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     reconstruction = None if kappa is None else Bounds(float(tpr_upper[-1]), float(tpr_lower[-1]))
 
     alphas = _curve_alphas(smallest)
-    curve_upper, curve_lower = _capped_tpr_bounds(grid, upper, lower, alphas, overflow)
+    curve_upper, curve_lower = _capped_tpr_bounds(grid, upper, lower, alphas, overflow, eta_below)
     return RiskResult(
         phases=profile.phases, advantage=advantage, points=points, prior=float(prior), bayes_success=bayes,
         bayes_baseline=max(prior, 1.0 - prior), kappa=kappa, reconstruction=reconstruction,
@@ -227,7 +231,7 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
         curve_beta_lower=tuple(float(b) for b in 1.0 - curve_upper),
         curve_beta_upper=tuple(float(b) for b in 1.0 - curve_lower),
         accuracy=float(accuracy), grid_step=profile.grid_step,
-        gaussian=_gaussian_risk(profile.phases, asked, prior, kappa) if overflow == 0.0 else None,
+        gaussian=_gaussian_risk(profile.phases, asked, prior, kappa) if overflow == eta_below == 0.0 else None,
         warnings=_warnings(profile, uncapped, accuracy), overflow=float(overflow),
     )
 
@@ -364,16 +368,18 @@ def _tpr_bounds(eps: np.ndarray, upper: np.ndarray, lower: np.ndarray,
 
 
 def _capped_tpr_bounds(eps: np.ndarray, upper: np.ndarray, lower: np.ndarray, alphas: np.ndarray,
-                       overflow: float) -> tuple[np.ndarray, np.ndarray]:
+                       overflow: float, overflow_below: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """`_tpr_bounds` of the run with its batches capped, `overflow` = eta (module docstring): the
-    upper end read at alpha + eta, plus eta; the lower end at alpha - eta, less eta (each shifted
-    FPR rounded outward, the sums rounded outward); TPR >= FPR as before."""
-    if overflow == 0.0:
+    upper end read at alpha + eta, plus eta; the lower end at alpha - eta', less eta', eta' =
+    `overflow_below` (default eta) (each shifted FPR rounded outward, the sums rounded outward);
+    TPR >= FPR as before."""
+    down = overflow if overflow_below is None else overflow_below
+    if overflow == 0.0 and down == 0.0:
         return _tpr_bounds(eps, upper, lower, alphas)
     above = np.minimum(np.nextafter(alphas + overflow, 2.0), 1.0)
-    below = np.maximum(np.nextafter(alphas - overflow, -1.0), 0.0)
+    below = np.maximum(np.nextafter(alphas - down, -1.0), 0.0)
     tpr_upper = np.minimum((_tpr_bounds(eps, upper, lower, above)[0] + overflow) * (1.0 + MARGIN), 1.0)
-    tpr_lower = np.maximum((_tpr_bounds(eps, upper, lower, below)[1] - overflow) * (1.0 - MARGIN), alphas)
+    tpr_lower = np.maximum((_tpr_bounds(eps, upper, lower, below)[1] - down) * (1.0 - MARGIN), alphas)
     return tpr_upper, np.minimum(tpr_lower, tpr_upper)
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from dpcalc.core.budget import account_budget, load_budget
 from dpcalc.core.phases import Phase
-from dpcalc.core.pld.truncation import Truncation, account_truncated, capped_epsilon, overflow_probability
+from dpcalc.core.pld.truncation import Truncation, account_truncated, cap_costs, capped_epsilon, overflow_probability
 
 TRAINING = """\
 [[release]]
@@ -64,13 +64,29 @@ def test_a_capped_release_costs_what_pld_max_batch_size_says(dpcalc, tmp_path):
 
 
 def test_the_total_pays_the_overflow_at_its_own_epsilon(tmp_path):
-    """The composed group is (eps, delta_group(eps) + (1 + e^eps) eta)-DP at the group's eps."""
-    result = account_budget(load_budget(budget(cap=330), "b.toml"))
+    """zero-out: the composed group is (eps, delta_group(eps) + (1 + e^eps) eta)-DP at the group's eps."""
+    result = account_budget(load_budget(budget(head='neighbours = "zero-out"', cap=330), "b.toml"))
     # a cap of 330 over batches of 256 on average overflows often (eta 0.0525, as `dpcalc pld
-    # --max-batch-size 330` says): (1 + e^eps) eta >= 2 eta > 1e-5 at every eps
-    assert result.overflow == overflow_probability([RUN], Truncation(60000, 330)) > 0.5e-5
+    # --max-batch-size 330 --neighbours zero-out` says): (1 + e^eps) eta >= 2 eta > 1e-5 at every eps
+    zero_out = Phase("gaussian", 256 / 60000, 1.1, None, 14063, epoch_steps=235, neighbours="zero-out")
+    assert result.overflow == overflow_probability([zero_out], Truncation(60000, 330)) > 0.5e-5
     assert math.isinf(result.total_epsilon) and not result.within_budget
     assert math.isinf(result.releases[0].epsilon)
+
+
+def test_under_add_remove_the_caps_are_accounted_step_by_step(tmp_path):
+    """The same cap under add-remove: the release is `pld --max-batch-size 330`'s figure, and the
+    group composes the capped pairs (finite, a little above the uncapped total)."""
+    result = account_budget(load_budget(budget(cap=330), "b.toml"))
+    plain = account_budget(load_budget(budget(cap=None), "b.toml"))
+    assert result.overflow == overflow_probability([RUN], Truncation(60000, 330))
+    truncated, poisson, _ = account_truncated([RUN], Truncation(60000, 330), delta=1e-5, epsilon=None,
+                                              accuracy=1e-3)
+    assert result.releases[0].epsilon == truncated.epsilon_upper
+    # measured: 2.3849 against 2.3821 uncapped; total 2.4929 against 2.4905
+    assert poisson.epsilon_upper < result.releases[0].epsilon < poisson.epsilon_upper * 1.01
+    assert plain.total_epsilon < result.total_epsilon < plain.total_epsilon * 1.01
+    assert any("accounted step by step" in warning for warning in result.warnings)
 
 
 def test_a_cap_that_no_batch_reaches_costs_nothing(tmp_path):
@@ -120,18 +136,21 @@ def test_capped_epsilon_checks_every_candidate():
     assert capped_epsilon(epsilon_at, 1e-5, 0.0) == epsilon_at(1e-5)
 
 
-def test_risk_limits_of_a_capped_run_grow_by_the_overflow():
+def test_risk_limits_of_a_capped_run_grow_by_what_the_cap_costs():
     head = "max_advantage = 0.5\ntpr_at_fpr = {fpr = 1e-3, tpr = 0.5}"
     capped = account_budget(load_budget(budget(head=head, cap=350), "b.toml"))
     plain = account_budget(load_budget(budget(head=head, cap=None), "b.toml"))
     eta = capped.overflow
     assert 1e-6 < eta < 1e-2
+    # step by step (add-remove) the cap costs T w p tv, less than eta (`cap_costs`)
+    cost = cap_costs([RUN], Truncation(60000, 350))[0]
+    assert 0.0 < cost < eta
     advantage, tpr = capped.risk
     plain_advantage, plain_tpr = plain.risk
-    # the advantage: exactly the uncapped one plus 2 eta (rounded up)
-    assert advantage.value == pytest.approx(plain_advantage.value + 2 * eta, rel=1e-12)
-    # the TPR at 1e-3: at least the uncapped TPR plus eta, at most its value at 1e-3 + eta plus eta
-    assert plain_tpr.value + eta <= tpr.value <= plain_tpr.value + eta + eta * 1.1 * math.exp(10)
+    # the advantage: exactly the uncapped one plus 2 cost (rounded up)
+    assert advantage.value == pytest.approx(plain_advantage.value + 2 * cost, rel=1e-12)
+    # the TPR at 1e-3: at least the uncapped TPR plus the cost, at most its value at 1e-3 + cost plus cost
+    assert plain_tpr.value + cost <= tpr.value <= plain_tpr.value + cost + cost * 1.1 * math.exp(10)
 
 
 @pytest.mark.parametrize("extra, message", [

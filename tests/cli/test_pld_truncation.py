@@ -11,23 +11,41 @@ from dpcalc.core.pld.truncation import Truncation, account_truncated
 
 # the design card as a dataset: n 62500, expected batch 250 (p = 0.004), T = 10000
 CARD = ("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1")
+RUN = Phase("gaussian", 0.004, 1.1, None, 10000)
 
 
-def test_the_cap_adds_its_overflow_to_delta(dpcalc):
+def test_a_cap_costs_what_the_step_by_step_analysis_says(dpcalc):
     run = dpcalc(*CARD, "--max-batch-size", "360", "--json")
     assert (run.code, run.stderr) == (0, "")
     document = run.json()
     assert document["inputs"]["max_batch_size"] == 360
     result = document["result"]
-    truncated, _poisson, overflow = account_truncated([Phase("gaussian", 0.004, 1.1, None, 10000)],
-                                                     Truncation(62500, 360), delta=1e-5, epsilon=None, accuracy=1e-3)
+    truncated, _poisson, overflow = account_truncated([RUN], Truncation(62500, 360), delta=1e-5, epsilon=None,
+                                                     accuracy=1e-3)
     assert result["truncation"] == {"max_batch_size": 360, "n": 62500, "overflow_probability": overflow}
     assert (result["epsilon_lower"], result["epsilon_upper"]) == (truncated.epsilon_lower, truncated.epsilon_upper)
-    # measured: [1.822074, 1.864517] against [1.840866, 1.841375] without the cap (overflow 2.4e-7)
-    assert result["epsilon_upper"] == pytest.approx(1.864517, rel=1e-5)
-    plain = tight_epsilon([Phase("gaussian", 0.004, 1.1, None, 10000)], 1e-5)
+    plain = tight_epsilon([RUN], 1e-5)
     assert result["as_poisson"]["epsilon_upper"] == pytest.approx(plain.epsilon_upper, rel=1e-9)
-    assert result["epsilon_lower"] <= plain.epsilon_lower <= plain.epsilon_upper <= result["epsilon_upper"]
+    # measured: [1.840865, 1.841435] against [1.840866, 1.841375] without the cap; the overflow
+    # probability (2.4e-7) alone would give [1.822074, 1.864517]
+    assert result["epsilon_upper"] == pytest.approx(1.841435, rel=1e-5)
+    assert plain.epsilon_upper <= result["epsilon_upper"] <= plain.epsilon_upper * (1 + 1e-3)
+    assert result["epsilon_lower"] <= plain.epsilon_upper
+    assert result["epsilon_upper"] - result["epsilon_lower"] <= 1e-3 * result["epsilon_upper"]
+    assert document["warnings"] == []
+
+
+def test_the_overflow_alone_is_looser(dpcalc):
+    """The bound from the overflow probability alone (any rule for the kept records) is the
+    tighter one nowhere here: the step-by-step bound is kept."""
+    from dpcalc.core.pld.privacy_profile import ProfileBounds
+    from dpcalc.core.pld.truncation import overflow_probability, truncated_epsilon
+
+    profile = ProfileBounds([RUN], [(1e-5, None)])
+    upper, lower = truncated_epsilon(profile, 1e-5, overflow_probability([RUN], Truncation(62500, 360)))
+    assert upper == pytest.approx(1.864517, rel=1e-5) and lower == pytest.approx(1.822074, rel=1e-5)
+    result = dpcalc(*CARD, "--max-batch-size", "360", "--json").json()["result"]
+    assert lower < result["epsilon_lower"] <= result["epsilon_upper"] < upper
 
 
 def test_a_generous_cap_costs_almost_nothing(dpcalc):
@@ -40,24 +58,44 @@ def test_delta_at_a_given_epsilon(dpcalc):
     run = dpcalc(*CARD, "--max-batch-size", "360", "--eps", "2", "--json")
     result = run.json()["result"]
     assert result["epsilon"] == 2.0
-    assert result["delta_lower"] <= result["as_poisson"]["delta_lower"]
-    assert result["delta_upper"] > result["as_poisson"]["delta_upper"]
+    assert result["delta_lower"] <= result["as_poisson"]["delta_upper"]
+    assert result["as_poisson"]["delta_lower"] <= result["delta_upper"]
+    assert result["delta_upper"] >= result["as_poisson"]["delta_upper"]
 
 
 def test_the_table_says_what_the_cap_costs(dpcalc):
     run = dpcalc(*CARD, "--max-batch-size", "360")
     assert run.code == 0
-    for text in ("max batch size", "overflow probability", "epsilon without the cap", "1.864517", "1.841375"):
+    for text in ("max batch size", "overflow probability", "epsilon without the cap", "1.841435", "1.841375"):
         assert text in run.stdout
 
 
-def test_a_cap_below_the_batches_meets_no_epsilon(dpcalc):
+def test_a_cap_near_the_mean_batch_is_accounted_step_by_step(dpcalc):
+    """A cap of 300 over batches of 250 on average overflows almost surely (eta ~ 1), so the
+    overflow alone leaves no guarantee; step by step, a record pushes another out in about 0.1% of
+    the steps, and the interval is the gap between the capped pair and the attained one."""
     run = dpcalc(*CARD, "--max-batch-size", "300", "--json")
+    assert run.code == 0
+    document = run.json()
+    result = document["result"]
+    assert result["truncation"]["overflow_probability"] > 0.99
+    # measured: [1.840830, 2.539303]; opake-accounting 0.16.1's truncated-Poisson PLD gives 2.697
+    assert result["epsilon_upper"] == pytest.approx(2.539303, rel=1e-4)
+    assert result["epsilon_lower"] == pytest.approx(1.840830, rel=1e-4)
+    assert result["epsilon_lower"] <= result["as_poisson"]["epsilon_upper"] < result["epsilon_upper"] < 2.697
+    assert any("the gap between what bounds a capped batch from above" in warning for warning in document["warnings"])
+    assert dpcalc(*CARD, "--max-batch-size", "300", "--max-eps", "2").code == 1
+    assert dpcalc(*CARD, "--max-batch-size", "300", "--max-eps", "3").code == 0
+
+
+def test_a_cap_below_the_batches_meets_no_epsilon_under_zero_out(dpcalc):
+    """zero-out neighbours have no step-by-step analysis here: the overflow alone (eta ~ 1)."""
+    run = dpcalc(*CARD, "--max-batch-size", "300", "--neighbours", "zero-out", "--json")
     assert run.code == 0
     document = run.json()
     assert document["result"]["epsilon"] == "inf"
     assert any("no epsilon meets delta" in warning for warning in document["warnings"])
-    assert dpcalc(*CARD, "--max-batch-size", "300", "--max-eps", "10").code == 1
+    assert dpcalc(*CARD, "--max-batch-size", "300", "--neighbours", "zero-out", "--max-eps", "10").code == 1
 
 
 @pytest.mark.parametrize(("extra", "message"), [

@@ -30,6 +30,8 @@ from dpcalc.core.budget.releases import (
     PHASE_MECHANISMS,
     PURE_DP_MECHANISMS,
     bounded_range,
+    cap_cost_of,
+    capped_phase_of,
     guarantee_basis,
     guarantee_release,
     overflow_of,
@@ -205,22 +207,27 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
     # capped releases (max_batch_size): the overflow of all of them, paid once by the group
     # that composes them (shuffled runs take no cap)
     overflow = total_overflow([overflow_of(r, budget.neighbours) for r in mechanisms])
+    # what the caps may add to delta, per (1 + e^eps): eta, or less step by step (`cap_cost_of`)
+    cost = total_overflow([cap_cost_of(r, budget.neighbours) for r in mechanisms])
+    # the group with its capped phases composed step by step, where that analysis applies
+    step_by_step = [capped_phase_of(r, budget.neighbours) for r in mechanisms
+                    if release_phase(r, budget.neighbours).sampling != "shuffle"]
 
     def capped_pld_group(members: list[Phase]) -> Callable[[float], float]:
         def epsilon(group_delta: float) -> float:
-            accounted, warnings = _capped_pld_epsilon(members, group_delta, overflow)
+            accounted, warnings = _capped_pld_epsilon(members, group_delta, cost, step_by_step)
             notes[("pld", group_delta)] = warnings
             return accounted
         return epsilon
 
     if budget.accountant == "rdp" and (phases or zcdp_releases):
-        if overflow > 0.0:
-            groups["rdp"] = lambda d: capped_epsilon(lambda d2: _rdp_with_zcdp_epsilon(phases, rho, d2), d, overflow)
+        if cost > 0.0:
+            groups["rdp"] = lambda d: capped_epsilon(lambda d2: _rdp_with_zcdp_epsilon(phases, rho, d2), d, cost)
         else:
             groups["rdp"] = lambda d: _rdp_with_zcdp_epsilon(phases, rho, d)
     else:
         if phases:
-            groups["pld"] = capped_pld_group(phases) if overflow > 0.0 else pld_group("pld", phases)
+            groups["pld"] = capped_pld_group(phases) if cost > 0.0 else pld_group("pld", phases)
         if shuffled:
             groups["shuffled"] = pld_group("shuffled", shuffled)
         if zcdp_releases:
@@ -286,9 +293,12 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
     }
     if overflow > 0.0:
         groups_name = "rdp" if "rdp" in names else "pld"
+        paid = ("its delta includes (1 + e^eps) times that" if cost == overflow else
+                "the caps are accounted step by step (a record added to a capped batch pushes at most one other "
+                "out; docs/mathematics.md, \"Truncated Poisson sampling\")")
         warnings.append(f"batches capped (max_batch_size): some batch overflows its cap with probability at most "
-                        f"{overflow:.3g}; the {groups_name} group's delta includes (1 + e^eps) times that.")
-    checks, risk_warnings = budget_risk(budget, overflow)
+                        f"{overflow:.3g}; in the {groups_name} group {paid}.")
+    checks, risk_warnings = budget_risk(budget, cost)
     warnings += [f"risk: {note}" for note in risk_warnings if f"risk: {note}" not in warnings]
     return BudgetResult(
         budget=stated,
@@ -304,17 +314,41 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
     )
 
 
-def _capped_pld_epsilon(phases: Sequence[Phase], delta: float, overflow: float) -> tuple[float, tuple[str, ...]]:
+def _capped_pld_epsilon(phases: Sequence[Phase], delta: float, overflow: float,
+                        step_by_step: Sequence[Phase] = ()) -> tuple[float, tuple[str, ...]]:
     """(the certified epsilon of a capped run of PLD phases at delta, the accountant's warnings):
-    the smallest eps found with delta_upper(eps) + (1 + e^eps) eta <= delta on the run's certified
-    profile (`core.pld.truncation.truncated_epsilon`, as `dpcalc pld --max-batch-size`)."""
+    the smallest eps found with delta_upper(eps) + (1 + e^eps) c <= delta on the run's certified
+    profile, c = `overflow` what the caps may add (`core.pld.truncation.truncated_epsilon`, as
+    `dpcalc pld --max-batch-size`). Where that lies above the uncapped run's epsilon by more than
+    the accuracy and `step_by_step` (the run with its capped phases as `CappedPhase`s) has such
+    phases, the smaller of it and their composition (`truncation.composed_upper`)."""
     from dpcalc.core.accountants import merge_full_batch_gaussians
+    from dpcalc.core.limits import DEFAULT_ACCURACY
     from dpcalc.core.pld.privacy_profile import ProfileBounds
-    from dpcalc.core.pld.truncation import truncated_epsilon
+    from dpcalc.core.pld.truncation import CappedPhase, composed_upper, truncated_epsilon
 
     profile = ProfileBounds(merge_full_batch_gaussians(phases), [(delta, None)])
     upper, _lower = truncated_epsilon(profile, delta, overflow)
-    return upper, tuple(profile.warnings)
+    warnings = tuple(profile.warnings)
+    if any(isinstance(phase, CappedPhase) for phase in step_by_step):
+        uncapped = truncated_epsilon(profile, delta, 0.0)[0]
+        if not upper <= uncapped * (1.0 + DEFAULT_ACCURACY):
+            composed = composed_upper(step_by_step, delta=delta, epsilon=None, accuracy=DEFAULT_ACCURACY)
+            if composed is not None and composed[0] < upper:
+                upper, warnings = composed
+    return upper, warnings
+
+
+def _capped_release_epsilon(release: Release, phase: Phase, delta: float) -> float:
+    """A capped release's own certified epsilon at delta: `dpcalc pld --max-batch-size`'s figure
+    (`core.pld.truncation.account_truncated`)."""
+    from dpcalc.core.limits import DEFAULT_ACCURACY
+    from dpcalc.core.pld.truncation import Truncation, account_truncated
+
+    truncation = Truncation(int(release.number("n")), int(release.number("max_batch_size")))
+    truncated, _poisson, _overflow = account_truncated([phase], truncation, delta=delta, epsilon=None,
+                                                       accuracy=DEFAULT_ACCURACY)
+    return truncated.epsilon_upper
 
 
 def _as_stated(accounted: ReleaseEpsilon, release: Release) -> ReleaseEpsilon:
@@ -333,13 +367,16 @@ def _release_epsilon(release: Release, delta: float, mechanisms: Accountant,
         overflow = overflow_of(release, neighbours)
         phase = release_phase(release, neighbours)
         if accountant_name == "rdp":
-            epsilon = capped_epsilon(lambda d: mechanisms.epsilon([phase], d).epsilon, delta, overflow)
+            cost = cap_cost_of(release, neighbours)
+            epsilon = capped_epsilon(lambda d: mechanisms.epsilon([phase], d).epsilon, delta, cost)
             method = "RDP"
+            share = "it" if cost == overflow else f"{cost:.3g} (step by step)"
         else:
-            epsilon = _capped_pld_epsilon([phase], delta, overflow)[0]
+            epsilon = _capped_release_epsilon(release, phase, delta)
             method = "PLD (certified)"
+            share = "it at most (or the capped steps composed)"
         method += (f", batches capped at {int(release.number('max_batch_size'))}: overflow probability "
-                   f"<= {overflow:.3g}, (1 + e^eps) times it added to delta")
+                   f"<= {overflow:.3g}, (1 + e^eps) times {share} added to delta")
         return ReleaseEpsilon(release.name, release.mechanism, epsilon, delta, method, overflow)
     if release.mechanism == "zcdp":
         epsilon = _zcdp_epsilon(release.number("rho") * release.get("count", 1), delta)

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import cast
 
 from dpcalc.core.budget.schema import Release
-from dpcalc.core.phases import Neighbours, Phase, Sampling
+from dpcalc.core.phases import Neighbours, Phase, Sampling, samples_nothing
 
 # The releases an accountant of phases composes; zcdp and dp releases are their own groups.
 PHASE_MECHANISMS = ("subsampled-gaussian", "gaussian", "laplace", "gdp")
@@ -118,6 +118,31 @@ def overflow_of(release: Release, neighbours: Neighbours = "add-remove") -> floa
 
     truncation = Truncation(int(release.number("n")), int(release.number("max_batch_size")))
     return overflow_probability([release_phase(release, neighbours)], truncation)
+
+
+def cap_cost_of(release: Release, neighbours: Neighbours = "add-remove") -> float:
+    """What a capped release may add to delta, per (1 + e^eps), on the side of the upper bounds:
+    its overflow probability, or less, step by step under add-remove
+    (`core.pld.truncation.cap_costs`); 0 for a release without a cap."""
+    if "max_batch_size" not in release.parameters:
+        return 0.0
+    from dpcalc.core.pld.truncation import Truncation, cap_costs
+
+    truncation = Truncation(int(release.number("n")), int(release.number("max_batch_size")))
+    return cap_costs([release_phase(release, neighbours)], truncation)[0]
+
+
+def capped_phase_of(release: Release, neighbours: Neighbours = "add-remove") -> Phase:
+    """A release's phase, with its batches capped where it has a cap and the step-by-step analysis
+    applies (`core.pld.truncation.CappedPhase`): what the PLD accountant composes for it."""
+    phase = release_phase(release, neighbours)
+    if "max_batch_size" not in release.parameters:
+        return phase
+    from dpcalc.core.pld.truncation import Truncation, capped, per_step_covers
+
+    if not per_step_covers(phase) or samples_nothing(phase):
+        return phase
+    return capped(phase, Truncation(int(release.number("n")), int(release.number("max_batch_size"))))
 
 
 def total_overflow(overflows: Sequence[float]) -> float:

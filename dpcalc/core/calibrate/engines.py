@@ -134,13 +134,14 @@ class CappedAccountant:
     def epsilon(self, phases: Sequence[Phase], delta: float) -> Accounted:
         """The capped run's epsilon at delta (an upper bound: pld certified, rdp the RDP bound)."""
         from dpcalc.core.limits import DEFAULT_ACCURACY
-        from dpcalc.core.pld.truncation import account_truncated, capped_epsilon, overflow_probability
+        from dpcalc.core.pld.truncation import account_truncated, cap_costs, capped_epsilon
 
         if self.name == "pld":
             truncated, _poisson, _overflow = account_truncated(phases, self.truncation, delta=delta, epsilon=None,
                                                                accuracy=DEFAULT_ACCURACY)
             return Accounted(truncated.epsilon_upper, truncated.epsilon_lower, truncated.warnings, "PLD (certified)")
-        overflow = overflow_probability(phases, self.truncation)
+        # what the cap costs above (eta, or less step by step under add-remove: `cap_costs`)
+        overflow = cap_costs(phases, self.truncation)[0]
         warnings: list[str] = []
 
         def uncapped(share: float) -> float:

@@ -177,20 +177,22 @@ def calibrate(
 def _with_overflow(result: CalibrationResult, truncation: Truncation, neighbours: Relation,
                    examples_per_user: int) -> CalibrationResult:
     """The result of a capped calibration with the cap and eta at the answer (or the closest value);
-    a warning where eta alone keeps the target out of reach: (1 + e^E) eta > delta, so the capped
-    run is (eps, delta)-DP at no eps above log(delta / eta - 1)."""
-    from dpcalc.core.pld.truncation import overflow_cost, overflow_probability
+    a warning where the cap's cost alone keeps the target out of reach: (1 + e^E) c > delta, with c
+    what the cap costs above (eta, or less step by step: `cap_costs`), so the capped run is
+    (eps, delta)-DP at no eps above log(delta / c - 1)."""
+    from dpcalc.core.pld.truncation import cap_costs, overflow_cost, overflow_probability
 
     at = Phase("gaussian", result.sampling_probability, result.noise_multiplier, None, result.steps,
                neighbours=neighbours, examples_per_user=examples_per_user)
     overflow = overflow_probability([at], truncation)
+    cost = cap_costs([at], truncation, overflow)[0]
     warnings = result.warnings
-    if overflow > 0.0 and overflow_cost(result.target_epsilon, overflow) > result.delta:
-        reach = f"at every epsilon above {math.log(result.delta / overflow - 1.0):.3g}" \
-            if overflow < 0.5 * result.delta else "at every epsilon"
-        warnings += (f"some batch overflows the cap {truncation.max_batch_size} with probability up to {overflow:.3g}, "
-                     f"and (1 + e^eps) times that exceeds delta = {result.delta:g} {reach}: the capped run cannot "
-                     "spend the target; raise the cap or delta",)
+    if cost > 0.0 and overflow_cost(result.target_epsilon, cost) > result.delta:
+        reach = f"at every epsilon above {math.log(result.delta / cost - 1.0):.3g}" \
+            if cost < 0.5 * result.delta else "at every epsilon"
+        warnings += (f"some batch overflows the cap {truncation.max_batch_size} with probability up to {overflow:.3g}; "
+                     f"what the cap may add to delta, (1 + e^eps) times {cost:.3g}, exceeds delta = {result.delta:g} "
+                     f"{reach}: the capped run cannot spend the target; raise the cap or delta",)
     return replace(result, max_batch_size=truncation.max_batch_size, overflow=overflow, warnings=warnings)
 
 

@@ -17,6 +17,7 @@ from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
 from dpcalc.core.pld.measure import kappa
 from dpcalc.core.pld.pairs import GaussianPair, LaplacePair, Pair, ReplaceOnePair, SymmetrisedPair
 from dpcalc.core.pld.result import DIRECTIONS, SYMMETRIC
+from dpcalc.core.pld.truncation import CappedPhase, capped_pair
 
 # Tilt range: lam is the Chernoff saddle point clipped to this interval (lam = order - 1).
 LAM_MIN = 1e-3
@@ -69,12 +70,15 @@ def directions_of(phases: Sequence[Phase]) -> tuple[Direction, ...]:
 def pair_of(phase: Phase, direction: str) -> Pair:
     """The pair of one step of `phase` in `direction` (remove, add or symmetric).
 
-    Poisson, add-remove or zero-out: the subsampled mechanism's remove or add pair. Poisson,
+    Poisson, add-remove or zero-out: the subsampled mechanism's remove or add pair (with a cap on
+    the batch size, `truncation.capped_pair`). Poisson,
     replace-one: the pair of Lebeda et al. 2024, its own reverse. Uniform (replace-one): the
     Poisson pair at rate b/n and sensitivity 2 (noise sigma/2 in units of the shift) is attained in
     either order (remove, add); the symmetrised two-part pair dominates (symmetric).
     """
     p, noise = phase.sampling_probability, phase.noise
+    if isinstance(phase, CappedPhase):
+        return capped_pair(phase, direction)
     if phase.examples_per_user > 1:
         from dpcalc.core.pld.pairs.mixture import MixturePair  # imported by the runs that use it (start-up)
 

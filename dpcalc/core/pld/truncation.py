@@ -15,19 +15,27 @@ and, the same way round, delta_M'(eps) >= delta_M(eps) - (1 + e^eps) eta. Chua e
 2024, "Scalable DP-SGD: shuffling vs. Poisson subsampling") absorb the overflow the same way.
 Poisson batches are independent across steps, so with q = P[Binomial(m, p) > B] for a dataset
 of m records, eta = 1 - (1 - q)^T exactly.
+
+Under add-remove neighbours the cap is also accounted step by step (`CappedPhase`,
+`capped_pair`): when a record's batch overflows, the record can only push one other record out,
+so each step is dominated by a revealed mixture of the Poisson pair at shift 1 and at shift 2,
+and a Poisson pair at the rate at which the record is kept is attained (docs/mathematics.md,
+"Truncated Poisson sampling"). The run's bounds are the tighter ends of the two analyses.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from dpcalc.core.phases import Phase, samples_nothing
 from dpcalc.core.validation import POSITIVE_INTEGER, ParameterError
 
 if TYPE_CHECKING:
-    from dpcalc.core.phases import Phase
+    from dpcalc.core.pld.pairs.base import Pair
     from dpcalc.core.pld.privacy_profile import ProfileBounds
     from dpcalc.core.pld.result import PLDResult
 
@@ -37,6 +45,8 @@ if TYPE_CHECKING:
 _TAIL_MARGIN = 1e-9
 # Bisection steps on epsilon: the certified end moves by at most 2^-60 of the bracket.
 _BISECTIONS = 60
+# The unit roundoff of float64.
+_ULP = 2.0**-53
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,78 @@ class TruncatedBounds:
     epsilon_upper: float
     delta_lower: float
     delta_upper: float
+
+
+@dataclass(frozen=True)
+class CappedPhase(Phase):
+    """A Poisson-sampled Gaussian phase under add-remove neighbours whose batches are cut to at
+    most `max_batch_size` records, on datasets of `dataset_size` records and their neighbours:
+    the PLD accountant composes its step by step (`capped_pair`). Built by `account_truncated`
+    only; the closed forms and the RDP curves do not know it."""
+
+    dataset_size: int = 1
+    max_batch_size: int = 1
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        POSITIVE_INTEGER.check("dataset size", self.dataset_size)
+        POSITIVE_INTEGER.check("max batch size", self.max_batch_size)
+        if not per_step_covers(self):
+            raise ValueError("a capped phase is a Poisson-sampled gaussian phase under add-remove neighbours, "
+                             "one example a user")
+
+
+def per_step_covers(phase: Phase) -> bool:
+    """Whether the step-by-step analysis of the cap applies: the Gaussian mechanism, Poisson
+    sampling, add-remove neighbours, one example a user (module docstring)."""
+    return (phase.mechanism == "gaussian" and phase.sampling == "poisson" and phase.neighbours == "add-remove"
+            and phase.examples_per_user == 1)
+
+
+def _tail(k: int, n: int, p: float) -> float:
+    """P[Binomial(n, p) > k] (scipy's `bdtrc`, with its ends settled: 1 below 0, 0 from n on)."""
+    from scipy.special import bdtrc
+
+    if k < 0:
+        return 1.0
+    if k >= n:
+        return 0.0
+    return float(bdtrc(k, n, p))
+
+
+def overflow_share(phase: CappedPhase) -> float:
+    """w: an upper bound on the probability that the other records of a step fill at least B - 1
+    places, P[Binomial(n - 1, p) >= B - 1], rounded up (docs/mathematics.md, "Truncated Poisson
+    sampling"): the steps in which an added record may push another out, on either dataset of
+    a neighbouring pair of n and n + 1 or n - 1 and n records."""
+    share = _tail(phase.max_batch_size - 2, phase.dataset_size - 1, phase.sampling_probability)
+    return min(1.0, share * (1.0 + _TAIL_MARGIN))
+
+
+def kept_rate(phase: CappedPhase) -> float:
+    """q: a lower bound on the probability that a record joins the kept batch when the n - 1
+    other records are drawn as well and B of the drawn ones are kept uniformly at random,
+    p E[min(1, B/(K + 1))] for K ~ Binomial(n - 1, p), rounded down. With
+    E[1/(K + 1); K >= B] = P[Binomial(n, p) > B]/(n p) (the binomial identity
+    C(m, k)/(k + 1) = C(m + 1, k + 1)/(m + 1)), q = p P[K <= B - 1] + B P[Binomial(n, p) > B]/n."""
+    p, b, others = phase.sampling_probability, phase.max_batch_size, phase.dataset_size - 1
+    # each tail is taken _TAIL_MARGIN to the side that lowers q; the sums and products add ulps
+    below = 1.0 - _tail(b - 1, others, p) * (1.0 + _TAIL_MARGIN)  # P[K <= B - 1]
+    rate = p * below + b * _tail(b, others + 1, p) / (others + 1) * (1.0 - _TAIL_MARGIN)
+    return min(p, max(0.0, rate - 8.0 * _ULP * p))
+
+
+def capped_pair(phase: CappedPhase, direction: str) -> Pair:
+    """One step of a capped phase in `direction` (remove or add): the revealed mixture of the
+    Poisson pair at shift 1, weight 1 - w, and at shift 2, weight w (`overflow_share`), which
+    dominates the capped step (docs/mathematics.md, "Truncated Poisson sampling")."""
+    from dpcalc.core.pld.pairs import GaussianPair
+    from dpcalc.core.pld.pairs.capped import RevealedMixture
+
+    share = overflow_share(phase)
+    p, sigma = phase.sampling_probability, phase.noise
+    return RevealedMixture([(1.0 - share, GaussianPair(p, sigma, direction)),
+                            (share, GaussianPair(p, sigma / 2.0, direction))])
 
 
 def overflow_probability(phases: Sequence[Phase], truncation: Truncation) -> float:
@@ -92,10 +174,10 @@ def account_truncated(phases: Sequence[Phase], truncation: Truncation, *, delta:
     """(truncated run's result, Poisson run's result, eta): the run's certified bounds at `delta`
     (or at `epsilon`) when its Poisson batches are cut to `truncation.max_batch_size` records.
 
-    One composition serves both: the Poisson run's result is the composition's own, and the
-    truncated bounds are read off its measures (`ProfileBounds`)."""
-    import dataclasses
-
+    One composition serves the Poisson run and the overflow bound: the Poisson run's result is
+    the composition's own, and the truncated bounds are read off its measures (`ProfileBounds`).
+    Under add-remove neighbours the step-by-step analysis adds two more (`_per_step`); the result
+    keeps the tighter end of each side (both are certified)."""
     from dpcalc.core.pld.api import account
     from dpcalc.core.pld.privacy_profile import ProfileBounds
     from dpcalc.core.pld.result import PLDResult
@@ -110,13 +192,131 @@ def account_truncated(phases: Sequence[Phase], truncation: Truncation, *, delta:
         assert epsilon is not None, "a target names delta or epsilon"
         upper, lower = truncated_delta(profile, epsilon, overflow)
     warnings = tuple(profile.warnings)
+    above, below = cap_costs(phases, truncation, overflow)
+    if (above, below) != (overflow, overflow):
+        # the step-by-step analysis, read off the Poisson run's profile (`step_distances`)
+        if delta is not None:
+            upper = min(upper, truncated_epsilon(profile, delta, above)[0])
+            lower = max(lower, truncated_epsilon(profile, delta, below)[1])
+        else:
+            assert epsilon is not None
+            upper = min(upper, truncated_delta(profile, epsilon, above)[0])
+            lower = max(lower, truncated_delta(profile, epsilon, below)[1])
+    capped = capped_phases(phases, truncation)
+    if capped is not None and not (math.isfinite(upper) and upper - lower <= accuracy * upper):
+        # then composed: the capped pairs above, the pairs at the kept rate below
+        step = _per_step(capped, delta=delta, epsilon=epsilon, accuracy=accuracy)
+        if step is not None:
+            step_upper, step_lower, step_warnings = step
+            if step_upper < upper:
+                upper, warnings = step_upper, warnings + step_warnings
+            lower = max(lower, step_lower)
     if math.isinf(upper):
         warnings += (f"no epsilon meets delta = {delta:g}: a batch overflows the cap with probability up to "
-                     f"{overflow:.3g}, and (1 + e^eps) times that already exceeds delta; raise the cap or delta",)
-    truncated = PLDResult.bounds(delta=delta, epsilon=epsilon, upper=upper, lower=lower, accuracy=accuracy,
-                                 grid_step=poisson.grid_step, grid_size=poisson.grid_size, binding=poisson.binding,
-                                 attempts=poisson.attempts, phases=poisson.phases, warnings=warnings)
+                     f"{overflow:.3g}, and (1 + e^eps) times that already exceeds delta"
+                     + ("" if capped is None else ", nor does the step-by-step bound meet it")
+                     + "; raise the cap or delta",)
+    elif delta is not None and upper - lower > accuracy * upper:
+        gap = ("the gap between what bounds a capped batch from above (an added record may push another out "
+               "of it) and what some neighbouring datasets attain (the record kept at the rate the cap allows)"
+               if capped is not None else "what the overflow probability may cost on either side")
+        warnings += (f"the certified interval is {upper - lower:.3g} wide (relative {(upper - lower) / upper:.2g}): "
+                     f"the rest is {gap}; the true epsilon lies between the two ends.",)
+    truncated = PLDResult.bounds(delta=delta, epsilon=epsilon, upper=upper, lower=min(lower, upper),
+                                 accuracy=accuracy, grid_step=poisson.grid_step, grid_size=poisson.grid_size,
+                                 binding=poisson.binding, attempts=poisson.attempts, phases=poisson.phases,
+                                 warnings=warnings)
     return dataclasses.replace(truncated, exact=poisson.exact), poisson, overflow
+
+
+def capped_phases(phases: Sequence[Phase], truncation: Truncation) -> tuple[CappedPhase, ...] | None:
+    """The run's sampled phases as `CappedPhase`s, or None where the step-by-step analysis does
+    not apply (`per_step_covers`) or nothing is sampled."""
+    sampled = [phase for phase in phases if not samples_nothing(phase)]
+    if not sampled or not all(per_step_covers(phase) for phase in sampled):
+        return None
+    return tuple(capped(phase, truncation) for phase in sampled)
+
+
+def capped(phase: Phase, truncation: Truncation) -> CappedPhase:
+    """`phase` with its batches capped (`CappedPhase`; `per_step_covers` must hold)."""
+    return CappedPhase(**{field.name: getattr(phase, field.name) for field in dataclasses.fields(Phase)},
+                       dataset_size=truncation.dataset_size, max_batch_size=truncation.max_batch_size)
+
+
+def step_distances(capped: Sequence[CappedPhase]) -> tuple[float, float]:
+    """(above, below): bounds on how far, in total variation, the compositions of the capped
+    pairs (above) and of the pairs at the kept rate (below) lie from the Poisson run's, on the
+    side of each pair that differs; each moves delta(eps) by at most (1 + e^eps) times it, as an
+    overflow probability does (docs/mathematics.md, "Truncated Poisson sampling").
+
+    A capped pair differs from the Poisson pair only in its shift-2 branch, weight w, where the
+    record's law is (1 - p) N(0) + p N(2) instead of (1 - p) N(0) + p N(1): at most w p tv a step,
+    tv = P(|Z| < 1/(2 sigma)) the distance of N(2) from N(1). The pair at the kept rate q differs
+    from the Poisson pair by (p - q) tv a step. Steps add up (a coupling a step)."""
+    above = below = 0.0
+    for phase in capped:
+        p = phase.sampling_probability
+        tv = min(1.0, math.erf(0.5 / (phase.noise * math.sqrt(2.0))) * (1.0 + 4e-16) + 1e-300)
+        steps = phase.steps_float
+        above += steps * overflow_share(phase) * p * tv
+        below += steps * (p - kept_rate(phase)) * tv
+    return min(1.0, above * (1.0 + 1e-12)), min(1.0, below * (1.0 + 1e-12))
+
+
+def cap_costs(phases: Sequence[Phase], truncation: Truncation, overflow: float | None = None) -> tuple[float, float]:
+    """(above, below): what the cap may move delta(eps) by, per (1 + e^eps), on the side of the
+    upper bounds and on that of the lower bounds. eta (`overflow_probability`, given or computed)
+    on both sides, for any rule that picks the kept records; under add-remove, where the capped
+    pairs apply (`capped_phases`), the smaller of eta and their distance from the Poisson pairs on
+    each side (`step_distances`; docs/mathematics.md, "Truncated Poisson sampling")."""
+    eta = overflow_probability(phases, truncation) if overflow is None else overflow
+    capped = capped_phases(phases, truncation)
+    if capped is None:
+        return eta, eta
+    far_above, far_below = step_distances(capped)
+    return min(eta, far_above), min(eta, far_below)
+
+
+def composed_upper(phases: Sequence[Phase], *, delta: float | None, epsilon: float | None,
+                   accuracy: float) -> tuple[float, tuple[str, ...]] | None:
+    """The grid accountant's certified upper bound (on epsilon at `delta`, or on delta at
+    `epsilon`) of a run some of whose phases are `CappedPhase`s, and its warnings; None where the
+    grid cannot run (no closed form knows the capped pairs)."""
+    from dpcalc.core.pld.accountant import account_grid
+    from dpcalc.core.pld.api import in_grid
+    from dpcalc.core.pld.fallback import out_of_range
+
+    run = tuple(phases)
+    if out_of_range(run) is not None:
+        return None
+    grid, _ = in_grid(lambda: account_grid(run, delta=delta, epsilon=epsilon, accuracy=accuracy))
+    if grid is None:
+        return None
+    upper = grid.result.epsilon_upper if delta is not None else grid.result.delta_upper
+    return upper, grid.result.warnings
+
+
+def _per_step(capped: tuple[CappedPhase, ...], *, delta: float | None, epsilon: float | None,
+              accuracy: float) -> tuple[float, float, tuple[str, ...]] | None:
+    """(upper, lower, the upper composition's warnings) of the step-by-step analysis of the cap
+    at the target (epsilon bounds at `delta`, or delta bounds at `epsilon`), composed; None where
+    the grid cannot run.
+
+    Upper: the grid accountant composes each step's `capped_pair` (no closed form knows it).
+    Lower: the Poisson run at the kept rate q (`kept_rate`), which some neighbouring datasets
+    attain: every record other than the one added contributes 0 and the kept records are drawn
+    uniformly (any other rule keeps the record at least as often for some order of the records)."""
+    from dpcalc.core.pld.api import cached
+
+    above = composed_upper(capped, delta=delta, epsilon=epsilon, accuracy=accuracy)
+    if above is None:
+        return None
+    kept = tuple(Phase(**{field.name: getattr(phase, field.name) for field in dataclasses.fields(Phase)
+                          if field.name != "sampling_probability"}, sampling_probability=kept_rate(phase))
+                 for phase in capped)
+    attained = cached(kept, delta, epsilon, accuracy)
+    return above[0], attained.epsilon_lower if delta is not None else attained.delta_lower, above[1]
 
 
 def truncated_delta(profile: ProfileBounds, epsilon: float, overflow: float) -> tuple[float, float]:

@@ -66,8 +66,11 @@ def _script_in_process() -> OpakeEpsilon:
     return module.opake_epsilon
 
 
-def _script_in(python: str, p: float, sigma: float, steps: int, delta: float) -> dict:
+def _script_in(python: str, p: float, sigma: float, steps: int, delta: float, cap: int | None = None,
+               dataset_size: int | None = None) -> dict:
     argv = [python, "-I", str(SCRIPT), repr(p), repr(sigma), str(steps), repr(delta)]
+    if cap is not None:
+        argv += [str(cap), str(dataset_size)]
     completed = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     return json.loads(completed.stdout)
 
@@ -112,3 +115,46 @@ def test_recorded_opake_values_are_not_below_our_lower_bound(p, sigma, steps):
     result = ours(p, sigma, steps)
     assert result.epsilon_lower <= reference
     assert result.epsilon_upper <= reference * (1 + UPPER_RTOL)
+
+
+# opake-accounting 0.16.1's truncated-Poisson PLD of the design card as a dataset (n 62500, p
+# 0.004, sigma 1.1, T 10000) at delta 1e-5 (benchmarks/opake_epsilon.py ... CAP 62500; Python
+# 3.13.0, x86_64, 2026-11-27): cap -> epsilon. A pessimistic figure, not a certified bound.
+TRUNCATED_REFERENCES = {
+    280: 4.438051877174724,
+    300: 2.6966657886897565,
+    320: 2.3590492799740788,
+    360: 2.3559668276358234,
+    400: 1.8411271383317203,
+}
+
+
+@functools.cache
+def ours_capped(cap: int) -> PLDResult:
+    from dpcalc.core.pld.truncation import Truncation, account_truncated
+
+    return account_truncated([Phase("gaussian", 0.004, 1.1, None, 10_000)], Truncation(62_500, cap), delta=DELTA,
+                             epsilon=None, accuracy=1e-3)[0]
+
+
+@pytest.mark.parametrize("cap", list(TRUNCATED_REFERENCES))
+def test_opake_capped_is_not_below_our_lower_bound(opake, cap):
+    """One-sided, as above; our step-by-step upper bound lies below opake's figure at every cap
+    but 400, where the cap costs nothing visible and opake's figure lies inside our interval."""
+    figures = opake(0.004, 1.1, 10_000, DELTA, cap, 62_500)
+    assert "error" not in figures, figures
+    result = ours_capped(cap)
+    assert result.epsilon_lower <= figures["epsilon"]
+    if figures["version"] == REFERENCE_VERSION:
+        assert figures["epsilon"] == pytest.approx(TRUNCATED_REFERENCES[cap], rel=REFERENCE_RTOL)
+
+
+@pytest.mark.parametrize("cap", list(TRUNCATED_REFERENCES))
+def test_recorded_opake_capped_values_are_not_below_our_lower_bound(cap):
+    reference = TRUNCATED_REFERENCES[cap]
+    result = ours_capped(cap)
+    assert result.epsilon_lower <= reference
+    if cap < 400:
+        assert result.epsilon_upper < reference
+    else:
+        assert result.epsilon_upper <= reference * (1 + UPPER_RTOL)
