@@ -17,7 +17,6 @@ from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
 from dpcalc.core.pld.measure import kappa
 from dpcalc.core.pld.pairs import GaussianPair, LaplacePair, Pair, ReplaceOnePair, SymmetrisedPair
 from dpcalc.core.pld.result import DIRECTIONS, SYMMETRIC
-from dpcalc.core.pld.truncation import CappedPhase, capped_pair
 
 # Tilt range: lam is the Chernoff saddle point clipped to this interval (lam = order - 1).
 LAM_MIN = 1e-3
@@ -77,7 +76,10 @@ def pair_of(phase: Phase, direction: str) -> Pair:
     either order (remove, add); the symmetrised two-part pair dominates (symmetric).
     """
     p, noise = phase.sampling_probability, phase.noise
-    if isinstance(phase, CappedPhase):
+    if getattr(phase, "max_batch_size", None) is not None:  # a `truncation.CappedPhase`
+        from dpcalc.core.pld.truncation import CappedPhase, capped_pair  # imported by the runs that use it (start-up)
+
+        assert isinstance(phase, CappedPhase)
         return capped_pair(phase, direction)
     if phase.examples_per_user > 1:
         from dpcalc.core.pld.pairs.mixture import MixturePair  # imported by the runs that use it (start-up)
