@@ -197,6 +197,15 @@ CASES = [
     Case("dpcalc pld --sampling allocation (n 60000, b 256, 60 epochs, --json)",
          dpcalc("pld", "--n", "60000", "--batch-size", "256", "--T", "14100", "--sigma", "1.1", "--sampling", "allocation",
                 "--json"), "dpcalc pld (design card)", None, peak_mib=500),
+    # Truncated Poisson (a cap on the batch size): a cap well above the mean batch (360 over 250)
+    # is read off the Poisson run's profile; a cap near it (300) also composes the capped pairs
+    # and the pairs at the kept rate (reported only).
+    Case("dpcalc pld --max-batch-size 360 (design card as n 62500, b 250, --json)",
+         dpcalc("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1", "--max-batch-size", "360",
+                "--json"), "dpcalc pld (design card)", 2.0, peak_mib=300),
+    Case("dpcalc pld --max-batch-size 300 (design card as n 62500, b 250, --json)",
+         dpcalc("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1", "--max-batch-size", "300",
+                "--json"), "dpcalc pld (design card)", None, peak_mib=300),
     Case("dpcalc check examples/privacy-budget.toml (--json)",
          dpcalc("check", str(Path(__file__).resolve().parent.parent / "examples" / "privacy-budget.toml"), "--json"),
          "dpcalc pld (design card)", None, peak_mib=300),
