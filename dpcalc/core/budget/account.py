@@ -366,17 +366,22 @@ def _release_epsilon(release: Release, delta: float, mechanisms: Accountant,
     if "max_batch_size" in release.parameters:
         overflow = overflow_of(release, neighbours)
         phase = release_phase(release, neighbours)
+        cap = int(release.number("max_batch_size"))
+        step_by_step = capped_phase_of(release, neighbours) is not phase
         if accountant_name == "rdp":
             cost = cap_cost_of(release, neighbours)
             epsilon = capped_epsilon(lambda d: mechanisms.epsilon([phase], d).epsilon, delta, cost)
             method = "RDP"
             share = "it" if cost == overflow else f"{cost:.3g} (step by step)"
+            method += f", batches capped at {cap}: overflow probability <= {overflow:.3g}, (1 + e^eps) times {share} " \
+                      "added to delta"
         else:
             epsilon = _capped_release_epsilon(release, phase, delta)
             method = "PLD (certified)"
-            share = "it at most (or the capped steps composed)"
-        method += (f", batches capped at {int(release.number('max_batch_size'))}: overflow probability "
-                   f"<= {overflow:.3g}, (1 + e^eps) times {share} added to delta")
+            method += (f", batches capped at {cap} (overflow probability <= {overflow:.3g}): the tighter of the "
+                       "overflow bound and the step-by-step bound" if step_by_step else
+                       f", batches capped at {cap}: overflow probability <= {overflow:.3g}, (1 + e^eps) times it "
+                       "added to delta")
         return ReleaseEpsilon(release.name, release.mechanism, epsilon, delta, method, overflow)
     if release.mechanism == "zcdp":
         epsilon = _zcdp_epsilon(release.number("rho") * release.get("count", 1), delta)
