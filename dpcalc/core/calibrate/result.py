@@ -81,7 +81,8 @@ class CalibrationResult:
         basis = {"pld": "PLD certified upper bound", "rdp": "RDP upper bound (improved conversion)",
                  "gdp": "central-limit approximation"}[self.accountant]
         if self.max_batch_size is not None:
-            basis += f", batches capped at {self.max_batch_size}: (1 + e^eps) x overflow probability added to delta"
+            basis += (f", batches capped at {self.max_batch_size}: (1 + e^eps) x overflow probability added to delta, "
+                      "or the capped steps bounded step by step (add-remove), the tighter")
         return basis
 
 

@@ -179,15 +179,17 @@ def _with_overflow(result: CalibrationResult, truncation: Truncation, neighbours
     """The result of a capped calibration with the cap and eta at the answer (or the closest value);
     a warning where the cap's cost alone keeps the target out of reach: (1 + e^E) c > delta, with c
     what the cap costs above (eta, or less step by step: `cap_costs`), so the capped run is
-    (eps, delta)-DP at no eps above log(delta / c - 1)."""
-    from dpcalc.core.pld.truncation import cap_costs, overflow_cost, overflow_probability
+    (eps, delta)-DP at no eps above log(delta / c - 1). Not for pld where the capped steps are
+    composed (add-remove: `truncation.capped_phases`): that bound is finite at every cap."""
+    from dpcalc.core.pld.truncation import cap_costs, capped_phases, overflow_cost, overflow_probability
 
     at = Phase("gaussian", result.sampling_probability, result.noise_multiplier, None, result.steps,
                neighbours=neighbours, examples_per_user=examples_per_user)
     overflow = overflow_probability([at], truncation)
     cost = cap_costs([at], truncation, overflow)[0]
     warnings = result.warnings
-    if cost > 0.0 and overflow_cost(result.target_epsilon, cost) > result.delta:
+    composed = result.accountant == "pld" and capped_phases([at], truncation) is not None
+    if cost > 0.0 and not composed and overflow_cost(result.target_epsilon, cost) > result.delta:
         reach = f"at every epsilon above {math.log(result.delta / cost - 1.0):.3g}" \
             if cost < 0.5 * result.delta else "at every epsilon"
         warnings += (f"some batch overflows the cap {truncation.max_batch_size} with probability up to {overflow:.3g}; "
