@@ -198,10 +198,10 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
         if kept and full and spare_lower and want_lower and role.upper:
             composed = compose_run(setup.models[direction], plan, False, usage)
             found = bounds_of(composed, delta, epsilon)
-            if not first_lower and role.lower and (lower is None or found[0] > lower):
+            if role.lower and not first_lower and (lower is None or found[0] > lower):
                 composed = None  # it could raise the lower bound at the target: composed with it
-            else:
-                spared[direction] = plan
+            elif role.lower:
+                spared[direction] = plan  # (a direction that bounds only from above needs no lower measure)
         if composed is None:
             composed = compose_run(setup.models[direction], plan, want_lower, usage)
             found = bounds_of(composed, delta, epsilon)
