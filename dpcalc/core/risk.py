@@ -156,7 +156,10 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     FPR (or kappa), which serves every figure in most runs; where the advantage, the Bayes success
     (at the point |log((1 - pi)/pi)|) or the TPR at the smallest FPR is still wider than the
     accuracy, once more for it. Every composition gives sound bounds at
-    every eps (`ProfileBounds`); the tighter are kept.
+    every eps (`ProfileBounds`); the tighter are kept. The first composes the second direction
+    of a remove/add run with its upper measure alone where it cannot raise the lower bound at
+    the target, and its lower measure only when a figure is wider than the accuracy
+    (`ProfileBounds.complete`; docs/mathematics.md §8, "Which δ bounds").
     """
     asked = tuple(float(OPEN_UNIT.check("fpr", value)) for value in fprs)
     if not asked:
@@ -197,17 +200,25 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     # delta at eps = 0 (the advantage), at the Bayes point, or for epsilon at the smallest FPR.
     profile, shared = _shared_profile(phases, smallest, accuracy)
     upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile)
+    low = int(np.argmin(special))
+    figures = [advantage, bayes, *(Bounds(float(tpr_upper[i]), float(tpr_lower[i])) for i in range(len(special)))]
+    if profile.spared and max(item.relative_width for item in figures) > accuracy:
+        # a direction composed without its lower measure may be what leaves a figure wide: it is
+        # composed on the same grid, and the compositions below get every lower measure
+        profile.complete()
+        profile.spare_lower = False
+        upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile)
     coarse = min(_POINT_ACCURACY_FACTOR * accuracy, 0.1)
     extra: list[tuple[tuple[float | None, float | None], float]] = []
     if advantage.relative_width > accuracy:
         extra.append(((None, 0.0), coarse))
     if bayes_eps > 0.0 and bayes.relative_width > accuracy:
         extra.append(((None, bayes_eps), coarse))
-    low = int(np.argmin(special))
     if smallest < shared and Bounds(float(tpr_upper[low]), float(tpr_lower[low])).relative_width > accuracy:
         extra.append(((smallest, None), accuracy))
     for target, width in extra:
-        profile.add(target, accuracy=width)
+        # delta at eps = 0 (the advantage) is the same in both orders: one direction's lower measure serves
+        profile.add(target, accuracy=width, at_zero=target == (None, 0.0))
     if extra:
         upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile)
     # the uncapped figures decide the compositions and say whether the grid met the accuracy
@@ -249,7 +260,8 @@ def risk_figure(phases: Sequence[Phase], figure: RiskFigure, *, fpr: float | Non
         exact = 0.0 if figure == "advantage" else float(fpr or 0.0)
         return Bounds(exact, exact)
     if figure == "advantage":
-        upper, lower = ProfileBounds(phases, [(None, 0.0)], accuracy=accuracy).at(np.array([0.0]))
+        # delta(0) is the same in both orders: one direction's lower measure serves (`ProfileBounds.add`)
+        upper, lower = ProfileBounds(phases, [(None, 0.0)], accuracy=accuracy, at_zero=True).at(np.array([0.0]))
         return Bounds(float(upper[0]), float(lower[0]))
     if fpr is None:
         raise ValueError("the TPR figure needs an fpr")
@@ -259,6 +271,10 @@ def risk_figure(phases: Sequence[Phase], figure: RiskFigure, *, fpr: float | Non
     grid = np.linspace(0.0, math.log(1.0 / min(fpr, _CURVE_SMALLEST)) + 0.1, GRID_POINTS)
     upper, lower = profile.at(grid)
     tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, np.array([fpr]))
+    if profile.spared and Bounds(float(tpr_upper[0]), float(tpr_lower[0])).relative_width > accuracy:
+        profile.complete()  # as `attack_risk` does: the upper end stays, the lower end may rise
+        upper, lower = profile.at(grid)
+        tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, np.array([fpr]))
     return Bounds(float(tpr_upper[0]), float(tpr_lower[0]))
 
 
@@ -266,7 +282,7 @@ def _shared_profile(phases: Sequence[Phase], smallest: float, accuracy: float) -
     """The one composition that serves every figure in most runs, and its target delta (see
     _SHARED_DELTA_CAP): for epsilon at delta = min(1e-3, sqrt(0.1 x the smallest FPR))."""
     shared = min(_SHARED_DELTA_CAP, math.sqrt(_SHARED_DELTA_SCALE * smallest))
-    return ProfileBounds(phases, [(shared, None)], accuracy=accuracy * _SHARED_ACCURACY), shared
+    return ProfileBounds(phases, [(shared, None)], accuracy=accuracy * _SHARED_ACCURACY, spare_lower=True), shared
 
 
 def _nothing_learnt(phases: Sequence[Phase], fprs: tuple[float, ...], prior: float, kappa: float | None,

@@ -79,7 +79,9 @@ def budget_risk(budget: BudgetFile, overflow: float = 0.0) -> tuple[tuple[RiskCh
         targets.append((None, 0.0))
     if budget.tpr_at_fpr is not None:
         targets.append((budget.tpr_at_fpr[0], None))
-    profile = ProfileBounds(phases, targets) if phases else None
+    # only upper bounds are read: a direction's lower measure is composed only where the target
+    # needs it (`ProfileBounds`'s spare_lower and at_zero)
+    profile = ProfileBounds(phases, targets, spare_lower=True, at_zero=True) if phases else None
     warnings = () if profile is None else tuple(profile.warnings)
 
     def run_delta(points: np.ndarray) -> np.ndarray:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import bounds, work
 from dpcalc.core.pld.model import Direction, PhaseModel, chernoff, directions_of, models_of
-from dpcalc.core.pld.plan import INF_SHARE, cap, make_plan
+from dpcalc.core.pld.plan import INF_SHARE, Plan, cap, make_plan
 from dpcalc.core.pld.power import Measures, Usage, compose_run
 from dpcalc.core.pld.result import DEFAULT_ACCURACY, PLDResult
 
@@ -117,6 +117,8 @@ class Attempt:
     # The discretisation's part of the width: the largest upper - lower of one composed
     # direction's own measures.
     numeric_width: float = math.inf
+    # the plans of the directions composed upper-only (`attempt`'s spare_lower)
+    spared: dict[str, Plan] = field(default_factory=dict)
 
     @property
     def value(self) -> float:
@@ -142,7 +144,8 @@ class Attempt:
 
 
 def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: float, inf_share: float,
-            min_step: float, full: bool = False, want_lower: bool = True) -> Attempt:
+            min_step: float, full: bool = False, want_lower: bool = True, spare_lower: bool = False,
+            first_lower: bool = False) -> Attempt:
     """One grid of `account_grid`, `scale` times finer than the default accuracy's.
 
     The upper bound is the largest upper bound of the directions that bound from above, the
@@ -153,6 +156,14 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
     from below). For a direction that only bounds from below, the Chernoff bound of its pairs
     (`_below`) is tried first: it needs no grid. A direction that bounds what none composed so
     far bounds is composed without either check.
+
+    With `full` and `spare_lower`, a direction after the first that bounds from above is composed
+    upper-only, and again with its lower measure only when that upper bound at the target exceeds
+    the lower bound found (the direction could raise it): its composition on this grid is kept
+    in `Attempt.spared` for `compose_spared`; with `first_lower` too, whatever it could raise
+    (for delta at eps = 0 of a remove and an add direction, whose lower bounds bound the same
+    delta(0): docs/pld-soundness.md, "Both orders at eps = 0"). Leaving a lower measure out is
+    sound: the lower bound is the largest over the directions composed with one.
     """
     usage = Usage()
     upper = -math.inf
@@ -160,6 +171,7 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
     numeric = 0.0
     binding, grid_step = setup.order[0], 0.0
     kept: dict[str, Measures] = {}
+    spared: dict[str, Plan] = {}
     for direction in setup.order:
         role = setup.roles[direction]
         if not want_lower and not role.upper:
@@ -182,16 +194,27 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
             if not (raises_upper or raises_lower):
                 continue
         plan = make_plan(*setup.tilts[direction], delta, scale, inf_share, setup.events, min_step)
-        composed = compose_run(setup.models[direction], plan, want_lower, usage)
+        composed, found = None, None
+        if kept and full and spare_lower and want_lower and role.upper:
+            composed = compose_run(setup.models[direction], plan, False, usage)
+            found = bounds_of(composed, delta, epsilon)
+            if role.lower and not first_lower and (lower is None or found[0] > lower):
+                composed = None  # it could raise the lower bound at the target: composed with it
+            elif role.lower:
+                spared[direction] = plan  # (a direction that bounds only from above needs no lower measure)
+        if composed is None:
+            composed = compose_run(setup.models[direction], plan, want_lower, usage)
+            found = bounds_of(composed, delta, epsilon)
+        assert found is not None
         kept[direction] = composed
-        this_upper, this_lower = bounds_of(composed, delta, epsilon)
+        this_upper, this_lower = found
         if this_lower is not None:
             numeric = max(numeric, this_upper - this_lower)
         if role.upper and this_upper > upper:
             upper, binding, grid_step = this_upper, direction, composed.upper.bulk.h
         if role.lower and this_lower is not None:
             lower = this_lower if lower is None else max(lower, this_lower)
-    return Attempt(upper, lower, binding, grid_step, usage.bins, usage.capped, kept, numeric)
+    return Attempt(upper, lower, binding, grid_step, usage.bins, usage.capped, kept, numeric, spared)
 
 
 def _below(setup: Setup, direction: str, delta: float | None, epsilon: float | None, lower: float | None) -> bool:
@@ -225,14 +248,19 @@ class GridAccount:
     # the grid certified the target and met the accuracy on its pairs (its only warning, if
     # any, is the gap between the upper and the lower pair)
     met_accuracy: bool = False
+    # the directions composed upper-only, with their models and plans (`compose_spared`)
+    spared: dict[str, tuple[list[PhaseModel], Plan]] = field(default_factory=dict)
 
 
 def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,
-                 accuracy: float, full: bool = False) -> GridAccount:
+                 accuracy: float, full: bool = False, spare_lower: bool = False,
+                 first_lower: bool = False) -> GridAccount:
     """The grid accountant: grids refined (2 or 4 times finer) until the interval is at most
     `accuracy` times the upper bound wide, or MAX_ATTEMPTS, MAX_BINS or the work limit is
     reached (the last completed grid is then reported, with a warning naming the limit).
-    With `full`, every direction is composed in full (see `attempt`)."""
+    With `full`, every direction is composed in full, or, with `spare_lower`, every direction
+    with its upper measure and those that could raise the lower bound at the target with their
+    lower one too, or with `first_lower` the first direction alone (see `attempt`)."""
     setup = prepare(phases, delta, epsilon, accuracy)
     scale, reference = setup.scale, setup.reference
     inf_share = INF_SHARE
@@ -243,7 +271,8 @@ def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
         attempts += 1
         this_scale = scale / 8.0 if (setup.coarse_first and number == 0) else scale
         try:
-            fresh = attempt(setup, delta, epsilon, this_scale, inf_share, setup.per_step_error(reference), full=full)
+            fresh = attempt(setup, delta, epsilon, this_scale, inf_share, setup.per_step_error(reference), full=full,
+                            spare_lower=spare_lower, first_lower=first_lower)
         except work.WorkLimitReached:
             if outcome is None:
                 raise
@@ -318,7 +347,14 @@ def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
         grid_step=outcome.grid_step, grid_size=outcome.bins, binding=outcome.binding, attempts=attempts,
         phases=phases, warnings=tuple(warnings),
     )
-    return GridAccount(result, outcome.measures, setup.roles, met_accuracy)
+    spared = {direction: (setup.models[direction], plan) for direction, plan in outcome.spared.items()}
+    return GridAccount(result, outcome.measures, setup.roles, met_accuracy, spared)
+
+
+def compose_spared(models: list[PhaseModel], plan: Plan) -> Measures:
+    """The upper and lower measures of a direction `account_grid` composed upper-only
+    (`GridAccount.spared`), on the same grid."""
+    return compose_run(models, plan, True, Usage())
 
 
 # A finer grid "narrows" the interval when its width is below this share of the last one's.

@@ -12,11 +12,13 @@ import numpy as np
 from dpcalc.core.arrays import sorted_distinct
 from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld import bounds, work
-from dpcalc.core.pld.accountant import account_grid
+from dpcalc.core.pld.accountant import account_grid, compose_spared
 from dpcalc.core.pld.api import check_phases
 from dpcalc.core.pld.exact import exact_result, exact_run
 from dpcalc.core.pld.fallback import closed_forms, out_of_range
-from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PLDResult, PrivacyProfile
+from dpcalc.core.pld.model import PhaseModel, directions_of
+from dpcalc.core.pld.plan import Plan
+from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, DIRECTIONS, PLDResult, PrivacyProfile
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
 
 # The profile composes twice, with the tilts for these quantiles of the asked epsilons, and
@@ -48,11 +50,19 @@ class ProfileBounds:
     Outside the grid's numerical range, when every composition failed, or where a grid fell
     short of the accuracy, the closed forms (`fallback.closed_forms`, S7) give or tighten the
     bounds at each epsilon (one closed-form evaluation a point: slower, used only then).
+
+    With `spare_lower`, a direction after the first is composed with its upper measure alone
+    unless its lower one could raise the lower bound at the target (`accountant.attempt`):
+    about a third of its cost where the first direction binds. The lower bounds are then those
+    of the directions composed with a lower measure, which are lower bounds of the run still;
+    `complete` composes the lower measures left out. With `at_zero`, a target at eps = 0 gives
+    only the first direction its lower measure (`add`).
     """
 
     def __init__(self, phases: Sequence[Phase], targets: Sequence[Target], *,
-                 accuracy: float = DEFAULT_ACCURACY) -> None:
+                 accuracy: float = DEFAULT_ACCURACY, spare_lower: bool = False, at_zero: bool = False) -> None:
         ACCURACY.check("accuracy", accuracy)
+        self.spare_lower = spare_lower  # read by `add`: a caller may change it between compositions
         self.phases = check_phases(phases)
         self.accuracy = float(accuracy)
         # phases with p = 0 add nothing; a run of them only is (0, 0)-DP exactly (api.nothing_sampled)
@@ -61,6 +71,8 @@ class ProfileBounds:
             raise ValueError("give at least one target")
         # per composition: [(profile, bounds from above, bounds from below)]
         self._parts: list[list[tuple[bounds.Profile, bool, bool]]] = []
+        # per composition: the directions composed upper-only, with their models and plans
+        self._spared: list[dict[str, tuple[list[PhaseModel], Plan]]] = []
         self.warnings: list[str] = []
         self.grid_step = 0.0
         self.results: list[PLDResult] = []  # each composition's own result at its target
@@ -72,11 +84,14 @@ class ProfileBounds:
             self.warnings.append(NOTHING_SAMPLED)
         self._reason = self._out_of_range or ""
         for target in targets:
-            self.add(target)
+            self.add(target, at_zero=at_zero)
 
-    def add(self, target: Target, accuracy: float | None = None) -> None:
+    def add(self, target: Target, accuracy: float | None = None, *, at_zero: bool = False) -> None:
         """Compose the run once more, for `target` (at `accuracy`, by default the evaluator's);
-        its bounds join the others' at every epsilon."""
+        its bounds join the others' at every epsilon. With `at_zero`, a target of delta at eps = 0
+        of a run composed in a remove and an add direction, which bound the same delta(0)
+        (docs/pld-soundness.md, "Both orders at eps = 0"), gives the first direction alone its
+        lower measure, whatever `spare_lower` says (`complete` adds the other's)."""
         delta, epsilon = target
         width = self.accuracy if accuracy is None else float(ACCURACY.check("accuracy", accuracy))
         if delta is not None:
@@ -89,8 +104,10 @@ class ProfileBounds:
         if self._out_of_range is not None:
             self._failures += 1
             return
+        first = at_zero and epsilon == 0.0 and _reverses(self._sampled)
         with work.guard() as guard:
-            grid = account_grid(self._sampled, delta=delta, epsilon=epsilon, accuracy=width, full=True)
+            grid = account_grid(self._sampled, delta=delta, epsilon=epsilon, accuracy=width, full=True,
+                                spare_lower=self.spare_lower or first, first_lower=first)
             parts = []
             for direction, measures in grid.measures.items():
                 role = grid.roles[direction]
@@ -103,9 +120,27 @@ class ProfileBounds:
             self._reason = self._reason or guard.failure
             return
         self._parts.append(parts)
+        self._spared.append(dict(grid.spared))
         self.warnings.extend(item for item in grid.result.warnings if item not in self.warnings)
         self.grid_step = self.grid_step or grid.result.grid_step
         self.results.append(grid.result)
+
+    @property
+    def spared(self) -> bool:
+        """Whether some direction was composed without its lower measure (`complete` adds it)."""
+        return any(self._spared)
+
+    def complete(self) -> None:
+        """Compose the lower measures `spare_lower` left out, each on the grid of its composition
+        (the upper measures already composed stay: the upper bounds do not change). Where the
+        grid fails, the lower bounds stay those of the other directions (still lower bounds)."""
+        for parts, spared in zip(self._parts, self._spared, strict=True):
+            for models, plan in spared.values():
+                with work.guard():
+                    measures = compose_spared(models, plan)
+                    if measures.lower is not None:
+                        parts.append((bounds.Profile(measures.lower), False, True))
+            spared.clear()
 
     @property
     def _closed(self) -> bool:
@@ -169,6 +204,14 @@ class ProfileBounds:
         upper = np.where(below >= 0, anchor_upper[np.maximum(below, 0)], 1.0)
         lower = np.where(above < len(anchors), anchor_lower[np.minimum(above, len(anchors) - 1)], 0.0)
         return upper, lower
+
+
+def _reverses(phases: Sequence[Phase]) -> bool:
+    """Whether the run is composed in a remove and an add direction that both bound it from above
+    (`model.directions_of`): the two orders of the same neighbouring datasets, whose total
+    variation, delta(0), is the same."""
+    roles = directions_of(phases) if phases else ()
+    return len(roles) == 2 and all(role.upper for role in roles) and {role.name for role in roles} == set(DIRECTIONS)
 
 
 def tight_profile(phases: Sequence[Phase], epsilons: Sequence[float], *,

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import math
 
+import mpmath as mp
 import numpy as np
 import pytest
 
 from dpcalc.core import gdp
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import PrivacyProfile, tight_delta, tight_profile
+from dpcalc.core.pld.privacy_profile import ProfileBounds
 from dpcalc.core.validation import ParameterError
 
 
@@ -64,3 +66,67 @@ def test_profile_rejects_bad_input():
         tight_profile([phase], [-1.0])
     with pytest.raises(ValueError):
         tight_profile([phase], [])
+
+
+# ---------------------------------------------------------------------------------------------
+# ProfileBounds: lower measures composed only where needed (spare_lower, at_zero, complete)
+# ---------------------------------------------------------------------------------------------
+
+def _poisson(p: float, sigma: float, steps: int, neighbours: str = "add-remove") -> list[Phase]:
+    return [Phase("gaussian", sampling_probability=p, noise_multiplier=sigma, steps=steps, neighbours=neighbours)]
+
+
+def test_spared_lower_measures_keep_the_bounds_certified():
+    # remove binds this run at every eps (its Chernoff estimate is the larger), so the add
+    # direction is composed upper-only; both evaluators are certified, so they overlap, and the
+    # spared one's upper bounds are the full one's to the discretisation error of the upper-only
+    # step measure (measured: 2e-6 relative at eps = 0)
+    phases = _poisson(0.01, 1.0, 200)
+    epsilons = np.linspace(0.0, 6.0, 121)
+    full = ProfileBounds(phases, [(1e-3, None)])
+    spared = ProfileBounds(phases, [(1e-3, None)], spare_lower=True)
+    assert spared.spared and not full.spared
+    upper, lower = spared.at(epsilons)
+    full_upper, full_lower = full.at(epsilons)
+    assert np.all(np.maximum(lower, full_lower) <= np.minimum(upper, full_upper))
+    assert np.all(lower <= full_lower)  # the same remove composition, without the add direction's lower bound
+    big = full_upper > 1e-6
+    assert np.all(np.abs(upper[big] - full_upper[big]) <= 1e-4 * full_upper[big])
+    # complete: the add direction's lower measure on its own grid; the upper bounds do not move
+    spared.complete()
+    assert not spared.spared
+    completed_upper, completed_lower = spared.at(epsilons)
+    assert np.array_equal(completed_upper, upper)
+    assert np.all(completed_lower >= lower)
+    assert np.array_equal(completed_lower, full_lower)  # the same two compositions as the full evaluator
+
+
+def test_one_direction_is_spared_only_where_there_are_two():
+    # replace-one: one direction, its own reverse; nothing to spare
+    assert not ProfileBounds(_poisson(0.01, 1.0, 200, "replace-one"), [(1e-3, None)], spare_lower=True).spared
+    assert not ProfileBounds(_poisson(0.01, 1.0, 200, "replace-one"), [(None, 0.0)], at_zero=True).spared
+    # a target at eps = 0 spares the second direction's lower measure whatever spare_lower says
+    assert ProfileBounds(_poisson(0.01, 1.0, 200), [(None, 0.0)], at_zero=True).spared
+    assert not ProfileBounds(_poisson(0.01, 1.0, 200), [(None, 0.5)], at_zero=True).spared
+
+
+@pytest.mark.parametrize(("p", "sigma"), [(0.01, 1.0), (0.3, 0.8), (0.9, 2.0)])
+def test_advantage_from_one_lower_measure_brackets_the_total_variation(p, sigma):
+    # one step: delta(0) is the total variation between (1 - p) N(0, s^2) + p N(1, s^2) and
+    # N(0, s^2), p (2 Phi(1 / (2 s)) - 1), the same in either order (mpmath, 40 digits); the add
+    # direction's lower measure is left out, the remove direction's bounds it from below
+    with mp.workdps(40):
+        exact = mp.mpf(p) * mp.erf(1 / (2 * mp.sqrt(2) * mp.mpf(sigma)))
+    evaluator = ProfileBounds(_poisson(p, sigma, 1), [(None, 0.0)], at_zero=True)
+    assert evaluator.spared
+    (upper,), (lower,) = evaluator.at([0.0])
+    assert mp.mpf(lower) <= exact <= mp.mpf(upper)
+    assert upper - lower <= 3e-3 * upper
+
+
+def test_advantage_from_one_lower_measure_overlaps_the_full_composition():
+    phases = _poisson(0.004, 1.1, 2000)
+    (upper,), (lower,) = ProfileBounds(phases, [(None, 0.0)], at_zero=True).at([0.0])
+    (full_upper,), (full_lower,) = ProfileBounds(phases, [(None, 0.0)]).at([0.0])
+    assert max(lower, full_lower) <= min(upper, full_upper)
+    assert upper - lower <= 1e-3 * upper
