@@ -165,7 +165,8 @@ def pld(
     with paused_gc():
         if max_batch_size is not None:
             result, as_poisson, overflow = _truncated(phases, row["n"], max_batch_size, target_delta, target_epsilon, width)
-            truncation = {"max_batch_size": max_batch_size, "n": row["n"], "overflow_probability": overflow}
+            truncation = {"max_batch_size": max_batch_size, "n": row["n"], "overflow_probability": overflow,
+                          "analysis": _cap_analysis(phases, row["n"], max_batch_size)}
         else:
             result = account(phases, target_delta, target_epsilon, width)
             as_poisson = _as_poisson(phases, target_delta, target_epsilon, width)
@@ -501,13 +502,30 @@ def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResul
     return Table(columns=("quantity", "value", "note"), rows=rows, title=phases_title("Tight accounting (PLD)", list(result.phases)))
 
 
+def _cap_analysis(phases: list[Any], dataset_size: int, max_batch_size: int) -> str:
+    """Which analyses bound the capped run (`core.pld.truncation.cap_analysis`)."""
+    from dpcalc.core.pld.truncation import Truncation, cap_analysis
+
+    return cap_analysis(phases, Truncation(dataset_size, max_batch_size))
+
+
+def cap_note(analysis: str) -> str:
+    """What a capped run's figures rest on, for the tables of pld and risk."""
+    from dpcalc.core.pld.truncation import STEP_BY_STEP
+
+    if analysis == STEP_BY_STEP:
+        return ("the tighter of the overflow bound and the step-by-step one (an added example pushes at most one "
+                "other out of a full batch)")
+    return "the overflow bound: (1 + e^eps) times the overflow probability added to delta"
+
+
 def _truncation_rows(truncation: dict[str, Any], poisson: PLDResult, epsilon_solved: bool) -> list[tuple[str, str, str]]:
-    """The rows that say what the batch-size cap costs: the overflow probability and the
-    uncapped Poisson run's figure."""
+    """The rows that say what the batch-size cap costs: the overflow probability, the analyses
+    used, and the uncapped Poisson run's figure."""
     quantity = "epsilon" if epsilon_solved else "delta"
     return [
         ("max batch size", str(truncation["max_batch_size"]), f"batches cut to this; n = {truncation['n']}"),
-        ("overflow probability", format_upper(truncation["overflow_probability"]),
-         "some batch above the cap; (1 + e^eps) times this is added to delta"),
+        ("overflow probability", format_upper(truncation["overflow_probability"]), "some batch above the cap"),
+        ("cap analysis", "", cap_note(truncation["analysis"])),
         (f"{quantity} without the cap", format_upper(getattr(poisson, quantity + "_upper")), "plain Poisson sampling"),
     ]

@@ -164,7 +164,10 @@ def risk(
     above = below = 0.0
     if max_batch_size is not None:
         overflow, above, below = _overflow(phases, row["n"], max_batch_size)
-        truncation = {"max_batch_size": max_batch_size, "n": row["n"], "overflow_probability": overflow}
+        from dpcalc.core.pld.truncation import Truncation, cap_analysis
+
+        truncation = {"max_batch_size": max_batch_size, "n": row["n"], "overflow_probability": overflow,
+                      "analysis": cap_analysis(phases, Truncation(row["n"], max_batch_size))}
     progress.describe("certified attack risk (PLD accountant)")
     with paused_gc():
         result = attack_risk(phases, fprs=fprs, prior=chosen_prior, kappa=kappa, accuracy=width, overflow=above,
@@ -294,8 +297,11 @@ def _summary_table(result: RiskResult, truncation: dict[str, Any] | None = None)
     if truncation is not None:
         rows.append(("max batch size", str(truncation["max_batch_size"]), "", "",
                      f"batches cut to this; n = {truncation['n']}"))
+        from dpcalc.core.pld.truncation import STEP_BY_STEP
+
         rows.append(("overflow probability", format_upper(truncation["overflow_probability"]), "", "",
-                     "some batch above the cap; every figure moved by it"))
+                     "some batch above the cap" + ("; every figure moved by it" if truncation["analysis"] != STEP_BY_STEP
+                                                   else "; figures moved by the smaller distance step by step")))
     rows.append(("analysis", "", "", "", analysis_of(result.phases)))
     return Table(columns=("quantity", "certified", "lower bound", _gdp_header(result), "note"), rows=rows,
                  title=phases_title("Attack risk (PLD, certified)", list(result.phases)))

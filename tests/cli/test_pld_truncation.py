@@ -22,7 +22,8 @@ def test_a_cap_costs_what_the_step_by_step_analysis_says(dpcalc):
     result = document["result"]
     truncated, _poisson, overflow = account_truncated([RUN], Truncation(62500, 360), delta=1e-5, epsilon=None,
                                                      accuracy=1e-3)
-    assert result["truncation"] == {"max_batch_size": 360, "n": 62500, "overflow_probability": overflow}
+    assert result["truncation"] == {"max_batch_size": 360, "n": 62500, "overflow_probability": overflow,
+                                    "analysis": "overflow bound and step by step"}
     assert (result["epsilon_lower"], result["epsilon_upper"]) == (truncated.epsilon_lower, truncated.epsilon_upper)
     plain = tight_epsilon([RUN], 1e-5)
     assert result["as_poisson"]["epsilon_upper"] == pytest.approx(plain.epsilon_upper, rel=1e-9)

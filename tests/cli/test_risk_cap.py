@@ -27,7 +27,8 @@ def test_every_figure_moves_by_what_the_cap_costs(dpcalc):
     up, down = cap_costs([RUN], Truncation(62500, 360))
     assert 0.0 < up < eta and 0.0 < down < eta
     assert capped["inputs"]["max_batch_size"] == 360
-    assert capped["result"]["truncation"] == {"max_batch_size": 360, "n": 62500, "overflow_probability": eta}
+    assert capped["result"]["truncation"] == {"max_batch_size": 360, "n": 62500, "overflow_probability": eta,
+                                              "analysis": "overflow bound and step by step"}
     assert plain["result"]["truncation"] is None and plain["inputs"]["max_batch_size"] is None
     a, b = plain["result"], capped["result"]
     # the same compositions (decided on the uncapped figures): the advantage exactly 2 costs apart

@@ -264,6 +264,16 @@ def step_distances(capped: Sequence[CappedPhase]) -> tuple[float, float]:
     return min(1.0, above * (1.0 + 1e-12)), min(1.0, below * (1.0 + 1e-12))
 
 
+STEP_BY_STEP = "overflow bound and step by step"
+OVERFLOW_ONLY = "overflow bound"
+
+
+def cap_analysis(phases: Sequence[Phase], truncation: Truncation) -> str:
+    """Which analyses bound the capped run: the overflow bound always (any rule for the kept
+    records), and step by step where the capped pairs apply (`capped_phases`)."""
+    return OVERFLOW_ONLY if capped_phases(phases, truncation) is None else STEP_BY_STEP
+
+
 def cap_costs(phases: Sequence[Phase], truncation: Truncation, overflow: float | None = None) -> tuple[float, float]:
     """(above, below): what the cap may move delta(eps) by, per (1 + e^eps), on the side of the
     upper bounds and on that of the lower bounds. eta (`overflow_probability`, given or computed)
