@@ -6,9 +6,9 @@ accountant's log epsilon F differs from log m by a residual r = F - log m that v
 and smoothly, so each next point solves log m(x) + r(x) = log E, with r interpolated linearly
 between the two most recent evaluations (held constant after the first). The search starts at
 the model's own answer. For gdp (where r = 0) this is two evaluations; for rdp three to five.
-For pld, two to four steering evaluations at accuracy 1.6e-2 (the upper bound alone,
-`pld.upper_epsilon`: a fifth to a third of the cost of a full evaluation each) first learn the
-slope of r near the answer; one more at accuracy 4e-3 (upper bound alone) at the last of
+For pld, two to four steering evaluations at accuracy 1.6e-2 (the upper bound alone, of the
+leading direction, `pld.api.steering_epsilon`: a sixth to a fifth of the cost of a full
+evaluation each) first learn the slope of r near the answer; one more at accuracy 4e-3 (upper bound alone) at the last of
 them predicts the level of the full-accuracy epsilon there (Richardson extrapolation in the grid
 step, see engines.LEVEL_ACCURACY), so that the first full evaluation already lands within ~5e-5 of
 the boundary, placed 0.4 precision inside the passing side: one full evaluation in most runs

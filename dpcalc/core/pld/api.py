@@ -1,6 +1,6 @@
 """The PLD accountant's entry points for one run: a certified interval on epsilon at a target
-delta (`tight_epsilon`), on delta at a target epsilon (`tight_delta`), and a cheaper upper
-bound alone (`upper_epsilon`). Each runs the grid accountant under its guard and falls back to,
+delta (`tight_epsilon`), on delta at a target epsilon (`tight_delta`), a cheaper upper
+bound alone (`upper_epsilon`) and a cheaper estimate still (`steering_epsilon`). Each runs the grid accountant under its guard and falls back to,
 or is tightened by, the closed forms (S7 of docs/pld-soundness.md)."""
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ from typing import TypeVar
 
 from dpcalc.core.phases import EPOCH_SAMPLINGS, NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld import work
-from dpcalc.core.pld.accountant import account_grid, first_upper
+from dpcalc.core.pld.accountant import account_grid, attempt, first_upper, prepare
 from dpcalc.core.pld.exact import exact_laplace_run, exact_result, exact_run
 from dpcalc.core.pld.fallback import closed_forms, merge, one_laplace_release, out_of_range
+from dpcalc.core.pld.plan import INF_SHARE
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PLDResult
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
 
@@ -57,6 +58,28 @@ def upper_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DE
     grid's range, or when the grid fails, the closed forms' (grid step 0), as in `tight_epsilon`;
     for a run that is exactly mu-GDP, `tight_epsilon`'s exact upper bound (grid step 0).
     """
+    return _first_grid(phases, delta, accuracy, first_upper)
+
+
+def steering_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DEFAULT_ACCURACY,
+                     ) -> tuple[float, float]:
+    """An estimate of epsilon at `delta` for searches that steer by it (not a bound), and its grid step.
+
+    `upper_epsilon` with one direction composed: the one whose Chernoff estimate is the largest
+    (`accountant.prepare`), which binds in the runs searched (Poisson-sampled Gaussian runs: the
+    remove direction). The others are not checked (in `upper_epsilon` a cheaper composition of
+    each decides whether it could raise the bound: a quarter of the cost), so where another
+    direction binds this lies below the run's upper bound; where the leading one binds it equals
+    `upper_epsilon`. Runs outside the grid, exact runs and a first grid that cannot certify the
+    target get `upper_epsilon`'s bound.
+    """
+    return _first_grid(phases, delta, accuracy, leading_upper)
+
+
+def _first_grid(phases: Sequence[Phase], delta: float, accuracy: float,
+                first: Callable[[tuple[Phase, ...], float, float], tuple[float, float]]) -> tuple[float, float]:
+    """`first` (the first grid's upper bound and step) for `upper_epsilon` and `steering_epsilon`,
+    with the runs the grid does not compute answered as `upper_epsilon` states."""
     OPEN_UNIT.check("delta", delta)
     ACCURACY.check("accuracy", accuracy)
     checked = check_phases(phases)
@@ -69,7 +92,7 @@ def upper_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DE
         return result.epsilon_upper, result.grid_step
     reason = out_of_range(checked)
     if reason is None:
-        outcome, reason = in_grid(lambda: first_upper(checked, delta, accuracy))
+        outcome, reason = in_grid(lambda: first(checked, delta, accuracy))
         if outcome is not None:
             upper, grid_step = outcome
             if math.isfinite(upper):
@@ -78,6 +101,15 @@ def upper_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DE
             return result.epsilon_upper, result.grid_step
     result = closed_forms(checked, delta=delta, epsilon=None, accuracy=accuracy, reason=reason or "")
     return result.epsilon_upper, result.grid_step
+
+
+def leading_upper(phases: tuple[Phase, ...], delta: float, accuracy: float) -> tuple[float, float]:
+    """`first_upper` with the leading direction alone composed (`steering_epsilon`)."""
+    setup = prepare(phases, delta, None, accuracy)
+    setup = dataclasses.replace(setup, order=setup.order[:1])
+    outcome = attempt(setup, delta, None, setup.scale, INF_SHARE, setup.per_step_error(setup.reference),
+                      want_lower=False)
+    return outcome.upper, outcome.grid_step
 
 
 def in_grid(compute: Callable[[], _T]) -> tuple[_T | None, str | None]:
