@@ -75,13 +75,19 @@ class PLDEngine(Engine):
     def __init__(self, delta: float) -> None:
         super().__init__(PLDAccountant(), delta)
         self._steering_step: float | None = None
+        self._direction: str | None = None  # the direction the steering bounds compose
 
     def _coarse(self, run: Phase, accuracy: float) -> tuple[float, float]:
         """The upper bound of the leading direction alone (`pld.api.steering_epsilon`: for the runs
-        searched, `pld.upper_epsilon` for a quarter less) at a coarser accuracy, and its grid step."""
+        searched, `pld.upper_epsilon` for a third less) at a coarser accuracy, and its grid step.
+        The direction the first call composes is composed by the later ones (the same run but
+        for the quantity searched)."""
         from dpcalc.core.pld.api import steering_epsilon
 
-        return steering_epsilon([run], self.delta, accuracy=accuracy)
+        found = steering_epsilon([run], self.delta, accuracy=accuracy, direction=self._direction)
+        if found.direction is not None:
+            self._direction = found.direction
+        return found.epsilon, found.grid_step
 
     def steer(self, run: Phase) -> float:
         """The upper bound at the coarser steering accuracy (a different, cheaper function)."""

@@ -9,13 +9,14 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from dpcalc.core.phases import EPOCH_SAMPLINGS, NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld import work
 from dpcalc.core.pld.accountant import account_grid, attempt, first_upper, prepare
 from dpcalc.core.pld.exact import exact_laplace_run, exact_result, exact_run
 from dpcalc.core.pld.fallback import closed_forms, merge, one_laplace_release, out_of_range
+from dpcalc.core.pld.model import directions_of
 from dpcalc.core.pld.plan import INF_SHARE
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PLDResult
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
@@ -61,19 +62,43 @@ def upper_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DE
     return _first_grid(phases, delta, accuracy, first_upper)
 
 
-def steering_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DEFAULT_ACCURACY,
-                     ) -> tuple[float, float]:
-    """An estimate of epsilon at `delta` for searches that steer by it (not a bound), and its grid step.
+class Steering(NamedTuple):
+    """`steering_epsilon`'s estimate, its grid step, and the direction composed (None off the grid)."""
 
-    `upper_epsilon` with one direction composed: the one whose Chernoff estimate is the largest
-    (`accountant.prepare`), which binds in the runs searched (Poisson-sampled Gaussian runs: the
-    remove direction). The others are not checked (in `upper_epsilon` a cheaper composition of
-    each decides whether it could raise the bound: a quarter of the cost), so where another
-    direction binds this lies below the run's upper bound; where the leading one binds it equals
-    `upper_epsilon`. Runs outside the grid, exact runs and a first grid that cannot certify the
-    target get `upper_epsilon`'s bound.
+    epsilon: float
+    grid_step: float
+    direction: str | None
+
+
+def steering_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DEFAULT_ACCURACY,
+                     direction: str | None = None) -> Steering:
+    """An estimate of epsilon at `delta` for searches that steer by it (not a bound), its grid step,
+    and the direction composed.
+
+    `upper_epsilon` with one direction composed: `direction`, or the one whose Chernoff estimate is
+    the largest (`accountant.prepare`), which binds in the runs searched (Poisson-sampled Gaussian
+    runs: the remove direction). The others are neither prepared nor checked (`upper_epsilon`
+    composes each on a cheaper grid to see whether it could raise the bound): about a third less.
+    Where another direction binds this lies below the run's upper bound; where the one composed
+    binds it equals `upper_epsilon`. A search passes the direction the first call returned, so
+    that later calls skip the others' tilts and caps too. Runs outside the grid, exact runs and a
+    first grid that cannot certify the target get `upper_epsilon`'s bound (direction None).
     """
-    return _first_grid(phases, delta, accuracy, leading_upper)
+    if direction is not None and direction not in {d.name for d in directions_of(check_phases(phases)) if d.upper}:
+        raise ValueError(f"direction {direction!r} does not bound this run from above")
+    composed: str | None = None
+
+    def leading(checked: tuple[Phase, ...], delta: float, accuracy: float) -> tuple[float, float]:
+        nonlocal composed
+        setup = prepare(checked, delta, None, accuracy, direction)
+        setup = dataclasses.replace(setup, order=setup.order[:1])
+        outcome = attempt(setup, delta, None, setup.scale, INF_SHARE, setup.per_step_error(setup.reference),
+                          want_lower=False)
+        composed = setup.order[0] if math.isfinite(outcome.upper) else None  # inf: tight_epsilon answers
+        return outcome.upper, outcome.grid_step
+
+    upper, grid_step = _first_grid(phases, delta, accuracy, leading)
+    return Steering(upper, grid_step, composed)
 
 
 def _first_grid(phases: Sequence[Phase], delta: float, accuracy: float,
@@ -101,15 +126,6 @@ def _first_grid(phases: Sequence[Phase], delta: float, accuracy: float,
             return result.epsilon_upper, result.grid_step
     result = closed_forms(checked, delta=delta, epsilon=None, accuracy=accuracy, reason=reason or "")
     return result.epsilon_upper, result.grid_step
-
-
-def leading_upper(phases: tuple[Phase, ...], delta: float, accuracy: float) -> tuple[float, float]:
-    """`first_upper` with the leading direction alone composed (`steering_epsilon`)."""
-    setup = prepare(phases, delta, None, accuracy)
-    setup = dataclasses.replace(setup, order=setup.order[:1])
-    outcome = attempt(setup, delta, None, setup.scale, INF_SHARE, setup.per_step_error(setup.reference),
-                      want_lower=False)
-    return outcome.upper, outcome.grid_step
 
 
 def in_grid(compute: Callable[[], _T]) -> tuple[_T | None, str | None]:

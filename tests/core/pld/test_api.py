@@ -244,10 +244,13 @@ def test_upper_epsilon_past_the_work_limit_is_the_closed_form(monkeypatch):
 ])
 def test_steering_epsilon_is_upper_epsilon_where_the_leading_direction_binds(p, sigma, steps, delta, accuracy):
     """Poisson-sampled Gaussian runs: the remove direction leads and binds, so leaving out the add
-    direction's check changes nothing (equal to the last bit, same grid; measured on 96 runs, p
-    1e-3..0.3, sigma 0.4..3, T 10..1e5, delta 1e-5 and 1e-8)."""
+    direction changes nothing (equal to the last bit, same grid; measured on 96 runs, p 1e-3..0.3,
+    sigma 0.4..3, T 10..1e5, delta 1e-5 and 1e-8), whether the direction is found or given."""
     phases = [gaussian(p, sigma, steps)]
-    assert steering_epsilon(phases, delta, accuracy=accuracy) == upper_epsilon(phases, delta, accuracy=accuracy)
+    found = steering_epsilon(phases, delta, accuracy=accuracy)
+    assert (found.epsilon, found.grid_step) == upper_epsilon(phases, delta, accuracy=accuracy)
+    assert found.direction == "remove"
+    assert steering_epsilon(phases, delta, accuracy=accuracy, direction="remove") == found
 
 
 def test_steering_epsilon_composes_one_direction(monkeypatch):
@@ -268,12 +271,22 @@ def test_steering_epsilon_composes_one_direction(monkeypatch):
     assert len(calls) == 2  # and the add direction's cheaper check
 
 
+def test_steering_epsilon_of_a_given_direction():
+    """The add direction of a Poisson run composed alone: its own bound, below the run's."""
+    phases = [gaussian(0.004, 0.8, 10_000)]
+    add = steering_epsilon(phases, 1e-5, accuracy=1.6e-2, direction="add")
+    assert add.direction == "add"
+    assert 0.0 < add.epsilon < upper_epsilon(phases, 1e-5, accuracy=1.6e-2)[0]
+    with pytest.raises(ValueError, match="direction 'symmetric' does not bound this run from above"):
+        steering_epsilon(phases, 1e-5, direction="symmetric")
+
+
 def test_steering_epsilon_answers_the_runs_off_the_grid_as_upper_epsilon(monkeypatch):
     for phases in ([gaussian(0.004, 0.01, 100)], [gaussian(1.0, 1.1, 100)], [gaussian(0.0, 1.1, 100)]):
-        assert steering_epsilon(phases, 1e-5) == upper_epsilon(phases, 1e-5)
+        assert steering_epsilon(phases, 1e-5) == (*upper_epsilon(phases, 1e-5), None)
     monkeypatch.setattr(work, "WORK_LIMIT", 0.0)
     phases = [gaussian(0.004, 1.3, 1001)]
-    assert steering_epsilon(phases, 1e-5) == upper_epsilon(phases, 1e-5)
+    assert steering_epsilon(phases, 1e-5) == (*upper_epsilon(phases, 1e-5), None)
 
 
 # ---------------------------------------------------------------------------------------------
