@@ -5,7 +5,7 @@ remembers what it said about each run (`Accounted`), so that the answer's figure
 the evaluation that found it. The RDP accountant computes the per-step RDP curve of each
 (p, sigma) once and scales it by T (Mironov 2017, Prop. 1): calibrating T or epochs computes one
 curve. `PLDEngine` adds what the PLD search uses beyond the epsilon: the upper bound alone at
-coarser accuracies to steer (`steer`), a prediction of the full-accuracy level (`level`), and
+coarser accuracies, of the binding direction only, to steer (`steer`), a prediction of the full-accuracy level (`level`), and
 one composition shared by all T (`largest_steps`).
 """
 
@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     from dpcalc.core.pld.truncation import Truncation
 
 # Steering evaluations of the PLD accountant: the upper bound alone at accuracy 1.6e-2 (a grid
-# four times coarser than the default's) costs a fifth to a third of a full evaluation at the
-# default 1e-3 (design card: 38 ms against 125 ms), and its slope
+# four times coarser than the default's), its leading direction only (`pld.api.steering_epsilon`),
+# costs a sixth to a fifth of a full evaluation at the default 1e-3 (design card: 20 ms against
+# 100 ms), and its slope
 # d log epsilon / d log sigma matches the default's to 0.4-0.6% (measured on the design card
 # and at p = 0.004, T = 1e4, target 1), far better than the model's 5-30%. How many the search
 # makes: see search.STEERING_MIN.
@@ -74,12 +75,19 @@ class PLDEngine(Engine):
     def __init__(self, delta: float) -> None:
         super().__init__(PLDAccountant(), delta)
         self._steering_step: float | None = None
+        self._direction: str | None = None  # the direction the steering bounds compose
 
     def _coarse(self, run: Phase, accuracy: float) -> tuple[float, float]:
-        """The upper bound alone (`pld.upper_epsilon`) at a coarser accuracy, and its grid step."""
-        from dpcalc.core import pld
+        """The upper bound of the leading direction alone (`pld.api.steering_epsilon`: for the runs
+        searched, `pld.upper_epsilon` for a third less) at a coarser accuracy, and its grid step.
+        The direction the first call composes is composed by the later ones (the same run but
+        for the quantity searched)."""
+        from dpcalc.core.pld.api import steering_epsilon
 
-        return pld.upper_epsilon([run], self.delta, accuracy=accuracy)
+        found = steering_epsilon([run], self.delta, accuracy=accuracy, direction=self._direction)
+        if found.direction is not None:
+            self._direction = found.direction
+        return found.epsilon, found.grid_step
 
     def steer(self, run: Phase) -> float:
         """The upper bound at the coarser steering accuracy (a different, cheaper function)."""

@@ -49,9 +49,11 @@ class Setup:
     ceilings: dict[str, float] = field(default_factory=dict)
 
 
-def prepare(phases: Sequence[Phase], delta: float | None, epsilon: float | None, accuracy: float) -> Setup:
-    """The tilts (Chernoff saddle points), truncation caps and grid scale of a run."""
-    roles = {direction.name: direction for direction in directions_of(phases)}
+def prepare(phases: Sequence[Phase], delta: float | None, epsilon: float | None, accuracy: float,
+            direction: str | None = None) -> Setup:
+    """The tilts (Chernoff saddle points), truncation caps and grid scale of a run; with
+    `direction` (one of the run's that bounds it from above), of that direction alone."""
+    roles = {d.name: d for d in directions_of(phases) if direction is None or d.name == direction}
     directions = list(roles)
     models = {d: models_of(phases, d) for d in directions}
     # The tilt is chosen for the measure the grid represents: losses beyond the upper

@@ -1,6 +1,6 @@
 """The PLD accountant's entry points for one run: a certified interval on epsilon at a target
-delta (`tight_epsilon`), on delta at a target epsilon (`tight_delta`), and a cheaper upper
-bound alone (`upper_epsilon`). Each runs the grid accountant under its guard and falls back to,
+delta (`tight_epsilon`), on delta at a target epsilon (`tight_delta`), a cheaper upper
+bound alone (`upper_epsilon`) and a cheaper estimate still (`steering_epsilon`). Each runs the grid accountant under its guard and falls back to,
 or is tightened by, the closed forms (S7 of docs/pld-soundness.md)."""
 
 from __future__ import annotations
@@ -9,13 +9,15 @@ import dataclasses
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from dpcalc.core.phases import EPOCH_SAMPLINGS, NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld import work
-from dpcalc.core.pld.accountant import account_grid, first_upper
+from dpcalc.core.pld.accountant import account_grid, attempt, first_upper, prepare
 from dpcalc.core.pld.exact import exact_laplace_run, exact_result, exact_run
 from dpcalc.core.pld.fallback import closed_forms, merge, one_laplace_release, out_of_range
+from dpcalc.core.pld.model import directions_of
+from dpcalc.core.pld.plan import INF_SHARE
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PLDResult
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
 
@@ -57,6 +59,52 @@ def upper_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DE
     grid's range, or when the grid fails, the closed forms' (grid step 0), as in `tight_epsilon`;
     for a run that is exactly mu-GDP, `tight_epsilon`'s exact upper bound (grid step 0).
     """
+    return _first_grid(phases, delta, accuracy, first_upper)
+
+
+class Steering(NamedTuple):
+    """`steering_epsilon`'s estimate, its grid step, and the direction composed (None off the grid)."""
+
+    epsilon: float
+    grid_step: float
+    direction: str | None
+
+
+def steering_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DEFAULT_ACCURACY,
+                     direction: str | None = None) -> Steering:
+    """An estimate of epsilon at `delta` for searches that steer by it (not a bound), its grid step,
+    and the direction composed.
+
+    `upper_epsilon` with one direction composed: `direction`, or the one whose Chernoff estimate is
+    the largest (`accountant.prepare`), which binds in the runs searched (Poisson-sampled Gaussian
+    runs: the remove direction). The others are neither prepared nor checked (`upper_epsilon`
+    composes each on a cheaper grid to see whether it could raise the bound): about a third less.
+    Where another direction binds this lies below the run's upper bound; where the one composed
+    binds it equals `upper_epsilon`. A search passes the direction the first call returned, so
+    that later calls skip the others' tilts and caps too. Runs outside the grid, exact runs and a
+    first grid that cannot certify the target get `upper_epsilon`'s bound (direction None).
+    """
+    if direction is not None and direction not in {d.name for d in directions_of(check_phases(phases)) if d.upper}:
+        raise ValueError(f"direction {direction!r} does not bound this run from above")
+    composed: str | None = None
+
+    def leading(checked: tuple[Phase, ...], delta: float, accuracy: float) -> tuple[float, float]:
+        nonlocal composed
+        setup = prepare(checked, delta, None, accuracy, direction)
+        setup = dataclasses.replace(setup, order=setup.order[:1])
+        outcome = attempt(setup, delta, None, setup.scale, INF_SHARE, setup.per_step_error(setup.reference),
+                          want_lower=False)
+        composed = setup.order[0] if math.isfinite(outcome.upper) else None  # inf: tight_epsilon answers
+        return outcome.upper, outcome.grid_step
+
+    upper, grid_step = _first_grid(phases, delta, accuracy, leading)
+    return Steering(upper, grid_step, composed)
+
+
+def _first_grid(phases: Sequence[Phase], delta: float, accuracy: float,
+                first: Callable[[tuple[Phase, ...], float, float], tuple[float, float]]) -> tuple[float, float]:
+    """`first` (the first grid's upper bound and step) for `upper_epsilon` and `steering_epsilon`,
+    with the runs the grid does not compute answered as `upper_epsilon` states."""
     OPEN_UNIT.check("delta", delta)
     ACCURACY.check("accuracy", accuracy)
     checked = check_phases(phases)
@@ -69,7 +117,7 @@ def upper_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float = DE
         return result.epsilon_upper, result.grid_step
     reason = out_of_range(checked)
     if reason is None:
-        outcome, reason = in_grid(lambda: first_upper(checked, delta, accuracy))
+        outcome, reason = in_grid(lambda: first(checked, delta, accuracy))
         if outcome is not None:
             upper, grid_step = outcome
             if math.isfinite(upper):
