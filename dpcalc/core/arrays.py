@@ -10,9 +10,10 @@ import numpy as np
 
 
 def sorted_distinct(values: np.ndarray) -> np.ndarray:
-    """The distinct values in increasing order (`np.unique` of values without NaN)."""
+    """The distinct values in increasing order (`np.unique` of values without NaN). Neighbours in
+    sorted order are compared, not subtracted: inf - inf would warn."""
     ordered = np.sort(np.asarray(values))
-    kept: np.ndarray = ordered[np.concatenate(([True], np.diff(ordered) > 0))] if len(ordered) else ordered
+    kept: np.ndarray = ordered[np.concatenate(([True], ordered[1:] != ordered[:-1]))] if len(ordered) else ordered
     return kept
 
 
@@ -22,5 +23,5 @@ def first_of_distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     values = np.asarray(values)
     order = np.argsort(values, kind="stable")
     ordered = values[order]
-    kept = np.concatenate(([True], np.diff(ordered) > 0)) if len(ordered) else np.zeros(0, dtype=bool)
+    kept = np.concatenate(([True], ordered[1:] != ordered[:-1])) if len(ordered) else np.zeros(0, dtype=bool)
     return ordered[kept], order[kept]
