@@ -152,7 +152,7 @@ def test_max_eps_exceeded_exits_1(dpcalc):
     run = dpcalc(*DESIGN_CARD, "--tight", "--max-eps", "1.5", "--json")
     assert run.code == 1
     assert run.json()["budget"]["within_budget"] is False
-    # the certified upper bound (1.841375 here), printed rounded up, held to the peers' 1.8410
+    # the certified upper bound (1.841477 here), printed rounded up, held to the peers' 1.8410
     # and the certified width (tests/snapshots.py), not to its last digit
     upper = number_in(run.stderr, "Budget exceeded: epsilon {} (PLD certified upper bound) > --max-eps 1.5")
     assert 0 <= upper - run.json()["result"]["tight_epsilon"] < 1e-6

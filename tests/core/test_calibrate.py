@@ -285,19 +285,20 @@ def test_pld_steps_are_the_exact_largest():
 
 
 def test_pld_steps_where_the_two_compositions_disagree_the_search_decides():
-    """Design card: the shared composition puts T = 11648 at 1.99998977, tight_epsilon at
-    1.99998995 (measured). A target between the two must not return 11648: `dpcalc pld` there
+    """Design card: the shared composition puts T = 11646 at 1.99997766, tight_epsilon at
+    1.99997787 (measured). A target between the two must not return 11646: `dpcalc pld` there
     would print an epsilon above the target."""
     p, sigma = Fraction("0.004"), 1.1
     shared_count, at, _ = largest_steps(Phase("gaussian", 0.004, 1.1, None, 1), 1e-5, 2.0, fallback=False)
     single = pld_epsilon(0.004, sigma, shared_count)
-    # regression snapshot (dpcalc 7acfb53, 2026-11): the premise of this test, a count where the two compositions
-    # straddle the target; exact, since another count would test nothing
-    assert shared_count == 11648 and at.epsilon_upper < single
+    # regression snapshot (grids of step m 2^e, m in {1, 1.5}; 11648 on the power-of-two grids of
+    # dpcalc 7acfb53): the premise of this test, a count where the two compositions straddle the
+    # target; exact, since another count would test nothing
+    assert shared_count == 11646 and at.epsilon_upper < single
     target = (at.epsilon_upper + single) / 2
     result = calibrate("T", target, 1e-5, sampling_probability=p, noise_multiplier=sigma)
-    assert result.value == 11647 and result.rejected == 11648 and result.rejected_epsilon == single
-    assert result.epsilon == pld_epsilon(0.004, sigma, 11647) <= target
+    assert result.value == 11645 and result.rejected == 11646 and result.rejected_epsilon == single
+    assert result.epsilon == pld_epsilon(0.004, sigma, 11645) <= target
 
 
 def test_pld_sigma_is_below_prv_accountant():

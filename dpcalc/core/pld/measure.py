@@ -76,10 +76,13 @@ class Tilted:
 
     @property
     def losses(self) -> np.ndarray:
-        """The grid's losses offset + (k0 + i) h, one per stored mass, computed exactly: h is a
-        power of two, and the offset a multiple of h 2^-12 (`plan.grid_offset`), so every sum
-        is a multiple of one power of two and exact while it stays below 2^53 of them; it is
-        checked (a rounded loss would break the orderings of S3/S4)."""
+        """The grid's losses offset + (k0 + i) h, one per stored mass, computed exactly: h is j v
+        with v a power of two and j in {1, 3} (`plan._MANTISSAS`), and the offset a multiple of
+        h 2^-12 (`plan.grid_offset`), so every sum is a multiple of one power of two and exact while
+        it stays below 2^53 of them (S5); it is checked (a rounded loss would break the orderings of
+        S3/S4): the indices against 2^50, the sums with an offset by TwoSum."""
+        if max(abs(self.k0), abs(self.k0 + len(self.t))) >= _MAX_EXACT_INDEX:
+            raise FloatingPointError("the grid's losses are not representable exactly")
         steps = (self.k0 + np.arange(len(self.t))) * self.h
         if self.offset == 0.0:
             return steps
@@ -112,6 +115,11 @@ def replace(m: Tilted, **changes: object) -> Tilted:
     out.__dict__.update(changes)
     return out
 
+
+
+# Grid indices below this in magnitude give exact grid points k h: j |k| < 2^53 for h = j v
+# (`Tilted.losses`).
+_MAX_EXACT_INDEX = 2**50
 
 
 def add_offsets(a: float, b: float) -> float:

@@ -23,6 +23,7 @@ from dpcalc.core.pld.plan import (
     LONG_RUN_UPPER_FACTOR,
     TAIL_SHARE,
     Plan,
+    run_mantissa,
     step_measures,
     upper_step_measure,
 )
@@ -184,13 +185,14 @@ def compose_run(models: list[PhaseModel], plan: Plan, want_lower: bool, usage: U
     discretised (`plan.step_measures`), raised to its number of steps, and the phases composed."""
     uppers: list[Layered] = []
     lowers: list[Layered] = []
+    mantissa = run_mantissa(models, plan)  # the phases' grids must share one lattice of steps
     for model in models:
         steps = model.steps
         if want_lower:
-            upper, lower = step_measures(model, plan, align=len(models) == 1)
+            upper, lower = step_measures(model, plan, align=len(models) == 1, mantissa=mantissa)
             lowers.append(Powers(model, lower, plan, steps, usage).compose(steps))
         else:
-            upper = upper_step_measure(model, plan)
+            upper = upper_step_measure(model, plan, mantissa)
         uppers.append(Powers(model, upper, plan, steps, usage).compose(steps))
     return Measures(_join(uppers, plan), _join(lowers, plan) if want_lower else None)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from fractions import Fraction
 
 import mpmath as mp
 import numpy as np
@@ -92,6 +93,21 @@ def test_offset_grids_are_exact_or_refused():
         measure.add_offsets(1.0, 2.0**-60)
     with pytest.raises(FloatingPointError):
         _ = replace(m, offset=0.1, k0=1000, h=1.0).losses  # 1000.1 is not a float
+
+
+def test_losses_on_a_step_of_one_and_a_half_powers_of_two_are_exact():
+    # h = 1.5 2^-10 = 3 2^-11 (`plan.grid_mantissa`): k h = 3k 2^-11, and an offset of 37 units
+    # h 2^-12 is 111 2^-23; the sums are those of exact rationals. From index 2^50 on, 3k could
+    # leave the 53-bit significand: refused.
+    h = 1.5 * 2.0**-10
+    m = tilted("lower", [0.25, 0.5, 0.25], lam=2.0, h=h, k0=-5)
+    offset = 37 * h * 2.0**-12
+    assert Fraction(offset) == Fraction(111, 2**23)
+    assert [Fraction(x) for x in m.losses] == [k * Fraction(3, 2**11) for k in (-5, -4, -3)]
+    shifted = replace(m, offset=offset)
+    assert [Fraction(x) for x in shifted.losses] == [Fraction(111, 2**23) + k * Fraction(3, 2**11) for k in (-5, -4, -3)]
+    with pytest.raises(FloatingPointError):
+        _ = replace(m, k0=2**50).losses
 
 
 def test_piece_keeps_the_masses_and_the_error_of_the_whole():

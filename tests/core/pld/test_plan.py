@@ -15,6 +15,8 @@ import math
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import plan
@@ -165,3 +167,49 @@ def test_grid_offset_stops_its_bisection_at_the_same_offset(phase, monkeypatch):
                 with monkeypatch.context() as patch:
                     patch.setattr(plan, "_same_unit", lambda *args: False)
                     assert plan.grid_offset(model, h, lam) == early
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(min_value=1e-12, max_value=1e3))
+def test_the_grid_step_is_the_ideal_one_rounded_down_by_less_than_a_third(ideal):
+    """A step m 2^e, m in {1, 1.5}: every grid point k h = (2 m k) 2^(e - 1) is exact (S1, S5), and
+    the grid holds 48 to 72 bins per sd (powers of two alone: 48 to 96)."""
+    mantissa = plan.grid_mantissa(ideal)
+    h = plan.lattice_step(ideal, mantissa)
+    assert mantissa in (1.0, 1.5) and 2.0 / 3.0 * ideal < h <= ideal
+    assert math.frexp(h / mantissa)[0] == 0.5  # h / m is a power of two
+    for other in (1.0, 1.5):  # any mantissa's lattice rounds down by less than half
+        step = plan.lattice_step(ideal, other)
+        assert 0.5 * ideal < step <= ideal and math.frexp(step / other)[0] == 0.5
+
+
+def test_the_phases_of_a_run_share_one_lattice(monkeypatch):
+    """Phases whose own steps lie on different lattices (remove direction: p = 0.01, sigma = 1 on
+    powers of two, p = 0.02, sigma = 0.8 on 1.5 times them) are discretised on the longest phase's,
+    so that doubling brings their grids together; the certified interval overlaps the one of the
+    grids of powers of two (both are certified)."""
+    from dpcalc.core.pld import api
+    from dpcalc.core.pld.accountant import prepare
+
+    phases = (gaussian(0.01, 1.0, 300), gaussian(0.02, 0.8, 500))
+    setup = prepare(phases, 1e-5, None, 1e-3)
+    mixed = False
+    for direction in setup.order:
+        models = setup.models[direction]
+        the_plan = plan.make_plan(*setup.tilts[direction], 1e-5, setup.scale, plan.INF_SHARE, setup.events,
+                                  setup.per_step_error(setup.reference))
+        own = [plan.grid_mantissa(plan._ideal_step(model, the_plan)) for model in models]
+        mixed |= own == [1.0, 1.5]
+        mantissa = plan.run_mantissa(models, the_plan)
+        assert mantissa == own[1]  # the phase of more steps
+        for model in models:
+            upper, lower = plan.step_measures(model, the_plan, mantissa=mantissa)
+            assert all(math.frexp(m.bulk.h / mantissa)[0] == 0.5 for m in (upper, lower))
+    assert mixed
+    lattice = api.account(phases, delta=1e-5, epsilon=None, accuracy=1e-3)
+    monkeypatch.setattr(plan, "_MANTISSAS", (1.0,))
+    powers = api.account(phases, delta=1e-5, epsilon=None, accuracy=1e-3)
+    assert lattice.grid_step == 1.5 * powers.grid_step and not lattice.warnings
+    for result in (lattice, powers):
+        assert 0.0 < result.epsilon_lower <= result.epsilon_upper <= result.epsilon_lower * (1 + 1e-3)
+    assert lattice.epsilon_lower <= powers.epsilon_upper and powers.epsilon_lower <= lattice.epsilon_upper
