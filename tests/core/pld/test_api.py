@@ -268,7 +268,7 @@ def test_steering_epsilon_composes_one_direction(monkeypatch):
     assert len(calls) == 1
     calls.clear()
     upper_epsilon([gaussian(0.004, 1.1, 10_001)], 1e-5, accuracy=1.6e-2)
-    assert len(calls) == 2  # and the add direction's cheaper check
+    assert len(calls) >= 2  # and the add direction's cheaper check (and more grids where the first falls short)
 
 
 def test_steering_epsilon_of_a_given_direction():
