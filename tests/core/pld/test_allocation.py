@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import api, tight_delta, tight_epsilon
 from dpcalc.core.pld.pairs.allocation import AllocationPair, _cells
-from dpcalc.core.pld.pairs.lognormal_lattice import lattice
+from dpcalc.core.pld.pairs.lognormal_lattice import cells_coarser, lattice, spread_coarser
 
 DERANDOMIZE = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -294,6 +294,44 @@ def test_lattice_cells_agree_with_mpmath(sigma):
         spread = (wk1 * mass - moment) / (wk1 - wk) + (below_moment - wk0 * below_mass) / (wk - wk0)
         error = abs(float((mp.mpf(lat.spread[k]) - spread) / spread))
         assert error <= lat.spread_rel[k], (k, error, lat.spread_rel[k])
+
+
+@pytest.mark.parametrize("sigma", SIGMAS)
+def test_merged_cells_agree_with_mpmath(sigma):
+    """The cells merged 16 at a time (one factor beyond the bulk, below): their masses within
+    their relative bounds and their excesses E[W | merged cell] - 16 m h within their absolute
+    bounds, against mpmath over the merged cell (the same references as the single cells)."""
+    a = 1.0 / sigma
+    lat = lattice(a)
+    c = 16
+    mass, rel, excess, excess_err = cells_coarser(lat, c)
+    assert math.fsum(mass) == pytest.approx(1.0 - lat.top, abs=1e-12)
+    assert np.all((excess >= 0.0) & (excess <= c * lat.h))
+    last = len(lat.cells) // c - 1
+    one = round(1.0 / (c * lat.h))
+    for m in sorted({0, 1, one, 3 * one, last // 10, last // 2, last}):
+        lo, hi = float(m * c * lat.h), float((m + 1) * c * lat.h)
+        reference, moment = _cell_reference(a, lo, hi)
+        error = abs(float((mp.mpf(mass[m]) - reference) / reference))
+        assert error <= rel[m], (m, error, rel[m])
+        assert abs(excess[m] - float(moment / reference - mp.mpf(lo))) <= excess_err[m], m
+        assert excess_err[m] <= 1e-9 * c * lat.h, (m, excess_err[m])
+
+
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=80), st.sampled_from([2, 4, 16]))
+@settings(max_examples=50, deadline=None, derandomize=DERANDOMIZE)
+def test_a_coarser_spread_keeps_mass_and_mean(masses, c):
+    """Spreading lattice masses onto the multiples of c keeps their total and their mean (a
+    mean-preserving spread), to its rounding bound; input errors pass through as a spread."""
+    x = np.array(masses)
+    out, err = spread_coarser(x, np.zeros(len(x)), c)
+    assert np.all(out >= 0.0)
+    k = np.arange(len(x))
+    total = math.fsum(x)
+    assert abs(math.fsum(out) - total) <= math.fsum(err) + 1e-15
+    assert abs(math.fsum(out * c * np.arange(len(out))) - math.fsum(x * k)) <= math.fsum(err * c * np.arange(len(out))) + 1e-13
+    _, err_only = spread_coarser(np.zeros(len(x)), x, c)
+    assert math.fsum(err_only) >= total * (1.0 - 1e-15)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -47,10 +47,14 @@ from dpcalc.core.pld.pairs.lognormal_lattice import (
     BULK_TILTS,
     TAIL_TILTS,
     Lattice,
+    absolute_errors,
+    cells_coarser,
     fft_length,
     lattice,
     logs,
+    split_absolute,
     split_errors,
+    spread_coarser,
     sum_laws,
     tilts,
 )
@@ -81,14 +85,22 @@ class _Atoms:
     rest: tuple[float, float, float] | None
 
 
+# With one factor beyond the bulk, the factors are taken on the lattice of step c h, c this
+# (`_upper_atoms`, `_lower_atoms`): those outcomes have Q-probability below about 1e-10 and lie at
+# R >= w_b/t, where c h/t is far below the loss grid's step; their convolution is c times shorter.
+_TAIL_COARSENING = 16
+
+
 def _bulk_top(lat: Lattice, r: int) -> int:
     """The last lattice index of the bulk: a factor lies beyond it with Q-probability about
-    1e-10/r (so two of r do with probability about 1e-20), or the lattice's end. Only a split
-    point: the masses beyond it are bounded from the lattice itself (`_two_or_more`)."""
+    1e-10/r (so two of r do with probability about 1e-20), or the lattice's end, rounded up to
+    one below a multiple of _TAIL_COARSENING (it may then lie beyond the lattice's last cell). Only
+    a split point: the masses beyond it are bounded from the lattice itself (`_two_or_more`)."""
     a = lat.a
     z = max(0.0, -ndtri(1e-10 / r))
     w = math.exp(a * z - 0.5 * a * a)
-    return min(max(math.ceil(w / lat.h), 1), len(lat.cells) - 1)
+    top = min(max(math.ceil(w / lat.h), 1), len(lat.cells) - 1)
+    return _TAIL_COARSENING * (top // _TAIL_COARSENING + 1) - 1
 
 
 def _two_or_more(r: int, t: int, q_tail: float, p_tail: float) -> tuple[float, float]:
@@ -98,38 +110,57 @@ def _two_or_more(r: int, t: int, q_tail: float, p_tail: float) -> tuple[float, f
     return pairs, pairs + (r / t) * p_tail * (r - 1) * q_tail
 
 
+def _in_error(l1: float, rho: float, r: int) -> float:
+    """A bound on the L1 error of an r-fold convolution whose factors err by rho (relative, carried
+    as the factor (1 + rho)^r) and by l1 beyond (`split_errors`)."""
+    return r * l1 * (1.0 + rho + l1) ** max(r - 1, 0)
+
+
 def _upper_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     """The spread pair's atoms: S = sum of r spread factors on {j h}, R = (t - r + j h)/t, taken by
     the number of factors beyond the bulk (`_bulk_top`): none (the bulk's r-fold sum, tilted),
     one (r times the tail against the bulk's (r - 1)-fold sum), or more (revealed: its P-mass at
-    R = inf, its Q-mass at R = 0, both bounded)."""
+    R = inf, its Q-mass at R = 0, both bounded). With one beyond, every factor is spread further
+    onto the multiples of c h (`spread_coarser`, c = _TAIL_COARSENING): given the factors, the
+    sum then has the mean it had, so its law is larger in the convex order (the whole sum, taken
+    over the three cases, likewise: docs/mathematics.md, "Random allocation")."""
+    c = _TAIL_COARSENING
     rho, l1 = split_errors(lat.spread, lat.spread_rel)
     kb = _bulk_top(lat, r)
-    bulk, tail = lat.spread[:kb + 1], np.where(np.arange(len(lat.spread)) > kb, lat.spread, 0.0)
+    bulk = lat.spread[:kb + 1]
+    tail = np.where(np.arange(len(lat.spread)) > kb, lat.spread, 0.0)
     log_bulk = logs(bulk)
     n0 = fft_length([(log_bulk, r)], r * kb + 1)
     [(q0, e0)] = sum_laws(bulk, ((bulk,),), r - 1, n0, tilts(BULK_TILTS, kb))
-    n1 = fft_length([(log_bulk, r - 1), (logs(tail), 1)], r * (len(tail) - 1) + 1)
-    [(q1, e1)] = sum_laws(bulk, ((tail,),), r - 1, n1, tilts(TAIL_TILTS, len(tail) - 1))
-    q1[:kb + 1], e1[:kb + 1] = 0.0, 0.0  # a factor beyond the bulk puts the sum beyond it: exactly 0 below
-    n = max(n0, n1)
-    q = np.zeros(n)
-    q[:n0] += q0
-    q[:n1] += r * q1
-    q_err = np.zeros(n)
-    q_err[:n0] += e0
-    q_err[:n1] += r * e1
-    ratio = (t - r + np.arange(n) * lat.h) / t
+    # one beyond, on the coarse lattice: its sums start at index (kb + 1)/c (exactly 0 below)
+    err = absolute_errors(lat.spread, lat.spread_rel)
+    bulk_c, bulk_c_err = spread_coarser(bulk, err[:kb + 1], c)
+    tail_c, tail_c_err = spread_coarser(tail, np.where(np.arange(len(tail)) > kb, err, 0.0), c)
+    first = (kb + 1) // c
+    n1 = fft_length([(logs(bulk_c), r - 1), (logs(tail_c), 1)], (r - 1) * (len(bulk_c) - 1) + len(tail_c))
+    [(q1, e1)] = sum_laws(bulk_c, ((tail_c,),), r - 1, n1, tilts(TAIL_TILTS, len(tail_c) - 1))
+    _, l1_c = split_absolute(np.concatenate((bulk_c, tail_c)), np.concatenate((bulk_c_err, tail_c_err)))
+    # the atoms: j = 0..n0-1 (none beyond, and one beyond at multiples of c), then j = c m beyond
+    start = max(first, -(-n0 // c))
+    j = np.concatenate((np.arange(n0), c * np.arange(start, max(n1, start))))
+    q, q_err = np.zeros(len(j)), np.zeros(len(j))
+    q[:n0], q_err[:n0] = q0, e0
+    inside = np.arange(first, min(start, n1))
+    q[c * inside] += r * q1[inside]
+    q_err[c * inside] += r * e1[inside]
+    q[n0:], q_err[n0:] = r * q1[start:], r * e1[start:]
+    ratio = (t - r + j * lat.h) / t
     q_tail = float(tail.sum()) * (1.0 + 1e-9)
     p_tail = float((tail * np.arange(len(tail)) * lat.h).sum()) * (1.0 + 1e-9) + lat.inf_mass
     more_q, more_p = _two_or_more(r, t, q_tail, p_tail)
     # the sums beyond the FFTs' lengths (`fft_length`), revealed: no factor beyond the bulk, or one (r ways)
     folded = BEYOND * (1.0 + r)
     p = q * ratio  # each product and ratio rounded: at most 4u of |p|
+    reach = r * (float(lat.spread.size) + c) * lat.h
     return _Atoms(r_lo=ratio * (1.0 - 4.0 * U), r_hi=ratio * (1.0 + 4.0 * U), q=q, p=p, q_err=q_err,
                   p_err=q_err * ratio * (1.0 + 4.0 * U) + 4.0 * U * np.abs(p), grow=(1.0 + rho) ** r,
-                  in_err=r * l1 * (1.0 + rho + l1) ** max(r - 1, 0), p_in_err=0.0, p_rel_q=0.0,
-                  inf_p=r / t * lat.inf_mass + more_p + folded * (t - r + r * float(lat.spread.size) * lat.h) / t,
+                  in_err=_in_error(l1, rho, r) + _in_error(l1_c, rho, r), p_in_err=0.0, p_rel_q=0.0,
+                  inf_p=r / t * lat.inf_mass + more_p + folded * (t - r + reach) / t,
                   zero_q=more_q + folded, rest=None)
 
 
@@ -138,12 +169,15 @@ def _lower_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     bulk (the observer also sees that: still a post-processing). No factor beyond: Q-mass p_j =
     P(J = j), P-mass ((t - r + j h) p_j + c_j)/t with c_j = E[sum e(G_i); J = j] = r ((g e) *
     g^(*(r-1)))_j, so R_j = (t - r + j h + c_j/p_j)/t, c_j/p_j in [0, r h]. One factor beyond: the
-    same with the tail's g and g e against the bulk's (r - 1)-fold sum, the other factors' e known
-    only to lie in [0, h]. Two or more, or one in the top cell: the `rest` outcome."""
+    observer sees only the cells merged c = _TAIL_COARSENING at a time (`cells_coarser`, step
+    H = c h) and the sum J of their indices: the same with the tail's merged g and g e against the
+    bulk's (r - 1)-fold sum, R = (t - r + J H + c_J/p_J)/t, c_J/p_J in [0, r H]. Two or more, or one
+    in the top cell: the `rest` outcome."""
     g, h = lat.cells, lat.h
+    c = _TAIL_COARSENING
+    big_h = c * h
     rho, l1 = split_errors(g, lat.cells_rel)
     grow = (1.0 + rho) ** r
-    in_err = r * l1 * (1.0 + rho + l1) ** max(r - 1, 0)
     kb = _bulk_top(lat, r)
     moment = g * lat.excess
     bulk, bulk_moment = g[:kb + 1], moment[:kb + 1]
@@ -151,34 +185,43 @@ def _lower_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     tail, tail_moment = np.where(beyond, g, 0.0), np.where(beyond, moment, 0.0)
     log_bulk = logs(bulk)
     n0 = fft_length([(log_bulk, r)], r * kb + 1)
-    bulk_tilts, tail_tilts = tilts(BULK_TILTS, kb), tilts(TAIL_TILTS, len(g) - 1)
-    (p0, ep0), (c0, ec0) = sum_laws(bulk, ((bulk,), (bulk_moment,)), r - 1, n0, bulk_tilts)
-    n1 = fft_length([(log_bulk, r - 1), (logs(tail), 1)], r * (len(g) - 1) + 1)
+    (p0, ep0), (c0, ec0) = sum_laws(bulk, ((bulk,), (bulk_moment,)), r - 1, n0, tilts(BULK_TILTS, kb))
+    # one beyond, on the merged cells: the bulk is the merged cells below (kb + 1)/c, the tail the rest
+    g_c, rel_c, excess_c, excess_c_err = cells_coarser(lat, c)
+    first = (kb + 1) // c
+    _, l1_c = split_errors(g_c, rel_c)
+    moment_c = g_c * excess_c
+    bulk_c, bulk_moment_c = g_c[:first], moment_c[:first]
+    beyond_c = np.arange(len(g_c)) >= first
+    tail_c, tail_moment_c = np.where(beyond_c, g_c, 0.0), np.where(beyond_c, moment_c, 0.0)
+    n1 = fft_length([(logs(bulk_c), r - 1), (logs(tail_c), 1)], (r - 1) * (len(bulk_c) - 1) + len(tail_c))
+    tail_tilts = tilts(TAIL_TILTS, len(g_c) - 1)
     # E[sum e; J, one factor beyond]: the far factor's own e (r ways), or a bulk factor's (r (r - 1) ways)
     if r > 1:  # one pass: the (r - 2)-fold power against (tail, bulk), (tail moment, bulk), (tail, bulk moment)
-        (p1, ep1), (c1, ec1), (c2, ec2) = sum_laws(bulk, ((tail, bulk), (tail_moment, bulk), (tail, bulk_moment)),
-                                                    r - 2, n1, tail_tilts)
+        (p1, ep1), (c1, ec1), (c2, ec2) = sum_laws(bulk_c, ((tail_c, bulk_c), (tail_moment_c, bulk_c),
+                                                            (tail_c, bulk_moment_c)), r - 2, n1, tail_tilts)
         c1, ec1 = c1 + (r - 1) * c2, ec1 + (r - 1) * ec2
     else:
-        (p1, ep1), (c1, ec1) = sum_laws(bulk, ((tail,), (tail_moment,)), r - 1, n1, tail_tilts)
-    light = g < 1e-200
-    e_err = float(lat.excess_err[~light].max()) if (~light).any() else h
-    e_light = r * h * float(g[light].sum()) / t
-    # a factor beyond the bulk puts the sum beyond it: no outcome (exactly 0) below, left out
-    p1, ep1, c1, ec1 = (law[kb + 1:] for law in (p1, ep1, c1, ec1))
+        (p1, ep1), (c1, ec1) = sum_laws(bulk_c, ((tail_c,), (tail_moment_c,)), r - 1, n1, tail_tilts)
+    light, light_c = g < 1e-200, g_c < 1e-200
+    e_err = max(float(lat.excess_err[~light].max()) if (~light).any() else h,
+                float(excess_c_err[~light_c].max()) if (~light_c).any() else big_h)
+    e_light = r * h * float(g[light].sum()) / t + r * big_h * float(g_c[light_c].sum()) / t
+    # one factor beyond puts the sum at or beyond `first` merged cells: no outcome (exactly 0) below, left out
+    p1, ep1, c1, ec1 = (law[first:] for law in (p1, ep1, c1, ec1))
     mass, mass_err = np.concatenate((p0, r * p1)), np.concatenate((ep0, r * ep1))
     mom, mom_err = np.concatenate((r * c0, r * c1)), np.concatenate((r * ec0, r * ec1))
-    j = np.concatenate((np.arange(n0), np.arange(kb + 1, n1)))
-    base = t - r + j * h
-    # e(k) lies in [0, h] (a cell's mean lies in the cell)
-    e_lo, e_hi = 0.0, h
-    c = np.clip(mom, r * e_lo * np.maximum(mass, 0.0), r * e_hi * np.maximum(mass, 0.0))
+    base = t - r + np.concatenate((np.arange(n0) * h, np.arange(first, max(n1, first)) * big_h))
+    # e(k) lies in [0, h] (a cell's mean lies in the cell), a merged cell's in [0, H]
+    e_hi = np.concatenate((np.full(n0, h), np.full(len(p1), big_h)))
+    cap = r * e_hi * np.maximum(mass, 0.0)
+    moments = np.clip(mom, 0.0, cap)
     resolved = mass > 1e3 * mass_err + 1e-300
     safe = np.where(resolved, mass, 1.0)
-    slack = np.where(resolved, (mom_err + mass_err * r * e_hi) / safe + r * e_err + 1e-9 * r * h, r * (e_hi - e_lo))
-    shift = np.where(resolved, c / safe, 0.0)
-    shift_lo = np.clip(shift - slack, r * e_lo, r * e_hi)
-    shift_hi = np.clip(shift + slack, r * e_lo, r * e_hi)
+    slack = np.where(resolved, (mom_err + mass_err * r * e_hi) / safe + r * e_err + 1e-9 * r * e_hi, r * e_hi)
+    shift = np.where(resolved, moments / safe, 0.0)
+    shift_lo = np.clip(shift - slack, 0.0, r * e_hi)
+    shift_hi = np.clip(shift + slack, 0.0, r * e_hi)
     # two or more factors beyond the bulk, or one in the top cell, or beyond the FFT's reach
     q_tail = float(tail.sum()) * (1.0 + 1e-9) + lat.top
     p_tail = float((tail * np.arange(len(g)) * h + tail_moment).sum()) * (1.0 + 1e-9) + lat.inf_mass
@@ -186,13 +229,16 @@ def _lower_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     # the sums beyond the FFTs' lengths (`fft_length`): no factor beyond the bulk, or one (r ways)
     folded = BEYOND * (1.0 + r)
     rest_q = more_q + r * lat.top * (1.0 + 1e-9) + folded
-    rest_p = more_p + r * lat.top + (r / t) * lat.inf_mass * (1.0 + 1e-9) + folded * (t - r + r * len(g) * h) / t
+    rest_p = more_p + r * lat.top + (r / t) * lat.inf_mass * (1.0 + 1e-9) + folded * (t - r + r * (len(g) + c) * h) / t
+    # the rest lies beyond the bulk or in the top cell: R >= (t - r + min(kb + 1, K) h)/t
+    rest_r = (t - r + min(kb + 1, len(g)) * h) / t * (1.0 - 8.0 * U)
     return _Atoms(
         r_lo=np.maximum((base + shift_lo) / t * (1.0 - 8.0 * U), 0.0), r_hi=(base + shift_hi) / t * (1.0 + 8.0 * U),
-        q=mass, p=(base * mass + c) / t, q_err=mass_err,
-        p_err=(base * mass_err + mom_err) / t + 8.0 * U * np.abs(base * mass + c) / t,
-        grow=grow, in_err=in_err, p_in_err=r * h * in_err / t + e_light, p_rel_q=r * e_err / t, inf_p=0.0, zero_q=0.0,
-        rest=((t - r + (kb + 1) * h) / t * (1.0 - 8.0 * U), rest_q, rest_p),
+        q=mass, p=(base * mass + moments) / t, q_err=mass_err,
+        p_err=(base * mass_err + mom_err) / t + 8.0 * U * np.abs(base * mass + moments) / t,
+        grow=grow, in_err=_in_error(l1, rho, r) + _in_error(l1_c, rho, r),
+        p_in_err=r * (h * _in_error(l1, rho, r) + big_h * _in_error(l1_c, rho, r)) / t + e_light,
+        p_rel_q=r * e_err / t, inf_p=0.0, zero_q=0.0, rest=(rest_r, rest_q, rest_p),
     )
 
 

@@ -173,6 +173,70 @@ def split_errors(masses: np.ndarray, rel: np.ndarray) -> tuple[float, float]:
     return _RHO_CAP, float(excess.sum()) + 1e-300 * float(unknown.sum())
 
 
+def split_absolute(masses: np.ndarray, err: np.ndarray) -> tuple[float, float]:
+    """`split_errors` of masses given with absolute error bounds."""
+    return _RHO_CAP, float(np.maximum(err - _RHO_CAP * masses, 0.0).sum())
+
+
+def absolute_errors(masses: np.ndarray, rel: np.ndarray) -> np.ndarray:
+    """Absolute error bounds of masses with relative ones; an unknown one (a computed 0) at most
+    1e-300, as `split_errors` counts it."""
+    with np.errstate(invalid="ignore"):
+        out: np.ndarray = np.where(np.isfinite(rel), rel * masses, 1e-300)
+    return out
+
+
+def spread_coarser(x: np.ndarray, err: np.ndarray, c: int) -> tuple[np.ndarray, np.ndarray]:
+    """Masses x >= 0 at the lattice points k, within absolute errors err, spread onto the points
+    c m (c a power of two): the mass at c m + i goes to c m with probability (c - i)/c and to
+    c (m + 1) otherwise, a mean-preserving spread. The masses at m = 0, 1, ... and their error
+    bounds: the spread of the errors (a positive linear map), and the rounding of each result, a
+    sum of at most 2c positive terms whose weights are exact, at most (2c + 4) u of it."""
+    blocks = -(-len(x) // c)
+    up_weight = np.arange(c) / c  # exact
+    out, out_err = np.zeros(blocks + 1), np.zeros(blocks + 1)
+    for values, target in ((x, out), (err, out_err)):
+        padded = np.zeros(blocks * c)
+        padded[:len(values)] = values
+        rows = padded.reshape(blocks, c)
+        target[:-1] += rows @ (1.0 - up_weight)
+        target[1:] += rows @ up_weight
+    rounding = (2 * c + 4) * U
+    return out, out_err * (1.0 + rounding) + rounding * out
+
+
+def cells_coarser(lat: Lattice, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The cells of `lat` merged c at a time (c a power of two), [c m h, c (m + 1) h): their
+    Q-masses, relative error bounds, excesses e_H(m) = E[W | merged cell] - c m h in [0, c h] and
+    absolute error bounds of those.
+
+    A merged excess is the g-weighted mean of v = e(k) + i h over its cells k = c m + i, v in
+    [0, H], H = c h. With each g within rho (relative) and each e(k) within err(k), it errs by at
+    most (1 + rho)/(1 - rho) (sum g err)/(sum g) (the excesses' errors) plus 2 rho H/(1 - rho) (the
+    weights': a mean of values in [0, H] moves by at most H/2 times the L1 change of the
+    normalised weights, at most 4 rho/(1 - rho)), plus its rounding, at most (2c + 8) u H."""
+    g, h = lat.cells, lat.h
+    blocks = -(-len(g) // c)
+
+    def rows(values: np.ndarray) -> np.ndarray:
+        padded = np.zeros(blocks * c)
+        padded[:len(values)] = values
+        return padded.reshape(blocks, c)
+
+    cells = rows(g)
+    mass = cells.sum(axis=1)
+    rho = rows(lat.cells_rel).max(axis=1)
+    big = 2.0 * c * h
+    moment = (cells * (rows(lat.excess) + np.arange(c) * h)).sum(axis=1)
+    moment_err = (cells * rows(lat.excess_err)).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        excess = np.where(mass > 0.0, np.clip(moment / mass, 0.0, c * h), 0.5 * c * h)
+        damp = np.where(rho < 0.5, (1.0 + rho) / (1.0 - rho), math.inf)
+        excess_err = np.where(mass > 0.0, moment_err / mass * damp + 2.0 * rho * c * h * damp / (1.0 + rho)
+                              + (2 * c + 8) * U * c * h, big)
+    return mass, rho + (c + 2) * U, excess, np.minimum(np.nan_to_num(excess_err, nan=big), big)
+
+
 def _norms(x: np.ndarray) -> tuple[float, float]:
     return float(np.abs(x).sum()), float(np.sqrt((x * x).sum()))
 
@@ -309,12 +373,20 @@ class _Blocks:
 _Part = tuple[_Blocks, int, float, float]
 
 
-def _upper_mgfs(parts: list[_Part], thetas: np.ndarray) -> np.ndarray:
+def _upper_mgfs(parts: list[_Part], thetas: np.ndarray, memo: dict[tuple[int, float], np.ndarray] | None = None
+                ) -> np.ndarray:
     """Upper bounds on sum_i count_i log M_i(theta) for theta >= 0, M_i(theta) the MGF of the i-th
-    (tilted) measure (`_Blocks.upper_log_mgf`; the block sums' rounding inside the margin)."""
+    (tilted) measure (`_Blocks.upper_log_mgf`; the block sums' rounding inside the margin). `memo`
+    keeps each measure's bounds at a shift for the other sums it enters (same thetas)."""
     total = np.zeros(len(thetas))
     for blocks, count, shift, log_norm in parts:
-        total += count * (blocks.upper_log_mgf(thetas + shift) - log_norm)
+        key = (id(blocks), shift)
+        value = memo.get(key) if memo is not None else None
+        if value is None:
+            value = blocks.upper_log_mgf(thetas + shift)
+            if memo is not None:
+                memo[key] = value
+        total += count * (value - log_norm)
     return total * (1.0 + 1e-12) + 1e-12
 
 
@@ -392,8 +464,9 @@ def sum_laws(b: np.ndarray, factor_sets: tuple[tuple[np.ndarray, ...], ...], m: 
         norm_b = norm_of[id(b)]
         norms = [[norm_of[id(x)] for x in factors] for factors in factor_sets]
         # the tilted measures' Chernoff bounds: where each set's convolution ends, and its folded mass
+        memo: dict[tuple[int, float], np.ndarray] = {}  # a measure's bounds, once a tilt for every set it enters
         mgfs = [_upper_mgfs([(blocks_b, m, theta, norm_b), *((bl, 1, theta, norm) for bl, norm in
-                                                              zip(blocks, set_norms, strict=True))], thetas)
+                                                              zip(blocks, set_norms, strict=True))], thetas, memo)
                 for blocks, set_norms in zip(set_blocks, norms, strict=True)]
         reach = max((float(((mgf + _TILT_ALIAS_LOG) / thetas).min()) for mgf, gone in zip(mgfs, empty, strict=True)
                      if not gone), default=0.0)
