@@ -109,7 +109,9 @@ def lattice(a: float) -> Lattice:
     above = np.bincount(cell, weights=to_left, minlength=k_top)
     below = np.bincount(cell, weights=to_right, minlength=k_top)
     rel_g = np.zeros(k_top)
-    np.maximum.at(rel_g, cell, node_rel)
+    single = k_top - kg  # the first pieces are the cells kg, kg + 1, ..., one each
+    rel_g[kg:] = node_rel[:single]
+    np.maximum.at(rel_g, cell[single:], node_rel[single:])
     rel_g += 16.0 * U
     part_err = (rel_g + 4.0 * U) * (above + below)
     cell_width = np.diff(w)
@@ -150,12 +152,15 @@ def _pieces(a: float, c: np.ndarray, d: np.ndarray, left: np.ndarray,
     nodes = c[:, None] + half[:, None] * (1.0 + x[None, :])
     zn = (np.log(nodes) + 0.5 * a * a) / a
     f = np.exp(-0.5 * zn * zn) / (math.sqrt(2.0 * math.pi) * a * nodes)
-    mass = half * (f @ weights)
-    # distances of the nodes to the cell's ends, from exact differences of nearby floats (Sterbenz)
-    to_left = half * ((((c - left)[:, None] + half[:, None] * (1.0 + x[None, :])) * f) @ weights)  # A
-    to_right = half * ((((right - d)[:, None] + half[:, None] * (1.0 - x[None, :])) * f) @ weights)  # C
-    # f at a node: z errs by 4u (|log w| + a^2 + 1)/a, so log f by |z| that plus 4u (z^2 + |log w| + 2)
-    zmax = np.max(np.abs(zn), axis=1)
+    total = f @ weights
+    mass = half * total
+    # distances of the nodes to the cell's ends, from exact differences of nearby floats (Sterbenz):
+    # (c - left) + half (1 + x) at each node, summed against f as two sums of positive terms
+    to_left = half * ((c - left) * total + half * (f @ ((1.0 + x) * weights)))  # A
+    to_right = half * ((right - d) * total + half * (f @ ((1.0 - x) * weights)))  # C
+    # f at a node: z errs by 4u (|log w| + a^2 + 1)/a, so log f by |z| that plus 4u (z^2 + |log w| + 2);
+    # z rises with the node, so |z| is largest at the first or the last
+    zmax = np.maximum(np.abs(zn[:, 0]), np.abs(zn[:, -1]))
     log_w = np.abs(np.log(c)) + 1.0
     node_rel = 8.0 * U * (zmax * (log_w + a * a + 1.0) / a + zmax * zmax + log_w + 20.0)
     return mass, to_left, to_right, node_rel
