@@ -338,7 +338,9 @@ def _log_mgf(log_m: np.ndarray, theta: float) -> float:
     return _log_sum(log_m + theta * np.arange(len(log_m)))
 
 
-_BLOCKS = 4096
+# Blocks of a measure in its Chernoff bounds (`_Blocks`): 2048 gave the design card's FFT lengths
+# within 2% of those of 4096 blocks, at half the cost.
+_BLOCKS = 2048
 
 
 @dataclass(frozen=True)
