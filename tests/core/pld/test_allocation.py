@@ -248,13 +248,18 @@ SIGMAS = [1.0, 1.5, 4.0]
 @pytest.mark.parametrize("sigma", SIGMAS)
 def test_lattice_masses_are_a_probability_with_mean_one(sigma):
     lat = lattice(1.0 / sigma)
-    w = np.arange(len(lat.spread)) * lat.h
-    assert math.fsum(lat.spread) == pytest.approx(1.0, abs=1e-12)
-    assert math.fsum(lat.spread * w) == pytest.approx(1.0, abs=1e-12)  # a spread keeps the mean
-    assert math.fsum(lat.cells) == pytest.approx(1.0 - lat.top, abs=1e-12)
-    assert np.all(lat.spread >= 0.0) and np.all(lat.cells >= 0.0)
+    big = lat.coarse * lat.h
+    w = np.concatenate((np.arange(len(lat.spread)) * lat.h,
+                        (len(lat.cells) // lat.coarse + 1 + np.arange(len(lat.merged_spread))) * big))
+    spread = np.concatenate((lat.spread, lat.merged_spread))
+    assert math.fsum(spread) == pytest.approx(1.0, abs=1e-12)
+    assert math.fsum(spread * w) == pytest.approx(1.0, abs=1e-12)  # a spread keeps the mean
+    assert math.fsum(np.concatenate((lat.cells, lat.merged))) == pytest.approx(1.0 - lat.top, abs=1e-12)
+    assert np.all(spread >= 0.0) and np.all(lat.cells >= 0.0) and np.all(lat.merged >= 0.0)
     assert 0.0 < lat.inf_mass <= 1e-17 and 0.0 < lat.top <= 1e-17
     assert np.all((lat.excess >= 0.0) & (lat.excess <= lat.h))
+    assert np.all((lat.merged_excess >= 0.0) & (lat.merged_excess <= big))
+    assert len(lat.cells) % lat.coarse == 0 and len(lat.merged) > 0
 
 
 def _probe_cells(lat) -> list[int]:
@@ -298,18 +303,20 @@ def test_lattice_cells_agree_with_mpmath(sigma):
 
 @pytest.mark.parametrize("sigma", SIGMAS)
 def test_merged_cells_agree_with_mpmath(sigma):
-    """The cells merged 16 at a time (one factor beyond the bulk, below): their masses within
-    their relative bounds and their excesses E[W | merged cell] - 16 m h within their absolute
-    bounds, against mpmath over the merged cell (the same references as the single cells)."""
+    """The cells of width H = 16 h (one factor beyond the bulk, below: the narrow cells merged 16
+    at a time, then the lattice's wide cells): their masses within their relative bounds and their
+    excesses E[W | cell] - m H within their absolute bounds, against mpmath over the cell (the same
+    references as the narrow cells), on both sides of the narrow cells' end."""
     a = 1.0 / sigma
     lat = lattice(a)
-    c = 16
-    mass, rel, excess, excess_err = cells_coarser(lat, c)
+    c = lat.coarse
+    mass, rel, excess, excess_err = cells_coarser(lat)
     assert math.fsum(mass) == pytest.approx(1.0 - lat.top, abs=1e-12)
     assert np.all((excess >= 0.0) & (excess <= c * lat.h))
-    last = len(lat.cells) // c - 1
+    last = len(mass) - 1
     one = round(1.0 / (c * lat.h))
-    for m in sorted({0, 1, one, 3 * one, last // 10, last // 2, last}):
+    wide = len(lat.cells) // c  # the first wide cell
+    for m in sorted({0, 1, one, 3 * one, wide - 1, wide, last // 10, last // 2, last}):
         lo, hi = float(m * c * lat.h), float((m + 1) * c * lat.h)
         reference, moment = _cell_reference(a, lo, hi)
         error = abs(float((mp.mpf(mass[m]) - reference) / reference))

@@ -21,7 +21,8 @@ in R (docs/mathematics.md, "Random allocation"). Sums of independent terms keep 
 - above: each W is spread onto the lattice {0, h, 2h, ..., K h}, a value w in [kh, (k+1)h) to kh
   with probability ((k+1)h - w)/h and to (k+1)h otherwise (the mean is kept: a spread); a value
   above K h goes to K h or to infinity, mean kept (the limit of spreads onto {K h, M}). The part
-  at infinity is P-mass at loss +inf (Q-mass at -inf in the add order).
+  at infinity is P-mass at loss +inf (Q-mass at -inf in the add order). Far in the tail the
+  cells are c h wide (`lognormal_lattice.lattice`): W goes to their ends the same way.
 - below: an observer who sees only the cell [kh, (k+1)h) of each W_i (cells from K h up merged into
   one, "top") and then only the sum J of the indices when no cell is the top one. This is a
   post-processing of the outputs, so both datasets attain the pair; its likelihood ratio at J = j
@@ -85,22 +86,16 @@ class _Atoms:
     rest: tuple[float, float, float] | None
 
 
-# With one factor beyond the bulk, the factors are taken on the lattice of step c h, c this
-# (`_upper_atoms`, `_lower_atoms`): those outcomes have Q-probability below about 1e-10 and lie at
-# R >= w_b/t, where c h/t is far below the loss grid's step; their convolution is c times shorter.
-_TAIL_COARSENING = 16
-
-
 def _bulk_top(lat: Lattice, r: int) -> int:
     """The last lattice index of the bulk: a factor lies beyond it with Q-probability about
-    1e-10/r (so two of r do with probability about 1e-20), or the lattice's end, rounded up to
-    one below a multiple of _TAIL_COARSENING (it may then lie beyond the lattice's last cell). Only
-    a split point: the masses beyond it are bounded from the lattice itself (`_two_or_more`)."""
+    1e-10/r (so two of r do with probability about 1e-20), or the narrow cells' end, rounded up
+    to one below a multiple of the coarsening c. Only a split point: the masses beyond it are
+    bounded from the lattice itself (`_two_or_more`)."""
     a = lat.a
     z = max(0.0, -ndtri(1e-10 / r))
     w = math.exp(a * z - 0.5 * a * a)
     top = min(max(math.ceil(w / lat.h), 1), len(lat.cells) - 1)
-    return _TAIL_COARSENING * (top // _TAIL_COARSENING + 1) - 1
+    return lat.coarse * (top // lat.coarse + 1) - 1
 
 
 def _two_or_more(r: int, t: int, q_tail: float, p_tail: float) -> tuple[float, float]:
@@ -121,21 +116,27 @@ def _upper_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     the number of factors beyond the bulk (`_bulk_top`): none (the bulk's r-fold sum, tilted),
     one (r times the tail against the bulk's (r - 1)-fold sum), or more (revealed: its P-mass at
     R = inf, its Q-mass at R = 0, both bounded). With one beyond, every factor is spread further
-    onto the multiples of c h (`spread_coarser`, c = _TAIL_COARSENING): given the factors, the
-    sum then has the mean it had, so its law is larger in the convex order (the whole sum, taken
-    over the three cases, likewise: docs/mathematics.md, "Random allocation")."""
-    c = _TAIL_COARSENING
+    onto the multiples of c h (`spread_coarser`, c = lat.coarse): given the factors, the sum then
+    has the mean it had, so its law is larger in the convex order (the whole sum, taken over the
+    three cases, likewise: docs/mathematics.md, "Random allocation")."""
+    c = lat.coarse
     rho, l1 = split_errors(lat.spread, lat.spread_rel)
     kb = _bulk_top(lat, r)
     bulk = lat.spread[:kb + 1]
-    tail = np.where(np.arange(len(lat.spread)) > kb, lat.spread, 0.0)
     log_bulk = logs(bulk)
     n0 = fft_length([(log_bulk, r)], r * kb + 1)
     [(q0, e0)] = sum_laws(bulk, ((bulk,),), r - 1, n0, tilts(BULK_TILTS, kb))
-    # one beyond, on the coarse lattice: its sums start at index (kb + 1)/c (exactly 0 below)
+    # one beyond, on the coarse lattice: the narrow points beyond the bulk spread onto it, then the
+    # wide cells' points (from m = K/c + 1); its sums start at index (kb + 1)/c (exactly 0 below)
     err = absolute_errors(lat.spread, lat.spread_rel)
+    beyond = np.arange(len(lat.spread)) > kb
     bulk_c, bulk_c_err = spread_coarser(bulk, err[:kb + 1], c)
-    tail_c, tail_c_err = spread_coarser(tail, np.where(np.arange(len(tail)) > kb, err, 0.0), c)
+    near, near_err = spread_coarser(np.where(beyond, lat.spread, 0.0), np.where(beyond, err, 0.0), c)
+    offset = (len(lat.spread) - 1) // c + 1
+    tail_c, tail_c_err = np.zeros(offset + len(lat.merged_spread)), np.zeros(offset + len(lat.merged_spread))
+    tail_c[:offset], tail_c_err[:offset] = near[:offset], near_err[:offset]  # the rest of `near` is 0
+    tail_c[offset:], tail_c_err[offset:] = lat.merged_spread, absolute_errors(lat.merged_spread,
+                                                                              lat.merged_spread_rel)
     first = (kb + 1) // c
     n1 = fft_length([(logs(bulk_c), r - 1), (logs(tail_c), 1)], (r - 1) * (len(bulk_c) - 1) + len(tail_c))
     [(q1, e1)] = sum_laws(bulk_c, ((tail_c,),), r - 1, n1, tilts(TAIL_TILTS, len(tail_c) - 1))
@@ -150,13 +151,14 @@ def _upper_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     q_err[c * inside] += r * e1[inside]
     q[n0:], q_err[n0:] = r * q1[start:], r * e1[start:]
     ratio = (t - r + j * lat.h) / t
-    q_tail = float(tail.sum()) * (1.0 + 1e-9)
-    p_tail = float((tail * np.arange(len(tail)) * lat.h).sum()) * (1.0 + 1e-9) + lat.inf_mass
+    # a factor beyond the bulk: Q-probability and E[W; beyond] (the spreads keep both)
+    q_tail = float(tail_c.sum()) * (1.0 + 1e-9)
+    p_tail = float((tail_c * np.arange(len(tail_c)) * (c * lat.h)).sum()) * (1.0 + 1e-9) + lat.inf_mass
     more_q, more_p = _two_or_more(r, t, q_tail, p_tail)
     # the sums beyond the FFTs' lengths (`fft_length`), revealed: no factor beyond the bulk, or one (r ways)
     folded = BEYOND * (1.0 + r)
     p = q * ratio  # each product and ratio rounded: at most 4u of |p|
-    reach = r * (float(lat.spread.size) + c) * lat.h
+    reach = r * (len(tail_c) + 1) * c * lat.h
     return _Atoms(r_lo=ratio * (1.0 - 4.0 * U), r_hi=ratio * (1.0 + 4.0 * U), q=q, p=p, q_err=q_err,
                   p_err=q_err * ratio * (1.0 + 4.0 * U) + 4.0 * U * np.abs(p), grow=(1.0 + rho) ** r,
                   in_err=_in_error(l1, rho, r) + _in_error(l1_c, rho, r), p_in_err=0.0, p_rel_q=0.0,
@@ -169,25 +171,22 @@ def _lower_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     bulk (the observer also sees that: still a post-processing). No factor beyond: Q-mass p_j =
     P(J = j), P-mass ((t - r + j h) p_j + c_j)/t with c_j = E[sum e(G_i); J = j] = r ((g e) *
     g^(*(r-1)))_j, so R_j = (t - r + j h + c_j/p_j)/t, c_j/p_j in [0, r h]. One factor beyond: the
-    observer sees only the cells merged c = _TAIL_COARSENING at a time (`cells_coarser`, step
-    H = c h) and the sum J of their indices: the same with the tail's merged g and g e against the
+    observer sees only the cells of width H = c h (`cells_coarser`: the narrow cells merged c at
+    a time, and the wide ones) and the sum J of their indices: the same with the tail's merged g and g e against the
     bulk's (r - 1)-fold sum, R = (t - r + J H + c_J/p_J)/t, c_J/p_J in [0, r H]. Two or more, or one
     in the top cell: the `rest` outcome."""
-    g, h = lat.cells, lat.h
-    c = _TAIL_COARSENING
+    g, h, c = lat.cells, lat.h, lat.coarse
     big_h = c * h
     rho, l1 = split_errors(g, lat.cells_rel)
     grow = (1.0 + rho) ** r
     kb = _bulk_top(lat, r)
     moment = g * lat.excess
     bulk, bulk_moment = g[:kb + 1], moment[:kb + 1]
-    beyond = np.arange(len(g)) > kb
-    tail, tail_moment = np.where(beyond, g, 0.0), np.where(beyond, moment, 0.0)
     log_bulk = logs(bulk)
     n0 = fft_length([(log_bulk, r)], r * kb + 1)
     (p0, ep0), (c0, ec0) = sum_laws(bulk, ((bulk,), (bulk_moment,)), r - 1, n0, tilts(BULK_TILTS, kb))
     # one beyond, on the merged cells: the bulk is the merged cells below (kb + 1)/c, the tail the rest
-    g_c, rel_c, excess_c, excess_c_err = cells_coarser(lat, c)
+    g_c, rel_c, excess_c, excess_c_err = cells_coarser(lat)
     first = (kb + 1) // c
     _, l1_c = split_errors(g_c, rel_c)
     moment_c = g_c * excess_c
@@ -223,15 +222,15 @@ def _lower_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     shift_lo = np.clip(shift - slack, 0.0, r * e_hi)
     shift_hi = np.clip(shift + slack, 0.0, r * e_hi)
     # two or more factors beyond the bulk, or one in the top cell, or beyond the FFT's reach
-    q_tail = float(tail.sum()) * (1.0 + 1e-9) + lat.top
-    p_tail = float((tail * np.arange(len(g)) * h + tail_moment).sum()) * (1.0 + 1e-9) + lat.inf_mass
+    q_tail = float(tail_c.sum()) * (1.0 + 1e-9) + lat.top
+    p_tail = float((tail_c * np.arange(len(g_c)) * big_h + tail_moment_c).sum()) * (1.0 + 1e-9) + lat.inf_mass
     more_q, more_p = _two_or_more(r, t, q_tail, p_tail)
     # the sums beyond the FFTs' lengths (`fft_length`): no factor beyond the bulk, or one (r ways)
     folded = BEYOND * (1.0 + r)
     rest_q = more_q + r * lat.top * (1.0 + 1e-9) + folded
-    rest_p = more_p + r * lat.top + (r / t) * lat.inf_mass * (1.0 + 1e-9) + folded * (t - r + r * (len(g) + c) * h) / t
-    # the rest lies beyond the bulk or in the top cell: R >= (t - r + min(kb + 1, K) h)/t
-    rest_r = (t - r + min(kb + 1, len(g)) * h) / t * (1.0 - 8.0 * U)
+    rest_p = more_p + r * lat.top + (r / t) * lat.inf_mass * (1.0 + 1e-9) + folded * (t - r + r * (len(g_c) + 1) * big_h) / t
+    # the rest lies beyond the bulk or in the top cell: R >= (t - r + min(kb + 1, c M) h)/t, M H = w_top
+    rest_r = (t - r + min(kb + 1, c * len(g_c)) * h) / t * (1.0 - 8.0 * U)
     return _Atoms(
         r_lo=np.maximum((base + shift_lo) / t * (1.0 - 8.0 * U), 0.0), r_hi=(base + shift_hi) / t * (1.0 + 8.0 * U),
         q=mass, p=(base * mass + moments) / t, q_err=mass_err,

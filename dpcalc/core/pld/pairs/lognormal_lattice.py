@@ -21,6 +21,7 @@ import numpy as np
 from dpcalc.core.pld.fft import FFT_ETA, fast_length
 from dpcalc.core.pld.normal import log_upper_tail
 from dpcalc.core.pld.pairs.base import U, _log_sum
+from dpcalc.core.special import ndtri
 
 # The lattice ends at w_max = K h where a P-distributed factor exceeds it with probability
 # Phi(-_Z_TOP) ~ 1e-18: the upper pair's mass at +inf, far below any delta the accountant resolves.
@@ -48,21 +49,38 @@ BEYOND = math.exp(-_ALIAS_LOG) * 1.01
 _TILT_ALIAS_LOG = 40.0
 
 
+# With one factor beyond the bulk, the factors are taken on the lattice of step c h, c this
+# (`allocation`): those outcomes have Q-probability below about 1e-10 and lie at R >= w_b/t,
+# where c h/t is far below the loss grid's step; their convolution is c times shorter. The
+# lattice itself has cells of width c h beyond w_f, where a factor lies with Q-probability
+# 1e-10/_FINE_STEPS (the bulk of an epoch of up to _FINE_STEPS steps ends below it).
+TAIL_COARSENING = 16
+_FINE_STEPS = 1e4
+
+
 @dataclass(frozen=True)
 class Lattice:
-    """One factor W on the lattice {k h}: the step, the spread masses (upper) and the cell masses
-    and cell excesses e(k) (lower), with their error bounds."""
+    """One factor W on the lattice {k h}, with cells of width h up to w_f = K h and of width
+    H = c h beyond, up to w_top: the step, the spread masses (upper) and the cell masses and
+    cell excesses e(k) (lower), with their error bounds."""
 
     a: float
     h: float
-    spread: np.ndarray  # Q-masses at k h, k = 0..K (K h = w_max)
+    coarse: int  # c: H = c h, K a multiple of c
+    spread: np.ndarray  # Q-masses at k h, k = 0..K
     spread_rel: np.ndarray  # relative error of each
-    inf_mass: float  # P-mass of one factor at +inf (the spread above w_max), an upper bound
+    merged_spread: np.ndarray  # Q-masses at m H, m = K/c + 1, ..., w_top/H
+    merged_spread_rel: np.ndarray
+    inf_mass: float  # P-mass of one factor at +inf (the spread above w_top), an upper bound
     cells: np.ndarray  # Q-masses of [k h, (k+1) h), k = 0..K-1
     cells_rel: np.ndarray
     excess: np.ndarray  # e(k) in [0, h]
     excess_err: np.ndarray  # absolute error of e(k)
-    top: float  # Q-mass of [w_K, inf), an upper bound
+    merged: np.ndarray  # Q-masses of [m H, (m+1) H), m = K/c, ..., w_top/H - 1
+    merged_rel: np.ndarray
+    merged_excess: np.ndarray  # E[W | cell] - m H in [0, H]
+    merged_excess_err: np.ndarray
+    top: float  # Q-mass of [w_top, inf), an upper bound
 
 
 @functools.lru_cache(maxsize=2)
@@ -70,25 +88,32 @@ def lattice(a: float) -> Lattice:
     """The lattice of one factor W, log W ~ N(-a^2/2, a^2) (module docstring).
 
     Lattice points w_k = fl(k h) (a sum of them is j h to within u relative, inside the slack of
-    every ratio R below); cells [w_k, w_(k+1)). Each cell is cut into pieces [c, d] with
-    d <= _PIECE c (from w_lo = e^(-40 a - a^2/2) up: below it W has probability Phi(-40), which is
-    0 in float64) and integrated in w by 8-point Gauss-Legendre sums of positive terms, f the
-    density of W:
+    every ratio R below; the wide cells' ends m H = (c m) h are such points); cells [w_k, w_(k+1)).
+    Each cell is cut into pieces [c, d] with d <= _PIECE c (from w_lo = e^(-40 a - a^2/2) up:
+    below it W has probability Phi(-40), which is 0 in float64) and integrated in w by 8-point
+    Gauss-Legendre sums of positive terms, f the density of W:
         P(cell) = int f,   A = E[W - w_k; cell] = int (w - w_k) f,   C = E[w_(k+1) - W; cell],
     free of cancellation. f is analytic on the disc of radius c/2 around a piece, where |f|
     exceeds its size on the piece by at most e^((|log c| + 1)/a^2); Cauchy's estimate bounds
     the rule's relative error by about (d/c - 1)^16 = 50^-16 times that, below 1e-18 on the
-    lattice (and checked against mpmath in the tests)."""
+    lattice (and checked against mpmath in the tests). The spread moves W in a cell to its two
+    ends (C/width to the left one, A/width to the right one): a mean-preserving spread whatever
+    the cells' widths."""
     log_top = a * _Z_TOP + 0.5 * a * a
     sd = math.sqrt(math.expm1(a * a))
     h = max(_RESOLUTION * sd, math.exp(log_top) / _MAX_LATTICE)
-    k_top = math.ceil(math.exp(log_top) / h)
-    w = np.arange(k_top + 1) * h
+    c = TAIL_COARSENING
+    m_top = math.ceil(math.exp(log_top) / (c * h))
+    z_fine = -ndtri(1e-10 / _FINE_STEPS)
+    k_fine = min(c * math.ceil(math.ceil(math.exp(a * z_fine - 0.5 * a * a) / h) / c), c * m_top)
+    w = np.concatenate((np.arange(k_fine + 1) * h, np.arange(k_fine // c + 1, m_top + 1) * (c * h)))
+    cells = len(w) - 1
     w_lo = math.exp(-40.0 * a - 0.5 * a * a)
-    # pieces: cell k >= kg is one piece; below, geometric cuts of ratio _PIECE from max(w_k, w_lo)
-    kg = min(max(math.ceil(1.0 / (_PIECE - 1.0)), 1), k_top)
-    starts, ends, owner = [w[kg:-1]], [w[kg + 1:]], [np.arange(kg, k_top)]
-    for k in range(kg):
+    # pieces: a cell with w_(k+1) <= _PIECE w_k is one piece; the others, geometric cuts of ratio
+    # _PIECE from max(w_k, w_lo)
+    single = np.flatnonzero(w[1:] <= _PIECE * w[:-1])
+    starts, ends, owner = [w[single]], [w[single + 1]], [single]
+    for k in np.flatnonzero(w[1:] > _PIECE * w[:-1]):
         lo, hi = max(float(w[k]), w_lo), float(w[k + 1])
         if lo >= hi:
             continue
@@ -98,35 +123,36 @@ def lattice(a: float) -> Lattice:
         starts.append(cuts[:-1])
         ends.append(cuts[1:])
         owner.append(np.full(count, k))
-    c, d, cell = np.concatenate(starts), np.concatenate(ends), np.concatenate(owner)
+    lo_end, hi_end, cell = np.concatenate(starts), np.concatenate(ends), np.concatenate(owner)
     left, right = w[cell], w[cell + 1]
-    mass, to_left, to_right, node_rel = np.empty(len(c)), np.empty(len(c)), np.empty(len(c)), np.empty(len(c))
-    for s in range(0, len(c), _CHUNK):  # in chunks of pieces: the nodes' arrays stay in cache
+    n = len(lo_end)
+    mass, to_left, to_right, node_rel = np.empty(n), np.empty(n), np.empty(n), np.empty(n)
+    for s in range(0, n, _CHUNK):  # in chunks of pieces: the nodes' arrays stay in cache
         part = slice(s, s + _CHUNK)
-        mass[part], to_left[part], to_right[part], node_rel[part] = _pieces(a, c[part], d[part], left[part],
-                                                                             right[part])
-    g = np.bincount(cell, weights=mass, minlength=k_top)
-    above = np.bincount(cell, weights=to_left, minlength=k_top)
-    below = np.bincount(cell, weights=to_right, minlength=k_top)
-    rel_g = np.zeros(k_top)
-    single = k_top - kg  # the first pieces are the cells kg, kg + 1, ..., one each
-    rel_g[kg:] = node_rel[:single]
-    np.maximum.at(rel_g, cell[single:], node_rel[single:])
+        mass[part], to_left[part], to_right[part], node_rel[part] = _pieces(a, lo_end[part], hi_end[part],
+                                                                             left[part], right[part])
+    g = np.bincount(cell, weights=mass, minlength=cells)
+    above = np.bincount(cell, weights=to_left, minlength=cells)
+    below = np.bincount(cell, weights=to_right, minlength=cells)
+    rel_g = np.zeros(cells)
+    rel_g[single] = node_rel[:len(single)]  # the first pieces are the single cells, one each
+    np.maximum.at(rel_g, cell[len(single):], node_rel[len(single):])
     rel_g += 16.0 * U
     part_err = (rel_g + 4.0 * U) * (above + below)
     cell_width = np.diff(w)
     # e(k) = E[W | cell] - w_k = A/P(cell)
     with np.errstate(divide="ignore", invalid="ignore"):
-        excess = np.where(g > 0.0, above / g, 0.5 * h)
-        excess_err = np.where(g > 0.0, part_err / g + above / g * rel_g + 4.0 * U * w[1:], h)
+        excess = np.where(g > 0.0, above / g, 0.5 * cell_width)
+        excess_err = np.where(g > 0.0, part_err / g + above / g * rel_g + 4.0 * U * w[1:], cell_width)
+    excess_err = np.minimum(excess_err, 2.0 * cell_width)
     # the spread: to w_(k+1), A/width; to w_k, C/width
-    spread = np.zeros(k_top + 1)
-    spread_err = np.zeros(k_top + 1)
+    spread = np.zeros(cells + 1)
+    spread_err = np.zeros(cells + 1)
     spread[:-1] += below / cell_width
     spread[1:] += above / cell_width
     spread_err[:-1] += (part_err + 2.0 * U * below) / cell_width
     spread_err[1:] += (part_err + 2.0 * U * above) / cell_width
-    # above w_K: its Q-mass to w_K, the excess over w_K to +inf (P-mass at most E[W; W >= w_K])
+    # above w_top: its Q-mass to w_top, the excess over w_top to +inf (P-mass at most E[W; W >= w_top])
     z_top = (math.log(w[-1]) + 0.5 * a * a) / a
     top_err = 1e-12
     log_tail_q = float(log_upper_tail(np.array([z_top]))[0])
@@ -136,8 +162,13 @@ def lattice(a: float) -> Lattice:
     spread_err[-1] += top * top_err + 1e-300
     with np.errstate(divide="ignore", invalid="ignore"):
         spread_rel = np.where(spread > 0.0, spread_err / spread, np.inf)
-    return Lattice(a=a, h=h, spread=spread, spread_rel=spread_rel, inf_mass=math.exp(log_tail_p) * (1.0 + top_err),
-                    cells=g, cells_rel=rel_g, excess=excess, excess_err=np.minimum(excess_err, 2.0 * h), top=top)
+    fine = slice(None, k_fine)
+    wide = slice(k_fine, None)
+    return Lattice(a=a, h=h, coarse=c, spread=spread[:k_fine + 1], spread_rel=spread_rel[:k_fine + 1],
+                   merged_spread=spread[k_fine + 1:], merged_spread_rel=spread_rel[k_fine + 1:],
+                   inf_mass=math.exp(log_tail_p) * (1.0 + top_err), cells=g[fine], cells_rel=rel_g[fine],
+                   excess=excess[fine], excess_err=excess_err[fine], merged=g[wide], merged_rel=rel_g[wide],
+                   merged_excess=excess[wide], merged_excess_err=excess_err[wide], top=top)
 
 
 _CHUNK = 8192
@@ -212,36 +243,36 @@ def spread_coarser(x: np.ndarray, err: np.ndarray, c: int) -> tuple[np.ndarray, 
     return out, out_err * (1.0 + rounding) + rounding * out
 
 
-def cells_coarser(lat: Lattice, c: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The cells of `lat` merged c at a time (c a power of two), [c m h, c (m + 1) h): their
-    Q-masses, relative error bounds, excesses e_H(m) = E[W | merged cell] - c m h in [0, c h] and
-    absolute error bounds of those.
+def cells_coarser(lat: Lattice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every cell of width H = c h of `lat`: the narrow cells merged c at a time, [c m h, c (m + 1) h),
+    then its wide cells. Their Q-masses, relative error bounds, excesses e_H(m) = E[W | cell] - m H
+    in [0, H] and absolute error bounds of those.
 
     A merged excess is the g-weighted mean of v = e(k) + i h over its cells k = c m + i, v in
-    [0, H], H = c h. With each g within rho (relative) and each e(k) within err(k), it errs by at
-    most (1 + rho)/(1 - rho) (sum g err)/(sum g) (the excesses' errors) plus 2 rho H/(1 - rho) (the
+    [0, H]. With each g within rho (relative) and each e(k) within err(k), it errs by at most
+    (1 + rho)/(1 - rho) (sum g err)/(sum g) (the excesses' errors) plus 2 rho H/(1 - rho) (the
     weights': a mean of values in [0, H] moves by at most H/2 times the L1 change of the
     normalised weights, at most 4 rho/(1 - rho)), plus its rounding, at most (2c + 8) u H."""
-    g, h = lat.cells, lat.h
-    blocks = -(-len(g) // c)
+    g, h, c = lat.cells, lat.h, lat.coarse
+    blocks = len(g) // c  # a multiple of c
+    big = c * h
 
     def rows(values: np.ndarray) -> np.ndarray:
-        padded = np.zeros(blocks * c)
-        padded[:len(values)] = values
-        return padded.reshape(blocks, c)
+        return values.reshape(blocks, c)
 
     cells = rows(g)
     mass = cells.sum(axis=1)
     rho = rows(lat.cells_rel).max(axis=1)
-    big = 2.0 * c * h
     moment = (cells * (rows(lat.excess) + np.arange(c) * h)).sum(axis=1)
     moment_err = (cells * rows(lat.excess_err)).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        excess = np.where(mass > 0.0, np.clip(moment / mass, 0.0, c * h), 0.5 * c * h)
+        excess = np.where(mass > 0.0, np.clip(moment / mass, 0.0, big), 0.5 * big)
         damp = np.where(rho < 0.5, (1.0 + rho) / (1.0 - rho), math.inf)
-        excess_err = np.where(mass > 0.0, moment_err / mass * damp + 2.0 * rho * c * h * damp / (1.0 + rho)
-                              + (2 * c + 8) * U * c * h, big)
-    return mass, rho + (c + 2) * U, excess, np.minimum(np.nan_to_num(excess_err, nan=big), big)
+        excess_err = np.where(mass > 0.0, moment_err / mass * damp + 2.0 * rho * big * damp / (1.0 + rho)
+                              + (2 * c + 8) * U * big, 2.0 * big)
+    excess_err = np.minimum(np.nan_to_num(excess_err, nan=2.0 * big), 2.0 * big)
+    return (np.concatenate((mass, lat.merged)), np.concatenate((rho + (c + 2) * U, lat.merged_rel)),
+            np.concatenate((excess, lat.merged_excess)), np.concatenate((excess_err, lat.merged_excess_err)))
 
 
 def _norms(x: np.ndarray) -> tuple[float, float]:
