@@ -171,10 +171,10 @@ def _lower_atoms(lat: Lattice, t: int, r: int) -> _Atoms:
     bulk (the observer also sees that: still a post-processing). No factor beyond: Q-mass p_j =
     P(J = j), P-mass ((t - r + j h) p_j + c_j)/t with c_j = E[sum e(G_i); J = j] = r ((g e) *
     g^(*(r-1)))_j, so R_j = (t - r + j h + c_j/p_j)/t, c_j/p_j in [0, r h]. One factor beyond: the
-    observer sees only the cells of width H = c h (`cells_coarser`: the narrow cells merged c at
-    a time, and the wide ones) and the sum J of their indices: the same with the tail's merged g and g e against the
-    bulk's (r - 1)-fold sum, R = (t - r + J H + c_J/p_J)/t, c_J/p_J in [0, r H]. Two or more, or one
-    in the top cell: the `rest` outcome."""
+    observer sees only the cells of width H = c h (`cells_coarser`: the narrow cells merged c at a
+    time, and the wide ones) and the sum J of their indices: the same with the tail's g and g e
+    against the bulk's (r - 1)-fold sum on those cells, R = (t - r + J H + c_J/p_J)/t, c_J/p_J in
+    [0, r H]. Two or more, or one in the top cell: the `rest` outcome."""
     g, h, c = lat.cells, lat.h, lat.coarse
     big_h = c * h
     rho, l1 = split_errors(g, lat.cells_rel)
