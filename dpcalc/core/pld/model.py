@@ -167,17 +167,20 @@ class PhaseModel:
         self.mean, self.variance = self.pair.moments()
         self.sd = math.sqrt(max(self.variance, 1e-300))
         self._mgf: dict[tuple[float, float], float] = {}
+        self._search_mgf: dict[tuple[float, float], float] = {}
         self.cap = math.inf  # losses at or above go to +inf in the upper bound (set by `accountant.prepare`)
 
-    def log_mgf(self, lam: float, truncated: bool = True) -> float:
+    def log_mgf(self, lam: float, truncated: bool = True, search: bool = False) -> float:
         """log E[e^(lam L); L < cap]: the part of the MGF that the tilted grid represents (or, not
-        `truncated`, the whole MGF)."""
+        `truncated`, the whole MGF); with `search`, the pair's estimate for the tilt search
+        (`Pair.search_log_mgf`)."""
         cap = self.cap if truncated else math.inf
         key = (lam, cap)
-        value = self._mgf.get(key)
+        cache = self._search_mgf if search else self._mgf
+        value = cache.get(key)
         if value is None:
-            value = self.pair.log_mgf(lam, cap)
-            self._mgf[key] = value
+            value = self.pair.search_log_mgf(lam, cap) if search else self.pair.log_mgf(lam, cap)
+            cache[key] = value
         return value
 
 
@@ -211,27 +214,28 @@ def chernoff(models: list[PhaseModel], delta: float | None, epsilon: float | Non
     from above at any lam.
     """
 
-    def total(lam: float) -> float:
-        return sum(m.steps * m.log_mgf(lam, truncated) for m in models)
+    def total(lam: float, search: bool) -> float:
+        return sum(m.steps * m.log_mgf(lam, truncated, search) for m in models)
 
     # delta(eps) = E[(1 - e^(eps - S))_+] <= kappa(lam) E[e^(lam (S - eps))] (see `measure.kappa`)
     if delta is not None:
         log_inv = -math.log(delta)
 
-        def objective(x: float) -> float:
+        def objective(x: float, search: bool = False) -> float:
             lam = math.exp(x)
-            return (total(lam) + math.log(kappa(lam)) + log_inv) / lam
+            return (total(lam, search) + math.log(kappa(lam)) + log_inv) / lam
     else:
         assert epsilon is not None
         target = epsilon
 
-        def objective(x: float) -> float:
+        def objective(x: float, search: bool = False) -> float:
             lam = math.exp(x)
-            return total(lam) + math.log(kappa(lam)) - lam * target
+            return total(lam, search) + math.log(kappa(lam)) - lam * target
 
     spread = math.sqrt(math.fsum(m.steps * m.variance for m in models))
     lam_max = min(LAM_MAX, max(LAM_SPREAD / spread, 2.0 * LAM_MIN)) if 0.0 < spread < math.inf else LAM_MAX
-    x = golden_min(objective, math.log(LAM_MIN), math.log(lam_max))
+    # the search on the pairs' estimates of the MGF (`Pair.search_log_mgf`), the estimate at its result exact
+    x = golden_min(lambda y: objective(y, True), math.log(LAM_MIN), math.log(lam_max))
     lam = min(max(math.exp(x), LAM_MIN), lam_max)
     return lam, objective(math.log(lam))
 

@@ -34,7 +34,7 @@ from hypothesis import strategies as st
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import api, tight_delta, tight_epsilon
 from dpcalc.core.pld.pairs.allocation import AllocationPair, _cells
-from dpcalc.core.pld.pairs.lognormal_lattice import lattice
+from dpcalc.core.pld.pairs.lognormal_lattice import cells_coarser, lattice, spread_coarser
 
 DERANDOMIZE = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -248,13 +248,18 @@ SIGMAS = [1.0, 1.5, 4.0]
 @pytest.mark.parametrize("sigma", SIGMAS)
 def test_lattice_masses_are_a_probability_with_mean_one(sigma):
     lat = lattice(1.0 / sigma)
-    w = np.arange(len(lat.spread)) * lat.h
-    assert math.fsum(lat.spread) == pytest.approx(1.0, abs=1e-12)
-    assert math.fsum(lat.spread * w) == pytest.approx(1.0, abs=1e-12)  # a spread keeps the mean
-    assert math.fsum(lat.cells) == pytest.approx(1.0 - lat.top, abs=1e-12)
-    assert np.all(lat.spread >= 0.0) and np.all(lat.cells >= 0.0)
+    big = lat.coarse * lat.h
+    w = np.concatenate((np.arange(len(lat.spread)) * lat.h,
+                        (len(lat.cells) // lat.coarse + 1 + np.arange(len(lat.merged_spread))) * big))
+    spread = np.concatenate((lat.spread, lat.merged_spread))
+    assert math.fsum(spread) == pytest.approx(1.0, abs=1e-12)
+    assert math.fsum(spread * w) == pytest.approx(1.0, abs=1e-12)  # a spread keeps the mean
+    assert math.fsum(np.concatenate((lat.cells, lat.merged))) == pytest.approx(1.0 - lat.top, abs=1e-12)
+    assert np.all(spread >= 0.0) and np.all(lat.cells >= 0.0) and np.all(lat.merged >= 0.0)
     assert 0.0 < lat.inf_mass <= 1e-17 and 0.0 < lat.top <= 1e-17
     assert np.all((lat.excess >= 0.0) & (lat.excess <= lat.h))
+    assert np.all((lat.merged_excess >= 0.0) & (lat.merged_excess <= big))
+    assert len(lat.cells) % lat.coarse == 0 and len(lat.merged) > 0
 
 
 def _probe_cells(lat) -> list[int]:
@@ -294,6 +299,59 @@ def test_lattice_cells_agree_with_mpmath(sigma):
         spread = (wk1 * mass - moment) / (wk1 - wk) + (below_moment - wk0 * below_mass) / (wk - wk0)
         error = abs(float((mp.mpf(lat.spread[k]) - spread) / spread))
         assert error <= lat.spread_rel[k], (k, error, lat.spread_rel[k])
+
+
+@pytest.mark.parametrize("sigma", SIGMAS)
+def test_merged_cells_agree_with_mpmath(sigma):
+    """The cells of width H = 16 h (one factor beyond the bulk, below: the narrow cells merged 16
+    at a time, then the lattice's wide cells): their masses within their relative bounds and their
+    excesses E[W | cell] - m H within their absolute bounds, against mpmath over the cell (the same
+    references as the narrow cells), on both sides of the narrow cells' end."""
+    a = 1.0 / sigma
+    lat = lattice(a)
+    c = lat.coarse
+    mass, rel, excess, excess_err = cells_coarser(lat)
+    assert math.fsum(mass) == pytest.approx(1.0 - lat.top, abs=1e-12)
+    assert np.all((excess >= 0.0) & (excess <= c * lat.h))
+    last = len(mass) - 1
+    one = round(1.0 / (c * lat.h))
+    wide = len(lat.cells) // c  # the first wide cell
+    for m in sorted({0, 1, one, 3 * one, wide - 1, wide, last // 10, last // 2, last}):
+        lo, hi = float(m * c * lat.h), float((m + 1) * c * lat.h)
+        reference, moment = _cell_reference(a, lo, hi)
+        error = abs(float((mp.mpf(mass[m]) - reference) / reference))
+        assert error <= rel[m], (m, error, rel[m])
+        assert abs(excess[m] - float(moment / reference - mp.mpf(lo))) <= excess_err[m], m
+        assert excess_err[m] <= 1e-9 * c * lat.h, (m, excess_err[m])
+
+
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=80), st.sampled_from([2, 4, 16]))
+@settings(max_examples=50, deadline=None, derandomize=DERANDOMIZE)
+def test_a_coarser_spread_keeps_mass_and_mean(masses, c):
+    """Spreading lattice masses onto the multiples of c keeps their total and their mean (a
+    mean-preserving spread), to its rounding bound; input errors pass through as a spread."""
+    x = np.array(masses)
+    out, err = spread_coarser(x, np.zeros(len(x)), c)
+    assert np.all(out >= 0.0)
+    k = np.arange(len(x))
+    total = math.fsum(x)
+    assert abs(math.fsum(out) - total) <= math.fsum(err) + 1e-15
+    assert abs(math.fsum(out * c * np.arange(len(out))) - math.fsum(x * k)) <= math.fsum(err * c * np.arange(len(out))) + 1e-13
+    _, err_only = spread_coarser(np.zeros(len(x)), x, c)
+    assert math.fsum(err_only) >= total * (1.0 - 1e-15)
+
+
+@pytest.mark.parametrize("direction", ["remove", "add"])
+def test_the_tilt_search_estimate_follows_the_mgf(direction):
+    """The tilt search's estimate of the log MGF (atoms grouped by log R, `search_log_mgf`) against
+    the sum over every atom, over the tilts the design card's searches visit (measured within
+    1e-9 relative; any tilt is sound, the estimate only steers the search)."""
+    pair = AllocationPair(250, 250, 1.1, direction)
+    for lam in (0.01, 0.5, 3.0, 9.2, 14.4, 40.0):
+        exact = pair.log_mgf(lam)
+        assert pair.search_log_mgf(lam) == pytest.approx(exact, rel=1e-7, abs=1e-10), lam
+    cap = 0.5
+    assert pair.search_log_mgf(3.0, cap) == pytest.approx(pair.log_mgf(3.0, cap), rel=1e-7)
 
 
 # ---------------------------------------------------------------------------------------------

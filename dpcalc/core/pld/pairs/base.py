@@ -128,6 +128,12 @@ class Pair:
         """log E_P[exp(lam L); L < cap] by quadrature (cap = inf: lam times the Renyi divergence of order lam + 1)."""
         raise NotImplementedError
 
+    def search_log_mgf(self, lam: float, cap: float = math.inf) -> float:
+        """What the Chernoff tilt search (`model.chernoff`) minimises over: `log_mgf` itself, or a
+        cheaper estimate of it where a pair has one (any tilt is sound, docs/pld-soundness.md S5;
+        the search's result is then evaluated with `log_mgf`)."""
+        return self.log_mgf(lam, cap)
+
     def moments(self) -> tuple[float, float]:  # pragma: no cover - interface
         """Mean and variance of L under P."""
         raise NotImplementedError
