@@ -196,6 +196,9 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
             if not (raises_upper or raises_lower):
                 continue
         plan = make_plan(*setup.tilts[direction], delta, scale, inf_share, setup.events, min_step)
+        if not full and delta is not None:
+            # epsilon at one delta: a short run's lower measure on a coarser grid (`plan.lower_coarse_share`)
+            plan = replace(plan, short_runs_coarser=True)
         composed, found = None, None
         if kept and full and spare_lower and want_lower and role.upper:
             composed = compose_run(setup.models[direction], plan, False, usage)

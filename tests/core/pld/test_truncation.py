@@ -70,7 +70,9 @@ def test_no_overflow_gives_the_poisson_interval(design_card_profile):
     poisson = tight_epsilon([DESIGN_CARD], 1e-5)
     upper, lower = truncated_epsilon(design_card_profile, 1e-5, 0.0)
     assert upper == pytest.approx(poisson.epsilon_upper, rel=1e-9)
-    assert lower == pytest.approx(poisson.epsilon_lower, rel=1e-9)
+    # the profile composes its lower measure on the full grid, `tight_epsilon` a short run's on a
+    # coarser one (`plan.lower_coarse_share`): both lower bounds, within the accuracy of each other
+    assert lower == pytest.approx(poisson.epsilon_lower, rel=1e-3) and lower <= upper
 
 
 @pytest.mark.parametrize("overflow", [1e-12, 1e-9, 2.4e-7, 5e-7])
