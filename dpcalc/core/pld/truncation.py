@@ -183,25 +183,21 @@ def account_truncated(phases: Sequence[Phase], truncation: Truncation, *, delta:
     from dpcalc.core.pld.result import PLDResult
 
     overflow = overflow_probability(phases, truncation)
-    profile = ProfileBounds(phases, [(delta, epsilon)], accuracy=accuracy)
+    # a direction that cannot raise the lower bound at the target is composed upper-only (the
+    # bounds are read near the target)
+    profile = ProfileBounds(phases, [(delta, epsilon)], accuracy=accuracy, spare_lower=True)
     poisson = profile.results[0] if profile.results else account(tuple(phases), delta=delta, epsilon=epsilon,
                                                                   accuracy=accuracy)
+    # what the cap costs above and below: eta, or less step by step (`cap_costs`); the bounds read
+    # off the Poisson run's profile with these costs are at least as tight as with eta
+    above, below = cap_costs(phases, truncation, overflow)
     if delta is not None:
-        upper, lower = truncated_epsilon(profile, delta, overflow)
+        upper = capped_upper_epsilon(profile, delta, above, start=poisson.epsilon_upper)
+        lower = min(capped_lower_epsilon(profile, delta, below), upper)
     else:
         assert epsilon is not None, "a target names delta or epsilon"
-        upper, lower = truncated_delta(profile, epsilon, overflow)
+        upper, lower = truncated_delta(profile, epsilon, above)[0], truncated_delta(profile, epsilon, below)[1]
     warnings = tuple(profile.warnings)
-    above, below = cap_costs(phases, truncation, overflow)
-    if (above, below) != (overflow, overflow):
-        # the step-by-step analysis, read off the Poisson run's profile (`step_distances`)
-        if delta is not None:
-            upper = min(upper, truncated_epsilon(profile, delta, above)[0])
-            lower = max(lower, truncated_epsilon(profile, delta, below)[1])
-        else:
-            assert epsilon is not None
-            upper = min(upper, truncated_delta(profile, epsilon, above)[0])
-            lower = max(lower, truncated_delta(profile, epsilon, below)[1])
     capped = capped_phases(phases, truncation)
     if capped is not None and not (math.isfinite(upper) and upper - lower <= accuracy * upper):
         # then composed: the capped pairs above, the pairs at the kept rate below
@@ -347,23 +343,36 @@ def truncated_epsilon(profile: ProfileBounds, delta: float, overflow: float) -> 
     (1 + e^eps) eta > delta, at which the truncated run is provably not (eps, delta)-DP (that
     difference falls in eps). Each end is a point checked, on its certified side."""
 
-    def meets(epsilon: float, cost: float = overflow) -> bool:
+    upper = capped_upper_epsilon(profile, delta, overflow)
+    return upper, min(capped_lower_epsilon(profile, delta, overflow), upper)
+
+
+def capped_upper_epsilon(profile: ProfileBounds, delta: float, cost: float, start: float | None = None) -> float:
+    """The upper end of `truncated_epsilon` with the cost (1 + e^eps) c. The search starts at the
+    Poisson run's upper bound: `start` where given and checked to meet delta, else searched."""
+
+    def meets(epsilon: float, cost: float = cost) -> bool:
         return float(profile.at([epsilon])[0][0]) + overflow_cost(epsilon, cost) <= delta
 
-    def exceeds(epsilon: float) -> bool:
-        return float(profile.at([epsilon])[1][0]) - overflow_cost(epsilon, overflow) > delta
-
     # the Poisson run's upper bound: delta_upper falls in eps
-    start = _first(lambda epsilon: meets(epsilon, 0.0), 0.0, math.inf)
-    upper = math.inf
-    if math.isfinite(start) and overflow_cost(start, overflow) < delta:
-        # past eps = log(delta / eta - 1) the cost alone exceeds delta: nothing meets it there
-        ceiling = math.log(delta / overflow - 1.0) if overflow > 0.0 else math.inf
-        upper = _first(meets, start, ceiling)
-    lower = 0.0
-    if exceeds(0.0):
-        lower = _first(lambda epsilon: not exceeds(epsilon), 0.0, math.inf, last_false=True)
-    return upper, min(lower, upper)
+    if start is None or not (math.isfinite(start) and meets(start, 0.0)):
+        start = _first(lambda epsilon: meets(epsilon, 0.0), 0.0, math.inf)
+    if not (math.isfinite(start) and overflow_cost(start, cost) < delta):
+        return math.inf
+    # past eps = log(delta / c - 1) the cost alone exceeds delta: nothing meets it there
+    ceiling = math.log(delta / cost - 1.0) if cost > 0.0 else math.inf
+    return _first(meets, start, ceiling)
+
+
+def capped_lower_epsilon(profile: ProfileBounds, delta: float, cost: float) -> float:
+    """The lower end of `truncated_epsilon` with the cost (1 + e^eps) c (0 where none is found)."""
+
+    def exceeds(epsilon: float) -> bool:
+        return float(profile.at([epsilon])[1][0]) - overflow_cost(epsilon, cost) > delta
+
+    if not exceeds(0.0):
+        return 0.0
+    return _first(lambda epsilon: not exceeds(epsilon), 0.0, math.inf, last_false=True)
 
 
 # Shares of delta at which a run without a profile (rdp) is read for its capped epsilon, and the
