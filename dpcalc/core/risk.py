@@ -256,13 +256,21 @@ def risk_figure(phases: Sequence[Phase], figure: RiskFigure, *, fpr: float | Non
     (delta at eps = 0) or the largest TPR at `fpr` (the run composed and read as `attack_risk`
     first does when `fpr` is the smallest FPR asked, so the two agree). What risk calibration
     evaluates at each candidate."""
+    return risk_figure_profile(phases, figure, fpr=fpr, accuracy=accuracy)[0]
+
+
+def risk_figure_profile(phases: Sequence[Phase], figure: RiskFigure, *, fpr: float | None = None,
+                        accuracy: float = DEFAULT_ACCURACY) -> tuple[Bounds, ProfileBounds | None]:
+    """`risk_figure` and the profile it was read off (None for a run that samples nothing): risk
+    calibration reads the answer's (epsilon, delta) figure off it where that is narrow enough."""
     if all(samples_nothing(phase) for phase in phases):  # the release does not depend on the data
         exact = 0.0 if figure == "advantage" else float(fpr or 0.0)
-        return Bounds(exact, exact)
+        return Bounds(exact, exact), None
     if figure == "advantage":
         # delta(0) is the same in both orders: one direction's lower measure serves (`ProfileBounds.add`)
-        upper, lower = ProfileBounds(phases, [(None, 0.0)], accuracy=accuracy, at_zero=True).at(np.array([0.0]))
-        return Bounds(float(upper[0]), float(lower[0]))
+        zero = ProfileBounds(phases, [(None, 0.0)], accuracy=accuracy, at_zero=True)
+        upper, lower = zero.at(np.array([0.0]))
+        return Bounds(float(upper[0]), float(lower[0])), zero
     if fpr is None:
         raise ValueError("the TPR figure needs an fpr")
     OPEN_UNIT.check("fpr", fpr)
@@ -275,7 +283,7 @@ def risk_figure(phases: Sequence[Phase], figure: RiskFigure, *, fpr: float | Non
         profile.complete()  # as `attack_risk` does: the upper end stays, the lower end may rise
         upper, lower = profile.at(grid)
         tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, np.array([fpr]))
-    return Bounds(float(tpr_upper[0]), float(tpr_lower[0]))
+    return Bounds(float(tpr_upper[0]), float(tpr_lower[0])), profile
 
 
 def _shared_profile(phases: Sequence[Phase], smallest: float, accuracy: float) -> tuple[ProfileBounds, float]:

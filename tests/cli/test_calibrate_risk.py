@@ -91,6 +91,19 @@ def test_steering_figure_lies_in_the_coarse_interval():
     assert risk_target._steering_figure(Bounds(upper=0.05, lower=0.0)) == 0.05
 
 
+@pytest.mark.parametrize(("figure", "target", "fpr"), [("tpr", 0.05, 0.01), ("advantage", 0.1, None)])
+def test_the_answers_epsilon_is_certified_from_its_own_profile(figure, target, fpr):
+    """The (epsilon, delta) figure beside the answer, read off the profile its risk was read off,
+    overlaps `tight_epsilon`'s certified interval (two certified intervals for one epsilon) and is
+    within the accuracy."""
+    from dpcalc.core.pld import tight_epsilon
+
+    result = calibrate_risk("sigma", figure, target, fpr=fpr, sampling_probability=0.004, steps=10_000)
+    plain = tight_epsilon([Phase("gaussian", 0.004, result.noise_multiplier, None, 10_000)], 1e-5)
+    assert result.epsilon_lower <= plain.epsilon_upper and plain.epsilon_lower <= result.epsilon
+    assert result.epsilon - result.epsilon_lower <= 1e-3 * result.epsilon
+
+
 def test_steps_for_a_tpr_are_exact(dpcalc):
     run = dpcalc("calibrate", "--target-tpr", "0.05", "--at-fpr", "0.01", "--solve", "T", "--p", "0.01",
                  "--sigma", "1.5", "--json")

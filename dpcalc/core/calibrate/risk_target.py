@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from dpcalc.core.calibrate.engines import STEERING_ACCURACY
 from dpcalc.core.calibrate.grids import Value
@@ -32,9 +33,13 @@ from dpcalc.core.calibrate.problem import (
 from dpcalc.core.calibrate.search import STEERING_MAX, Search
 from dpcalc.core.gdp import epsilon_for_delta, max_advantage, tpr_at_fpr
 from dpcalc.core.limits import DEFAULT_ACCURACY
-from dpcalc.core.risk import Bounds, RiskFigure, risk_figure
+from dpcalc.core.phases import Phase
+from dpcalc.core.risk import Bounds, RiskFigure, risk_figure, risk_figure_profile
 from dpcalc.core.special import ndtri
 from dpcalc.core.validation import OPEN_UNIT
+
+if TYPE_CHECKING:
+    from dpcalc.core.pld.privacy_profile import ProfileBounds
 
 # The delta at which the model's answer is looked for when the target is a TPR: the mu-GDP
 # curve that meets the target is found in closed form, and any point of its profile names it.
@@ -137,10 +142,12 @@ def calibrate_risk(
         grid, sign, start = grid_and_start(problem, precision, epsilon_for_delta(_MODEL_DELTA, mu), _MODEL_DELTA)
 
     found: dict[Value, Bounds] = {}
+    profiles: dict[Value, ProfileBounds | None] = {}
 
     def certified(value: Value) -> Bounds:
         if value not in found:
-            found[value] = risk_figure([problem.run(value)], figure, fpr=fpr, accuracy=accuracy)
+            found[value], profiles[value] = risk_figure_profile([problem.run(value)], figure, fpr=fpr,
+                                                                accuracy=accuracy)
         return found[value]
 
     def evaluate(value: Value) -> float:
@@ -166,9 +173,7 @@ def calibrate_risk(
     if feasible and not bounds.upper <= target:  # the search returns passing accountant points only
         raise AssertionError(f"calibration returned a value whose certified {figure} {bounds.upper} exceeds {target}")
 
-    from dpcalc.core import pld
-
-    at_delta = pld.tight_epsilon([run], delta, accuracy=accuracy)
+    epsilon, epsilon_lower, warnings = _epsilon_at(run, profiles.get(point.value), delta, accuracy)
 
     def shown(value: Value) -> float | int:
         return value if isinstance(value, int) else float(value)
@@ -183,12 +188,28 @@ def calibrate_risk(
         risk=bounds.upper, risk_lower=bounds.lower, feasible=feasible, evaluations=outcome.evaluations,
         sampling_probability=run.sampling_probability, noise_multiplier=run.noise,
         steps=run.steps, precision=None if grid.integer else precision, delta=delta,
-        epsilon=at_delta.epsilon_upper, epsilon_lower=at_delta.epsilon_lower,
+        epsilon=epsilon, epsilon_lower=epsilon_lower,
         rejected=None if outcome.rejected is None else shown(outcome.rejected.value),
         rejected_risk=None if outcome.rejected is None else outcome.rejected.epsilon,
         closest=None if feasible else shown(point.value),
-        boundary=outcome.boundary, message=message, warnings=at_delta.warnings,
+        boundary=outcome.boundary, message=message, warnings=warnings,
     )
+
+
+def _epsilon_at(run: Phase, profile: ProfileBounds | None, delta: float,
+                accuracy: float) -> tuple[float, float, tuple[str, ...]]:
+    """The answer's certified (epsilon_upper, epsilon_lower) at `delta`, with their warnings: read
+    off the profile its figure was read off where that interval is finite and within the
+    accuracy (one composition fewer; a TPR at FPR 0.01 on the design card: [2.945684, 2.946177],
+    tighter than `tight_epsilon`'s [2.944743, 2.946375]), else `tight_epsilon`'s."""
+    if profile is not None and not profile.grid_failed:
+        upper, lower = profile.epsilon_at(delta)
+        if math.isfinite(upper) and upper - lower <= accuracy * upper:
+            return upper, lower, tuple(profile.warnings)
+    from dpcalc.core import pld
+
+    at_delta = pld.tight_epsilon([run], delta, accuracy=accuracy)
+    return at_delta.epsilon_upper, at_delta.epsilon_lower, at_delta.warnings
 
 
 def _steering_figure(coarse: Bounds) -> float:

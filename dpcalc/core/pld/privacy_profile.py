@@ -152,6 +152,16 @@ class ProfileBounds:
         """No composition succeeded: every bound comes from the closed forms."""
         return not self._parts
 
+    def epsilon_at(self, delta: float) -> tuple[float, float]:
+        """Certified (epsilon_upper, epsilon_lower) at `delta`, read off the measures: the smallest
+        eps found whose delta_upper(eps) meets delta, and the largest whose delta_lower(eps)
+        exceeds it (each a point checked; `truncation.truncated_epsilon` with no cost). As tight
+        as the compositions are near that delta: a caller checks the width."""
+        from dpcalc.core.pld.truncation import truncated_epsilon
+
+        OPEN_UNIT.check("delta", delta)
+        return truncated_epsilon(self, delta, 0.0)
+
     def at(self, epsilons: Sequence[float] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(delta_upper, delta_lower) at every epsilon (each >= 0)."""
         points = np.asarray(epsilons, dtype=float)
