@@ -97,6 +97,10 @@ def dpcalc(*args: str) -> list[str]:
     return [DPCALC, *args]
 
 
+# The design card as a dataset (n 62500, batch 250: p = 0.004), for the sampling schemes and caps.
+CARD_AS_DATASET = ("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1")
+
+
 # Issue 21: the closed-form commands at most 1.15x the table floor in table mode, 1.25x
 # `import typer, rich` with --json; --help at most 1.25x `import typer, rich`.
 CASES = [
@@ -186,13 +190,13 @@ CASES = [
     # Issue 18: each sampling scheme within 2x the Poisson pld call on the design card (t = 250
     # steps an epoch, 40 epochs); allocation on the 60-epoch MNIST run in seconds.
     Case("dpcalc pld --sampling uniform --neighbours replace-one (design card, --json)",
-         dpcalc("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1", "--sampling", "uniform",
+         dpcalc(*CARD_AS_DATASET, "--sampling", "uniform",
                 "--neighbours", "replace-one", "--json"), "dpcalc pld (design card)", 2.0, peak_mib=500),
     Case("dpcalc pld --sampling shuffle (design card, --json)",
-         dpcalc("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1", "--sampling", "shuffle",
+         dpcalc(*CARD_AS_DATASET, "--sampling", "shuffle",
                 "--json"), "dpcalc pld (design card)", 2.0, peak_mib=500),
     Case("dpcalc pld --sampling allocation (design card, --json)",
-         dpcalc("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1", "--sampling", "allocation",
+         dpcalc(*CARD_AS_DATASET, "--sampling", "allocation",
                 "--json"), "dpcalc pld (design card)", 2.0, peak_mib=500),
     Case("dpcalc pld --sampling allocation (n 60000, b 256, 60 epochs, --json)",
          dpcalc("pld", "--n", "60000", "--batch-size", "256", "--T", "14100", "--sigma", "1.1", "--sampling", "allocation",
@@ -201,10 +205,10 @@ CASES = [
     # is read off the Poisson run's profile; a cap near it (300) also composes the capped pairs
     # and the pairs at the kept rate (reported only).
     Case("dpcalc pld --max-batch-size 360 (design card as n 62500, b 250, --json)",
-         dpcalc("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1", "--max-batch-size", "360",
+         dpcalc(*CARD_AS_DATASET, "--max-batch-size", "360",
                 "--json"), "dpcalc pld (design card)", 2.0, peak_mib=300),
     Case("dpcalc pld --max-batch-size 300 (design card as n 62500, b 250, --json)",
-         dpcalc("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma", "1.1", "--max-batch-size", "300",
+         dpcalc(*CARD_AS_DATASET, "--max-batch-size", "300",
                 "--json"), "dpcalc pld (design card)", None, peak_mib=300),
     Case("dpcalc check examples/privacy-budget.toml (--json)",
          dpcalc("check", str(Path(__file__).resolve().parent.parent / "examples" / "privacy-budget.toml"), "--json"),
