@@ -17,6 +17,7 @@ from dpcalc.cli.options import (
     Epochs,
     InputError,
     Json,
+    MaxBatchSize,
     MaxEpsilon,
     NoiseMultiplier,
     NoiseStd,
@@ -57,7 +58,7 @@ from dpcalc.cli.sweeps import (
     sweep_report,
 )
 from dpcalc.core.limits import DEFAULT_PRECISION, PRECISION
-from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
+from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE
 
 if TYPE_CHECKING:
     from dpcalc.core.calibrate import Quantity
@@ -220,12 +221,7 @@ def calibrate(
         Option("--at-fpr", metavar="FLOAT", help="The false-positive rate of --target-tpr, in (0, 1).",
                      click_type=number(OPEN_UNIT)),
     ] = None,
-    max_batch_size: Annotated[
-        int | None,
-        Option("--max-batch-size", metavar="INT", click_type=number(POSITIVE_INTEGER),
-               help="Truncated Poisson sampling: batches larger than this are cut to it (needs --n); solve for "
-                    "the capped run's epsilon, the overflow probability's cost added to delta (pld or rdp)."),
-    ] = None,
+    max_batch_size: MaxBatchSize = None,
     max_eps: MaxEpsilon = None,
     json_output: Json = False,
     csv_output: Csv = False,

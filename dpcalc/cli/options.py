@@ -270,6 +270,15 @@ Sensitivity = Annotated[
                       "is divided by [default: 1]. Not with --sigma, already noise std / sensitivity.",
                  click_type=single(POSITIVE)),
 ]
+# pld's, risk's and calibrate's: truncated Poisson sampling (docs/mathematics.md, "Truncated Poisson sampling")
+MaxBatchSize = Annotated[
+    int | None,
+    Option("--max-batch-size", metavar="INT",
+           help="Truncated Poisson sampling: batches larger than this are cut to it (needs the dataset size, "
+                "--n with --batch-size); accounted by the overflow probability and, under add-remove, step by "
+                "step, the tighter kept.",
+           click_type=number(POSITIVE_INTEGER)),
+]
 # gdp's: a Gaussian run only (no --scale)
 GaussianSensitivity = Annotated[
     float | None,

@@ -17,6 +17,7 @@ from dpcalc.cli.options import (
     Epsilon,
     InputError,
     Json,
+    MaxBatchSize,
     MaxEpsilon,
     NoiseMultiplier,
     NoiseStd,
@@ -25,7 +26,6 @@ from dpcalc.cli.options import (
     Steps,
     SweepableReal,
     conflict,
-    number,
     sweepable,
 )
 from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
@@ -46,7 +46,7 @@ from dpcalc.cli.phases import (
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import paused_gc
 from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
-from dpcalc.core.validation import POSITIVE_INTEGER, large_delta_warnings
+from dpcalc.core.validation import large_delta_warnings
 
 if TYPE_CHECKING:
     from dpcalc.cli.phases import MechanismChoice, NeighboursChoice, SamplingChoice
@@ -68,13 +68,6 @@ Accuracy = Annotated[
     ),
 ]
 
-MaxBatchSize = Annotated[
-    int | None,
-    Option("--max-batch-size", metavar="INT",
-                 help="Truncated Poisson sampling: batches larger than this are cut to it (needs the dataset size, "
-                      "--n with --batch-size); the overflow probability is added to delta.",
-                 click_type=number(POSITIVE_INTEGER)),
-]
 
 app = App()
 

@@ -16,6 +16,7 @@ from dpcalc.cli.options import (
     Epochs,
     InputError,
     Json,
+    MaxBatchSize,
     NoiseMultiplier,
     NoiseStd,
     Numbers,
@@ -45,20 +46,13 @@ from dpcalc.cli.pld import Accuracy
 from dpcalc.cli.request import start
 from dpcalc.cli.tight import paused_gc
 from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
-from dpcalc.core.validation import OPEN_UNIT, POSITIVE_INTEGER
+from dpcalc.core.validation import OPEN_UNIT
 
 if TYPE_CHECKING:
     from dpcalc.core.risk import Bounds, RiskResult
 
 app = App()
 
-MaxBatchSize = Annotated[
-    int | None,
-    Option("--max-batch-size", metavar="INT",
-           help="Truncated Poisson sampling: batches larger than this are cut to it (needs the dataset size, "
-                "--n with --batch-size); every figure is moved by the overflow probability.",
-           click_type=number(POSITIVE_INTEGER)),
-]
 
 HELP = f"""What an attacker can learn from a run, certified: membership-inference TPR at low FPR,
 the maximum advantage, Bayes success and reconstruction risk.

@@ -178,7 +178,7 @@ complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l precision -x -d 'Relativ
 complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l target-advantage -x -d 'Calibrate to attack risk: the largest certified advantage (TPR - FPR), in (0, 1)'
 complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l target-tpr -x -d 'Calibrate to attack risk: the largest certified TPR at --at-fpr, in (0, 1)'
 complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l at-fpr -x -d 'The false-positive rate of --target-tpr, in (0, 1)'
-complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l max-batch-size -x -d 'Truncated Poisson sampling: batches larger than this are cut to it (needs --n)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l max-batch-size -x -d 'Truncated Poisson sampling: batches larger than this are cut to it (needs the dataset size, --n with --batch-size)'
 complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l max-eps -x -d 'Budget: exit 1 when epsilon exceeds this value'
 complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l json -d 'Print one strict JSON object instead of a table'
 complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l csv -d 'Print CSV instead of a table: a header line, one row per result (per combination of a sweep)'
