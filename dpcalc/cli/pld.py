@@ -502,7 +502,7 @@ def _cap_analysis(phases: list[Any], dataset_size: int, max_batch_size: int) -> 
     return cap_analysis(phases, Truncation(dataset_size, max_batch_size))
 
 
-def cap_note(analysis: str) -> str:
+def _cap_note(analysis: str) -> str:
     """What a capped run's figures rest on, for the tables of pld and risk."""
     from dpcalc.core.pld.truncation import STEP_BY_STEP
 
@@ -519,6 +519,6 @@ def _truncation_rows(truncation: dict[str, Any], poisson: PLDResult, epsilon_sol
     return [
         ("max batch size", str(truncation["max_batch_size"]), f"batches cut to this; n = {truncation['n']}"),
         ("overflow probability", format_upper(truncation["overflow_probability"]), "some batch above the cap"),
-        ("cap analysis", "", cap_note(truncation["analysis"])),
+        ("cap analysis", "", _cap_note(truncation["analysis"])),
         (f"{quantity} without the cap", format_upper(getattr(poisson, quantity + "_upper")), "plain Poisson sampling"),
     ]

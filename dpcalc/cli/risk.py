@@ -157,11 +157,9 @@ def risk(
     truncation: dict[str, Any] | None = None
     above = below = 0.0
     if max_batch_size is not None:
-        overflow, above, below = _overflow(phases, row["n"], max_batch_size)
-        from dpcalc.core.pld.truncation import Truncation, cap_analysis
-
+        overflow, above, below, analysis = _cap(phases, row["n"], max_batch_size)
         truncation = {"max_batch_size": max_batch_size, "n": row["n"], "overflow_probability": overflow,
-                      "analysis": cap_analysis(phases, Truncation(row["n"], max_batch_size))}
+                      "analysis": analysis}
     progress.describe("certified attack risk (PLD accountant)")
     with paused_gc():
         result = attack_risk(phases, fprs=fprs, prior=chosen_prior, kappa=kappa, accuracy=width, overflow=above,
@@ -208,10 +206,11 @@ def _check_cap(n: Any, phase: list[str] | None) -> None:
                          "(or --T), so that the chance of a batch above the cap is known")
 
 
-def _overflow(phases: list[Any], dataset_size: int, max_batch_size: int) -> tuple[float, float, float]:
-    """eta, a certified upper bound on the probability that some batch exceeds the cap, and what
-    the cap may move the figures by above and below (`core.pld.truncation.cap_costs`)."""
-    from dpcalc.core.pld.truncation import Truncation, cap_costs, overflow_probability
+def _cap(phases: list[Any], dataset_size: int, max_batch_size: int) -> tuple[float, float, float, str]:
+    """eta, a certified upper bound on the probability that some batch exceeds the cap; what the
+    cap may move the figures by above and below (`core.pld.truncation.cap_costs`); and the
+    analyses they rest on (`cap_analysis`)."""
+    from dpcalc.core.pld.truncation import Truncation, cap_analysis, cap_costs, overflow_probability
 
     for item in phases:
         if item.mechanism != "gaussian" or item.sampling != "poisson":
@@ -219,7 +218,7 @@ def _overflow(phases: list[Any], dataset_size: int, max_batch_size: int) -> tupl
                              f"sampling of the {item.mechanism} mechanism")
     truncation = Truncation(dataset_size, max_batch_size)
     overflow = overflow_probability(phases, truncation)
-    return (overflow, *cap_costs(phases, truncation, overflow))
+    return (overflow, *cap_costs(phases, truncation, overflow), cap_analysis(phases, truncation))
 
 
 def _interval(bounds: Bounds, name: str) -> dict[str, float]:

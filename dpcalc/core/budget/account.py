@@ -38,6 +38,7 @@ from dpcalc.core.budget.releases import (
     privacy_basis,
     release_phase,
     total_overflow,
+    truncation_of,
 )
 from dpcalc.core.budget.risk import RiskCheck, budget_risk
 from dpcalc.core.budget.schema import BudgetFile, Release
@@ -318,20 +319,20 @@ def _capped_pld_epsilon(phases: Sequence[Phase], delta: float, overflow: float,
                         step_by_step: Sequence[Phase] = ()) -> tuple[float, tuple[str, ...]]:
     """(the certified epsilon of a capped run of PLD phases at delta, the accountant's warnings):
     the smallest eps found with delta_upper(eps) + (1 + e^eps) c <= delta on the run's certified
-    profile, c = `overflow` what the caps may add (`core.pld.truncation.truncated_epsilon`, as
+    profile, c = `overflow` what the caps may add (`core.pld.truncation.capped_upper_epsilon`, as
     `dpcalc pld --max-batch-size`). Where that lies above the uncapped run's epsilon by more than
     the accuracy and `step_by_step` (the run with its capped phases as `CappedPhase`s) has such
     phases, the smaller of it and their composition (`truncation.composed_upper`)."""
     from dpcalc.core.accountants import merge_full_batch_gaussians
     from dpcalc.core.limits import DEFAULT_ACCURACY
     from dpcalc.core.pld.privacy_profile import ProfileBounds
-    from dpcalc.core.pld.truncation import CappedPhase, composed_upper, truncated_epsilon
+    from dpcalc.core.pld.truncation import CappedPhase, capped_upper_epsilon, composed_upper
 
     profile = ProfileBounds(merge_full_batch_gaussians(phases), [(delta, None)])
-    upper, _lower = truncated_epsilon(profile, delta, overflow)
+    upper = capped_upper_epsilon(profile, delta, overflow)
     warnings = tuple(profile.warnings)
     if any(isinstance(phase, CappedPhase) for phase in step_by_step):
-        uncapped = truncated_epsilon(profile, delta, 0.0)[0]
+        uncapped = capped_upper_epsilon(profile, delta, 0.0)
         if not upper <= uncapped * (1.0 + DEFAULT_ACCURACY):
             composed = composed_upper(step_by_step, delta=delta, epsilon=None, accuracy=DEFAULT_ACCURACY)
             if composed is not None and composed[0] < upper:
@@ -343,9 +344,10 @@ def _capped_release_epsilon(release: Release, phase: Phase, delta: float) -> flo
     """A capped release's own certified epsilon at delta: `dpcalc pld --max-batch-size`'s figure
     (`core.pld.truncation.account_truncated`)."""
     from dpcalc.core.limits import DEFAULT_ACCURACY
-    from dpcalc.core.pld.truncation import Truncation, account_truncated
+    from dpcalc.core.pld.truncation import account_truncated
 
-    truncation = Truncation(int(release.number("n")), int(release.number("max_batch_size")))
+    truncation = truncation_of(release)
+    assert truncation is not None, "a capped release"
     truncated, _poisson, _overflow = account_truncated([phase], truncation, delta=delta, epsilon=None,
                                                        accuracy=DEFAULT_ACCURACY)
     return truncated.epsilon_upper

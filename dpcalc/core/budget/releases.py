@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from dpcalc.core.budget.schema import Release
 from dpcalc.core.phases import Neighbours, Phase, Sampling, samples_nothing
+
+if TYPE_CHECKING:
+    from dpcalc.core.pld.truncation import Truncation
 
 # The releases an accountant of phases composes; zcdp and dp releases are their own groups.
 PHASE_MECHANISMS = ("subsampled-gaussian", "gaussian", "laplace", "gdp")
@@ -108,15 +111,24 @@ def release_phase(release: Release, neighbours: Neighbours = "add-remove") -> Ph
     raise ValueError(f"release {release.name!r} ({release.mechanism}) is not a mechanism phase")
 
 
+def truncation_of(release: Release) -> Truncation | None:
+    """A capped release's cap and dataset size (`core.pld.truncation.Truncation`), None without a cap."""
+    if "max_batch_size" not in release.parameters:
+        return None
+    from dpcalc.core.pld.truncation import Truncation
+
+    return Truncation(int(release.number("n")), int(release.number("max_batch_size")))
+
+
 def overflow_of(release: Release, neighbours: Neighbours = "add-remove") -> float:
     """A certified upper bound on the probability that some batch of a capped subsampled-gaussian
     release (max_batch_size) exceeds its cap, on the largest dataset neighbouring one of n records
     (`core.pld.truncation.overflow_probability`); 0 for a release without a cap."""
-    if "max_batch_size" not in release.parameters:
+    truncation = truncation_of(release)
+    if truncation is None:
         return 0.0
-    from dpcalc.core.pld.truncation import Truncation, overflow_probability
+    from dpcalc.core.pld.truncation import overflow_probability
 
-    truncation = Truncation(int(release.number("n")), int(release.number("max_batch_size")))
     return overflow_probability([release_phase(release, neighbours)], truncation)
 
 
@@ -124,11 +136,11 @@ def cap_cost_of(release: Release, neighbours: Neighbours = "add-remove") -> floa
     """What a capped release may add to delta, per (1 + e^eps), on the side of the upper bounds:
     its overflow probability, or less, step by step under add-remove
     (`core.pld.truncation.cap_costs`); 0 for a release without a cap."""
-    if "max_batch_size" not in release.parameters:
+    truncation = truncation_of(release)
+    if truncation is None:
         return 0.0
-    from dpcalc.core.pld.truncation import Truncation, cap_costs
+    from dpcalc.core.pld.truncation import cap_costs
 
-    truncation = Truncation(int(release.number("n")), int(release.number("max_batch_size")))
     return cap_costs([release_phase(release, neighbours)], truncation)[0]
 
 
@@ -136,13 +148,14 @@ def capped_phase_of(release: Release, neighbours: Neighbours = "add-remove") -> 
     """A release's phase, with its batches capped where it has a cap and the step-by-step analysis
     applies (`core.pld.truncation.CappedPhase`): what the PLD accountant composes for it."""
     phase = release_phase(release, neighbours)
-    if "max_batch_size" not in release.parameters:
+    truncation = truncation_of(release)
+    if truncation is None:
         return phase
-    from dpcalc.core.pld.truncation import Truncation, capped, per_step_covers
+    from dpcalc.core.pld.truncation import capped, per_step_covers
 
     if not per_step_covers(phase) or samples_nothing(phase):
         return phase
-    return capped(phase, Truncation(int(release.number("n")), int(release.number("max_batch_size"))))
+    return capped(phase, truncation)
 
 
 def total_overflow(overflows: Sequence[float]) -> float:

@@ -174,10 +174,11 @@ def account_truncated(phases: Sequence[Phase], truncation: Truncation, *, delta:
     """(truncated run's result, Poisson run's result, eta): the run's certified bounds at `delta`
     (or at `epsilon`) when its Poisson batches are cut to `truncation.max_batch_size` records.
 
-    One composition serves the Poisson run and the overflow bound: the Poisson run's result is
-    the composition's own, and the truncated bounds are read off its measures (`ProfileBounds`).
-    Under add-remove neighbours the step-by-step analysis adds two more (`_per_step`); the result
-    keeps the tighter end of each side (both are certified)."""
+    One composition serves the Poisson run and both analyses' first reading: the Poisson run's
+    result is the composition's own, and the truncated bounds are read off its measures
+    (`ProfileBounds`) with what the cap costs on each side (`cap_costs`). Under add-remove, where
+    that leaves the interval wider than the accuracy, the capped pairs and the kept rate are
+    composed as well (`_per_step`); each end is the tighter of its certified figures."""
     from dpcalc.core.pld.api import account
     from dpcalc.core.pld.privacy_profile import ProfileBounds
     from dpcalc.core.pld.result import PLDResult
@@ -190,7 +191,8 @@ def account_truncated(phases: Sequence[Phase], truncation: Truncation, *, delta:
                                                                   accuracy=accuracy)
     # what the cap costs above and below: eta, or less step by step (`cap_costs`); the bounds read
     # off the Poisson run's profile with these costs are at least as tight as with eta
-    above, below = cap_costs(phases, truncation, overflow)
+    capped = capped_phases(phases, truncation)
+    above, below = _costs(overflow, capped)
     if delta is not None:
         upper = capped_upper_epsilon(profile, delta, above, start=poisson.epsilon_upper)
         lower = min(capped_lower_epsilon(profile, delta, below), upper)
@@ -198,7 +200,6 @@ def account_truncated(phases: Sequence[Phase], truncation: Truncation, *, delta:
         assert epsilon is not None, "a target names delta or epsilon"
         upper, lower = truncated_delta(profile, epsilon, above)[0], truncated_delta(profile, epsilon, below)[1]
     warnings = tuple(profile.warnings)
-    capped = capped_phases(phases, truncation)
     if capped is not None and not (math.isfinite(upper) and upper - lower <= accuracy * upper):
         # then composed: the capped pairs above, the pairs at the kept rate below
         # the kept rate's run is composed only where its distance cost the lower bound more than a
@@ -282,7 +283,11 @@ def cap_costs(phases: Sequence[Phase], truncation: Truncation, overflow: float |
     pairs apply (`capped_phases`), the smaller of eta and their distance from the Poisson pairs on
     each side (`step_distances`; docs/mathematics.md, "Truncated Poisson sampling")."""
     eta = overflow_probability(phases, truncation) if overflow is None else overflow
-    capped = capped_phases(phases, truncation)
+    return _costs(eta, capped_phases(phases, truncation))
+
+
+def _costs(eta: float, capped: Sequence[CappedPhase] | None) -> tuple[float, float]:
+    """`cap_costs` from eta and the run's capped phases (None: no step-by-step analysis)."""
     if capped is None:
         return eta, eta
     far_above, far_below = step_distances(capped)
