@@ -19,7 +19,6 @@ import contextlib  # noqa: E402 - after the mask
 import importlib  # noqa: E402
 import io  # noqa: E402
 import os  # noqa: E402
-import traceback  # noqa: E402
 from collections.abc import Callable, Iterator  # noqa: E402
 from typing import Annotated, Any, TextIO  # noqa: E402
 
@@ -232,6 +231,8 @@ def _run(args: list[str] | None) -> int:
         raise  # main's: exit 130 or 141 (Abort is a RuntimeError, BrokenPipeError an OSError)
     except Exception as error:  # noqa: BLE001 - the one edge where every failure becomes a message
         if debug:
+            import traceback  # only here: start-up time
+
             traceback.print_exc()
         sys.stderr.write(
             f"Error: internal error ({type(error).__name__}: {error}). This is a bug in dpcalc; "

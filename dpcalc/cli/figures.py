@@ -12,12 +12,14 @@ from __future__ import annotations
 import importlib.util
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from dpcalc.cli.declare import Option
 from dpcalc.cli.options import InputError
 from dpcalc.cli.output import wrap_words
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 INSTALL_HINT = "pip install matplotlib"
@@ -165,6 +167,8 @@ def check_plot_path(path: str | None) -> Path | None:
     """Validate --plot before any work is done: suffix, folder, and matplotlib installed."""
     if path is None:
         return None
+    from pathlib import Path  # only with --plot: start-up time
+
     target = Path(path)
     if target.suffix.lower() not in PLOT_SUFFIXES:
         raise InputError(f"--plot must name a .png, .svg or .pdf file, got {path}")

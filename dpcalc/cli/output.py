@@ -12,11 +12,13 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from dpcalc.cli import progress
 from dpcalc.cli.interrupts import raise_lost_interrupt
+
+if TYPE_CHECKING:
+    from pathlib import Path  # annotations only: pathlib stays off the start-up path
 
 EXIT_OK = 0
 EXIT_OVER_BUDGET = 1

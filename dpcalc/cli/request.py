@@ -21,7 +21,6 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from dpcalc.cli.declare import Exit
@@ -29,6 +28,8 @@ from dpcalc.cli.options import DEFAULT_DELTA, InputError, Swept, conflict
 from dpcalc.cli.output import emit
 
 if TYPE_CHECKING:
+    from pathlib import Path  # annotations only: pathlib stays off the start-up path
+
     from dpcalc.cli.output import Report
 
 

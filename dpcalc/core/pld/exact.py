@@ -53,11 +53,12 @@ def exact_laplace_run(phases: Sequence[Phase]) -> bool:
     """Whether the run is k = 2 to `exact_laplace.MAX_STEPS` releases of the Laplace mechanism
     without subsampling, all of one scale, at least `exact_laplace.MIN_SCALE` (the exact k-fold
     profile, `exact_laplace`)."""
+    if not (phases and all(phase.mechanism == "laplace" and phase.sampling_probability == 1.0
+                           and phase.examples_per_user == 1 for phase in phases)):
+        return False  # (the exact route's module, and fractions with it, loaded only for a Laplace run)
     from dpcalc.core.pld.exact_laplace import MAX_STEPS, MIN_SCALE
 
-    return (bool(phases) and all(phase.mechanism == "laplace" and phase.sampling_probability == 1.0
-                                 and phase.examples_per_user == 1 for phase in phases)
-            and len({phase.noise for phase in phases}) == 1 and phases[0].noise >= MIN_SCALE
+    return (len({phase.noise for phase in phases}) == 1 and phases[0].noise >= MIN_SCALE
             and 2 <= sum(phase.steps for phase in phases) <= MAX_STEPS)
 
 

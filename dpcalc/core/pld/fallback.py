@@ -14,7 +14,6 @@ import math
 import re
 import sys
 from collections.abc import Sequence
-from fractions import Fraction
 
 import numpy as np
 
@@ -313,6 +312,8 @@ def _one_laplace_release(phases: Sequence[Phase], delta: float | None,
         error = _LAPLACE_ROUNDING * (pure - 2.0 * math.log1p(-delta))
         return max(0.0, value - error), max(0.0, value + error)
     assert epsilon is not None
+    from fractions import Fraction  # only here: start-up time
+
     if Fraction(epsilon) * Fraction(phases[0].noise) >= 1:
         return 0.0, 0.0  # eps >= eps0 = 1/b, compared exactly: the loss never exceeds eps, delta is 0
     # delta falls in eps: the profile at eps moved by the rounding of eps - eps0 brackets it
