@@ -60,6 +60,15 @@ from dpcalc.core.validation import OPEN_UNIT, PROBABILITY
 # h^2 relative (`_tpr_bounds`): with the exact GDP profile, 4001 points on [0, 13.9] leave
 # 1e-4 at FPR 1e-5. An even grid keeps the chord each cell borrows as wide as the cell.
 GRID_POINTS = 4001
+# A run that leaks little has its whole profile within a few cells of eps = 0, and a cell of width
+# h there costs each TPR about h relative (TPR <= delta(eps) + e^eps alpha, read at grid points):
+# p = 1e-4, sigma = 5, T = 100 ended 3.5e-3 wide at every FPR, e^h - 1 for the step h = 3.5e-3,
+# whatever the composition's accuracy. Where the upper bound on delta falls to the accuracy times
+# the smallest FPR before the grid's 1/_FINE_WHEN part, the range up to that point is read again on
+# _FINE_POINTS evenly spaced points (`_read_profile`): beyond it no eps lowers a TPR's upper end
+# by more than that share of it (e^eps alpha grows), and the cells beyond keep their bounds.
+_FINE_WHEN = 16
+_FINE_POINTS = 2001
 # The curve printed in JSON and drawn: type I errors log-spaced from the smallest asked FPR (at
 # most 1e-6) to 1, this many a decade, and evenly spaced ones on [0, 1].
 _CURVE_SMALLEST = 1e-6
@@ -78,6 +87,17 @@ _SHARED_ACCURACY = 0.7
 # leaves that figure wider than the accuracy, runs at this many times the accuracy asked: its
 # interval at that eps is still about as narrow as asked (measured on the design card: 8.9e-4).
 _POINT_ACCURACY_FACTOR = 3.0
+# Where the shared composition leaves a TPR wider than the accuracy, the run is composed for epsilon
+# at the smallest FPR, at the accuracy that would have narrowed the shared composition's widest TPR
+# to _TPR_AIM of the accuracy (the grid's error, and the widths with it, scale with the accuracy
+# a grid is planned for), at least _TPR_FINEST times the accuracy. The TPRs of a large epsilon are
+# wider than the epsilon they are read from: p = 0.01, sigma = 1.1, T = 1e4 ended 1.5e-3 wide at
+# FPR 1e-5 with that composition at the accuracy asked, 7.1e-4 now. Measured on 100 runs (p 1e-4
+# to 0.1, sigma 0.6 to 5, T 100 to 1e5), with the finer reading near eps = 0 (_FINE_POINTS): 9
+# end wider than the accuracy instead of 43, in the same total time; composing at the accuracy
+# asked first and finer only where still wide: 15, with more compositions.
+_TPR_AIM = 0.8
+_TPR_FINEST = 0.125
 # `_tpr_bounds` takes this many alphas at a time (arrays of this many rows stay in cache).
 _ROWS = 8
 # Relative margin for the rounding of the few floating-point operations on the certified deltas.
@@ -176,13 +196,11 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
         return _nothing_learnt(phases, asked, prior, kappa, accuracy)
     # the grid ends where e^eps times the smallest type I error asked or drawn reaches 1: beyond
     # it, every term of the bounds is 1 (`_tpr_bounds`)
-    top = math.log(1.0 / min(smallest, _CURVE_SMALLEST)) + 0.1
-    grid = np.linspace(0.0, top, GRID_POINTS)
     share = min(prior, 1.0 - prior)
 
     def read(profile: ProfileBounds, eta: float = 0.0, below: float = 0.0) -> tuple[
-            np.ndarray, np.ndarray, np.ndarray, np.ndarray, Bounds, Bounds]:
-        upper, lower = profile.at(grid)
+            np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, Bounds, Bounds]:
+        grid, upper, lower = _read_profile(profile, smallest, accuracy)
         tpr_upper, tpr_lower = _capped_tpr_bounds(grid, upper, lower, special, eta, below)
         (zero_upper, bayes_upper), (zero_lower, bayes_lower) = profile.at(np.array([0.0, bayes_eps]))
         # guessing alone succeeds with max(prior, 1 - prior): the true figure is never below it
@@ -192,39 +210,39 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
         if eta > 0.0 or below > 0.0:  # one eta on each law (module docstring)
             advantage = Bounds(min(1.0, (advantage.upper + 2.0 * eta) * (1.0 + MARGIN)),
                                max(0.0, (advantage.lower - 2.0 * below) * (1.0 - MARGIN)))
-        return upper, lower, tpr_upper, tpr_lower, advantage, bayes
+        return grid, upper, lower, tpr_upper, tpr_lower, advantage, bayes
 
     # One composition serves every figure in most runs: for epsilon at a delta between the
     # advantage (eps = 0) and the smallest FPR, at a little finer accuracy (_SHARED_TARGET). Where
     # a figure is still wider than the accuracy asked, the run is composed once more for it: for
     # delta at eps = 0 (the advantage), at the Bayes point, or for epsilon at the smallest FPR.
     profile, shared = _shared_profile(phases, smallest, accuracy)
-    upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile)
-    low = int(np.argmin(special))
+    grid, upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile)
     figures = [advantage, bayes, *(Bounds(float(tpr_upper[i]), float(tpr_lower[i])) for i in range(len(special)))]
     if profile.spared and max(item.relative_width for item in figures) > accuracy:
         # a direction composed without its lower measure may be what leaves a figure wide: it is
         # composed on the same grid, and the compositions below get every lower measure
         profile.complete()
         profile.spare_lower = False
-        upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile)
+        grid, upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile)
     coarse = min(_POINT_ACCURACY_FACTOR * accuracy, 0.1)
     extra: list[tuple[tuple[float | None, float | None], float]] = []
     if advantage.relative_width > accuracy:
         extra.append(((None, 0.0), coarse))
     if bayes_eps > 0.0 and bayes.relative_width > accuracy:
         extra.append(((None, bayes_eps), coarse))
-    if smallest < shared and Bounds(float(tpr_upper[low]), float(tpr_lower[low])).relative_width > accuracy:
-        extra.append(((smallest, None), accuracy))
+    tpr_width = _widest(tpr_upper, tpr_lower)
+    if smallest < shared and tpr_width > accuracy:
+        extra.append(((smallest, None), _tpr_accuracy(accuracy, tpr_width)))
     for target, width in extra:
         # delta at eps = 0 (the advantage) is the same in both orders: one direction's lower measure serves
         profile.add(target, accuracy=width, at_zero=target == (None, 0.0))
     if extra:
-        upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile)
+        grid, upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile)
     # the uncapped figures decide the compositions and say whether the grid met the accuracy
     uncapped = [advantage, bayes, *(Bounds(float(tpr_upper[i]), float(tpr_lower[i])) for i in range(len(asked)))]
     if overflow > 0.0 or eta_below > 0.0:
-        upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile, overflow, eta_below)
+        grid, upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile, overflow, eta_below)
 
     points = tuple(
         AttackPoint(fpr, Bounds(float(tpr_upper[i]), float(tpr_lower[i])),
@@ -276,12 +294,11 @@ def risk_figure_profile(phases: Sequence[Phase], figure: RiskFigure, *, fpr: flo
     OPEN_UNIT.check("fpr", fpr)
     # the composition `attack_risk` makes first when this FPR is the smallest it is asked
     profile, _ = _shared_profile(phases, fpr, accuracy)
-    grid = np.linspace(0.0, math.log(1.0 / min(fpr, _CURVE_SMALLEST)) + 0.1, GRID_POINTS)
-    upper, lower = profile.at(grid)
+    grid, upper, lower = _read_profile(profile, fpr, accuracy)
     tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, np.array([fpr]))
     if profile.spared and Bounds(float(tpr_upper[0]), float(tpr_lower[0])).relative_width > accuracy:
         profile.complete()  # as `attack_risk` does: the upper end stays, the lower end may rise
-        upper, lower = profile.at(grid)
+        grid, upper, lower = _read_profile(profile, fpr, accuracy)
         tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, np.array([fpr]))
     return Bounds(float(tpr_upper[0]), float(tpr_lower[0])), profile
 
@@ -291,6 +308,36 @@ def _shared_profile(phases: Sequence[Phase], smallest: float, accuracy: float) -
     _SHARED_DELTA_CAP): for epsilon at delta = min(1e-3, sqrt(0.1 x the smallest FPR))."""
     shared = min(_SHARED_DELTA_CAP, math.sqrt(_SHARED_DELTA_SCALE * smallest))
     return ProfileBounds(phases, [(shared, None)], accuracy=accuracy * _SHARED_ACCURACY, spare_lower=True), shared
+
+
+def _read_profile(profile: ProfileBounds, smallest: float, accuracy: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The grid of eps the curve is read on, and the profile's (delta_upper, delta_lower) on it:
+    GRID_POINTS evenly spaced eps from 0 to where e^eps times the smallest type I error asked or
+    drawn reaches 1 (beyond it every term of the bounds is 1: `_tpr_bounds`), with those up to the
+    first point where delta_upper is at most `accuracy` times the smallest FPR replaced by _FINE_POINTS,
+    when that point lies within the first 1/_FINE_WHEN of the grid (see _FINE_POINTS). Any increasing
+    grid of eps from 0 gives certified bounds (`_tpr_bounds`): the finer part only narrows them."""
+    grid = np.linspace(0.0, math.log(1.0 / min(smallest, _CURVE_SMALLEST)) + 0.1, GRID_POINTS)
+    upper, lower = profile.at(grid)
+    small = np.flatnonzero(upper <= accuracy * smallest)
+    if len(small) == 0 or small[0] >= len(grid) // _FINE_WHEN:
+        return grid, upper, lower
+    end = max(int(small[0]), 1)  # the even points up to grid[end] give way to the finer ones
+    grid = np.concatenate((np.linspace(0.0, float(grid[end]), _FINE_POINTS), grid[end + 1:]))
+    upper, lower = profile.at(grid)
+    return grid, upper, lower
+
+
+def _widest(upper: np.ndarray, lower: np.ndarray) -> float:
+    """The largest relative width of the TPR intervals [lower, upper]."""
+    return max(Bounds(float(high), float(low)).relative_width for high, low in zip(upper, lower, strict=True))
+
+
+def _tpr_accuracy(accuracy: float, width: float) -> float:
+    """The accuracy of the composition for epsilon at the smallest FPR (`_TPR_AIM`) when the shared
+    one, at _SHARED_ACCURACY times `accuracy`, left a TPR `width` wide (relative)."""
+    wanted = _SHARED_ACCURACY * accuracy * _TPR_AIM * accuracy / width
+    return max(_TPR_FINEST * accuracy, min(accuracy, wanted))
 
 
 def _nothing_learnt(phases: Sequence[Phase], fprs: tuple[float, ...], prior: float, kappa: float | None,

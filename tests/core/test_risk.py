@@ -27,6 +27,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dpcalc.core.limits import DEFAULT_ACCURACY
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import tight_delta
 from dpcalc.core.pld.privacy_profile import ProfileBounds
@@ -125,7 +126,8 @@ def test_reference_agrees_with_an_explicit_attack():
 # p = 1: exact mu-GDP
 # ---------------------------------------------------------------------------------------------
 
-GDP_RUNS = [(1.0, 1), (2.0, 10), (0.8, 3), (10.0, 4), (1.0, 10)]  # mu = 1, 1.58, 2.17, 0.2, 3.16
+# mu = 1, 1.58, 2.17, 0.2, 3.16, 0.02 (the last: a profile within a few cells of the even grid at eps = 0)
+GDP_RUNS = [(1.0, 1), (2.0, 10), (0.8, 3), (10.0, 4), (1.0, 10), (50.0, 1)]
 FPRS = (1e-8, 1e-6, 1e-4, 1e-2, 0.1, 0.5)
 
 
@@ -197,7 +199,7 @@ def test_gdp_ppv_and_reconstruction():
 # Subsampled, T = 1: the exact symmetrised curve
 # ---------------------------------------------------------------------------------------------
 
-SUBSAMPLED = [(0.01, 0.8), (0.1, 1.0), (0.5, 2.0), (0.05, 0.5), (0.3, 1.5)]
+SUBSAMPLED = [(0.01, 0.8), (0.1, 1.0), (0.5, 2.0), (0.05, 0.5), (0.3, 1.5), (1e-4, 5.0)]
 
 
 @pytest.mark.parametrize("p, sigma", SUBSAMPLED)
@@ -424,3 +426,15 @@ def test_risk_loads_no_masked_arrays():
             "attack_risk([Phase(sampling_probability=0.01, noise_multiplier=1.0, steps=10)]); "
             "print('numpy.ma' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "False\n"
+
+
+@pytest.mark.parametrize(("p", "sigma", "steps"), [(1e-4, 5.0, 1), (1e-4, 5.0, 100), (0.004, 5.0, 100),
+                                                   (0.01, 1.1, 10_000)])
+def test_figures_meet_the_accuracy(p, sigma, steps):
+    """Runs that ended wider than the accuracy: the first three read on a grid too coarse near eps = 0
+    (every TPR 2.4e-3 to 3.5e-3 wide, the grid's step), the last composed for the smallest FPR at the
+    accuracy of epsilon, which a TPR read at a large epsilon needs finer (1.5e-3)."""
+    result = attack_risk(gaussian(sigma, steps, p))
+    figures = [result.advantage, result.bayes_success, *(point.tpr for point in result.points)]
+    assert max(figure.relative_width for figure in figures) <= DEFAULT_ACCURACY
+    assert not result.warnings
