@@ -8,9 +8,9 @@ from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
 from dpcalc.cli.declare import App, Exit, Option
-from dpcalc.cli.figures import Chart, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
+    Chart,
     Csv,
     DatasetSize,
     Delta,
@@ -21,6 +21,7 @@ from dpcalc.cli.options import (
     MaxEpsilon,
     NoiseMultiplier,
     NoiseStd,
+    PlotFile,
     SamplingProbability,
     Steps,
     SweepableReal,

@@ -6,14 +6,15 @@ from enum import Enum
 from typing import Annotated, Any
 
 from dpcalc.cli.declare import App, Exit, Option
-from dpcalc.cli.figures import Chart, PlotFile, check_plot_path
 from dpcalc.cli.options import (
     DEFAULT_DELTA,
+    Chart,
     InputError,
     Json,
     MaxEpsilon,
     Numbers,
     Parsed,
+    PlotFile,
     conflict,
     number,
     order_items,
@@ -314,7 +315,11 @@ def convert(
         "--points": points, "--group": group, "--max-eps": max_eps,
     }
     _check_options(source_notion, target_notion, given)
-    plot_path = check_plot_path(plot)
+    plot_path = None
+    if plot is not None:
+        from dpcalc.cli.figures import check_plot_path  # (the drawing module: only for --plot and --chart)
+
+        plot_path = check_plot_path(plot)
     takes_delta_or_epsilon = core.target_takes_delta_or_epsilon(source_notion, target_notion)
     if takes_delta_or_epsilon and delta is not None and eps is not None:
         raise conflict("--delta", "--eps", "give --delta to get epsilon, or --eps to get delta")

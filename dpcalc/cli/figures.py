@@ -12,9 +12,8 @@ from __future__ import annotations
 import importlib.util
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-from dpcalc.cli.declare import Option
 from dpcalc.cli.options import InputError
 from dpcalc.cli.output import wrap_words
 
@@ -24,14 +23,6 @@ if TYPE_CHECKING:
 PLOT_SUFFIXES = (".png", ".svg", ".pdf")
 INSTALL_HINT = "pip install matplotlib"
 
-PlotFile = Annotated[
-    str | None,
-    Option("--plot", metavar="FILE", help="Write a figure to FILE (.png, .svg or .pdf; needs matplotlib)."),
-]
-Chart = Annotated[
-    bool,
-    Option("--chart", help="Draw the curve in the terminal with Unicode characters."),
-]
 
 
 # One colour per accountant, the same in every figure (colour-blind safe, Okabe and Ito 2008),

@@ -8,9 +8,9 @@ from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypedDict
 
 from dpcalc.cli.declare import App, Option
-from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
+    Chart,
     Csv,
     DatasetSize,
     Delta,
@@ -21,6 +21,7 @@ from dpcalc.cli.options import (
     MaxEpsilon,
     NoiseMultiplier,
     NoiseStd,
+    PlotFile,
     SamplingProbability,
     Steps,
     SweepableReal,
@@ -34,7 +35,7 @@ from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
 from dpcalc.core.validation import POSITIVE, large_delta_warnings
 
 if TYPE_CHECKING:
-    from dpcalc.cli.figures import TightCurves
+    from dpcalc.cli.figures import Panel, TightCurves
     from dpcalc.core.gdp import GDPResult
     from dpcalc.core.phases import Phase
 

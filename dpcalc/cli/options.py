@@ -246,6 +246,16 @@ else:
 
 DEFAULT_DELTA = 1e-5
 
+# --plot and --chart of the commands that draw (the drawing itself: `dpcalc.cli.figures`, loaded
+# only when one is asked for)
+PlotFile = Annotated[
+    str | None,
+    Option("--plot", metavar="FILE", help="Write a figure to FILE (.png, .svg or .pdf; needs matplotlib)."),
+]
+Chart = Annotated[
+    bool,
+    Option("--chart", help="Draw the curve in the terminal with Unicode characters."),
+]
 SamplingProbability = Annotated[
     SweepableReal | None,
     Option("--p", "--sample-rate", "--sampling-probability", metavar="FLOAT",

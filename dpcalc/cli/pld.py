@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 from dpcalc.cli import progress
 from dpcalc.cli.declare import App, Option
-from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
+    Chart,
     Csv,
     DatasetSize,
     Delta,
@@ -21,6 +21,7 @@ from dpcalc.cli.options import (
     MaxEpsilon,
     NoiseMultiplier,
     NoiseStd,
+    PlotFile,
     SamplingProbability,
     Sensitivity,
     Steps,
@@ -49,6 +50,7 @@ from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
 from dpcalc.core.validation import large_delta_warnings
 
 if TYPE_CHECKING:
+    from dpcalc.cli.figures import Panel
     from dpcalc.cli.phases import MechanismChoice, NeighboursChoice, SamplingChoice
     from dpcalc.core.phases import Phase
     from dpcalc.core.pld import PLDResult

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from dpcalc.cli import progress
 from dpcalc.cli.declare import App, Option
-from dpcalc.cli.figures import Chart, Panel, PlotFile
 from dpcalc.cli.options import (
     BatchSize,
+    Chart,
     Csv,
     DatasetSize,
     Epochs,
@@ -21,6 +21,7 @@ from dpcalc.cli.options import (
     NoiseStd,
     Numbers,
     Parsed,
+    PlotFile,
     SamplingProbability,
     Sensitivity,
     Steps,
@@ -49,6 +50,7 @@ from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
 from dpcalc.core.validation import OPEN_UNIT
 
 if TYPE_CHECKING:
+    from dpcalc.cli.figures import Panel
     from dpcalc.core.risk import Bounds, RiskResult
 
 app = App()
@@ -338,7 +340,7 @@ def _gdp_warnings(result: RiskResult) -> list[str]:
 def risk_panels(result: RiskResult) -> list[Panel]:
     """TPR against FPR on log-log axes: the certified bound and its lower end, mu-GDP, and TPR = FPR;
     the asked false-positive rates (the table's rows) marked on the certified bound."""
-    from dpcalc.cli.figures import Series
+    from dpcalc.cli.figures import Panel, Series
     from dpcalc.core.gdp import tpr_at_fpr
 
     alphas = [alpha for alpha in result.curve_alphas if 0.0 < alpha < 1.0]

@@ -126,14 +126,17 @@ def test_completion_for_an_unknown_shell_is_one_line_exit_2(dpcalc, monkeypatch)
 
 
 def test_a_tight_call_loads_no_module_it_does_not_use():
-    """pathlib, traceback and fractions (with decimal) cost a few milliseconds of every call's
-    start-up: `pld` and `risk` load them only for --plot, --debug or a Laplace run. (A development
-    install may import pathlib before dpcalc: only what dpcalc's own imports add is checked.)"""
+    """pathlib, traceback, fractions (with decimal) and the drawing module cost a few milliseconds of
+    every call's start-up: `pld`, `risk`, `gdp` and `convert` load them only for --plot, --chart,
+    --debug or a Laplace run. (A development install may import pathlib before dpcalc: only what
+    dpcalc's own imports add is checked.)"""
     code = (
         "import sys; before = set(sys.modules); from dpcalc.cli.app import main; "
         "main(['pld', '--p', '0.004', '--sigma', '1.1', '--T', '100', '--json']); "
         "main(['risk', '--p', '0.004', '--sigma', '1.1', '--T', '100', '--json']); "
-        "print(sorted(name for name in ('pathlib', 'traceback', 'fractions', 'decimal') "
+        "main(['gdp', '--p', '0.004', '--sigma', '1.1', '--T', '100', '--no-tight', '--json']); "
+        "main(['convert', '--from', 'zcdp', '--rho', '0.5', '--to', 'dp', '--json']); "
+        "print(sorted(name for name in ('pathlib', 'traceback', 'fractions', 'decimal', 'dpcalc.cli.figures') "
         "if name in set(sys.modules) - before))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
