@@ -85,22 +85,37 @@ class _UpperScan:
         m, hi = self.m, self.lo
         lam = m.lam
         top_t, top_s = m.t[lo:hi], m.losses_at(np.arange(lo, hi))
+        # (the operations of the one-line formulas, in their order, in place: fewer fresh arrays)
+        positive = top_t > 0.0
+        every = bool(positive.all())
         with np.errstate(divide="ignore"):
-            expo = np.log(np.where(top_t > 0.0, top_t, 1.0)) - lam * top_s + (m.log_z - self.log_inf_budget)
+            expo = np.log(top_t if every else np.where(positive, top_t, 1.0))
+        scratch = np.multiply(top_s, lam)
+        np.subtract(expo, scratch, out=expo)
+        np.add(expo, m.log_z - self.log_inf_budget, out=expo)
         # (clipped: a value above e^300 fails the test as surely as an infinite one)
-        expo = np.where(top_t > 0.0, np.minimum(expo, 300.0), -math.inf)
+        np.minimum(expo, 300.0, out=expo)
+        if not every:
+            expo[~positive] = -math.inf
+        np.exp(expo, out=expo)
         running = np.empty(hi - lo + 1)
         running[0] = self.carry
-        running[1:] = np.exp(expo)[::-1]
-        running = np.cumsum(running)  # running[k]: the sum over j >= hi - k
+        running[1:] = expo[::-1]
+        np.cumsum(running, out=running)  # running[k]: the sum over j >= hi - k
         above = running[-2::-1]  # the sum over j > i, for i in [lo, hi)
         # error of the moved bins: weights exp(log_z - lam s_j) are largest at j = i + 1. Dropping
         # mass is safe for a lower bound whatever its size, so there only the computed mass counts.
         if m.kind == "upper":
-            weight = np.exp(np.minimum(m.log_z - lam * (top_s + m.h) - self.log_inf_budget, 300.0))
-            tests: np.ndarray = above + weight * self.factor
+            weight = np.add(top_s, m.h, out=scratch)
+            np.multiply(weight, lam, out=weight)
+            np.subtract(m.log_z, weight, out=weight)
+            np.subtract(weight, self.log_inf_budget, out=weight)
+            np.minimum(weight, 300.0, out=weight)
+            np.exp(weight, out=weight)
+            np.multiply(weight, self.factor, out=weight)
+            tests: np.ndarray = np.add(above, weight, out=weight)
         else:
-            tests = above + np.zeros(hi - lo)
+            tests = above + 0.0
         self.carry = float(running[-1])
         self.lo = lo
         self.chunks.append((lo, tests))
