@@ -14,6 +14,7 @@ docs/pld-soundness.md, which names the step of the argument each field serves).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -33,17 +34,22 @@ LOWER_THETAS = THETAS >= 0.0
 UPPER_THETAS = THETAS < 0.0
 
 
+@functools.lru_cache(maxsize=64)
 def split_growth(h: float, top: float) -> np.ndarray:
     """log of the factor by which coarsening an upper measure from the step h to `top` (S3 splits,
     `coarsen.coarsen`) can raise E[e^(-theta S)], for theta in THETAS: the splits of the steps
     h, 2h, ..., top/2 multiply it by at most (e^(theta h) + e^((1 - theta) h))/(1 + e^h) each.
     Layers coarsen parts of a measure whose whole-measure bounds the bulk carries
-    (`layers`): those bounds take this factor."""
+    (`layers`): those bounds take this factor.
+
+    A run asks for a few pairs of steps dozens of times: the tables are kept (read-only; the
+    same floats as computed afresh)."""
     total = np.zeros(len(THETAS))
     while h < top:
         growth = np.logaddexp(THETAS * h, (1.0 - THETAS) * h) - np.logaddexp(0.0, h)
         total += np.maximum(growth, 0.0) + 1e-12
         h *= 2.0
+    total.setflags(write=False)
     return total
 
 @dataclass
