@@ -272,29 +272,35 @@ def _theta_table(measure: Tilted) -> np.ndarray:
     now 0.1 to 0.2 s), and for large theta it sums a few points instead of the whole grid.
     """
     s = measure.losses
+    count = len(measure.t)
+    log_sums = np.empty(len(THETAS))
+    tops = np.empty(len(THETAS))
+    rests = np.zeros(len(THETAS))
     with np.errstate(divide="ignore"):
         log_t = np.log(np.where(measure.t > 0.0, measure.t, 0.0))
-    count = len(log_t)
-    values = np.empty(len(THETAS))
-    for index, rate in enumerate(measure.lam + THETAS):
-        lo, hi = 0, count
-        if rate * measure.h > 0.0:  # largest weight at the low end
-            hi = min(count, math.floor(_EXP_CUTOFF / (rate * measure.h)) + 1)
-        elif rate * measure.h < 0.0:  # at the high end
-            lo = max(0, count - 1 - math.floor(_EXP_CUTOFF / (-rate * measure.h)))
-        exponent = measure.log_z - rate * s[lo:hi]
-        top = exponent.max()
-        rest = _EXP_REST * (1.0 + measure.err) if (lo, hi) != (0, count) else 0.0
-        terms = log_t[lo:hi] + (exponent - top)  # log of t e^(exponent - top), at most log t
-        largest = terms.max()
-        with np.errstate(divide="ignore"):
+        for index, rate in enumerate(measure.lam + THETAS):
+            lo, hi = 0, count
+            if rate * measure.h > 0.0:  # largest weight at the low end
+                hi = min(count, math.floor(_EXP_CUTOFF / (rate * measure.h)) + 1)
+            elif rate * measure.h < 0.0:  # at the high end
+                lo = max(0, count - 1 - math.floor(_EXP_CUTOFF / (-rate * measure.h)))
+            exponent = measure.log_z - rate * s[lo:hi]
+            top = exponent.max()
+            if (lo, hi) != (0, count):
+                rests[index] = _EXP_REST * (1.0 + measure.err)
+            terms = log_t[lo:hi] + (exponent - top)  # log of t e^(exponent - top), at most log t
+            largest = terms.max()
             if math.isfinite(largest):
                 kept = terms >= largest - _EXP_CUTOFF
-                inner = float(np.exp(terms[kept] - largest).sum()) + (len(terms) - int(kept.sum())) * _EXP_REST
-                log_sum = largest + math.log(inner)
+                kept_count = int(np.count_nonzero(kept))
+                selected = terms if kept_count == len(terms) else terms[kept]
+                inner = float(np.exp(selected - largest).sum()) + (len(terms) - kept_count) * _EXP_REST
+                log_sums[index] = largest + math.log(inner)
             else:
-                log_sum = -math.inf
-            values[index] = np.logaddexp(log_sum, np.log(measure.err + rest)) + top
+                log_sums[index] = -math.inf
+            tops[index] = top
+        # (elementwise, the same floats as one theta at a time)
+        values = np.logaddexp(log_sums, np.log(measure.err + rests)) + tops
     return values + 1e-12
 
 

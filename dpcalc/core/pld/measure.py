@@ -14,6 +14,7 @@ docs/pld-soundness.md, which names the step of the argument each field serves).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -33,17 +34,22 @@ LOWER_THETAS = THETAS >= 0.0
 UPPER_THETAS = THETAS < 0.0
 
 
+@functools.lru_cache(maxsize=64)
 def split_growth(h: float, top: float) -> np.ndarray:
     """log of the factor by which coarsening an upper measure from the step h to `top` (S3 splits,
     `coarsen.coarsen`) can raise E[e^(-theta S)], for theta in THETAS: the splits of the steps
     h, 2h, ..., top/2 multiply it by at most (e^(theta h) + e^((1 - theta) h))/(1 + e^h) each.
     Layers coarsen parts of a measure whose whole-measure bounds the bulk carries
-    (`layers`): those bounds take this factor."""
+    (`layers`): those bounds take this factor.
+
+    A run asks for a few pairs of steps dozens of times: the tables are kept (read-only; the
+    same floats as computed afresh)."""
     total = np.zeros(len(THETAS))
     while h < top:
         growth = np.logaddexp(THETAS * h, (1.0 - THETAS) * h) - np.logaddexp(0.0, h)
         total += np.maximum(growth, 0.0) + 1e-12
         h *= 2.0
+    total.setflags(write=False)
     return total
 
 @dataclass
@@ -81,9 +87,15 @@ class Tilted:
         h 2^-12 (`plan.grid_offset`), so every sum is a multiple of one power of two and exact while
         it stays below 2^53 of them (S5); it is checked (a rounded loss would break the orderings of
         S3/S4): the indices against 2^50, the sums with an offset by TwoSum."""
+        return self.losses_at(np.arange(len(self.t)))
+
+    def losses_at(self, indices: np.ndarray) -> np.ndarray:
+        """The losses offset + (k0 + i) h at the stored positions i in `indices` (integers in
+        [0, len(t))), each the float `losses` holds there (computed by the same operations) and
+        checked the same way: a truncation needs a few of them, not the whole grid."""
         if max(abs(self.k0), abs(self.k0 + len(self.t))) >= _MAX_EXACT_INDEX:
             raise FloatingPointError("the grid's losses are not representable exactly")
-        steps = (self.k0 + np.arange(len(self.t))) * self.h
+        steps = (self.k0 + indices) * self.h
         if self.offset == 0.0:
             return steps
         losses: np.ndarray = self.offset + steps
@@ -93,6 +105,20 @@ class Tilted:
         if np.any(error != 0.0):
             raise FloatingPointError("the grid's losses are not representable exactly")
         return losses
+
+    def loss_at(self, i: int) -> float:
+        """The loss at stored position i, the float `losses` holds there (the same operations
+        on one number, and the same checks)."""
+        if max(abs(self.k0), abs(self.k0 + len(self.t))) >= _MAX_EXACT_INDEX:
+            raise FloatingPointError("the grid's losses are not representable exactly")
+        step = (self.k0 + i) * self.h
+        if self.offset == 0.0:
+            return step
+        loss = self.offset + step
+        back = loss - self.offset
+        if (self.offset - (loss - back)) + (step - back) != 0.0:
+            raise FloatingPointError("the grid's losses are not representable exactly")
+        return loss
 
     @property
     def l2(self) -> float:

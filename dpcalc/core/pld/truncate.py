@@ -25,17 +25,123 @@ def _log_mass_from(c: float, log_theta_mgf: np.ndarray) -> float:
     return float(values.min())
 
 
-def _chernoff_cut(s: np.ndarray, log_theta_mgf: np.ndarray, lo: int, hi: int, log_budget: float) -> int:
+def _chernoff_cut(m: Tilted, log_theta_mgf: np.ndarray, lo: int, hi: int, log_budget: float) -> int:
     """The smallest i in [lo, hi) whose mass above s_i (at or above s_(i+1)) is within the budget
-    by `_log_mass_from`, or hi if none is (the bound decreases in i: a bisection)."""
+    by `_log_mass_from`, or hi if none is (the bound decreases in i: a bisection). Each step
+    does `_log_mass_from`'s operations in its order (the same floats), |log E[e^(-theta S)]|
+    computed once and theta s_(i+1) once, on one loss (`Tilted.loss_at`), not the whole grid's."""
+    theta = THETAS[UPPER_THETAS]
+    mgf = log_theta_mgf[UPPER_THETAS]
+    size = np.abs(mgf)
     bad, good = lo - 1, hi
     while good - bad > 1:
         mid = (bad + good) // 2
-        if _log_mass_from(float(s[mid + 1]), log_theta_mgf) <= log_budget:
+        spread = theta * m.loss_at(mid + 1)
+        values = spread + mgf
+        values = values + 4.0 * U * (np.abs(spread) + size + 1.0)
+        if values.min() <= log_budget:
             good = mid
         else:
             bad = mid
     return good
+
+
+# The upper end's scan sums a part of its range per vectorised pass, of at least so many points
+# (`_UpperScan`): the cut lies about half way up after a convolution.
+_SCAN_CHUNK = 4096
+_SCAN_PARTS = 8
+
+
+class _UpperScan:
+    """The upper end's test at the points i in [peak, len(t)) (`truncate`, S3 of
+    docs/pld-soundness.md): the untilted mass above s_i plus its error bound, relative to the
+    budget, at most 1.
+
+    The mass above s_i is a suffix sum, accumulated from the top in order; it only grows
+    downwards (every term is >= 0), and a point where it exceeds 1 fails the test, as does every
+    point below it, whatever its error term (>= 0). So the scan runs from the top in chunks,
+    carrying the running sum, and stops at the first chunk below which the sum exceeds 1: the
+    same sums and verdicts as over the whole range (a cumulative sum adds in order, so carrying
+    the sum into the next chunk gives the same floats), the part below the cut (about half the
+    grid after a convolution) not computed unless a lower cut asks for it (`value`).
+    """
+
+    def __init__(self, m: Tilted, peak: int, log_inf_budget: float) -> None:
+        self.m, self.peak, self.log_inf_budget = m, peak, log_inf_budget
+        lam, h = m.lam, m.h
+        self.factor = 0.0
+        if m.kind == "upper":
+            # sum_(j > i) |e_j| w_j <= min(err max_j w_j, err2 ||w||_2); over the whole grid above
+            # s_i, ||w||_2 <= w_(i+1) / sqrt(1 - e^(-2 lam h)) (a geometric series)
+            l2_term = m.l2 / math.sqrt(-math.expm1(-2.0 * lam * h)) * (1.0 + 8.0 * U) if lam * h > 0.0 else math.inf
+            self.factor = min(m.err, l2_term)
+        self.lo = len(m.t)  # the tests at [lo, len(t)) are known
+        self.carry = 0.0  # the sum over j >= lo
+        self.chunks: list[tuple[int, np.ndarray]] = []  # (start, tests), from the top down
+        self.size = max(_SCAN_CHUNK, (len(m.t) - peak) // _SCAN_PARTS)
+
+    def _extend(self, lo: int) -> np.ndarray:
+        """The tests at [lo, self.lo), which become known."""
+        m, hi = self.m, self.lo
+        lam = m.lam
+        top_t, top_s = m.t[lo:hi], m.losses_at(np.arange(lo, hi))
+        # (the operations of the one-line formulas, in their order, in place: fewer fresh arrays)
+        positive = top_t > 0.0
+        every = bool(positive.all())
+        with np.errstate(divide="ignore"):
+            expo = np.log(top_t if every else np.where(positive, top_t, 1.0))
+        scratch = np.multiply(top_s, lam)
+        np.subtract(expo, scratch, out=expo)
+        np.add(expo, m.log_z - self.log_inf_budget, out=expo)
+        # (clipped: a value above e^300 fails the test as surely as an infinite one)
+        np.minimum(expo, 300.0, out=expo)
+        if not every:
+            expo[~positive] = -math.inf
+        np.exp(expo, out=expo)
+        running = np.empty(hi - lo + 1)
+        running[0] = self.carry
+        running[1:] = expo[::-1]
+        np.cumsum(running, out=running)  # running[k]: the sum over j >= hi - k
+        above = running[-2::-1]  # the sum over j > i, for i in [lo, hi)
+        # error of the moved bins: weights exp(log_z - lam s_j) are largest at j = i + 1. Dropping
+        # mass is safe for a lower bound whatever its size, so there only the computed mass counts.
+        if m.kind == "upper":
+            weight = np.add(top_s, m.h, out=scratch)
+            np.multiply(weight, lam, out=weight)
+            np.subtract(m.log_z, weight, out=weight)
+            np.subtract(weight, self.log_inf_budget, out=weight)
+            np.minimum(weight, 300.0, out=weight)
+            np.exp(weight, out=weight)
+            np.multiply(weight, self.factor, out=weight)
+            tests: np.ndarray = np.add(above, weight, out=weight)
+        else:
+            tests = above + 0.0
+        self.carry = float(running[-1])
+        self.lo = lo
+        self.chunks.append((lo, tests))
+        return tests
+
+    def cut(self) -> tuple[int, float]:
+        """The lowest point that passes the test and its value, or (len(t) - 1, nan) if none."""
+        cut, value = len(self.m.t) - 1, math.nan
+        while self.lo > self.peak:
+            tests = self._extend(max(self.peak, self.lo - self.size))
+            ok = tests <= 1.0
+            if ok.any():
+                first = int(np.argmax(ok))
+                cut, value = self.lo + first, float(tests[first])
+            if self.carry > 1.0 and not self.factor < 0.0:
+                break  # every point below fails the test (a NaN error term fails it too)
+        return cut, value
+
+    def value(self, i: int) -> float:
+        """The test's value at a point i in [peak, len(t))."""
+        if i < self.lo:
+            self._extend(i)
+        for start, tests in self.chunks:
+            if i >= start:
+                return float(tests[i - start])
+        raise AssertionError("unreachable: the chunks cover [lo, len(t))")
 
 
 def truncate(m: Tilted, *, log_inf_budget: float, log_rho_budget: float, multiplicity: int,
@@ -55,8 +161,7 @@ def truncate(m: Tilted, *, log_inf_budget: float, log_rho_budget: float, multipl
     """
     t = m.t
     n = len(t)
-    lam, h = m.lam, m.h
-    s = m.losses
+    lam = m.lam
     peak = int(np.argmax(t))
     # --- upper end: untilted mass above s_i, relative to the budget, in linear space ---
     # (the cut lies at or above the peak: only that part is summed, from the top)
@@ -64,35 +169,19 @@ def truncate(m: Tilted, *, log_inf_budget: float, log_rho_budget: float, multipl
     moved = 0.0
     whole_mgf = m.log_theta_mgf if whole_theta_mgf is None else whole_theta_mgf
     if cap:
-        top_t, top_s = t[peak:], s[peak:]
-        with np.errstate(divide="ignore"):
-            expo = np.log(np.where(top_t > 0.0, top_t, 1.0)) - lam * top_s + (m.log_z - log_inf_budget)
-        # (clipped: a value above e^300 fails the test as surely as an infinite one)
-        expo = np.where(top_t > 0.0, np.minimum(expo, 300.0), -math.inf)
-        suffix = np.cumsum(np.exp(expo)[::-1])[::-1]
-        above = np.append(suffix[1:], 0.0)  # sum over j > i
-        # error of the moved bins: weights exp(log_z - lam s_j) are largest at j = i + 1. Dropping
-        # mass is safe for a lower bound whatever its size, so there only the computed mass counts.
-        if m.kind == "upper":
-            # sum_(j > i) |e_j| w_j <= min(err max_j w_j, err2 ||w||_2); over the whole grid above
-            # s_i, ||w||_2 <= w_(i+1) / sqrt(1 - e^(-2 lam h)) (a geometric series)
-            weight = np.exp(np.minimum(m.log_z - lam * (top_s + h) - log_inf_budget, 300.0))
-            l2_term = m.l2 / math.sqrt(-math.expm1(-2.0 * lam * h)) * (1.0 + 8.0 * U) if lam * h > 0.0 else math.inf
-            err_term = weight * min(m.err, l2_term)
-        else:
-            err_term = np.zeros(len(top_t))
-        ok = above + err_term <= 1.0
-        if ok.any():
-            cut = peak + int(np.argmax(ok))
+        scan = _UpperScan(m, peak, log_inf_budget)
+        cut, at_cut = scan.cut()
         if whole_mgf is not None and cut > peak:
             # Where the FFT's noise floor decides the cut above (a small tilt weighs the noise of
             # a high bin nearly as much as that of the peak), the Chernoff bound on the mass at or
             # above a point, from the tracked E[e^(-theta S)] (theta < 0), can place it lower (S3).
-            cut = min(cut, _chernoff_cut(s, whole_mgf, peak, cut, log_inf_budget))
+            chernoff_cut = _chernoff_cut(m, whole_mgf, peak, cut, log_inf_budget)
+            if chernoff_cut < cut:
+                cut, at_cut = chernoff_cut, scan.value(chernoff_cut)
         if cut < n - 1:
-            computed = float(above[cut - peak] + err_term[cut - peak]) * math.exp(log_inf_budget) * (1.0 + 4.0 * U * n)
-            chernoff = (math.exp(min(_log_mass_from(float(s[cut + 1]), whole_mgf), 700.0)) * (1.0 + 4.0 * U)
-                        if whole_mgf is not None and m.kind == "upper" else math.inf)
+            computed = at_cut * math.exp(log_inf_budget) * (1.0 + 4.0 * U * n)
+            chernoff = (math.exp(min(_log_mass_from(m.loss_at(cut + 1), whole_mgf), 700.0))
+                        * (1.0 + 4.0 * U) if whole_mgf is not None and m.kind == "upper" else math.inf)
             moved = min(computed, chernoff)
     # --- lower end ---
     start = 0
@@ -105,12 +194,15 @@ def truncate(m: Tilted, *, log_inf_budget: float, log_rho_budget: float, multipl
             base = -m.log_z - math.log(kept)
             copies = math.log(multiplicity)
 
+            lower_theta = THETAS[LOWER_THETAS]
+            lower_mgf = None if m.log_theta_mgf is None else m.log_theta_mgf[LOWER_THETAS]
+
             def lhs(i: int) -> tuple[float, float]:
                 log_nu = m.log_mass
-                if m.log_theta_mgf is not None:
-                    lower = THETAS[LOWER_THETAS] * float(s[i]) + m.log_theta_mgf[LOWER_THETAS]
-                    log_nu = min(log_nu, float(lower.min()))
-                return log_nu + lam * float(s[i]) + base, log_nu
+                s_i = m.loss_at(i)
+                if lower_mgf is not None:
+                    log_nu = min(log_nu, float((lower_theta * s_i + lower_mgf).min()))
+                return log_nu + lam * s_i + base, log_nu
 
             # lhs increases with i; find the largest i <= peak with multiplicity * rho <= budget
             lo_i, hi_i = -1, peak + 1

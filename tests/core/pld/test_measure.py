@@ -110,6 +110,20 @@ def test_losses_on_a_step_of_one_and_a_half_powers_of_two_are_exact():
         _ = replace(m, k0=2**50).losses
 
 
+def test_losses_at_a_few_points_are_those_of_the_whole_grid():
+    # truncations read single losses (`loss_at`) and ranges (`losses_at`): the same floats, bit
+    # for bit, and the same refusals
+    m = tilted("lower", [0.25] * 9, lam=2.0, h=1.5 * 2.0**-10, k0=-7)
+    for grid in (m, replace(m, offset=37 * 1.5 * 2.0**-22)):
+        assert [grid.loss_at(i) for i in range(9)] == list(grid.losses)
+        assert grid.losses_at(np.arange(3, 7)).tobytes() == grid.losses[3:7].tobytes()
+    for bad in (replace(m, offset=0.1, k0=1000, h=1.0), replace(m, k0=2**50)):
+        with pytest.raises(FloatingPointError):
+            bad.loss_at(1)
+        with pytest.raises(FloatingPointError):
+            bad.losses_at(np.arange(2))
+
+
 def test_piece_keeps_the_masses_and_the_error_of_the_whole():
     x, _ = _pair()
     part = measure.piece(x, 5, 17)
