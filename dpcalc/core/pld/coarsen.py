@@ -102,7 +102,7 @@ def coarsen(m: Tilted) -> Tilted:
         # max(1, used_i) together; even point j takes keep, alpha_(j-1) and
         # (beta_(j-1) + junk_j) f_lower. Rounding as in the upper branch.
         column = max(keep, 1.0, float(used.max()) if len(used) else 0.0)
-        rows = beta + junk[1:]
+        rows = np.add(beta, junk[1:], out=lowered)
         rows *= f_lower
         rows += alpha
         row = keep + max(float(rows.max()) if len(alpha) else 0.0,
@@ -182,8 +182,9 @@ def _merge_shares(odd: np.ndarray, margin: float, c: float) -> tuple[np.ndarray,
     rho = np.ones(len(odd))
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = lo[2:] / hi[:-2]
-        ratio[~((ratio > 0.0) & (ratio < math.inf))] = 1.0
-        np.sqrt(ratio, out=rho[1:-1])
+        valid = ratio > 0.0
+        valid &= ratio < math.inf
+        np.sqrt(ratio, out=rho[1:-1], where=valid)
         plan = rho + ec
         np.divide(rho, plan, out=plan)
         offer_above = 1.0 - plan[1:]
@@ -202,12 +203,15 @@ def _merge_shares(odd: np.ndarray, margin: float, c: float) -> tuple[np.ndarray,
         beta *= 1.0 + 8.0 * U
         np.minimum(beta, offer_above, out=beta)
         # the merged ratio needs beta * above_true >= e^c alpha * below_true: recheck with bounds
-        needed = ec * alpha
+        needed = np.multiply(ec, alpha, out=bound)
         needed *= hi_below
         needed *= 1.0 + 8.0 * U
         ok = beta * lo_above >= needed
         ok &= np.minimum(hi_below, lo_above) > 0.0  # both bounds positive (NaN: not)
-    return np.where(ok, alpha, 0.0), np.where(ok, beta, 0.0)
+    np.logical_not(ok, out=ok)
+    np.copyto(alpha, 0.0, where=ok)
+    np.copyto(beta, 0.0, where=ok)
+    return alpha, beta
 
 
 def coarsen_to(m: Tilted, h: float) -> Tilted:
