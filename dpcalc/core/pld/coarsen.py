@@ -2,9 +2,9 @@
 S3 of docs/pld-soundness.md) or by merging them (lower measures, S4).
 
 The engine coarsens a few hundred medium-sized measures per accounting, so the array work is
-written with few temporaries (in-place updates, each product and sum computed once); every
-operation and its order are those of the formulas in the comments, so the results do not depend
-on how the work is arranged.
+written with few temporaries (in-place updates, each product computed once, no copies for the
+padding); every quantity is still computed by the floating-point operations of the formula in
+its comment, in that order, so the results are those of the plain expressions, bit for bit.
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ def coarsen(m: Tilted) -> Tilted:
         err2 = m.l2 * norm2 + 4.0 * U * mass * max(norm2, 1.0)
         out = replace(m, t=even, k0=k0 // 2, h=2.0 * h, err=err, err2=err2)
         if m.log_theta_mgf is not None:
+            # S6: the bounds on E[e^(-theta S)] take the split's growth (`_split_growth`)
             out.log_theta_mgf = m.log_theta_mgf + _split_growth(h) + 1e-12
     else:
         c = (1.0 + 2.0 * lam) * h
@@ -165,7 +166,7 @@ def _merge_shares(odd: np.ndarray, margin: float, c: float) -> tuple[np.ndarray,
 
     With hi, lo the bounds on the true masses (lo clipped at 0), plan_i = rho_i/(rho_i + e^c)
     the fraction odd atom i offers to the pair above it (rho_i = sqrt(lo_(i+1)/hi_(i-1)) where
-    that is positive and finite, else 1), a pair merges the amount
+    that is positive and finite, else 1, as at both ends), a pair merges the amount
     max(0, min(plan_i hi_i, (1 - plan_(i+1)) lo_(i+1) / e^c)): alpha_i = min(amount/hi_i, plan_i)
     (1 - 8u), beta_i = min(min(amount e^c/lo_(i+1), 1 - plan_(i+1)) (1 + 8u), 1 - plan_(i+1)).
     A pair keeps its shares only where both bounds are positive and the recheck
