@@ -1,10 +1,16 @@
 """Coarsening: a measure moved to a grid of twice the step, by splitting atoms (upper measures,
 S3 of docs/pld-soundness.md) or by merging them (lower measures, S4).
+
+The engine coarsens a few hundred medium-sized measures per accounting, so the array work is
+written with few temporaries (in-place updates, each product computed once, no copies for the
+padding); every quantity is still computed by the floating-point operations of the formula in
+its comment, in that order, so the results are those of the plain expressions, bit for bit.
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -23,14 +29,14 @@ def coarsen(m: Tilted) -> Tilted:
     least that. What cannot be paired is rounded down by h.
     """
     t = m.t
-    k0 = m.k0
-    if k0 % 2:
-        t = np.concatenate(([0.0], t))
-        k0 -= 1
-    if len(t) % 2 == 0:
-        t = np.concatenate((t, [0.0]))
-    even = t[0::2].copy()  # at k0, k0 + 2, ...
-    odd = t[1::2]  # at k0 + 1, k0 + 3, ...; odd[i] lies between even[i] and even[i + 1]
+    # the masses padded with zeros to an odd length that starts and ends at an even point
+    # (k0, k0 + 2, ...: the points of the coarser grid): a zero below when k0 is odd, then a
+    # zero above when the length is even. odd[i], at k0 + 2i + 1, lies between the even points
+    # i and i + 1; it is a view of t (the padding zeros are all at even points).
+    lead = m.k0 % 2
+    k0 = m.k0 - lead
+    trail = 1 - (len(t) + lead) % 2
+    odd = t[1 - lead :: 2]
     lam, h = m.lam, m.h
     log_one_plus = math.log1p(math.exp(h))
     if m.kind == "upper":
@@ -40,11 +46,14 @@ def coarsen(m: Tilted) -> Tilted:
         log_up = (1.0 + lam) * h - log_one_plus
         shift = max(0.0, log_up)
         keep, f_down, f_up = math.exp(-shift), math.exp(log_down - shift), math.exp(log_up - shift)
-        even *= keep
-        even[:-1] += f_down * odd
-        even[1:] += f_up * odd
+        # even point i: keep even_i + f_down odd_i + f_up odd_(i-1), summed in that order
+        even = _even_times(t, lead, trail, keep)
+        moved = f_down * odd
+        even[:-1] += moved
+        np.multiply(odd, f_up, out=moved)
+        even[1:] += moved
         norm = max(keep, f_down + f_up)
-        mass = float(np.abs(t).sum())
+        mass = _abs_sum(t, lead, trail)
         err = m.err * norm + 4.0 * U * mass * max(norm, 1.0)
         # L2 (S5): the map's absolute row sums are at most keep + f_down + f_up, its column sums
         # at most norm; the Schur test bounds its 2-norm by the root of their product. Its
@@ -53,10 +62,8 @@ def coarsen(m: Tilted) -> Tilted:
         err2 = m.l2 * norm2 + 4.0 * U * mass * max(norm2, 1.0)
         out = replace(m, t=even, k0=k0 // 2, h=2.0 * h, err=err, err2=err2)
         if m.log_theta_mgf is not None:
-            # a split atom's e^(-theta s) is multiplied by (e^(theta h) + e^((1 - theta) h))/(1 + e^h),
-            # which exceeds 1 only for theta > 1
-            growth = np.logaddexp(THETAS * h, (1.0 - THETAS) * h) - log_one_plus
-            out.log_theta_mgf = m.log_theta_mgf + np.maximum(growth, 0.0) + 1e-12
+            # S6: the bounds on E[e^(-theta S)] take the split's growth (`_split_growth`)
+            out.log_theta_mgf = m.log_theta_mgf + _split_growth(h) + 1e-12
     else:
         c = (1.0 + 2.0 * lam) * h
         margin = m.err + m.deficiency
@@ -69,17 +76,26 @@ def coarsen(m: Tilted) -> Tilted:
         shift = lam * h  # the largest factor, e^(lam h) for the lower member moved up
         below, above = odd[:-1], odd[1:]
         alpha, beta = _merge_shares(odd, margin, c)
+        # used_i: the fraction of odd atom i merged (alpha_i up, beta_(i-1) down); its junk,
+        # max(0, 1 - used_i), is rounded down to even[i]
         used = np.zeros(len(odd))
         used[:-1] += alpha
         used[1:] += beta
-        junk = np.maximum(0.0, 1.0 - used)
-        keep, f_raise, f_lower = math.exp(-shift), 1.0, math.exp(-2.0 * shift)
-        even *= keep
-        even[1:-1] += alpha * below * f_raise + beta * above * f_lower
-        # junk of odd[i] is rounded down to even[i]
-        even[: len(odd)] += junk * odd * f_lower
-        norm = max(keep, f_raise)
-        mass = float(np.abs(t).sum())
+        junk = np.subtract(1.0, used)
+        np.maximum(0.0, junk, out=junk)
+        # tilted factors: the kept atom e^(-shift), the lower member raised by h
+        # e^(lam h - shift) = 1 (f_raise), the upper member and the junk lowered by h
+        # e^(-lam h - shift) (f_lower). even[j] is keep even_j + (alpha_(j-1) below +
+        # beta_(j-1) above f_lower) + junk_j odd_j f_lower, summed in that order.
+        keep, f_lower = math.exp(-shift), math.exp(-2.0 * shift)
+        even = _even_times(t, lead, trail, keep)
+        merged = alpha * below
+        lowered = beta * above
+        lowered *= f_lower
+        merged += lowered
+        even[1:-1] += merged
+        norm = max(keep, 1.0)
+        mass = _abs_sum(t, lead, trail)
         err = m.err * norm + 8.0 * U * mass
         # L2 (S5): the Schur test with the map's absolute row and column sums (the shares are
         # fixed numbers here; the exact measure goes through the same map). Odd atom i gives
@@ -87,14 +103,20 @@ def coarsen(m: Tilted) -> Tilted:
         # max(1, used_i) together; even point j takes keep, alpha_(j-1) and
         # (beta_(j-1) + junk_j) f_lower. Rounding as in the upper branch.
         column = max(keep, 1.0, float(used.max()) if len(used) else 0.0)
-        row = keep + max(float((alpha + (beta + junk[1:]) * f_lower).max()) if len(alpha) else 0.0,
+        rows = np.add(beta, junk[1:], out=lowered)
+        rows *= f_lower
+        rows += alpha
+        row = keep + max(float(rows.max()) if len(alpha) else 0.0,
                          float(junk[0]) * f_lower if len(junk) else 0.0)
+        junk *= odd
+        junk *= f_lower
+        even[: len(odd)] += junk
         norm2 = math.sqrt(row * column) * (1.0 + 8.0 * U)
         err2 = m.l2 * norm2 + 8.0 * U * mass * max(norm2, 1.0)
         out = replace(m, t=even, k0=k0 // 2, h=2.0 * h, err=err, err2=err2, deficiency=m.deficiency * norm)
     out.log_z = m.log_z + shift
-    total = float(out.t.sum())
-    out.t = out.t / total
+    total = float(even.sum())
+    even /= total
     out.err2 = min(out.err2 / total + 2.0 * U, out.err / total + 2.0 * U)
     out.err = out.err / total + 2.0 * U
     if out.kind == "lower":
@@ -104,33 +126,92 @@ def coarsen(m: Tilted) -> Tilted:
     return trim(out)
 
 
+def _even_times(t: np.ndarray, lead: int, trail: int, factor: float) -> np.ndarray:
+    """factor times the padded masses at the even points (`coarsen`), as a new array."""
+    at_even = t[lead::2]
+    if not lead and not trail:
+        return at_even * factor
+    even = np.zeros(lead + len(at_even) + trail)
+    np.multiply(at_even, factor, out=even[lead : lead + len(at_even)])
+    return even
+
+
+def _abs_sum(t: np.ndarray, lead: int, trail: int) -> float:
+    """The sum of the absolute padded masses (`coarsen`), zeros included: numpy's pairwise sum
+    rounds by the positions of the terms, and the error terms are those of the padded array."""
+    if not lead and not trail:
+        return float(np.abs(t).sum())
+    padded = np.zeros(lead + len(t) + trail)
+    np.abs(t, out=padded[lead : lead + len(t)])
+    return float(padded.sum())
+
+
+@lru_cache(maxsize=256)
+def _split_growth(h: float) -> np.ndarray:
+    """max(0, log of the factor by which a split of the step h (upper `coarsen`) multiplies
+    E[e^(-theta S)]), for theta in THETAS: a split atom's e^(-theta s) is multiplied by
+    (e^(theta h) + e^((1 - theta) h))/(1 + e^h), which exceeds 1 only for theta > 1. Read-only
+    (shared between calls)."""
+    growth = np.logaddexp(THETAS * h, (1.0 - THETAS) * h) - math.log1p(math.exp(h))
+    out = np.maximum(growth, 0.0)
+    out.flags.writeable = False
+    return out
+
+
 def _merge_shares(odd: np.ndarray, margin: float, c: float) -> tuple[np.ndarray, np.ndarray]:
     """The shares (alpha_i of odd[i], beta_i of odd[i + 1]) that the pair (odd[i], odd[i + 1]) of a
     lower measure merges onto the even point between them (`coarsen`, S4): beta_i times the true
     odd[i + 1] is at least e^c alpha_i times the true odd[i], the true masses being within
-    `margin` of the stored ones."""
-    below = odd[:-1]
-    alpha = np.zeros(len(below))
-    beta = np.zeros(len(below))
-    if c < 700.0:
-        ec = math.exp(c)
-        hi = odd + margin
-        lo = np.maximum(odd - margin, 0.0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rho = np.sqrt(np.concatenate((lo[1:], [0.0])) / np.concatenate(([math.inf], hi[:-1])))
-            rho = np.where(np.isfinite(rho) & (rho > 0.0), rho, 1.0)
-        plan = rho / (rho + ec)
-        hi_below, lo_above = hi[:-1], lo[1:]
-        amount = np.maximum(np.minimum(plan[:-1] * hi_below, (1.0 - plan[1:]) * lo_above / ec), 0.0)
-        positive = (hi_below > 0.0) & (lo_above > 0.0)
-        alpha = np.where(positive, amount / np.where(positive, hi_below, 1.0), 0.0)
-        beta = np.where(positive, amount * ec / np.where(positive, lo_above, 1.0), 0.0)
-        alpha = np.minimum(alpha, plan[:-1]) * (1.0 - 8.0 * U)
-        beta = np.minimum(np.minimum(beta, 1.0 - plan[1:]) * (1.0 + 8.0 * U), 1.0 - plan[1:])
+    `margin` of the stored ones.
+
+    With hi, lo the bounds on the true masses (lo clipped at 0), plan_i = rho_i/(rho_i + e^c)
+    the fraction odd atom i offers to the pair above it (rho_i = sqrt(lo_(i+1)/hi_(i-1)) where
+    that is positive and finite, else 1, as at both ends), a pair merges the amount
+    max(0, min(plan_i hi_i, (1 - plan_(i+1)) lo_(i+1) / e^c)): alpha_i = min(amount/hi_i, plan_i)
+    (1 - 8u), beta_i = min(min(amount e^c/lo_(i+1), 1 - plan_(i+1)) (1 + 8u), 1 - plan_(i+1)).
+    A pair keeps its shares only where both bounds are positive and the recheck
+    beta_i lo_(i+1) >= e^c alpha_i hi_i (1 + 8u) holds (the rounding of the shares); elsewhere
+    both are 0."""
+    pairs = max(len(odd) - 1, 0)
+    if c >= 700.0 or pairs == 0:
+        return np.zeros(pairs), np.zeros(pairs)
+    ec = math.exp(c)
+    hi = odd + margin
+    lo = odd - margin
+    np.maximum(lo, 0.0, out=lo)
+    hi_below, lo_above = hi[:-1], lo[1:]
+    rho = np.ones(len(odd))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = lo[2:] / hi[:-2]
+        valid = ratio > 0.0
+        valid &= ratio < math.inf
+        np.sqrt(ratio, out=rho[1:-1], where=valid)
+        plan = rho + ec
+        np.divide(rho, plan, out=plan)
+        offer_above = 1.0 - plan[1:]
+        amount = plan[:-1] * hi_below
+        bound = offer_above * lo_above
+        bound /= ec
+        np.minimum(amount, bound, out=amount)
+        np.maximum(amount, 0.0, out=amount)
+        # where a bound is not positive these quotients are not used (0/0 is NaN: ignored)
+        alpha = amount / hi_below
+        beta = amount * ec
+        beta /= lo_above
+        np.minimum(alpha, plan[:-1], out=alpha)
+        alpha *= 1.0 - 8.0 * U
+        np.minimum(beta, offer_above, out=beta)
+        beta *= 1.0 + 8.0 * U
+        np.minimum(beta, offer_above, out=beta)
         # the merged ratio needs beta * above_true >= e^c alpha * below_true: recheck with bounds
-        ok = beta * lo_above >= ec * alpha * hi_below * (1.0 + 8.0 * U)
-        alpha = np.where(ok, alpha, 0.0)
-        beta = np.where(ok, beta, 0.0)
+        needed = np.multiply(ec, alpha, out=bound)
+        needed *= hi_below
+        needed *= 1.0 + 8.0 * U
+        ok = beta * lo_above >= needed
+        ok &= np.minimum(hi_below, lo_above) > 0.0  # both bounds positive (NaN: not)
+    np.logical_not(ok, out=ok)
+    np.copyto(alpha, 0.0, where=ok)
+    np.copyto(beta, 0.0, where=ok)
     return alpha, beta
 
 
@@ -139,4 +220,3 @@ def coarsen_to(m: Tilted, h: float) -> Tilted:
     while m.h < h:
         m = coarsen(m)
     return m
-

@@ -14,9 +14,9 @@ docs/pld-soundness.md, which names the step of the argument each field serves).
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -34,22 +34,20 @@ LOWER_THETAS = THETAS >= 0.0
 UPPER_THETAS = THETAS < 0.0
 
 
-@functools.lru_cache(maxsize=64)
+@lru_cache(maxsize=256)
 def split_growth(h: float, top: float) -> np.ndarray:
     """log of the factor by which coarsening an upper measure from the step h to `top` (S3 splits,
     `coarsen.coarsen`) can raise E[e^(-theta S)], for theta in THETAS: the splits of the steps
     h, 2h, ..., top/2 multiply it by at most (e^(theta h) + e^((1 - theta) h))/(1 + e^h) each.
     Layers coarsen parts of a measure whose whole-measure bounds the bulk carries
-    (`layers`): those bounds take this factor.
-
-    A run asks for a few pairs of steps dozens of times: the tables are kept (read-only; the
-    same floats as computed afresh)."""
+    (`layers`): those bounds take this factor. Remembered (the same few pairs of steps recur):
+    the array is read-only."""
     total = np.zeros(len(THETAS))
     while h < top:
         growth = np.logaddexp(THETAS * h, (1.0 - THETAS) * h) - np.logaddexp(0.0, h)
         total += np.maximum(growth, 0.0) + 1e-12
         h *= 2.0
-    total.setflags(write=False)
+    total.flags.writeable = False
     return total
 
 @dataclass
@@ -169,6 +167,8 @@ def kappa(lam: float) -> float:
 
 def trim(m: Tilted) -> Tilted:
     """Drop exact zeros at both ends (no mass moves)."""
+    if len(m.t) and m.t[0] != 0.0 and m.t[-1] != 0.0:
+        return m  # the common case, without scanning the masses
     nonzero = np.flatnonzero(m.t)
     if len(nonzero) == 0:
         return m

@@ -19,7 +19,7 @@ import pytest
 
 from dpcalc.core.pld import discretise, fft
 from dpcalc.core.pld.coarsen import coarsen, coarsen_to
-from dpcalc.core.pld.measure import THETAS, kappa
+from dpcalc.core.pld.measure import THETAS, kappa, replace
 from dpcalc.core.pld.pairs import GaussianPair
 from tests.core.pld.helpers import hockey_stick, masses
 
@@ -103,3 +103,24 @@ def test_coarsen_to_doubles_until_the_step():
     coarse = coarsen_to(fine, 8 * fine.h)
     for eps in EPSILONS[::10]:
         assert hockey_stick(coarse, eps) >= hockey_stick(fine, eps) - _slack(fine, eps) - _slack(coarse, eps)
+
+
+@pytest.mark.parametrize("kind", ["upper", "lower"])
+@pytest.mark.parametrize("lead, trail", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_the_padding_is_that_of_explicit_zeros(kind, lead, trail):
+    """`coarsen` pads the masses to start and end at points of the coarse grid without copying
+    them: the result is bit for bit that of the same measure with those zeros written out
+    (masses, every error field, the bounds on E[e^(-theta S)])."""
+    upper, lower = two_steps(0.05, 1.0, 3.0)
+    m = upper if kind == "upper" else lower
+    t = m.t[: len(m.t) - (len(m.t) + lead + trail + 1) % 2]  # lead + len(t) + trail is odd
+    k0 = 2 * (m.k0 // 2) + lead
+    implicit = replace(m, t=t.copy(), k0=k0)
+    explicit = replace(m, t=np.concatenate(([0.0] * lead, t, [0.0] * trail)), k0=k0 - lead)
+    assert (len(explicit.t) % 2, explicit.k0 % 2) == (1, 0)
+    a, b = coarsen(implicit), coarsen(explicit)
+    assert a.t.tobytes() == b.t.tobytes() and a.k0 == b.k0
+    for field in ("err", "err2", "deficiency", "log_z", "log_z_err"):
+        assert getattr(a, field) == getattr(b, field), field
+    if kind == "upper":
+        assert a.log_theta_mgf.tobytes() == b.log_theta_mgf.tobytes()

@@ -158,9 +158,26 @@ def test_trim_and_bare_move_no_mass():
     assert trimmed.k0 == 5 and list(trimmed.t) == [0.25, 0.5, 0.0, 0.25]
     assert list(trimmed.losses) == [k * m.h for k in (5, 6, 7, 8)]
     assert measure.trim(trimmed) is trimmed and measure.trim(tilted("upper", [0.0, 0.0])).k0 == 0
+    signed = measure.trim(tilted("upper", [-0.0, 0.5, 0.5, -0.0], k0=3))  # -0.0 is a zero too
+    assert signed.k0 == 4 and list(signed.t) == [0.5, 0.5]
     stripped = measure.bare(m)
     assert (stripped.inf_mass, stripped.drop_rel, stripped.drop_mass, stripped.log_mass) == (0, 0, 0, 0)
     assert stripped.log_theta_mgf is None and stripped.t is m.t
     copied = m.copy()
     copied.t[2] = 1.0
     assert m.t[2] == 0.25
+
+
+def test_split_growth_adds_the_growth_of_every_split():
+    """split_growth(h, 8h) is the sum of the growths of the splits at h, 2h and 4h (each at least
+    1e-12 and at least the log of the split's factor for E[e^(-theta S)]); it is remembered,
+    so it is read-only."""
+    h = 2.0**-7
+    total = measure.split_growth(h, 8 * h)
+    assert measure.split_growth(h, 8 * h) is total and not total.flags.writeable
+    steps = [measure.split_growth(x, 2 * x) for x in (h, 2 * h, 4 * h)]
+    np.testing.assert_allclose(total, sum(steps), rtol=1e-15, atol=1e-18)
+    for x, step in zip((h, 2 * h, 4 * h), steps):
+        factor = np.logaddexp(measure.THETAS * x, (1.0 - measure.THETAS) * x) - math.log1p(math.exp(x))
+        assert np.all(step >= np.maximum(factor, 0.0)) and np.all(step >= 1e-12)
+    assert not measure.split_growth(h, h).any()
