@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 
 import pytest
 
 from dpcalc.cli import convert as cli
 from dpcalc.core import conversions, gdp
+from tests.fresh_process import loaded_by_calls
 
 needs_matplotlib = pytest.mark.skipif(
     importlib.util.find_spec("matplotlib") is None, reason="matplotlib (the plot extra) is not installed"
@@ -133,12 +132,6 @@ def test_plot_without_matplotlib_says_how_to_install(dpcalc, monkeypatch, tmp_pa
 
 def test_matplotlib_stays_lazy():
     """convert without --plot (with --chart too) never imports matplotlib: a fresh process is checked."""
-    script = (
-        "import sys\n"
-        "from dpcalc.cli.app import main\n"
-        "codes = [main(['convert', '--from', 'gdp', '--mu', '1', '--to', 'tradeoff']),\n"
-        "         main(['convert', '--from', 'dp', '--eps', '1', '--to', 'tradeoff', '--chart'])]\n"
-        "print(codes, 'matplotlib' in sys.modules, 'numpy' in sys.modules)\n"
-    )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert result.stdout.splitlines()[-1] == "[0, 0] False False"
+    calls = [["convert", "--from", "gdp", "--mu", "1", "--to", "tradeoff"],
+             ["convert", "--from", "dp", "--eps", "1", "--to", "tradeoff", "--chart"]]
+    assert loaded_by_calls(calls, ("matplotlib", "numpy")) == ([0, 0], [])

@@ -3,8 +3,6 @@ without Typer: the values a command receives, its help, and what a call imports.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from enum import Enum
 from typing import Annotated
 
@@ -15,6 +13,7 @@ from dpcalc.cli import completions
 from dpcalc.cli.declare import App, Argument, Exit, Option, build
 from dpcalc.cli.options import number
 from dpcalc.core.validation import POSITIVE
+from tests.fresh_process import loaded_by_calls
 
 
 class Colour(str, Enum):
@@ -91,13 +90,8 @@ def test_an_undeclared_parameter_is_refused():
 
 def test_a_call_imports_neither_typer_nor_pydantic():
     """The commands are built from click alone: any Typer release may be installed beside dpcalc."""
-    code = (
-        "import sys; from dpcalc.cli.app import main; "
-        "main(['convert', '--from', 'zcdp', '--rho', '0.5', '--to', 'dp', '--json']); "
-        "print(sorted(name for name in ('typer', 'pydantic') if name in sys.modules))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.splitlines()[-1] == "[]"
+    calls = [["convert", "--from", "zcdp", "--rho", "0.5", "--to", "dp", "--json"]]
+    assert loaded_by_calls(calls, ("typer", "pydantic")) == ([0], [])
 
 
 def test_show_completion_prints_the_script_of_the_current_shell(dpcalc, monkeypatch):
@@ -130,14 +124,8 @@ def test_a_tight_call_loads_no_module_it_does_not_use():
     every call's start-up: `pld`, `risk`, `gdp` and `convert` load them only for --plot, --chart,
     --debug or a Laplace run. (A development install may import pathlib before dpcalc: only what
     dpcalc's own imports add is checked.)"""
-    code = (
-        "import sys; before = set(sys.modules); from dpcalc.cli.app import main; "
-        "main(['pld', '--p', '0.004', '--sigma', '1.1', '--T', '100', '--json']); "
-        "main(['risk', '--p', '0.004', '--sigma', '1.1', '--T', '100', '--json']); "
-        "main(['gdp', '--p', '0.004', '--sigma', '1.1', '--T', '100', '--no-tight', '--json']); "
-        "main(['convert', '--from', 'zcdp', '--rho', '0.5', '--to', 'dp', '--json']); "
-        "print(sorted(name for name in ('pathlib', 'traceback', 'fractions', 'decimal', 'dpcalc.cli.figures') "
-        "if name in set(sys.modules) - before))"
-    )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert result.stdout.splitlines()[-1] == "[]"
+    run = ["--p", "0.004", "--sigma", "1.1", "--T", "100", "--json"]
+    calls = [["pld", *run], ["risk", *run], ["gdp", *run, "--no-tight"],
+             ["convert", "--from", "zcdp", "--rho", "0.5", "--to", "dp", "--json"]]
+    names = ("pathlib", "traceback", "fractions", "decimal", "dpcalc.cli.figures")
+    assert loaded_by_calls(calls, names) == ([0, 0, 0, 0], [])
