@@ -115,13 +115,16 @@ class GaussianPair(Pair):
         x_lo, e_lo, x_hi, e_hi = self._x_interval(edges)
         # x may be +-inf at the ends: x(l) = -inf below the support; +inf for l = +inf
         s = self.sigma
-        t0_lo, t0_hi = x_lo / s, x_hi / s
-        t1_lo, t1_hi = (x_lo - 1.0) / s, (x_hi - 1.0) / s
-        log_m0, rel_m0 = log_interval_mass(t0_lo, t0_hi)
-        log_m1, rel_m1 = log_interval_mass(t1_lo, t1_hi)
+        n = len(x_lo)
+        # both components' standardised end points in one array each: log_interval_mass and
+        # _x_sensitivity are elementwise, so one call gives the values of two (at half the
+        # per-call cost): t0 = x/s (the first n), t1 = (x - 1)/s (the last n)
+        t_lo = np.concatenate((x_lo, x_lo - 1.0)) / s
+        t_hi = np.concatenate((x_hi, x_hi - 1.0)) / s
+        log_m, rel_m = log_interval_mass(t_lo, t_hi)
         # sensitivity to the rounding of the end points: density * error / mass
-        rel_m0 = rel_m0 + _x_sensitivity(s, t0_lo, e_lo, t0_hi, e_hi, log_m0)
-        rel_m1 = rel_m1 + _x_sensitivity(s, t1_lo, e_lo, t1_hi, e_hi, log_m1)
+        rel_m = rel_m + _x_sensitivity(s, t_lo, np.concatenate((e_lo, e_lo)), t_hi, np.concatenate((e_hi, e_hi)), log_m)
+        log_m0, rel_m0, log_m1, rel_m1 = log_m[:n], rel_m[:n], log_m[n:], rel_m[n:]
         if self.p == 1.0:
             mix_log, mix_rel = log_m1, rel_m1
         else:
