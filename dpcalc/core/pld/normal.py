@@ -243,11 +243,14 @@ def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np
     eps = NORMAL_RELATIVE_ERROR
     nonempty = high > low
     with np.errstate(over="ignore", invalid="ignore"):
-        narrow = nonempty & np.isfinite(low) & np.isfinite(high) & ((high - low) ** 4 < 480.0 * _SIMPSON_ACCEPT)
+        # w^4 for the Simpson tests here and in _narrow_intervals, and for _simpson itself; it
+        # is inf or nan, so no test passes, where an end point is infinite
+        width4 = (high - low) ** 4
+        narrow = nonempty & (width4 < 480.0 * _SIMPSON_ACCEPT)
     where = np.flatnonzero(narrow)
     rest = where  # narrow intervals whose Simpson bound is not accepted (below)
     if len(where):
-        log_s, rel_s = _simpson(low[where], high[where])
+        log_s, rel_s = _simpson(low[where], high[where], width4[where])
         good = np.isfinite(log_s) & (rel_s <= _SIMPSON_ACCEPT)
         not_good = ~good
         log_mass[where[good]] = log_s[good]
@@ -304,9 +307,9 @@ def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np
         better = np.isfinite(log_s[not_good]) & (rel_s[not_good] < rel_err[rest])
         log_mass[rest[better]] = log_s[not_good][better]
         rel_err[rest[better]] = rel_s[not_good][better]
-        _narrow_intervals(low, high, nonempty & ~narrow, log_mass, rel_err)
+        _narrow_intervals(low, high, nonempty & ~narrow, log_mass, rel_err, width4)
     else:
-        _narrow_intervals(low, high, nonempty, log_mass, rel_err)
+        _narrow_intervals(low, high, nonempty, log_mass, rel_err, width4)
     return log_mass, rel_err
 
 
@@ -354,22 +357,27 @@ def _at_ends(f: Callable[[np.ndarray], np.ndarray], a: np.ndarray, b: np.ndarray
 
 
 def _narrow_intervals(low: np.ndarray, high: np.ndarray, nonempty: np.ndarray, log_mass: np.ndarray,
-                      rel_err: np.ndarray) -> None:
+                      rel_err: np.ndarray, width4: np.ndarray | None = None) -> None:
     """Replace, in place, each finite interval's mass by Simpson's rule (`_simpson`) where that
-    bound is tighter than the one already there."""
+    bound is tighter than the one already there. `width4`: (high - low)^4 when already known."""
+    if width4 is None:
+        with np.errstate(over="ignore", invalid="ignore"):
+            width4 = (high - low) ** 4
+    # the remainder alone is at least w^4 3 / 1440: only narrower intervals can do better (an
+    # infinite end point makes w^4 inf or nan, which passes no test)
     with np.errstate(over="ignore", invalid="ignore"):
-        # the remainder alone is at least w^4 3 / 1440: only narrower intervals can do better
-        finite = nonempty & np.isfinite(low) & np.isfinite(high) & ((high - low) ** 4 < 480.0 * rel_err)
-    if not finite.any():
+        finite = nonempty & (width4 < 480.0 * rel_err)
+    where = np.flatnonzero(finite)
+    if not len(where):
         return
-    log_s, rel_s = _simpson(low[finite], high[finite])
-    better = np.isfinite(log_s) & (rel_s < rel_err[finite])
-    where = np.flatnonzero(finite)[better]
+    log_s, rel_s = _simpson(low[where], high[where], width4[where])
+    better = np.isfinite(log_s) & (rel_s < rel_err[where])
+    where = where[better]
     log_mass[where] = log_s[better]
     rel_err[where] = rel_s[better]
 
 
-def _simpson(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _simpson(lo: np.ndarray, hi: np.ndarray, width4: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """log P(lo <= Z < hi) for finite lo < hi by Simpson's rule, and a bound on its relative error.
 
     A difference of two tails carries their error (NORMAL_RELATIVE_ERROR each), which over an
@@ -396,7 +404,9 @@ def _simpson(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         log_s = np.log(width / 6.0) + (-0.5 * c * c - _LOG_SQRT_2PI) + np.log(inner)
         spread = np.exp(np.minimum(0.5 * (far - near) * (far + near), 700.0))
         # twice the bound: it is nearly attained near t = 0, where phi^(4) is at its largest
-        remainder = 2.0 * (width**4 / 2880.0) * (far**4 + 6.0 * far * far + 3.0) * spread
+        if width4 is None:  # (hi - lo)^4, when the caller has not computed it
+            width4 = width**4
+        remainder = 2.0 * (width4 / 2880.0) * (far**4 + 6.0 * far * far + 3.0) * spread
         rel_s = remainder + 4.0 * UNIT_ROUNDOFF * (far * far + 8.0) + 2.0 * UNIT_ROUNDOFF * np.abs(log_s)
     return log_s, rel_s
 
