@@ -276,25 +276,31 @@ def _theta_table(measure: Tilted) -> np.ndarray:
     log_sums = np.empty(len(THETAS))
     tops = np.empty(len(THETAS))
     rests = np.zeros(len(THETAS))
+    buffer = np.empty(count)
     with np.errstate(divide="ignore"):
         log_t = np.log(np.where(measure.t > 0.0, measure.t, 0.0))
-        for index, rate in enumerate(measure.lam + THETAS):
+        for index, rate in enumerate((measure.lam + THETAS).tolist()):
             lo, hi = 0, count
             if rate * measure.h > 0.0:  # largest weight at the low end
                 hi = min(count, math.floor(_EXP_CUTOFF / (rate * measure.h)) + 1)
             elif rate * measure.h < 0.0:  # at the high end
                 lo = max(0, count - 1 - math.floor(_EXP_CUTOFF / (-rate * measure.h)))
-            exponent = measure.log_z - rate * s[lo:hi]
-            top = exponent.max()
+            # exponent = log_z - rate s (in place in `buffer`); the losses increase and each
+            # rounded operation is monotone, so its largest value is at an end
+            exponent = np.multiply(rate, s[lo:hi], out=buffer[: hi - lo])
+            np.subtract(measure.log_z, exponent, out=exponent)
+            top = max(float(exponent[0]), float(exponent[-1]))
             if (lo, hi) != (0, count):
                 rests[index] = _EXP_REST * (1.0 + measure.err)
-            terms = log_t[lo:hi] + (exponent - top)  # log of t e^(exponent - top), at most log t
-            largest = terms.max()
+            # log of t e^(exponent - top), at most log t: log_t + (exponent - top)
+            terms = np.add(log_t[lo:hi], np.subtract(exponent, top, out=exponent), out=exponent)
+            largest = float(terms.max())
             if math.isfinite(largest):
                 kept = terms >= largest - _EXP_CUTOFF
                 kept_count = int(np.count_nonzero(kept))
                 selected = terms if kept_count == len(terms) else terms[kept]
-                inner = float(np.exp(selected - largest).sum()) + (len(terms) - kept_count) * _EXP_REST
+                np.subtract(selected, largest, out=selected)
+                inner = float(np.exp(selected, out=selected).sum()) + (len(terms) - kept_count) * _EXP_REST
                 log_sums[index] = largest + math.log(inner)
             else:
                 log_sums[index] = -math.inf

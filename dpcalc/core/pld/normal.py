@@ -390,24 +390,64 @@ def _simpson(lo: np.ndarray, hi: np.ndarray, width4: np.ndarray | None = None) -
     S >= w phi(T), the relative error is at most (w^4/2880)(T^4 + 6 T^2 + 3) e^((T^2 - t_near^2)/2),
     plus the rounding of the log-space sum (a few ulps of T^2 and of the result).
     """
+    # (the formulas in comments; evaluated in place, with the same operations in the same order)
     abs_lo, abs_hi = np.abs(lo), np.abs(hi)
     far = np.maximum(abs_lo, abs_hi)
-    near = np.where((lo < 0.0) & (hi > 0.0), 0.0, np.minimum(abs_lo, abs_hi))
+    near = np.minimum(abs_lo, abs_hi)
+    near[(lo < 0.0) & (hi > 0.0)] = 0.0
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         width = hi - lo
         # phi(a) + 4 phi(m) + phi(b) relative to phi(c), c the end nearer 0: the log of a sum of
         # three positive terms, each exponent -(x - c)(x + c)/2 a product of short differences
         c = np.where(abs_lo <= abs_hi, lo, hi)
-        other = lo + hi - c
-        mid = 0.5 * (lo + hi)
-        inner = 1.0 + 4.0 * np.exp(-0.5 * (mid - c) * (mid + c)) + np.exp(-0.5 * (other - c) * (other + c))
-        log_s = np.log(width / 6.0) + (-0.5 * c * c - _LOG_SQRT_2PI) + np.log(inner)
-        spread = np.exp(np.minimum(0.5 * (far - near) * (far + near), 700.0))
+        total = lo + hi
+        other = total - c  # lo + hi - c
+        mid = np.multiply(0.5, total, out=total)  # 0.5 (lo + hi)
+        # inner = 1 + 4 exp(-0.5 (mid - c) (mid + c)) + exp(-0.5 (other - c) (other + c))
+        inner = mid - c
+        inner *= -0.5
+        inner *= np.add(mid, c, out=mid)
+        np.exp(inner, out=inner)
+        inner *= 4.0
+        inner += 1.0
+        second = other - c
+        second *= -0.5
+        second *= np.add(other, c, out=other)
+        inner += np.exp(second, out=second)
+        # log_s = log(width / 6) + (-0.5 c c - log sqrt(2 pi)) + log(inner)
+        log_s = np.log(width / 6.0)
+        log_density_c = -0.5 * c
+        log_density_c *= c
+        log_density_c -= _LOG_SQRT_2PI
+        log_s += log_density_c
+        log_s += np.log(inner, out=inner)
+        # spread = exp(min(0.5 (far - near) (far + near), 700))
+        spread = far - near
+        spread *= 0.5
+        spread *= np.add(far, near, out=near)
+        np.minimum(spread, 700.0, out=spread)
+        np.exp(spread, out=spread)
         # twice the bound: it is nearly attained near t = 0, where phi^(4) is at its largest
+        # remainder = 2 (width^4 / 2880) (far^4 + 6 far far + 3) spread
         if width4 is None:  # (hi - lo)^4, when the caller has not computed it
             width4 = width**4
-        remainder = 2.0 * (width4 / 2880.0) * (far**4 + 6.0 * far * far + 3.0) * spread
-        rel_s = remainder + 4.0 * UNIT_ROUNDOFF * (far * far + 8.0) + 2.0 * UNIT_ROUNDOFF * np.abs(log_s)
+        rel_s = np.divide(width4, 2880.0, out=width)
+        rel_s *= 2.0
+        factor = far**4
+        six = np.multiply(6.0, far, out=log_density_c)
+        six *= far
+        factor += six
+        factor += 3.0
+        rel_s *= factor
+        rel_s *= spread
+        # rel_s = remainder + 4 u (far far + 8) + 2 u |log_s|
+        square = np.multiply(far, far, out=far)
+        square += 8.0
+        square *= 4.0 * UNIT_ROUNDOFF
+        rel_s += square
+        rounding = np.abs(log_s, out=factor)
+        rounding *= 2.0 * UNIT_ROUNDOFF
+        rel_s += rounding
     return log_s, rel_s
 
 
