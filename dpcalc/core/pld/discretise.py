@@ -459,7 +459,7 @@ def _lower_masses(grid: np.ndarray, lp: np.ndarray, lpl: np.ndarray, lq: np.ndar
     # r_k > e^(kh) surely: excess >= P_k - e^(kh) Q_k (lower bound)
     log_excess = np.where(np.isneginf(log_need), log_sub(p_lo, eq_hi), -math.inf)
     # e^(kh) Q_{k-1} - P_{k-1} (upper bound)
-    log_room_down = log_sub(widen(grid + np.insert(q_hi[:-1], 0, -math.inf), +1), np.insert(p_lo[:-1], 0, -math.inf))
+    log_room_down = log_sub(widen(grid + np.concatenate(([-math.inf], q_hi[:-1])), +1), np.concatenate(([-math.inf], p_lo[:-1])))
     # Wanted fractions of the neighbour, per unit of the cell's own share: up-borrowing must
     # be complete (else the cell is rounded down a whole step), down-borrowing may be partial
     # (the ratio then stays above e^(kh), which is still rounded down only to kh).
@@ -481,7 +481,7 @@ def _lower_masses(grid: np.ndarray, lp: np.ndarray, lpl: np.ndarray, lq: np.ndar
     # the mean loss a step, 3% of it, next to the pile where c ~ 0.05.)
     def reserve(borrower_share: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         from_above = np.append((c_down * borrower_share)[1:], 0.0)
-        from_below = np.insert((c_up * borrower_share)[:-1], 0, 0.0)
+        from_below = np.concatenate(([0.0], (c_up * borrower_share)[:-1]))
         requested = from_above + from_below
         scale = np.where(requested > 1.0, 1.0 / np.where(requested > 1.0, requested, 1.0), 1.0)
         above, below = from_above * scale, from_below * scale
@@ -493,21 +493,21 @@ def _lower_masses(grid: np.ndarray, lp: np.ndarray, lpl: np.ndarray, lq: np.ndar
     # fractions of cell j kept for cells j + 1 and j - 1, and its own share a_j
     reserved_above, reserved_below, share = reserve(share)
     # what each borrower takes
-    avail_down = np.insert(reserved_above[:-1], 0, 0.0)  # of cell k - 1, for cell k
+    avail_down = np.concatenate(([0.0], reserved_above[:-1]))  # of cell k - 1, for cell k
     avail_up = np.append(reserved_below[1:], 0.0)  # of cell k + 1, for cell k
     take_down = np.minimum(avail_down, c_down * share)
     up_ok = want_up & (avail_up >= c_up * share * (1.0 - 1e-12))
     take_up = np.where(up_ok, c_up * share, 0.0)
     # unused reserves are rounded down with their cell
     taken_by_next = np.append(take_down[1:], 0.0)
-    taken_by_prev = np.insert(take_up[:-1], 0, 0.0)
+    taken_by_prev = np.concatenate(([0.0], take_up[:-1]))
     junk = np.maximum(reserved_above - taken_by_next, 0.0) + np.maximum(reserved_below - taken_by_prev, 0.0)
     # a cell whose ratio may be below e^(kh) and that could not borrow goes down a step
     on_grid = np.isneginf(log_need) | up_ok
     with np.errstate(divide="ignore"):
         own = np.log(share) + p_lo
         from_next = np.log(take_up) + next_p_lo
-        prev_p_lo = np.insert(p_lo[:-1], 0, -math.inf)
+        prev_p_lo = np.concatenate(([-math.inf], p_lo[:-1]))
         from_prev = np.log(take_down) + prev_p_lo
         log_junk = np.log(junk) + p_lo
     outcome = log_add(log_add(own, from_next), from_prev)

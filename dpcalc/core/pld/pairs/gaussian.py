@@ -51,17 +51,9 @@ class _SubsampledRatio:
             return y, np.where(np.isfinite(y), err, 0.0)
         d = loss - self.log1m_p
         valid = d > 0.0
-        d_safe = np.where(valid, d, 1.0)
-        log_e = log_expm1(d_safe)
-        y = 0.5 + c * (self.log1m_p + log_e - self.log_p)
-        # error of d = l - log(1 - p) and its effect through d/dd log(e^d - 1) = 1/(1 - e^-d)
-        d_err = 4.0 * U * (np.abs(np.where(np.isfinite(loss), loss, 0.0)) + abs(self.log1m_p))
-        sens = 1.0 / -np.expm1(-d_safe)
-        err = c * (d_err * sens + 8.0 * U * (abs(self.log1m_p) + np.abs(log_e) + abs(self.log_p) + 1.0))
-        err = err + 4.0 * U * np.abs(y)
-        # Near the bulk the form above subtracts two logarithms of similar size (log(e^d - 1) and
-        # log p, both ~ log p): its error, ~u |log p| c, is far larger than the change of y over a
-        # fine grid cell, and every cell mass inherits it. There the same point is
+        # Near the bulk the general form below subtracts two logarithms of similar size
+        # (log(e^d - 1) and log p, both ~ log p): its error, ~u |log p| c, is far larger than the
+        # change of y over a fine grid cell, and every cell mass inherits it. There the same point is
         #   y = 1/2 + c log1p(expm1(l) / p)     (r(y) = e^l  <=>  e^((y - 1/2)/c) = 1 + (e^l - 1)/p),
         # whose error is relative to the (small) result: b = expm1(l)/p carries <= 2u relative
         # (expm1 within an ulp, one division), log1p turns it into <= 2u |b|/(1 + b) absolute
@@ -71,14 +63,28 @@ class _SubsampledRatio:
         with np.errstate(over="ignore", invalid="ignore"):
             b = np.expm1(np.where(valid, loss, 0.0)) / self.p
         near = valid & (np.abs(loss) <= 1.0) & (b > -0.5)
-        b_near = np.where(near, b, 0.0)
-        log_near = np.log1p(b_near)
-        y_near = 0.5 + c * log_near
-        err_near = c * (4.0 * U * np.abs(b_near) / (1.0 + b_near) + 4.0 * U * np.abs(log_near)) + 4.0 * U * np.abs(y_near)
-        y = np.where(near, y_near, y)
-        err = np.where(near, err_near, err)
-        y = np.where(valid, y, -math.inf)
-        err = np.where(valid & np.isfinite(y), err, 0.0)
+        far = valid & ~near
+        y = np.full(loss.shape, -math.inf)
+        err = np.zeros(loss.shape)
+        # each form is evaluated at its own points only (elementwise: the same values)
+        if far.any():
+            d_far, loss_far = d[far], loss[far]
+            log_e = log_expm1(d_far)
+            y_far = 0.5 + c * (self.log1m_p + log_e - self.log_p)
+            # error of d = l - log(1 - p) and its effect through d/dd log(e^d - 1) = 1/(1 - e^-d)
+            d_err = 4.0 * U * (np.abs(np.where(np.isfinite(loss_far), loss_far, 0.0)) + abs(self.log1m_p))
+            sens = 1.0 / -np.expm1(-d_far)
+            err_far = c * (d_err * sens + 8.0 * U * (abs(self.log1m_p) + np.abs(log_e) + abs(self.log_p) + 1.0))
+            y[far] = y_far
+            err[far] = err_far + 4.0 * U * np.abs(y_far)
+        if near.any():
+            b_near = b[near]
+            log_near = np.log1p(b_near)
+            y_near = 0.5 + c * log_near
+            y[near] = y_near
+            err[near] = (c * (4.0 * U * np.abs(b_near) / (1.0 + b_near) + 4.0 * U * np.abs(log_near))
+                         + 4.0 * U * np.abs(y_near))
+        err = np.where(np.isfinite(y), err, 0.0)
         return y, err
 
     def log_ratio(self, y: np.ndarray) -> np.ndarray:
