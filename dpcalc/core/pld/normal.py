@@ -258,15 +258,20 @@ def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np
         rest = where[not_good]
         nonempty = nonempty & ~narrow
         nonempty[rest] = True  # the tails' difference below, then the better of the two
+    # the intervals left for the tails' difference, by position (most are narrow: the arrays
+    # below are of these alone)
+    todo = np.flatnonzero(nonempty)
+    low_t, high_t = low.reshape(-1)[todo], high.reshape(-1)[todo]
     # Mirror so that the interval lies mostly at or above zero: [low, high) -> (-high, -low].
-    mirror = nonempty & (high + low < 0.0)
-    a = np.where(mirror, -high, low)
-    b = np.where(mirror, -low, high)
-    deep = nonempty & (a >= 3.0)
-    shallow = nonempty & ~deep
+    mirror = high_t + low_t < 0.0
+    a = np.where(mirror, -high_t, low_t)
+    b = np.where(mirror, -low_t, high_t)
+    deep = a >= 3.0
     deep_count = int(np.count_nonzero(deep))
-    if deep_count < int(np.count_nonzero(nonempty)):  # some shallow
-        aa, bb = a[shallow], b[shallow]
+    if deep_count < len(todo):  # some shallow
+        shallow = ~deep
+        aa, bb = (a, b) if deep_count == 0 else (a[shallow], b[shallow])
+        shallow_at = todo if deep_count == 0 else todo[shallow]
         straddle = aa < 0.0
         # P(Z < a) when a < 0 is evaluated with the tails at the ends (one call)
         tail_a, tail_b, below_straddle = _at_ends(upper_tail, aa, bb, -aa[straddle])
@@ -280,10 +285,11 @@ def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np
         resolved = mass > err
         value = np.where(resolved, mass, err)
         with np.errstate(divide="ignore"):
-            log_mass[shallow] = np.log(value)
-        rel_err[shallow] = np.where(resolved, err / value, 1.0)
+            log_mass[shallow_at] = np.log(value)
+        rel_err[shallow_at] = np.where(resolved, err / value, 1.0)
     if deep_count:
-        aa, bb = a[deep], b[deep]
+        aa, bb = (a, b) if deep_count == len(todo) else (a[deep], b[deep])
+        deep_at = todo if deep_count == len(todo) else todo[deep]
         finite_b = np.isfinite(bb)
         bb_f = np.where(finite_b, bb, aa + 1.0)
         ratio_a, ratio_b, _ = _at_ends(mills_ratio, aa, bb_f)
@@ -298,9 +304,9 @@ def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np
             log_deep = -0.5 * aa * aa - _LOG_SQRT_2PI + log_ra + np.log(one_minus)
             # relative error of 1 - e^d from an error d_err in d: e^d d_err / (1 - e^d)
             factor = np.where(one_minus > 0.0, np.exp(d) * d_err / one_minus, math.inf)
-        log_mass[deep] = log_deep
+        log_mass[deep_at] = log_deep
         # exp(-a^2/2) and the rounding of the returned logarithm itself
-        rel_err[deep] = eps + factor + 8.0 * UNIT_ROUNDOFF * (1.0 + 0.5 * aa * aa) + 2.0 * UNIT_ROUNDOFF * np.abs(log_deep)
+        rel_err[deep_at] = eps + factor + 8.0 * UNIT_ROUNDOFF * (1.0 + 0.5 * aa * aa) + 2.0 * UNIT_ROUNDOFF * np.abs(log_deep)
     # narrow intervals whose Simpson bound was not accepted: it replaces the tails' where tighter;
     # the wider ones get it computed where it may be
     if len(rest):
