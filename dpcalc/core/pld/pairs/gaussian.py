@@ -94,6 +94,11 @@ class _SubsampledRatio:
         return np.logaddexp(self.log1m_p, self.log_p + (y - 0.5) / self.scale)
 
 
+# Cells per evaluation in `GaussianPair.cell_masses` (measured: 12k to 16k were the fastest on 2e5
+# and 5e5 cells; the temporaries of a piece, some 30 arrays of twice its length, then fit in cache).
+_CHUNK_CELLS = 16384
+
+
 class GaussianPair(Pair):
     """Poisson-subsampled Gaussian mechanism, one direction ("remove" or "add")."""
 
@@ -116,8 +121,23 @@ class GaussianPair(Pair):
 
     def cell_masses(self, edges: np.ndarray) -> CellMasses:
         """`Pair.cell_masses` for the subsampled Gaussian: the x-interval of each loss cell, its masses
-        under both components as differences of normal tails, with their error bounds (S2)."""
+        under both components as differences of normal tails, with their error bounds (S2).
+
+        Each cell's values depend on its two edges alone, so a long grid is evaluated in pieces of
+        at most _CHUNK_CELLS cells (consecutive pieces sharing an edge), the same floats: a piece's
+        temporaries stay in the processor's cache (on 2e5 cells, about half the time)."""
         edges = np.asarray(edges, dtype=float)
+        cells = len(edges) - 1 if edges.ndim == 1 else 0
+        if cells <= _CHUNK_CELLS:
+            return self._cell_masses(edges)
+        pieces = -(-cells // _CHUNK_CELLS)
+        size = -(-cells // pieces)
+        parts = [self._cell_masses(edges[start:min(start + size, cells) + 1]) for start in range(0, cells, size)]
+        return CellMasses(np.concatenate([part.log_p for part in parts]), np.concatenate([part.rel_p for part in parts]),
+                          np.concatenate([part.log_q for part in parts]), np.concatenate([part.rel_q for part in parts]))
+
+    def _cell_masses(self, edges: np.ndarray) -> CellMasses:
+        """`cell_masses` on one piece of the grid."""
         x_lo, e_lo, x_hi, e_hi = self._x_interval(edges)
         # x may be +-inf at the ends: x(l) = -inf below the support; +inf for l = +inf
         s = self.sigma
