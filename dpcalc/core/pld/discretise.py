@@ -27,8 +27,19 @@ _EXP_REST = math.exp(-_EXP_CUTOFF)
 # cell's likelihood ratio onto the grid (see `_lower_masses`); beyond it the cell is rounded down.
 _MAX_BORROW = 1.0
 
+# Elementwise work on long arrays is done in pieces of this many values (the temporaries of a
+# piece stay in the processor's cache; the same floats).
+_CHUNK = 16384
+
+
 def _bounds(log_value: np.ndarray, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """log of upper and lower bounds of a value known to relative error rel."""
+    if log_value.ndim == 1 and len(log_value) > _CHUNK:
+        upper, lower = np.empty(len(log_value)), np.empty(len(log_value))
+        for start in range(0, len(log_value), _CHUNK):
+            piece = slice(start, start + _CHUNK)
+            upper[piece], lower[piece] = _bounds(log_value[piece], rel[piece])
+        return upper, lower
     with np.errstate(divide="ignore", invalid="ignore"):
         upper = log_value + np.log1p(rel) + 8.0 * U * (1.0 + finite_abs(log_value))
         lower = np.where(rel < 1.0, log_value + np.log1p(-np.minimum(rel, 1.0)) - 8.0 * U * (1.0 + finite_abs(log_value)), -math.inf)
