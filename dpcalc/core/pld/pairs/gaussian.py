@@ -161,8 +161,9 @@ class GaussianPair(Pair):
 
     # -- quadrature ---------------------------------------------------------------------------
 
-    def _grid(self, power: float, cap: float = math.inf) -> tuple[np.ndarray, float]:
-        """z-points (x = sigma z, z ~ N(0, 1)) covering the integrand phi(z) r(sigma z)^power.
+    def _grid(self, power: float, cap: float = math.inf) -> tuple[np.ndarray, np.ndarray, float]:
+        """z-points (x = sigma z, z ~ N(0, 1)) covering the integrand phi(z) r(sigma z)^power,
+        with log r(sigma z) at each (the quadratures need it; computed once).
 
         d/dz log r(sigma z) = w/sigma with w in [0, 1] increasing, so the log integrand
         -z^2/2 + power log r has its maxima near 0 (where w ~ 0) or near power/sigma (w ~ 1),
@@ -173,27 +174,27 @@ class GaussianPair(Pair):
         or above `cap` are left out (the truncated MGF).
         """
         z, step = _z_windows(power / self.sigma)
+        log_r = self.ratio.log_ratio(self.sigma * z)
         if math.isfinite(cap):
-            log_r = self.ratio.log_ratio(self.sigma * z)
             loss = log_r if self.direction == "remove" else -log_r
-            z = z[loss < cap]
-        return z, step
+            keep = loss < cap
+            z, log_r = z[keep], log_r[keep]
+        return z, log_r, step
 
     def log_mgf(self, lam: float, cap: float = math.inf) -> float:
         """`Pair.log_mgf` by quadrature over x (the loss is monotone in x)."""
         power = lam + 1.0 if self.direction == "remove" else -lam
-        z, step = self._grid(power, cap)
+        z, log_r, step = self._grid(power, cap)
         if len(z) == 0:
             return -math.inf
-        values = log_density(z) + power * self.ratio.log_ratio(self.sigma * z)
+        values = log_density(z) + power * log_r
         top = float(values.max())
         return top + math.log(float(np.exp(values - top).sum()) * step)
 
     def moments(self) -> tuple[float, float]:
         """`Pair.moments`: mean and variance of the loss under P, by the same quadrature."""
         power = 1.0 if self.direction == "remove" else 0.0
-        z, step = self._grid(power)
-        log_r = self.ratio.log_ratio(self.sigma * z)
+        z, log_r, step = self._grid(power)
         weight = np.exp(log_density(z) + power * log_r) * step
         loss = log_r if self.direction == "remove" else -log_r
         total = weight.sum()
