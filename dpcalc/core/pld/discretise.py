@@ -456,8 +456,10 @@ def _lower_masses(grid: np.ndarray, lp: np.ndarray, lpl: np.ndarray, lq: np.ndar
     _merge_edges(grid, p_lo, p_hi, q_hi, top_empty=not np.isfinite(top_p_hi))
     slack = 8.0 * U
 
+    grid_abs = finite_abs(grid)
+
     def widen(x: np.ndarray, sign: float) -> np.ndarray:
-        return x + sign * slack * (1.0 + finite_abs(x) + finite_abs(grid))
+        return x + sign * slack * (1.0 + finite_abs(x) + grid_abs)
 
     # e^(kh) Q bounds of the cell itself and of its neighbours
     eq_hi = widen(grid + q_hi, +1)
