@@ -27,8 +27,19 @@ _EXP_REST = math.exp(-_EXP_CUTOFF)
 # cell's likelihood ratio onto the grid (see `_lower_masses`); beyond it the cell is rounded down.
 _MAX_BORROW = 1.0
 
+# Elementwise work on long arrays is done in pieces of this many values (the temporaries of a
+# piece stay in the processor's cache; the same floats).
+_CHUNK = 16384
+
+
 def _bounds(log_value: np.ndarray, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """log of upper and lower bounds of a value known to relative error rel."""
+    if log_value.ndim == 1 and len(log_value) > _CHUNK:
+        upper, lower = np.empty(len(log_value)), np.empty(len(log_value))
+        for start in range(0, len(log_value), _CHUNK):
+            piece = slice(start, start + _CHUNK)
+            upper[piece], lower[piece] = _bounds(log_value[piece], rel[piece])
+        return upper, lower
     with np.errstate(divide="ignore", invalid="ignore"):
         upper = log_value + np.log1p(rel) + 8.0 * U * (1.0 + finite_abs(log_value))
         lower = np.where(rel < 1.0, log_value + np.log1p(-np.minimum(rel, 1.0)) - 8.0 * U * (1.0 + finite_abs(log_value)), -math.inf)
@@ -276,25 +287,31 @@ def _theta_table(measure: Tilted) -> np.ndarray:
     log_sums = np.empty(len(THETAS))
     tops = np.empty(len(THETAS))
     rests = np.zeros(len(THETAS))
+    buffer = np.empty(count)
     with np.errstate(divide="ignore"):
         log_t = np.log(np.where(measure.t > 0.0, measure.t, 0.0))
-        for index, rate in enumerate(measure.lam + THETAS):
+        for index, rate in enumerate((measure.lam + THETAS).tolist()):
             lo, hi = 0, count
             if rate * measure.h > 0.0:  # largest weight at the low end
                 hi = min(count, math.floor(_EXP_CUTOFF / (rate * measure.h)) + 1)
             elif rate * measure.h < 0.0:  # at the high end
                 lo = max(0, count - 1 - math.floor(_EXP_CUTOFF / (-rate * measure.h)))
-            exponent = measure.log_z - rate * s[lo:hi]
-            top = exponent.max()
+            # exponent = log_z - rate s (in place in `buffer`); the losses increase and each
+            # rounded operation is monotone, so its largest value is at an end
+            exponent = np.multiply(rate, s[lo:hi], out=buffer[: hi - lo])
+            np.subtract(measure.log_z, exponent, out=exponent)
+            top = max(float(exponent[0]), float(exponent[-1]))
             if (lo, hi) != (0, count):
                 rests[index] = _EXP_REST * (1.0 + measure.err)
-            terms = log_t[lo:hi] + (exponent - top)  # log of t e^(exponent - top), at most log t
-            largest = terms.max()
+            # log of t e^(exponent - top), at most log t: log_t + (exponent - top)
+            terms = np.add(log_t[lo:hi], np.subtract(exponent, top, out=exponent), out=exponent)
+            largest = float(terms.max())
             if math.isfinite(largest):
                 kept = terms >= largest - _EXP_CUTOFF
                 kept_count = int(np.count_nonzero(kept))
                 selected = terms if kept_count == len(terms) else terms[kept]
-                inner = float(np.exp(selected - largest).sum()) + (len(terms) - kept_count) * _EXP_REST
+                np.subtract(selected, largest, out=selected)
+                inner = float(np.exp(selected, out=selected).sum()) + (len(terms) - kept_count) * _EXP_REST
                 log_sums[index] = largest + math.log(inner)
             else:
                 log_sums[index] = -math.inf
@@ -439,8 +456,10 @@ def _lower_masses(grid: np.ndarray, lp: np.ndarray, lpl: np.ndarray, lq: np.ndar
     _merge_edges(grid, p_lo, p_hi, q_hi, top_empty=not np.isfinite(top_p_hi))
     slack = 8.0 * U
 
+    grid_abs = finite_abs(grid)
+
     def widen(x: np.ndarray, sign: float) -> np.ndarray:
-        return x + sign * slack * (1.0 + finite_abs(x) + finite_abs(grid))
+        return x + sign * slack * (1.0 + finite_abs(x) + grid_abs)
 
     # e^(kh) Q bounds of the cell itself and of its neighbours
     eq_hi = widen(grid + q_hi, +1)
@@ -453,7 +472,7 @@ def _lower_masses(grid: np.ndarray, lp: np.ndarray, lpl: np.ndarray, lq: np.ndar
     # r_k > e^(kh) surely: excess >= P_k - e^(kh) Q_k (lower bound)
     log_excess = np.where(np.isneginf(log_need), log_sub(p_lo, eq_hi), -math.inf)
     # e^(kh) Q_{k-1} - P_{k-1} (upper bound)
-    log_room_down = log_sub(widen(grid + np.insert(q_hi[:-1], 0, -math.inf), +1), np.insert(p_lo[:-1], 0, -math.inf))
+    log_room_down = log_sub(widen(grid + np.concatenate(([-math.inf], q_hi[:-1])), +1), np.concatenate(([-math.inf], p_lo[:-1])))
     # Wanted fractions of the neighbour, per unit of the cell's own share: up-borrowing must
     # be complete (else the cell is rounded down a whole step), down-borrowing may be partial
     # (the ratio then stays above e^(kh), which is still rounded down only to kh).
@@ -475,7 +494,7 @@ def _lower_masses(grid: np.ndarray, lp: np.ndarray, lpl: np.ndarray, lq: np.ndar
     # the mean loss a step, 3% of it, next to the pile where c ~ 0.05.)
     def reserve(borrower_share: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         from_above = np.append((c_down * borrower_share)[1:], 0.0)
-        from_below = np.insert((c_up * borrower_share)[:-1], 0, 0.0)
+        from_below = np.concatenate(([0.0], (c_up * borrower_share)[:-1]))
         requested = from_above + from_below
         scale = np.where(requested > 1.0, 1.0 / np.where(requested > 1.0, requested, 1.0), 1.0)
         above, below = from_above * scale, from_below * scale
@@ -487,21 +506,21 @@ def _lower_masses(grid: np.ndarray, lp: np.ndarray, lpl: np.ndarray, lq: np.ndar
     # fractions of cell j kept for cells j + 1 and j - 1, and its own share a_j
     reserved_above, reserved_below, share = reserve(share)
     # what each borrower takes
-    avail_down = np.insert(reserved_above[:-1], 0, 0.0)  # of cell k - 1, for cell k
+    avail_down = np.concatenate(([0.0], reserved_above[:-1]))  # of cell k - 1, for cell k
     avail_up = np.append(reserved_below[1:], 0.0)  # of cell k + 1, for cell k
     take_down = np.minimum(avail_down, c_down * share)
     up_ok = want_up & (avail_up >= c_up * share * (1.0 - 1e-12))
     take_up = np.where(up_ok, c_up * share, 0.0)
     # unused reserves are rounded down with their cell
     taken_by_next = np.append(take_down[1:], 0.0)
-    taken_by_prev = np.insert(take_up[:-1], 0, 0.0)
+    taken_by_prev = np.concatenate(([0.0], take_up[:-1]))
     junk = np.maximum(reserved_above - taken_by_next, 0.0) + np.maximum(reserved_below - taken_by_prev, 0.0)
     # a cell whose ratio may be below e^(kh) and that could not borrow goes down a step
     on_grid = np.isneginf(log_need) | up_ok
     with np.errstate(divide="ignore"):
         own = np.log(share) + p_lo
         from_next = np.log(take_up) + next_p_lo
-        prev_p_lo = np.insert(p_lo[:-1], 0, -math.inf)
+        prev_p_lo = np.concatenate(([-math.inf], p_lo[:-1]))
         from_prev = np.log(take_down) + prev_p_lo
         log_junk = np.log(junk) + p_lo
     outcome = log_add(log_add(own, from_next), from_prev)

@@ -89,3 +89,21 @@ def test_contiguous_cells_evaluate_each_shared_end_once_with_the_same_values():
         for i in range(0, len(low), 7):
             alone_mass, alone_rel = normal.log_interval_mass(low[i:i + 1], high[i:i + 1])
             assert log_mass[i] == alone_mass[0] and rel[i] == alone_rel[0]
+
+
+def test_each_point_gets_the_value_it_gets_alone():
+    # The continued fraction runs all its buckets in one pass over the terms, and upper_tail
+    # takes whole arrays when one branch covers them: each point's value is still the one it
+    # has evaluated on its own, bit for bit, across the bucket and branch edges and at the ends.
+    edges = [1.5, 2.0, 3.0, 4.0, 6.0, 10.0]
+    near = [np.nextafter(e, d) for e in edges for d in (-np.inf, np.inf)] + edges
+    t = np.array(near + [3.984375, 4.0 - 2.0**-6, 38.0, 1e3, 1e10, 1e300, np.inf])
+    t = np.random.default_rng(5).permutation(np.concatenate([t, np.linspace(1.5, 12.0, 57)]))
+    for function, points in ((normal._mills_ratio_cf, t), (normal.mills_ratio, t),
+                             (normal.upper_tail, np.concatenate([t, -t, [0.0, 0.7, -1.2]]))):
+        with np.errstate(over="ignore"):  # t^2 overflows at 1e300 (the tail is 0 there)
+            values = function(points)
+            alone = np.array([function(points[i:i + 1])[0] for i in range(len(points))])
+        assert values.tobytes() == alone.tobytes()
+    assert normal.mills_ratio(np.array([np.inf]))[0] == 0.0
+    assert len(normal.upper_tail(np.array([]))) == 0

@@ -70,3 +70,18 @@ def test_inverse_near_the_bulk_is_accurate_to_the_grid():
     ratio = _SubsampledRatio(1e-4, 25.0)
     _, err = ratio.inverse(np.arange(-50, 51) * 1.2e-7)
     assert float(err.max()) < 1e-14
+
+
+def test_gaussian_cell_masses_of_a_long_grid_are_those_of_one_piece(monkeypatch):
+    # cell_masses evaluates a long grid in pieces (gaussian._CHUNK_CELLS cells): the same floats.
+    from dpcalc.core.pld.pairs import gaussian
+
+    edges = np.concatenate([[-np.inf], np.linspace(-0.5, 12.0, 5001), [np.inf]])
+    for direction in ("remove", "add"):
+        pair = GaussianPair(0.01, 0.9, direction)
+        monkeypatch.setattr(gaussian, "_CHUNK_CELLS", 700)
+        pieces = pair.cell_masses(edges)
+        monkeypatch.setattr(gaussian, "_CHUNK_CELLS", 10**9)
+        whole = pair.cell_masses(edges)
+        for name in ("log_p", "rel_p", "log_q", "rel_q"):
+            assert getattr(pieces, name).tobytes() == getattr(whole, name).tobytes()

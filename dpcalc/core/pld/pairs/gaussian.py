@@ -51,17 +51,9 @@ class _SubsampledRatio:
             return y, np.where(np.isfinite(y), err, 0.0)
         d = loss - self.log1m_p
         valid = d > 0.0
-        d_safe = np.where(valid, d, 1.0)
-        log_e = log_expm1(d_safe)
-        y = 0.5 + c * (self.log1m_p + log_e - self.log_p)
-        # error of d = l - log(1 - p) and its effect through d/dd log(e^d - 1) = 1/(1 - e^-d)
-        d_err = 4.0 * U * (np.abs(np.where(np.isfinite(loss), loss, 0.0)) + abs(self.log1m_p))
-        sens = 1.0 / -np.expm1(-d_safe)
-        err = c * (d_err * sens + 8.0 * U * (abs(self.log1m_p) + np.abs(log_e) + abs(self.log_p) + 1.0))
-        err = err + 4.0 * U * np.abs(y)
-        # Near the bulk the form above subtracts two logarithms of similar size (log(e^d - 1) and
-        # log p, both ~ log p): its error, ~u |log p| c, is far larger than the change of y over a
-        # fine grid cell, and every cell mass inherits it. There the same point is
+        # Near the bulk the general form below subtracts two logarithms of similar size
+        # (log(e^d - 1) and log p, both ~ log p): its error, ~u |log p| c, is far larger than the
+        # change of y over a fine grid cell, and every cell mass inherits it. There the same point is
         #   y = 1/2 + c log1p(expm1(l) / p)     (r(y) = e^l  <=>  e^((y - 1/2)/c) = 1 + (e^l - 1)/p),
         # whose error is relative to the (small) result: b = expm1(l)/p carries <= 2u relative
         # (expm1 within an ulp, one division), log1p turns it into <= 2u |b|/(1 + b) absolute
@@ -71,14 +63,28 @@ class _SubsampledRatio:
         with np.errstate(over="ignore", invalid="ignore"):
             b = np.expm1(np.where(valid, loss, 0.0)) / self.p
         near = valid & (np.abs(loss) <= 1.0) & (b > -0.5)
-        b_near = np.where(near, b, 0.0)
-        log_near = np.log1p(b_near)
-        y_near = 0.5 + c * log_near
-        err_near = c * (4.0 * U * np.abs(b_near) / (1.0 + b_near) + 4.0 * U * np.abs(log_near)) + 4.0 * U * np.abs(y_near)
-        y = np.where(near, y_near, y)
-        err = np.where(near, err_near, err)
-        y = np.where(valid, y, -math.inf)
-        err = np.where(valid & np.isfinite(y), err, 0.0)
+        far = valid & ~near
+        y = np.full(loss.shape, -math.inf)
+        err = np.zeros(loss.shape)
+        # each form is evaluated at its own points only (elementwise: the same values)
+        if far.any():
+            d_far, loss_far = d[far], loss[far]
+            log_e = log_expm1(d_far)
+            y_far = 0.5 + c * (self.log1m_p + log_e - self.log_p)
+            # error of d = l - log(1 - p) and its effect through d/dd log(e^d - 1) = 1/(1 - e^-d)
+            d_err = 4.0 * U * (np.abs(np.where(np.isfinite(loss_far), loss_far, 0.0)) + abs(self.log1m_p))
+            sens = 1.0 / -np.expm1(-d_far)
+            err_far = c * (d_err * sens + 8.0 * U * (abs(self.log1m_p) + np.abs(log_e) + abs(self.log_p) + 1.0))
+            y[far] = y_far
+            err[far] = err_far + 4.0 * U * np.abs(y_far)
+        if near.any():
+            b_near = b[near]
+            log_near = np.log1p(b_near)
+            y_near = 0.5 + c * log_near
+            y[near] = y_near
+            err[near] = (c * (4.0 * U * np.abs(b_near) / (1.0 + b_near) + 4.0 * U * np.abs(log_near))
+                         + 4.0 * U * np.abs(y_near))
+        err = np.where(np.isfinite(y), err, 0.0)
         return y, err
 
     def log_ratio(self, y: np.ndarray) -> np.ndarray:
@@ -86,6 +92,11 @@ class _SubsampledRatio:
         if self.p == 1.0:
             return (y - 0.5) / self.scale
         return np.logaddexp(self.log1m_p, self.log_p + (y - 0.5) / self.scale)
+
+
+# Cells per evaluation in `GaussianPair.cell_masses` (measured: 12k to 16k were the fastest on 2e5
+# and 5e5 cells; the temporaries of a piece, some 30 arrays of twice its length, then fit in cache).
+_CHUNK_CELLS = 16384
 
 
 class GaussianPair(Pair):
@@ -110,18 +121,36 @@ class GaussianPair(Pair):
 
     def cell_masses(self, edges: np.ndarray) -> CellMasses:
         """`Pair.cell_masses` for the subsampled Gaussian: the x-interval of each loss cell, its masses
-        under both components as differences of normal tails, with their error bounds (S2)."""
+        under both components as differences of normal tails, with their error bounds (S2).
+
+        Each cell's values depend on its two edges alone, so a long grid is evaluated in pieces of
+        at most _CHUNK_CELLS cells (consecutive pieces sharing an edge), the same floats: a piece's
+        temporaries stay in the processor's cache (on 2e5 cells, about half the time)."""
         edges = np.asarray(edges, dtype=float)
+        cells = len(edges) - 1 if edges.ndim == 1 else 0
+        if cells <= _CHUNK_CELLS:
+            return self._cell_masses(edges)
+        pieces = -(-cells // _CHUNK_CELLS)
+        size = -(-cells // pieces)
+        parts = [self._cell_masses(edges[start:min(start + size, cells) + 1]) for start in range(0, cells, size)]
+        return CellMasses(np.concatenate([part.log_p for part in parts]), np.concatenate([part.rel_p for part in parts]),
+                          np.concatenate([part.log_q for part in parts]), np.concatenate([part.rel_q for part in parts]))
+
+    def _cell_masses(self, edges: np.ndarray) -> CellMasses:
+        """`cell_masses` on one piece of the grid."""
         x_lo, e_lo, x_hi, e_hi = self._x_interval(edges)
         # x may be +-inf at the ends: x(l) = -inf below the support; +inf for l = +inf
         s = self.sigma
-        t0_lo, t0_hi = x_lo / s, x_hi / s
-        t1_lo, t1_hi = (x_lo - 1.0) / s, (x_hi - 1.0) / s
-        log_m0, rel_m0 = log_interval_mass(t0_lo, t0_hi)
-        log_m1, rel_m1 = log_interval_mass(t1_lo, t1_hi)
+        n = len(x_lo)
+        # both components' standardised end points in one array each: log_interval_mass and
+        # _x_sensitivity are elementwise, so one call gives the values of two (at half the
+        # per-call cost): t0 = x/s (the first n), t1 = (x - 1)/s (the last n)
+        t_lo = np.concatenate((x_lo, x_lo - 1.0)) / s
+        t_hi = np.concatenate((x_hi, x_hi - 1.0)) / s
+        log_m, rel_m = log_interval_mass(t_lo, t_hi)
         # sensitivity to the rounding of the end points: density * error / mass
-        rel_m0 = rel_m0 + _x_sensitivity(s, t0_lo, e_lo, t0_hi, e_hi, log_m0)
-        rel_m1 = rel_m1 + _x_sensitivity(s, t1_lo, e_lo, t1_hi, e_hi, log_m1)
+        rel_m = rel_m + _x_sensitivity(s, t_lo, np.concatenate((e_lo, e_lo)), t_hi, np.concatenate((e_hi, e_hi)), log_m)
+        log_m0, rel_m0, log_m1, rel_m1 = log_m[:n], rel_m[:n], log_m[n:], rel_m[n:]
         if self.p == 1.0:
             mix_log, mix_rel = log_m1, rel_m1
         else:
@@ -132,8 +161,9 @@ class GaussianPair(Pair):
 
     # -- quadrature ---------------------------------------------------------------------------
 
-    def _grid(self, power: float, cap: float = math.inf) -> tuple[np.ndarray, float]:
-        """z-points (x = sigma z, z ~ N(0, 1)) covering the integrand phi(z) r(sigma z)^power.
+    def _grid(self, power: float, cap: float = math.inf) -> tuple[np.ndarray, np.ndarray, float]:
+        """z-points (x = sigma z, z ~ N(0, 1)) covering the integrand phi(z) r(sigma z)^power,
+        with log r(sigma z) at each (the quadratures need it; computed once).
 
         d/dz log r(sigma z) = w/sigma with w in [0, 1] increasing, so the log integrand
         -z^2/2 + power log r has its maxima near 0 (where w ~ 0) or near power/sigma (w ~ 1),
@@ -144,27 +174,27 @@ class GaussianPair(Pair):
         or above `cap` are left out (the truncated MGF).
         """
         z, step = _z_windows(power / self.sigma)
+        log_r = self.ratio.log_ratio(self.sigma * z)
         if math.isfinite(cap):
-            log_r = self.ratio.log_ratio(self.sigma * z)
             loss = log_r if self.direction == "remove" else -log_r
-            z = z[loss < cap]
-        return z, step
+            keep = loss < cap
+            z, log_r = z[keep], log_r[keep]
+        return z, log_r, step
 
     def log_mgf(self, lam: float, cap: float = math.inf) -> float:
         """`Pair.log_mgf` by quadrature over x (the loss is monotone in x)."""
         power = lam + 1.0 if self.direction == "remove" else -lam
-        z, step = self._grid(power, cap)
+        z, log_r, step = self._grid(power, cap)
         if len(z) == 0:
             return -math.inf
-        values = log_density(z) + power * self.ratio.log_ratio(self.sigma * z)
+        values = log_density(z) + power * log_r
         top = float(values.max())
         return top + math.log(float(np.exp(values - top).sum()) * step)
 
     def moments(self) -> tuple[float, float]:
         """`Pair.moments`: mean and variance of the loss under P, by the same quadrature."""
         power = 1.0 if self.direction == "remove" else 0.0
-        z, step = self._grid(power)
-        log_r = self.ratio.log_ratio(self.sigma * z)
+        z, log_r, step = self._grid(power)
         weight = np.exp(log_density(z) + power * log_r) * step
         loss = log_r if self.direction == "remove" else -log_r
         total = weight.sum()
