@@ -143,12 +143,15 @@ def resplit(m: Layered, log_weight_limit: float) -> Layered:
     # weight relative to the whole measure: bulk weights are relative to the bulk's own Z
     total_log_z = float(np.logaddexp(bulk.log_z, m.tail.log_z))
     limit = math.exp(log_weight_limit + total_log_z - bulk.log_z)
-    above = np.cumsum(np.abs(t)[::-1])[::-1]  # weight of bins >= i
-    ratio = round(m.tail.h / bulk.h)
-    candidates = np.flatnonzero(above[peak + 1 :] <= limit)
-    if len(candidates) == 0:
+    # from_top[j]: the weight of the bins >= len(t) - 1 - j, a running sum of non-negative
+    # terms, so non-decreasing in j (each rounded partial sum too; a NaN stays, and sorts last):
+    # the bins whose weight from there up is at most the limit are the top `light` ones
+    from_top = np.cumsum(np.abs(t)[::-1])
+    light = int(np.searchsorted(from_top, limit, side="right")) if limit == limit else 0  # (NaN: none)
+    cut = max(len(t) - light, peak + 1)  # the first such bin above the peak
+    if cut >= len(t):
         return m
-    cut = peak + 1 + int(candidates[0])
+    ratio = round(m.tail.h / bulk.h)
     # align the cut to the tail grid (a multiple of the tail step), moving it up
     absolute = bulk.k0 + cut
     absolute = -(-absolute // ratio) * ratio
