@@ -27,8 +27,9 @@ class _LayerProfile:
     def __init__(self, layer: Tilted, floor: float = 0.0) -> None:
         self.layer = layer
         # only bins above x contribute at x, and x >= floor (`Profile.at`): bins at losses <= floor are left out
-        keep = int(np.searchsorted(layer.losses, floor, side="right"))
-        s = layer.losses[keep:]
+        losses = layer.losses
+        keep = int(np.searchsorted(losses, floor, side="right"))
+        s = losses[keep:]
         t = layer.t[keep:]
         with np.errstate(divide="ignore"):
             log_t = np.where(t > 0.0, np.log(np.where(t > 0.0, t, 1.0)), -math.inf)

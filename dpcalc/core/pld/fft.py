@@ -8,6 +8,7 @@ Source of the FFT bound: Higham, "Accuracy and Stability of Numerical Algorithms
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 
@@ -24,9 +25,11 @@ FFT_ETA = 16.0 * U
 # Below this many multiplications a direct convolution is faster than the FFT.
 _DIRECT_CONVOLUTION_BELOW = 40_000
 
+@lru_cache(maxsize=1024)
 def fast_length(n: int) -> int:
     """The smallest 2^a 3^b 5^c >= n: FFT lengths pocketfft handles at full speed, with less
-    zero padding than the next power of two (which wastes a quarter on average)."""
+    zero padding than the next power of two (which wastes a quarter on average). Remembered
+    (a composition asks for the same few lengths again and again)."""
     best = 1 << (n - 1).bit_length()
     five = 1
     while five < best:
@@ -39,6 +42,15 @@ def fast_length(n: int) -> int:
             three *= 3
         five *= 5
     return best
+
+
+def _norm_sums(x: np.ndarray) -> tuple[float, float]:
+    """(sum |x_i|, sum x_i^2) as numpy sums them (`np.abs(x).sum()`, `(x * x).sum()`: the same
+    floats), the two elementwise results written to one scratch array."""
+    scratch = np.abs(x)
+    total = float(scratch.sum())
+    np.multiply(x, x, out=scratch)
+    return total, float(scratch.sum())
 
 
 def _fft_error_l2(n_fft: int, na2: float, nb2: float, na1: float, nb1: float) -> float:
@@ -92,13 +104,15 @@ def _split_convolve(a: np.ndarray, b: np.ndarray | None, n: int, n_fft: int, a1:
         rb = b.copy()
         rb[ib] = 0.0
         bb = b
-    ra1 = float(np.abs(ra).sum()) * (1.0 + len(ra) * U)
-    ra2 = math.sqrt(float((ra * ra).sum()) * (1.0 + (len(ra) + 4) * U))
+    ra1_sum, ra2_sum = _norm_sums(ra)
+    ra1 = ra1_sum * (1.0 + len(ra) * U)
+    ra2 = math.sqrt(ra2_sum * (1.0 + (len(ra) + 4) * U))
     if b is None:
         rb1, rb2 = ra1, ra2
     else:
-        rb1 = float(np.abs(rb).sum()) * (1.0 + len(rb) * U)
-        rb2 = math.sqrt(float((rb * rb).sum()) * (1.0 + (len(rb) + 4) * U))
+        rb1_sum, rb2_sum = _norm_sums(rb)
+        rb1 = rb1_sum * (1.0 + len(rb) * U)
+        rb2 = math.sqrt(rb2_sum * (1.0 + (len(rb) + 4) * U))
     if ra1 == 0.0 or rb1 == 0.0:
         return None
     # (the inputs' 1-norms as the caller computed them, b1 and b2, may be a few u short: 1.01)
@@ -110,7 +124,7 @@ def _split_convolve(a: np.ndarray, b: np.ndarray | None, n: int, n_fft: int, a1:
         return None
     fr = np.fft.rfft(ra, n_fft)
     fs = fr if b is None else np.fft.rfft(rb, n_fft)
-    c = np.fft.irfft(fr * fs, n_fft)[:n]
+    c = np.fft.irfft(np.multiply(fr, fs, out=fr), n_fft)[:n]  # (the product in place: the same floats)
     c[ia : ia + len(bb)] += ca * bb
     c[ib : ib + len(ra)] += cb * ra
     return c, l1, l2
@@ -121,11 +135,10 @@ def convolve(a: Tilted, b: Tilted) -> Tilted:
     if a.kind != b.kind or a.lam != b.lam or a.h != b.h:
         raise ValueError("convolve needs measures of the same kind, tilt and grid step")
     n = len(a.t) + len(b.t) - 1
-    a1 = float(np.abs(a.t).sum())
-    b1 = a1 if b is a else float(np.abs(b.t).sum())
-    # 2-norms (the L2 bounds take them rounded up: a sum of n squares is within n u of its value)
-    a2_sum = float((a.t * a.t).sum())
-    b2_sum = a2_sum if b is a else float((b.t * b.t).sum())
+    # 1-norms, and 2-norms (the L2 bounds take them rounded up: a sum of n squares is within n u
+    # of its value); |x| and x^2 share one scratch array per factor
+    a1, a2_sum = _norm_sums(a.t)
+    b1, b2_sum = (a1, a2_sum) if b is a else _norm_sums(b.t)
     a2 = math.sqrt(a2_sum * (1.0 + (len(a.t) + 4) * U))
     b2 = math.sqrt(b2_sum * (1.0 + (len(b.t) + 4) * U))
     if len(a.t) * len(b.t) < _DIRECT_CONVOLUTION_BELOW:
@@ -152,7 +165,7 @@ def convolve(a: Tilted, b: Tilted) -> Tilted:
         else:
             fa = np.fft.rfft(a.t, n_fft)
             fb = fa if b is a else np.fft.rfft(b.t, n_fft)
-            c = np.fft.irfft(fa * fb, n_fft)[:n]
+            c = np.fft.irfft(np.multiply(fa, fb, out=fa), n_fft)[:n]
     err = fresh + a.err * b1 + a1 * b.err + a.err * b.err
     # the same in L2 (S5): with e the input errors, a_c * b_c - a * b = e_a * b_c + a_c * e_b - e_a * e_b,
     # and ||x * y||_2 <= ||x||_2 ||y||_1 (Young's inequality) in either order

@@ -143,12 +143,11 @@ def resplit(m: Layered, log_weight_limit: float) -> Layered:
     # weight relative to the whole measure: bulk weights are relative to the bulk's own Z
     total_log_z = float(np.logaddexp(bulk.log_z, m.tail.log_z))
     limit = math.exp(log_weight_limit + total_log_z - bulk.log_z)
-    above = np.cumsum(np.abs(t)[::-1])[::-1]  # weight of bins >= i
-    ratio = round(m.tail.h / bulk.h)
-    candidates = np.flatnonzero(above[peak + 1 :] <= limit)
-    if len(candidates) == 0:
+    light = _light_top(t, limit)
+    cut = max(len(t) - light, peak + 1)  # the first bin above the peak from which up the weight is at most the limit
+    if cut >= len(t):
         return m
-    cut = peak + 1 + int(candidates[0])
+    ratio = round(m.tail.h / bulk.h)
     # align the cut to the tail grid (a multiple of the tail step), moving it up
     absolute = bulk.k0 + cut
     absolute = -(-absolute // ratio) * ratio
@@ -163,6 +162,34 @@ def resplit(m: Layered, log_weight_limit: float) -> Layered:
     tail = add(m.tail, top)
     tail.steps = bulk.steps
     return Layered(kept, bare(tail))
+
+
+def _light_top(t: np.ndarray, limit: float) -> int:
+    """How many of the top bins of t weigh, from each up, at most `limit`.
+
+    The weight from bin len(t) - 1 - j up is the running sum np.cumsum(np.abs(t)[::-1])[j], of
+    non-negative terms, so non-decreasing in j (each rounded partial sum too; a NaN stays, and
+    sorts last): the light bins are the top ones, counted by bisection. The running sum is taken
+    a piece at a time from the top, each piece continuing from the last sum before it (the same
+    additions in the same order, so the same floats), and stops at the first piece that passes
+    the limit: the light top is often a small part of a long bulk."""
+    if limit != limit:  # NaN: no weight is at most it
+        return 0
+    n, top = len(t), t[::-1]
+    size = max(1024, n // 4)
+    light, carry = 0, None
+    for start in range(0, n, size):
+        weights = np.abs(top[start : start + size])
+        if carry is None:
+            sums = np.cumsum(weights)
+        else:
+            sums = np.cumsum(np.concatenate(([carry], weights)))[1:]
+        count = int(np.searchsorted(sums, limit, side="right"))
+        light += count
+        if count < len(sums):
+            break
+        carry = sums[-1]
+    return light
 
 
 def truncate(m: Layered, *, log_inf_budget: float, log_rho_budget: float, multiplicity: int) -> Layered:

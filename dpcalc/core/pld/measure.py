@@ -134,9 +134,10 @@ def replace(m: Tilted, **changes: object) -> Tilted:
     """A shallow copy of m with the fields in `changes` set (as `dataclasses.replace`, without
     calling `__init__`: the engine makes a few hundred per accounting, and the generic version
     costs about a tenth of the design card's composition)."""
+    fields = m.__dict__.copy()
+    fields.update(changes)
     out = object.__new__(Tilted)
-    out.__dict__.update(m.__dict__)
-    out.__dict__.update(changes)
+    out.__dict__ = fields
     return out
 
 

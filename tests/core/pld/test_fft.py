@@ -101,3 +101,13 @@ def test_fft_lengths_are_the_smallest_five_smooth_numbers():
         if smooth(n):
             expected = n
         assert fft.fast_length(n) == expected, n
+
+
+def test_norm_sums_are_numpys_sums():
+    # the 1- and 2-norm sums of a convolution's factors, bit for bit those of np.abs(x).sum()
+    # and (x * x).sum() (pairwise summation: the same order for the same length and layout)
+    rng = np.random.default_rng(5)
+    for n in [1, 2, 7, 8, 9, 127, 128, 129, 1000, 4099, 70_001]:
+        x = rng.standard_normal(n) * np.exp(rng.uniform(-40.0, 0.0, n))
+        one, two = fft._norm_sums(x)
+        assert one == float(np.abs(x).sum()) and two == float((x * x).sum())

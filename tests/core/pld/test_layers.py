@@ -81,6 +81,37 @@ def test_resplit_moves_the_bulks_top_into_the_tail(two_steps, log_weight_limit):
     assert_brackets_gdp(*moved, 2)
 
 
+@pytest.mark.parametrize("log_weight_limit", [-2.0, -5.0, -8.0, -700.0])
+def test_resplit_cuts_at_the_first_light_bin_above_the_peak(two_steps, log_weight_limit):
+    # the cut by its definition, scanned bin by bin: the first bin above the peak from which
+    # up the bulk's weight is at most the limit, moved up to the tail grid (none: unchanged)
+    for m in two_steps:
+        bulk, t = m.bulk, m.bulk.t
+        limit = math.exp(log_weight_limit + float(np.logaddexp(bulk.log_z, m.tail.log_z)) - bulk.log_z)
+        above = np.cumsum(np.abs(t)[::-1])[::-1]
+        first = next((i for i in range(int(np.argmax(t)) + 1, len(t)) if above[i] <= limit), None)
+        moved = layers.resplit(m, log_weight_limit)
+        if first is None:
+            assert moved is m
+            continue
+        ratio = round(m.tail.h / bulk.h)
+        cut = -(-(bulk.k0 + first) // ratio) * ratio - bulk.k0
+        assert len(moved.bulk.t) == (len(t) if cut >= len(t) - 1 else cut)
+
+
+def test_light_top_counts_as_one_running_sum():
+    # taken a piece at a time from the top, the running weight is the one np.cumsum gives at once
+    rng = np.random.default_rng(7)
+    for n in [1, 5, 1023, 1024, 1025, 4096, 9001]:
+        t = rng.standard_normal(n) * np.exp(rng.uniform(-60.0, 0.0, n))
+        t[rng.random(n) < 0.2] = 0.0
+        from_top = np.cumsum(np.abs(t)[::-1])
+        for limit in [0.0, float(from_top[0]), float(from_top[n // 2]), float(from_top[-1]), 1e-30, math.inf,
+                      math.nan]:
+            expected = int(np.searchsorted(from_top, limit, side="right")) if limit == limit else 0
+            assert layers._light_top(t, limit) == expected, (n, limit)
+
+
 def test_coarsening_the_bulk_merges_the_layers(two_steps):
     upper, lower = two_steps
     while upper.tail is not None:
