@@ -12,11 +12,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
 from dpcalc.core.pld.measure import kappa
 from dpcalc.core.pld.pairs import GaussianPair, LaplacePair, Pair, ReplaceOnePair, SymmetrisedPair
 from dpcalc.core.pld.result import DIRECTIONS, SYMMETRIC
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Tilt range: lam is the Chernoff saddle point clipped to this interval (lam = order - 1).
 LAM_MIN = 1e-3
@@ -158,7 +162,9 @@ def models_of(phases: Sequence[Phase], direction: str) -> list[PhaseModel]:
 
 class PhaseModel:
     """One phase in one direction: its pair, how many times it is composed (the phase's steps
-    unless given), the moments of its loss and a cached MGF."""
+    unless given), the moments of its loss, a cached MGF and cached tail bounds. A model lives for
+    one run (`accountant.prepare` builds them), and every cache is keyed on all that its value
+    depends on besides the pair."""
 
     def __init__(self, phase: Phase, direction: str, pair: Pair | None = None, steps: int | None = None) -> None:
         self.phase = phase
@@ -168,6 +174,9 @@ class PhaseModel:
         self.sd = math.sqrt(max(self.variance, 1e-300))
         self._mgf: dict[tuple[float, float], float] = {}
         self._search_mgf: dict[tuple[float, float], float] = {}
+        # bounds on the pair's tail masses at the points a search of `plan` evaluated, by (side,
+        # the points' bytes): the searches of one run evaluate many point sets again (`plan.tails`)
+        self.tails: dict[tuple[bool, bytes], np.ndarray] = {}
         self.cap = math.inf  # losses at or above go to +inf in the upper bound (set by `accountant.prepare`)
 
     def log_mgf(self, lam: float, truncated: bool = True, search: bool = False) -> float:

@@ -141,6 +141,21 @@ def log_tail_below(pair: Pair, points: np.ndarray) -> np.ndarray:
     return np.logaddexp.accumulate(upper)
 
 
+def tails(model: PhaseModel, above: bool, points: np.ndarray) -> np.ndarray:
+    """`log_tail_above` (or, not `above`, `log_tail_below`) of the model's pair at `points`,
+    remembered on the model (`PhaseModel.tails`): the exponential phase of `grid_search` evaluates
+    the same points for the cap (`cap`), every grid's window (`step_window`) and each attempt, and
+    a window on the same grid is searched again by the same points. The values are those of the
+    call itself (read-only)."""
+    key = (above, points.tobytes())
+    found = model.tails.get(key)
+    if found is None:
+        found = log_tail_above(model.pair, points) if above else log_tail_below(model.pair, points)
+        found.flags.writeable = False
+        model.tails[key] = found
+    return found
+
+
 def grid_search(holds: Callable[[np.ndarray], np.ndarray], start: float, step: float, upward: bool, h: float) -> int:
     """A grid index k beyond `start` (above it if upward, else below) where holds(k h) is true,
     at most 1/64 of its distance from `start` (or one index) farther than the nearest such index.
@@ -196,7 +211,7 @@ def cap(model: PhaseModel, log_inf_budget: float, events: int) -> float:
     """The loss above which one step's mass is moved to +inf (as `step_window` does)."""
     h = 2.0 ** math.floor(math.log2(model.sd / 4.0))
     log_iota = log_inf_budget - math.log(events) - math.log(model.steps)
-    k = grid_search(lambda c: log_tail_above(model.pair, c) <= log_iota, model.mean, model.sd, True, h)
+    k = grid_search(lambda c: tails(model, True, c) <= log_iota, model.mean, model.sd, True, h)
     return k * h
 
 
@@ -206,7 +221,7 @@ def step_window(model: PhaseModel, h: float, plan: Plan) -> tuple[int, int]:
     steps = model.steps
     lo_support, hi_support = pair.support
     log_iota = plan.log_inf_budget - math.log(plan.events) - math.log(steps)
-    k_hi = grid_search(lambda c: log_tail_above(pair, c) <= log_iota, model.mean, model.sd, True, h)
+    k_hi = grid_search(lambda c: tails(model, True, c) <= log_iota, model.mean, model.sd, True, h)
     if math.isfinite(hi_support):
         k_hi = min(k_hi, math.floor(hi_support / h) + 2)
     if math.isfinite(lo_support):
@@ -216,7 +231,7 @@ def step_window(model: PhaseModel, h: float, plan: Plan) -> tuple[int, int]:
         log_rho = plan.log_rho_budget - math.log(plan.events) - math.log(steps)
 
         def holds(c: np.ndarray) -> np.ndarray:
-            return log_tail_below(pair, c) + plan.lam * c - log_z0 <= log_rho
+            return tails(model, False, c) + plan.lam * c - log_z0 <= log_rho
 
         k_lo = grid_search(holds, model.mean, model.sd, False, h)
     return min(k_lo, k_hi - 1), k_hi
