@@ -395,3 +395,19 @@ def test_fixed_size_batches_that_meet_the_accuracy_skip_the_closed_forms(monkeyp
     merged = api.account((shuffled,), delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY)
     assert any("upper bound is from the closed form" in warning for warning in merged.warnings)
     assert merged.epsilon_upper == pytest.approx(gdp_epsilon(1.1, 40, 1e-5), rel=1e-5)
+
+
+def test_a_result_does_not_depend_on_what_ran_before():
+    # the accountant's caches live for one run (`model.PhaseModel`) or are keyed on all their
+    # inputs: a run computed after others is the one computed first
+    runs = [[gaussian(0.01, 1.1, 300)], [gaussian(0.004, 0.9, 200)], [gaussian(0.01, 1.1, 300), gaussian(0.1, 2.0, 20)]]
+    cached.cache_clear()
+    first = tight_epsilon(runs[0], 1e-5)
+    first_delta = tight_delta(runs[1], 1.0)
+    for run in runs[1:]:
+        tight_epsilon(run, 1e-5)
+        tight_delta(run, 1.0)
+    tight_epsilon(runs[0], 1e-6)
+    cached.cache_clear()
+    assert tight_delta(runs[1], 1.0) == first_delta
+    assert tight_epsilon(runs[0], 1e-5) == first

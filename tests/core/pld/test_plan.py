@@ -213,3 +213,25 @@ def test_the_phases_of_a_run_share_one_lattice(monkeypatch):
     for result in (lattice, powers):
         assert 0.0 < result.epsilon_lower <= result.epsilon_upper <= result.epsilon_lower * (1 + 1e-3)
     assert lattice.epsilon_lower <= powers.epsilon_upper and powers.epsilon_lower <= lattice.epsilon_upper
+
+
+@pytest.mark.parametrize("phase, delta", RUNS)
+def test_remembered_tails_do_not_change_a_window(phase, delta):
+    # the tails a model remembers (`PhaseModel.tails`) serve every search of its run: a window found
+    # after other searches (the cap, other grids) is the one a fresh model finds, and the values
+    # remembered are those computed afresh
+    step = discretised_step(phase, delta)
+    h, the_plan = step.lower.bulk.h, step.plan
+    fresh = PhaseModel(phase, "add")
+    fresh.cap = step.model.cap
+    expected = plan.step_window(fresh, h, the_plan)
+    used = PhaseModel(phase, "add")
+    used.cap = step.model.cap
+    plan.cap(used, the_plan.log_inf_budget, the_plan.events)
+    for other in (4.0 * h, 2.0 * h, h / 2.0):
+        plan.step_window(used, other, the_plan)
+    assert plan.step_window(used, h, the_plan) == expected
+    for (above, points), tail in used.tails.items():
+        values = np.frombuffer(points)
+        afresh = plan.log_tail_above(used.pair, values) if above else plan.log_tail_below(used.pair, values)
+        assert np.array_equal(tail, afresh)
