@@ -194,8 +194,6 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     smallest = float(special.min())
     if all(samples_nothing(phase) for phase in phases):
         return _nothing_learnt(phases, asked, prior, kappa, accuracy)
-    # the grid ends where e^eps times the smallest type I error asked or drawn reaches 1: beyond
-    # it, every term of the bounds is 1 (`_tpr_bounds`)
     share = min(prior, 1.0 - prior)
 
     def read(profile: ProfileBounds, eta: float = 0.0, below: float = 0.0) -> tuple[
@@ -218,8 +216,7 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     # delta at eps = 0 (the advantage), at the Bayes point, or for epsilon at the smallest FPR.
     profile, shared = _shared_profile(phases, smallest, accuracy)
     grid, upper, lower, tpr_upper, tpr_lower, advantage, bayes = read(profile)
-    figures = [advantage, bayes, *(Bounds(float(tpr_upper[i]), float(tpr_lower[i])) for i in range(len(special)))]
-    if profile.spared and max(item.relative_width for item in figures) > accuracy:
+    if profile.spared and max(advantage.relative_width, bayes.relative_width, _widest(tpr_upper, tpr_lower)) > accuracy:
         # a direction composed without its lower measure may be what leaves a figure wide: it is
         # composed on the same grid, and the compositions below get every lower measure
         profile.complete()
@@ -323,9 +320,10 @@ def _read_profile(profile: ProfileBounds, smallest: float, accuracy: float) -> t
     if len(small) == 0 or small[0] >= len(grid) // _FINE_WHEN:
         return grid, upper, lower
     end = max(int(small[0]), 1)  # the even points up to grid[end] give way to the finer ones
-    grid = np.concatenate((np.linspace(0.0, float(grid[end]), _FINE_POINTS), grid[end + 1:]))
-    upper, lower = profile.at(grid)
-    return grid, upper, lower
+    fine = np.linspace(0.0, float(grid[end]), _FINE_POINTS)
+    fine_upper, fine_lower = profile.at(fine)
+    return (np.concatenate((fine, grid[end + 1:])), np.concatenate((fine_upper, upper[end + 1:])),
+            np.concatenate((fine_lower, lower[end + 1:])))
 
 
 def _widest(upper: np.ndarray, lower: np.ndarray) -> float:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeVar
 
 import numpy as np
 
@@ -32,6 +33,10 @@ THETAS = np.concatenate(([0.0, 0.25, 0.5, 0.75], 2.0 ** np.arange(0, 21), -(2.0 
 # The exponents of the lower-tail bounds (theta >= 0), and of the upper-tail ones (theta < 0).
 LOWER_THETAS = THETAS >= 0.0
 UPPER_THETAS = THETAS < 0.0
+
+
+# a loss or an array of them (`Tilted._offset_exactly`)
+_Steps = TypeVar("_Steps", float, np.ndarray)
 
 
 @lru_cache(maxsize=256)
@@ -91,32 +96,26 @@ class Tilted:
         """The losses offset + (k0 + i) h at the stored positions i in `indices` (integers in
         [0, len(t))), each the float `losses` holds there (computed by the same operations) and
         checked the same way: a truncation needs a few of them, not the whole grid."""
-        if max(abs(self.k0), abs(self.k0 + len(self.t))) >= _MAX_EXACT_INDEX:
-            raise FloatingPointError("the grid's losses are not representable exactly")
-        steps = (self.k0 + indices) * self.h
-        if self.offset == 0.0:
-            return steps
-        losses: np.ndarray = self.offset + steps
-        # TwoSum (Knuth): the rounding error of offset + steps, zero when the sum is exact
-        back = losses - self.offset
-        error = (self.offset - (losses - back)) + (steps - back)
-        if np.any(error != 0.0):
-            raise FloatingPointError("the grid's losses are not representable exactly")
-        return losses
+        return self._offset_exactly((self.k0 + indices) * self.h)
 
     def loss_at(self, i: int) -> float:
         """The loss at stored position i, the float `losses` holds there (the same operations
         on one number, and the same checks)."""
+        return self._offset_exactly((self.k0 + i) * self.h)
+
+    def _offset_exactly(self, steps: _Steps) -> _Steps:
+        """offset + steps, checked to be exact (`losses`): the indices against 2^50, the sums by
+        TwoSum (Knuth), whose rounding error is zero when the sum is exact."""
         if max(abs(self.k0), abs(self.k0 + len(self.t))) >= _MAX_EXACT_INDEX:
             raise FloatingPointError("the grid's losses are not representable exactly")
-        step = (self.k0 + i) * self.h
         if self.offset == 0.0:
-            return step
-        loss = self.offset + step
-        back = loss - self.offset
-        if (self.offset - (loss - back)) + (step - back) != 0.0:
+            return steps
+        losses = self.offset + steps
+        back = losses - self.offset
+        error = (self.offset - (losses - back)) + (steps - back)
+        if error != 0.0 if isinstance(error, float) else np.any(error != 0.0):
             raise FloatingPointError("the grid's losses are not representable exactly")
-        return loss
+        return losses
 
     @property
     def l2(self) -> float:

@@ -15,31 +15,31 @@ from dpcalc.core.pld.measure import LOWER_THETAS, THETAS, UPPER_THETAS, Tilted, 
 # the multiplicity): it lowers delta_lower by at most this part of the Chernoff bound.
 _LOWER_DROP = 1e-8
 
-def _log_mass_from(c: float, log_theta_mgf: np.ndarray) -> float:
+class _LogMassFrom:
     """log of an upper bound on the untilted mass at or above c, by Chernoff over theta < 0:
-    P(S >= c) <= e^(theta c) E[e^(-theta S)], with a margin for the rounding of the sum."""
-    theta = THETAS[UPPER_THETAS]
-    mgf = log_theta_mgf[UPPER_THETAS]
-    values = theta * c + mgf
-    values = values + 4.0 * U * (np.abs(theta * c) + np.abs(mgf) + 1.0)
-    return float(values.min())
+    P(S >= c) <= e^(theta c) E[e^(-theta S)], with a margin for the rounding of the sum; the
+    table's parts for theta < 0 taken once for the many points a truncation asks about."""
+
+    def __init__(self, log_theta_mgf: np.ndarray) -> None:
+        self.theta = THETAS[UPPER_THETAS]
+        self.mgf = log_theta_mgf[UPPER_THETAS]
+        self.size = np.abs(self.mgf)
+
+    def __call__(self, c: float) -> float:
+        spread = self.theta * c
+        values = spread + self.mgf
+        values = values + 4.0 * U * (np.abs(spread) + self.size + 1.0)
+        return float(values.min())
 
 
-def _chernoff_cut(m: Tilted, log_theta_mgf: np.ndarray, lo: int, hi: int, log_budget: float) -> int:
+def _chernoff_cut(m: Tilted, log_mass_from: _LogMassFrom, lo: int, hi: int, log_budget: float) -> int:
     """The smallest i in [lo, hi) whose mass above s_i (at or above s_(i+1)) is within the budget
-    by `_log_mass_from`, or hi if none is (the bound decreases in i: a bisection). Each step
-    does `_log_mass_from`'s operations in its order (the same floats), |log E[e^(-theta S)]|
-    computed once and theta s_(i+1) once, on one loss (`Tilted.loss_at`), not the whole grid's."""
-    theta = THETAS[UPPER_THETAS]
-    mgf = log_theta_mgf[UPPER_THETAS]
-    size = np.abs(mgf)
+    by `log_mass_from`, or hi if none is (the bound decreases in i: a bisection on single losses,
+    `Tilted.loss_at`, not the whole grid's)."""
     bad, good = lo - 1, hi
     while good - bad > 1:
         mid = (bad + good) // 2
-        spread = theta * m.loss_at(mid + 1)
-        values = spread + mgf
-        values = values + 4.0 * U * (np.abs(spread) + size + 1.0)
-        if values.min() <= log_budget:
+        if log_mass_from(m.loss_at(mid + 1)) <= log_budget:
             good = mid
         else:
             bad = mid
@@ -169,19 +169,20 @@ def truncate(m: Tilted, *, log_inf_budget: float, log_rho_budget: float, multipl
     moved = 0.0
     whole_mgf = m.log_theta_mgf if whole_theta_mgf is None else whole_theta_mgf
     if cap:
+        log_mass_from = None if whole_mgf is None else _LogMassFrom(whole_mgf)
         scan = _UpperScan(m, peak, log_inf_budget)
         cut, at_cut = scan.cut()
-        if whole_mgf is not None and cut > peak:
+        if log_mass_from is not None and cut > peak:
             # Where the FFT's noise floor decides the cut above (a small tilt weighs the noise of
             # a high bin nearly as much as that of the peak), the Chernoff bound on the mass at or
             # above a point, from the tracked E[e^(-theta S)] (theta < 0), can place it lower (S3).
-            chernoff_cut = _chernoff_cut(m, whole_mgf, peak, cut, log_inf_budget)
+            chernoff_cut = _chernoff_cut(m, log_mass_from, peak, cut, log_inf_budget)
             if chernoff_cut < cut:
                 cut, at_cut = chernoff_cut, scan.value(chernoff_cut)
         if cut < n - 1:
             computed = at_cut * math.exp(log_inf_budget) * (1.0 + 4.0 * U * n)
-            chernoff = (math.exp(min(_log_mass_from(m.loss_at(cut + 1), whole_mgf), 700.0))
-                        * (1.0 + 4.0 * U) if whole_mgf is not None and m.kind == "upper" else math.inf)
+            chernoff = (math.exp(min(log_mass_from(m.loss_at(cut + 1)), 700.0))
+                        * (1.0 + 4.0 * U) if log_mass_from is not None and m.kind == "upper" else math.inf)
             moved = min(computed, chernoff)
     # --- lower end ---
     start = 0

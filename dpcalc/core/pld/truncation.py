@@ -29,7 +29,7 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from dpcalc.core.phases import Phase, samples_nothing
 from dpcalc.core.validation import POSITIVE_INTEGER, ParameterError
@@ -242,8 +242,13 @@ def capped_phases(phases: Sequence[Phase], truncation: Truncation) -> tuple[Capp
 
 def capped(phase: Phase, truncation: Truncation) -> CappedPhase:
     """`phase` with its batches capped (`CappedPhase`; `per_step_covers` must hold)."""
-    return CappedPhase(**{field.name: getattr(phase, field.name) for field in dataclasses.fields(Phase)},
-                       dataset_size=truncation.dataset_size, max_batch_size=truncation.max_batch_size)
+    return CappedPhase(**_phase_fields(phase), dataset_size=truncation.dataset_size,
+                       max_batch_size=truncation.max_batch_size)
+
+
+def _phase_fields(phase: Phase, **changes: Any) -> dict[str, Any]:
+    """The `Phase` fields of `phase` (a `CappedPhase` has more), with `changes` made."""
+    return {field.name: changes.get(field.name, getattr(phase, field.name)) for field in dataclasses.fields(Phase)}
 
 
 def step_distances(capped: Sequence[CappedPhase]) -> tuple[float, float]:
@@ -340,9 +345,7 @@ def _per_step(capped: tuple[CappedPhase, ...], *, delta: float | None, epsilon: 
         return None
     if not with_lower:
         return above[0], 0.0, above[1]
-    kept = tuple(Phase(**{field.name: getattr(phase, field.name) for field in dataclasses.fields(Phase)
-                          if field.name != "sampling_probability"}, sampling_probability=kept_rate(phase))
-                 for phase in capped)
+    kept = tuple(Phase(**_phase_fields(phase, sampling_probability=kept_rate(phase))) for phase in capped)
     attained = cached(kept, delta, epsilon, accuracy)
     return above[0], attained.epsilon_lower if delta is not None else attained.delta_lower, above[1]
 
