@@ -80,8 +80,9 @@ def test_pld_phases_and_relation_match_the_command(dpcalc):
 
 def test_pld_shuffled_training_form_matches_the_command(dpcalc):
     printed = dpcalc("pld", "--n", "60000", "--batch-size", "256", "--epochs", "2", "--sigma", "1.1", "--sampling",
-                     "shuffle", "--delta", "1e-5", "--json").json()
-    result = api.pld_epsilon(n=60000, batch_size=256, epochs=2, sigma=1.1, sampling="shuffle", delta=1e-5)
+                     "shuffle", "--neighbours", "zero-out", "--delta", "1e-5", "--json").json()
+    result = api.pld_epsilon(n=60000, batch_size=256, epochs=2, sigma=1.1, sampling="shuffle", neighbours="zero-out",
+                             delta=1e-5)
     assert {key: printed["result"][key] for key in _bounds(result)} == _bounds(result)
     assert result.phases[0].epoch_steps == printed["inputs"]["phases"][0]["epoch_steps"] == 235
 
@@ -275,6 +276,6 @@ def test_calibrate_sigma_takes_the_sampling_scheme(dpcalc):
                       "--json").json()["result"]
     assert result.value == document["sigma"]
     with pytest.raises(ValueError, match="shuffle sampling needs n and batch_size"):
-        calibrate_sigma(3.0, delta=1e-5, p=0.004, T=100, sampling="shuffle")
+        calibrate_sigma(3.0, delta=1e-5, p=0.004, T=100, sampling="shuffle", neighbours="zero-out")
     with pytest.raises(ValueError, match="gdp accountant"):
         calibrate_sigma(3.0, delta=1e-5, p=0.004, T=100, neighbours="replace-one", accountant="gdp")

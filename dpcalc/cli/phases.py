@@ -104,9 +104,9 @@ SamplingOption = Annotated[
     Option(
         "--sampling",
         help=("How each step's batch is drawn: poisson (each record independently with probability p; "
-              "default), uniform (a fixed-size batch of b of the n records, p = b/n; needs "
-              "--neighbours replace-one), shuffle (each epoch a random permutation cut into "
-              "ceil(n/b) batches) or allocation (random allocation, balls and bins: each record joins one "
+              "default), uniform (a fixed-size batch of b of the n records, p = b/n), shuffle (each epoch "
+              "a random permutation cut into ceil(n/b) batches; needs --neighbours zero-out or "
+              "replace-one) or allocation (random allocation, balls and bins: each record joins one "
               "of an epoch's ceil(n/b) steps at random; add-remove or zero-out). shuffle and allocation "
               "need --n and --batch-size. Applies to every phase."),
         case_sensitive=False,
@@ -160,7 +160,7 @@ def with_relation(phases: list[Phase], sampling: SamplingChoice | None,
     import dataclasses
     from typing import cast
 
-    from dpcalc.core.phases import unsupported
+    from dpcalc.core.phases import UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N, unsupported
 
     chosen_sampling = (sampling or SamplingChoice.poisson).value
     chosen_neighbours = (neighbours or NeighboursChoice.add_remove).value
@@ -168,12 +168,15 @@ def with_relation(phases: list[Phase], sampling: SamplingChoice | None,
     for item in phases:
         why = unsupported(item.mechanism, chosen_sampling, chosen_neighbours, per_user)
         if why is None:
+            if chosen_sampling == "uniform" and chosen_neighbours == "add-remove" and item.sampling_probability == 1.0:
+                raise InputError(f"--sampling uniform: {UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N}")
             if chosen_sampling in EPOCH_SAMPLINGS and item.epoch_steps is None:
                 raise InputError(f"--sampling {chosen_sampling} needs --n and --batch-size (or the phase keys n and "
                                  "batch_size): an epoch is ceil(n / batch size) steps, which p alone does not say")
             continue
-        if chosen_sampling == "uniform" and chosen_neighbours != "replace-one":
-            raise InputError(f"--sampling uniform needs --neighbours replace-one, got --neighbours {chosen_neighbours}: {why}")
+        if chosen_sampling == "shuffle" and chosen_neighbours == "add-remove" and item.mechanism == "gaussian":
+            raise InputError(f"--sampling shuffle needs --neighbours zero-out or replace-one, got --neighbours "
+                             f"{chosen_neighbours}: {why}")
         if chosen_sampling == "allocation" and chosen_neighbours == "replace-one" and item.mechanism == "gaussian":
             raise InputError(f"--sampling allocation needs --neighbours add-remove or zero-out, got --neighbours "
                              f"{chosen_neighbours}: {why}")

@@ -187,7 +187,8 @@ def check_covered(phases: list, *, per_phase: bool) -> None:
             raise InputError(
                 f"--sampling {item.sampling} with --neighbours {item.neighbours} has no RDP bound here: the RDP "
                 "accountant covers --sampling poisson with add-remove or zero-out, and --sampling uniform with "
-                "replace-one (Wang, Balle, Kasiviswanathan 2019); dpcalc pld accounts every combination"
+                "every relation (Wang, Balle, Kasiviswanathan 2019; at add-remove the Poisson curve at sigma / 2); "
+                "dpcalc pld accounts the rest"
             )
     for index, item in enumerate(phases, start=1):
         if item.mechanism == "laplace" and item.sampling_probability != 1.0:

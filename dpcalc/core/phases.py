@@ -22,10 +22,17 @@ EPOCH_SAMPLINGS: tuple[str, ...] = ("shuffle", "allocation")
 NEIGHBOURS: tuple[str, ...] = ("add-remove", "replace-one", "zero-out")
 
 # Why a combination of sampling, neighbour relation and mechanism has no accounting (None: it has).
-UNIFORM_NEEDS_REPLACE_ONE = (
-    "uniform sampling (fixed-size batches) is analysed under replace-one neighbours: with a fixed "
-    "batch size an added record pushes another out of the batch, and no dominating pair covers that; "
-    "use replace-one (its figure holds for zero-out too: a zero-out neighbour replaces a record by the null record)"
+SHUFFLE_NEEDS_POSITIONS = (
+    "shuffled batches are accounted under zero-out or replace-one neighbours, where the two datasets "
+    "have the same records in the same places: under add-remove an added record moves one record "
+    "across every later batch boundary (and a last, smaller batch changes the batch sizes), so many "
+    "batch sums change and one Gaussian an epoch does not bound them (docs/mathematics.md, \"Shuffled "
+    "batches\"); use --neighbours zero-out (a record replaced by a null record) or replace-one"
+)
+
+UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N = (
+    "fixed-size batches under add-remove need a batch smaller than the dataset (b < n, p < 1): "
+    "a neighbour with one record fewer has no batch of n; a full batch is --sampling poisson with p = 1"
 )
 
 
@@ -44,8 +51,8 @@ ALLOCATION_NEEDS_ADD_REMOVE = (
 def unsupported(mechanism: str, sampling: str, neighbours: str, examples_per_user: int = 1) -> str | None:
     """Why `mechanism` under `sampling` and `neighbours` (and `examples_per_user` per user)
     cannot be accounted, or None."""
-    if sampling == "uniform" and neighbours != "replace-one":
-        return UNIFORM_NEEDS_REPLACE_ONE
+    if sampling == "shuffle" and neighbours == "add-remove":
+        return SHUFFLE_NEEDS_POSITIONS
     if sampling == "allocation" and neighbours == "replace-one":
         return ALLOCATION_NEEDS_ADD_REMOVE
     if examples_per_user > 1 and (mechanism != "gaussian" or sampling != "poisson" or neighbours == "replace-one"):
@@ -59,12 +66,15 @@ def unsupported(mechanism: str, sampling: str, neighbours: str, examples_per_use
 def rdp_covers(sampling: str, neighbours: str, examples_per_user: int = 1) -> bool:
     """Whether the RDP curves (`dpcalc.core.rdp.curves`) have a bound for this sampling scheme,
     neighbour relation and unit of privacy: Poisson sampling of records under add-remove or
-    zero-out (Mironov, Talwar, Zhang 2019), fixed-size batches under replace-one (Wang, Balle,
-    Kasiviswanathan 2019, Thm 27). Here, numpy-free, for the budget file's check."""
+    zero-out (Mironov, Talwar, Zhang 2019); fixed-size batches under replace-one and zero-out
+    (Wang, Balle, Kasiviswanathan 2019, Thm 27; a zero-out neighbour is a replace-one neighbour
+    whose new record is the null one) and under add-remove (the Poisson curve at noise sigma / 2,
+    docs/mathematics.md, "Fixed-size batches under add-remove"). Here, numpy-free, for the budget
+    file's check."""
     if examples_per_user > 1:
         return False
     if sampling == "uniform":
-        return neighbours == "replace-one"
+        return True
     return sampling == "poisson" and neighbours != "replace-one"
 
 
@@ -126,9 +136,14 @@ class Phase:
     @property
     def shift(self) -> float:
         """The largest distance between the two datasets' noiseless outputs in one step, in units of
-        the sensitivity: 2 under replace-one (one clipped contribution exchanged for its opposite),
-        the examples per user at user level (all of a user's examples in one batch), else 1."""
-        return 2.0 if self.neighbours == "replace-one" else float(self.examples_per_user)
+        the sensitivity: 2 under replace-one (one clipped contribution exchanged for its opposite)
+        and for fixed-size batches under add-remove (the added record takes another's place in the
+        batch), the examples per user at user level (all of a user's examples in one batch), else 1
+        (fixed-size batches under zero-out too: in the steps whose batch holds the record, the two
+        datasets' batches differ in that record alone)."""
+        if self.neighbours == "replace-one" or (self.sampling == "uniform" and self.neighbours == "add-remove"):
+            return 2.0
+        return float(self.examples_per_user)
 
     @property
     def epochs(self) -> tuple[int, int]:
@@ -184,3 +199,5 @@ class Phase:
         why = unsupported(self.mechanism, self.sampling, self.neighbours, self.examples_per_user)
         if why is not None:
             raise ValueError(why)
+        if self.sampling == "uniform" and self.neighbours == "add-remove" and self.sampling_probability == 1.0:
+            raise ValueError(UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N)

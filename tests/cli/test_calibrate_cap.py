@@ -144,7 +144,7 @@ def test_the_table_shows_the_cap(dpcalc):
      "for the batch size (--solve batch-size)"),
     (("--n", "1000", "--batch-size", "10", "--T", "50", "--max-batch-size", "30", "--accountant", "gdp"),
      "--max-batch-size 30: the central-limit gdp accountant has no capped figure; use --accountant pld or rdp"),
-    (("--n", "1000", "--batch-size", "10", "--T", "50", "--max-batch-size", "30", "--sampling", "shuffle"),
+    (("--n", "1000", "--batch-size", "10", "--T", "50", "--max-batch-size", "30", "--sampling", "shuffle", "--neighbours", "zero-out"),
      "--max-batch-size caps Poisson batches of the gaussian mechanism, got shuffle sampling of the gaussian "
      "mechanism"),
     (("--mechanism", "laplace", "--T", "5", "--max-batch-size", "30"),

@@ -51,7 +51,7 @@ def test_shuffled_epochs_are_one_gaussian_each(dpcalc):
     # the certified upper bound of a shuffled run is one unsubsampled Gaussian per epoch begun
     # (10 epochs: mu = sqrt(10)/sigma), which meets epsilon 3 at delta 1e-5 from sigma = 4.3974426
     # (DRS Cor. 2.13, solved by root finding); the answer lies within the precision 1e-4 above it
-    run = dpcalc(*RUN, "--sampling", "shuffle", "--n", "60000", "--batch-size", "256", "--epochs", "10", "--json")
+    run = dpcalc(*RUN, "--sampling", "shuffle", "--neighbours", "zero-out", "--n", "60000", "--batch-size", "256", "--epochs", "10", "--json")
     result = run.json()["result"]
     assert 4.3974426 <= result["sigma"] <= 4.3974427 * (1 + 1e-4)
     assert result["epsilon"] <= 3.0 and result["epsilon_lower"] < result["epsilon"]
@@ -77,9 +77,9 @@ def test_the_table_names_the_scheme(dpcalc):
 
 
 @pytest.mark.parametrize(("options", "message"), [
-    (("--sampling", "uniform", "--p", "0.004", "--T", "100"),
-     "Error: --sampling uniform needs --neighbours replace-one, got --neighbours add-remove: uniform sampling"),
-    (("--sampling", "shuffle", "--p", "0.004", "--T", "100"),
+    (("--sampling", "shuffle", "--n", "60000", "--batch-size", "256", "--T", "100"),
+     "Error: --sampling shuffle needs --neighbours zero-out or replace-one, got --neighbours add-remove: shuffled"),
+    (("--sampling", "shuffle", "--neighbours", "zero-out", "--p", "0.004", "--T", "100"),
      "Error: --sampling shuffle needs --n and --batch-size"),
     (("--sampling", "allocation", "--n", "60000", "--batch-size", "256", "--epochs", "10", "--accountant", "rdp"),
      "Error: --accountant rdp has no bound for allocation sampling, add-remove neighbours; use --accountant pld\n"),

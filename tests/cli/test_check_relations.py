@@ -65,7 +65,7 @@ def test_gaussian_release_under_replace_one_keeps_its_sensitivity(dpcalc, tmp_pa
 
 def test_shuffled_release_is_its_own_group(dpcalc, tmp_path):
     small = MODEL.replace("n = 60000", "n = 1000").replace("batch_size = 256", "batch_size = 100")
-    text = HEAD + small + 'sampling = "shuffle"\n[[release]]\nname = "c"\nmechanism = "gaussian"\nsigma = 20.0\n'
+    text = HEAD + 'neighbours = "zero-out"\n' + small + 'sampling = "shuffle"\n[[release]]\nname = "c"\nmechanism = "gaussian"\nsigma = 20.0\n'
     run = _check(dpcalc, tmp_path, text, "--json")
     assert run.code in (0, 1)
     result = run.json()["result"]
@@ -76,11 +76,12 @@ def test_shuffled_release_is_its_own_group(dpcalc, tmp_path):
 @pytest.mark.parametrize(
     "extra, budget_extra, message",
     [
-        ('sampling = "uniform"\n', "", "release 'model': sampling 'uniform' with neighbours 'add-remove'"),
+        ('sampling = "shuffle"\n', "", "release 'model': sampling 'shuffle' with neighbours 'add-remove': shuffled "
+         "batches are accounted under zero-out or replace-one"),
         ('sampling = "fixed"\n', "", "release 'model': sampling must be one of poisson, uniform, shuffle, allocation, got 'fixed'"),
         ('sampling = "uniform"\nexamples_per_user = 2\n', 'neighbours = "replace-one"\n', "examples_per_user 2"),
         ("", 'neighbours = "swap"\n', "neighbours must be one of add-remove, replace-one, zero-out, got 'swap'"),
-        ('sampling = "shuffle"\n', 'accountant = "rdp"\n', "the rdp accountant has no bound for sampling 'shuffle'"),
+        ('sampling = "shuffle"\n', 'accountant = "rdp"\nneighbours = "zero-out"\n', "the rdp accountant has no bound for sampling 'shuffle'"),
         ("examples_per_user = 0\n", "", "examples_per_user"),
     ],
 )
@@ -90,8 +91,17 @@ def test_refusals(dpcalc, tmp_path, extra, budget_extra, message):
     assert message in run.stderr and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
 
 
+def test_full_fixed_size_batches_are_refused_under_add_remove(dpcalc, tmp_path):
+    text = HEAD + MODEL.replace("batch_size = 256", "batch_size = 60000") + 'sampling = "uniform"\n'
+    run = _check(dpcalc, tmp_path, text)
+    assert run.code == 2 and run.stderr.count("\n") == 1
+    assert ("release 'model': sampling 'uniform' with neighbours 'add-remove': fixed-size batches under add-remove "
+            "need a batch smaller than the dataset") in run.stderr
+
+
 def test_shuffle_needs_n_and_laplace_is_refused_under_replace_one(dpcalc, tmp_path):
-    text = HEAD + '[[release]]\nname = "m"\nmechanism = "subsampled-gaussian"\np = 0.01\nT = 10\nsigma = 1.0\nsampling = "shuffle"\n'
+    text = HEAD + 'neighbours = "zero-out"\n[[release]]\nname = "m"\nmechanism = "subsampled-gaussian"\np = 0.01\nT = 10\n' \
+        'sigma = 1.0\nsampling = "shuffle"\n'
     run = _check(dpcalc, tmp_path, text)
     assert run.code == 2 and "sampling 'shuffle' needs n and batch_size" in run.stderr
     text = HEAD + 'neighbours = "replace-one"\n[[release]]\nname = "l"\nmechanism = "laplace"\nscale = 2.0\n'

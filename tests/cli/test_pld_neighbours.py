@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpcalc.core.phases import UNIFORM_NEEDS_REPLACE_ONE, Phase
+from dpcalc.core.phases import SHUFFLE_NEEDS_POSITIONS, UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N, Phase
 from dpcalc.core.pld import tight_delta, tight_epsilon
 
 RUN = ("pld", "--p", "0.01", "--sigma", "1", "--T", "100")
@@ -41,6 +41,9 @@ def _core(sampling: str, neighbours: str, steps: int = 100) -> Phase:
         (("--sampling", "poisson", "--neighbours", "replace-one"), "poisson", "replace-one", "symmetric"),
         (("--sampling", "uniform", "--neighbours", "replace-one"), "uniform", "replace-one", "symmetric"),
         (("--neighbours", "replace-one", "--sampling", "uniform"), "uniform", "replace-one", "symmetric"),
+        (("--sampling", "uniform"), "uniform", "add-remove", "remove"),
+        (("--sampling", "uniform", "--neighbours", "add-remove"), "uniform", "add-remove", "remove"),
+        (("--sampling", "uniform", "--neighbours", "zero-out"), "uniform", "zero-out", "symmetric"),
     ],
 )
 def test_every_value_is_accounted_and_echoed(dpcalc, args, sampling, neighbours, binding):
@@ -54,7 +57,7 @@ def test_every_value_is_accounted_and_echoed(dpcalc, args, sampling, neighbours,
     core = tight_epsilon([_core(sampling, neighbours)], 1e-5)
     assert (result["epsilon_lower"], result["epsilon_upper"]) == (core.epsilon_lower, core.epsilon_upper)
     assert result["epsilon_lower"] <= result["epsilon"] == result["epsilon_upper"]
-    if sampling == "uniform":  # the gap between the dominating and the attained pair, said in a warning
+    if sampling == "uniform" and neighbours != "add-remove":  # the gap between the two pairs, said in a warning
         assert len(document["warnings"]) == 1 and "gap between the pair" in document["warnings"][0]
     else:
         assert document["warnings"] == []
@@ -146,24 +149,25 @@ def test_help_lists_the_options(dpcalc):
 # Refusals: exit 2, one line on stderr that names the option and the value received
 # ---------------------------------------------------------------------------------------------
 
-UNIFORM_WITH = "--sampling uniform needs --neighbours replace-one, got --neighbours {}: " + UNIFORM_NEEDS_REPLACE_ONE
+SHUFFLE_WITH = "--sampling shuffle needs --neighbours zero-out or replace-one, got --neighbours add-remove: " + \
+    SHUFFLE_NEEDS_POSITIONS
+SHUFFLED = ("pld", "--n", "1005", "--batch-size", "10", "--epochs", "1", "--sigma", "1", "--sampling", "shuffle")
 LAPLACE_NEIGHBOURS = "--neighbours must be add-remove or zero-out for --mechanism laplace, got replace-one"
 
 
 @pytest.mark.parametrize(
     "args, message, named",
     [
-        ((*RUN, "--sampling", "uniform"), UNIFORM_WITH.format("add-remove"), ("--sampling", "uniform")),
-        ((*RUN, "--sampling", "uniform", "--neighbours", "add-remove"), UNIFORM_WITH.format("add-remove"),
-         ("--sampling", "uniform")),
-        ((*RUN, "--sampling", "uniform", "--neighbours", "zero-out"), UNIFORM_WITH.format("zero-out"),
-         ("--neighbours", "zero-out")),
-        ((*RUN, "--sampling", "Uniform"), UNIFORM_WITH.format("add-remove"), ("--sampling", "uniform")),
+        (SHUFFLED, SHUFFLE_WITH, ("--sampling", "shuffle")),
+        ((*SHUFFLED, "--neighbours", "add-remove"), SHUFFLE_WITH, ("--neighbours", "add-remove")),
+        (("pld", "--p", "1", "--sigma", "1", "--T", "10", "--sampling", "uniform"),
+         f"--sampling uniform: {UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N}", ("--sampling", "uniform")),
         ((*LAPLACE, "--neighbours", "replace-one"), LAPLACE_NEIGHBOURS, ("--neighbours", "replace-one")),
         ((*LAPLACE, "--neighbours", "Replace-One"), LAPLACE_NEIGHBOURS, ("--neighbours", "replace-one")),
         ((*LAPLACE, "--sampling", "uniform", "--neighbours", "replace-one"),
          "--sampling must be poisson for --mechanism laplace, got uniform", ("--sampling", "uniform")),
-        ((*LAPLACE, "--sampling", "uniform"), UNIFORM_WITH.format("add-remove"), ("--sampling", "uniform")),
+        ((*LAPLACE, "--sampling", "uniform"), "--sampling must be poisson for --mechanism laplace, got uniform",
+         ("--sampling", "uniform")),
         # one Laplace phase among several is enough
         (("pld", "--phase", "p=0.01,sigma=1,T=10", "--phase", "mechanism=laplace,scale=2,T=5", "--neighbours",
           "replace-one"), LAPLACE_NEIGHBOURS, ("--neighbours", "replace-one")),
@@ -184,8 +188,8 @@ def test_refusals(dpcalc, args, message, named):
 
 
 def test_refusals_with_json_are_the_same(dpcalc):
-    run = dpcalc(*RUN, "--sampling", "uniform", "--json")
-    assert (run.code, run.stdout, run.stderr) == (2, "", f"Error: {UNIFORM_WITH.format('add-remove')}\n")
+    run = dpcalc(*SHUFFLED, "--json")
+    assert (run.code, run.stdout, run.stderr) == (2, "", f"Error: {SHUFFLE_WITH}\n")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -210,9 +214,9 @@ def test_sweep_applies_the_relation_to_every_row(dpcalc, relation):
     assert all(a["epsilon_upper"] < b["epsilon_lower"] for a, b in zip(plain, rows))
 
 
-def test_sweep_refuses_uniform_without_replace_one(dpcalc):
-    run = dpcalc("pld", "--p", "0.01", "--T", "100", "--sigma", "1.1,2", "--sampling", "uniform")
-    assert (run.code, run.stdout, run.stderr) == (2, "", f"Error: {UNIFORM_WITH.format('add-remove')}\n")
+def test_sweep_refuses_shuffle_under_add_remove(dpcalc):
+    run = dpcalc("pld", "--n", "1005", "--batch-size", "10", "--epochs", "1", "--sigma", "1,2", "--sampling", "shuffle")
+    assert (run.code, run.stdout, run.stderr) == (2, "", f"Error: {SHUFFLE_WITH}\n")
 
 
 def test_sweep_inputs_echo_the_relation(dpcalc):

@@ -8,7 +8,7 @@ import pytest
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import tight_delta, tight_epsilon
 
-SHUFFLE = ("pld", "--n", "60000", "--batch-size", "256", "--epochs", "1", "--sigma", "0.4", "--sampling", "shuffle")
+SHUFFLE = ("pld", "--n", "60000", "--batch-size", "256", "--epochs", "1", "--sigma", "0.4", "--sampling", "shuffle", "--neighbours", "zero-out")
 USER = ("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1000")
 
 
@@ -18,8 +18,8 @@ def test_shuffle_reports_both_bounds_and_the_poisson_figure(dpcalc):
     document = run.json()
     (phase,) = document["inputs"]["phases"]
     assert phase == {"mechanism": "gaussian", "p": 256 / 60000, "sigma": 0.4, "scale": None, "T": 235,
-                     "sampling": "shuffle", "neighbours": "add-remove", "examples_per_user": 1, "epoch_steps": 235}
-    core = tight_epsilon([Phase("gaussian", 256 / 60000, 0.4, None, 235, sampling="shuffle", epoch_steps=235)], 1e-5)
+                     "sampling": "shuffle", "neighbours": "zero-out", "examples_per_user": 1, "epoch_steps": 235}
+    core = tight_epsilon([Phase("gaussian", 256 / 60000, 0.4, None, 235, sampling="shuffle", neighbours="zero-out", epoch_steps=235)], 1e-5)
     result = document["result"]
     assert (result["epsilon_lower"], result["epsilon_upper"]) == (core.epsilon_lower, core.epsilon_upper)
     poisson = tight_epsilon([Phase("gaussian", 256 / 60000, 0.4, None, 235)], 1e-5)
@@ -62,13 +62,13 @@ def test_shuffle_warns_when_poisson_under_reports(dpcalc, monkeypatch):
 
 def test_shuffle_with_eps_gives_delta_and_the_poisson_delta(dpcalc):
     document = dpcalc(*SHUFFLE, "--eps", "3", "--json").json()
-    core = tight_delta([Phase("gaussian", 256 / 60000, 0.4, None, 235, sampling="shuffle", epoch_steps=235)], 3.0)
+    core = tight_delta([Phase("gaussian", 256 / 60000, 0.4, None, 235, sampling="shuffle", neighbours="zero-out", epoch_steps=235)], 3.0)
     assert document["result"]["delta_upper"] == core.delta_upper
     assert document["result"]["as_poisson"]["delta_upper"] > 0.0
 
 
 def test_shuffle_phase_keys(dpcalc):
-    run = dpcalc("pld", "--phase", "n=1000,batch_size=100,sigma=1,T=25", "--sampling", "shuffle", "--json")
+    run = dpcalc("pld", "--phase", "n=1000,batch_size=100,sigma=1,T=25", "--sampling", "shuffle", "--neighbours", "zero-out", "--json")
     assert run.code == 0
     assert run.json()["inputs"]["phases"][0]["epoch_steps"] == 10
 
@@ -102,15 +102,15 @@ def test_examples_per_user_one_is_the_default(dpcalc):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (("pld", "--p", "0.004", "--sigma", "1", "--T", "10", "--sampling", "shuffle"),
+        (("pld", "--p", "0.004", "--sigma", "1", "--T", "10", "--sampling", "shuffle", "--neighbours", "zero-out"),
          "Error: --sampling shuffle needs --n and --batch-size"),
         ((*USER, "--examples-per-user", "2", "--neighbours", "replace-one"),
          "Error: --examples-per-user must be 1 with --sampling poisson and --neighbours replace-one, got 2"),
         ((*SHUFFLE, "--examples-per-user", "3"),
-         "Error: --examples-per-user must be 1 with --sampling shuffle and --neighbours add-remove, got 3"),
+         "Error: --examples-per-user must be 1 with --sampling shuffle and --neighbours zero-out, got 3"),
         (("pld", "--mechanism", "laplace", "--scale", "2", "--T", "5", "--examples-per-user", "2"),
          "Error: --examples-per-user must be 1 for --mechanism laplace, got 2"),
-        (("pld", "--mechanism", "laplace", "--scale", "2", "--T", "5", "--sampling", "shuffle"),
+        (("pld", "--mechanism", "laplace", "--scale", "2", "--T", "5", "--sampling", "shuffle", "--neighbours", "zero-out"),
          "Error: --sampling must be poisson for --mechanism laplace, got shuffle"),
         ((*USER, "--examples-per-user", "0"), "Invalid value for '--examples-per-user'"),
         ((*USER, "--examples-per-user", "two"), "Invalid value for '--examples-per-user'"),
@@ -124,7 +124,7 @@ def test_refusals(dpcalc, args, message):
 
 def test_sweep_with_shuffle_and_users(dpcalc):
     run = dpcalc("pld", "--n", "60000", "--batch-size", "256", "--epochs", "1,2", "--sigma", "0.5", "--sampling",
-                 "shuffle", "--json")
+                 "shuffle", "--neighbours", "zero-out", "--json")
     assert run.code == 0
     document = run.json()
     assert document["inputs"]["sampling"] == "shuffle"

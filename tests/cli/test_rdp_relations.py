@@ -41,8 +41,10 @@ def test_zero_out_is_add_remove(dpcalc):
     "args, message",
     [
         (("--neighbours", "replace-one"), "--sampling poisson with --neighbours replace-one has no RDP bound here"),
-        (("--sampling", "shuffle"), "--sampling shuffle with --neighbours add-remove has no RDP bound here"),
-        (("--sampling", "uniform"), "--sampling uniform needs --neighbours replace-one, got --neighbours add-remove"),
+        (("--sampling", "shuffle", "--neighbours", "zero-out"),
+         "--sampling shuffle with --neighbours zero-out has no RDP bound here"),
+        (("--sampling", "shuffle"), "--sampling shuffle needs --neighbours zero-out or replace-one, got --neighbours "
+         "add-remove"),
     ],
 )
 def test_refusals(dpcalc, args, message):

@@ -103,7 +103,7 @@ def test_the_table_says_what_the_cap_costs(dpcalc):
     (("--p", "0.01", "--max-batch-size", "30"),
      "--max-batch-size needs the dataset size: give the run as --n, --batch-size and --epochs (or --T), so that the "
      "chance of a batch above the cap is known"),
-    (("--n", "1000", "--batch-size", "10", "--max-batch-size", "30", "--sampling", "shuffle"),
+    (("--n", "1000", "--batch-size", "10", "--max-batch-size", "30", "--sampling", "shuffle", "--neighbours", "zero-out"),
      "--max-batch-size caps Poisson batches of the gaussian mechanism, got shuffle sampling of the gaussian mechanism"),
     (("--n", "1000", "--batch-size", "10", "--max-batch-size", "30", "--sampling", "uniform", "--neighbours",
       "replace-one"),

@@ -25,7 +25,14 @@ from dpcalc.core.accountants import CERTIFIED_ACCOUNTANTS
 from dpcalc.core.mechanisms.gaussian import CLIPPINGS
 from dpcalc.core.mechanisms.laplace import DOMAINS
 from dpcalc.core.mechanisms.noisy_max import NOISES
-from dpcalc.core.phases import NEIGHBOURS, SAMPLINGS, Neighbours, rdp_covers, unsupported
+from dpcalc.core.phases import (
+    NEIGHBOURS,
+    SAMPLINGS,
+    UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N,
+    Neighbours,
+    rdp_covers,
+    unsupported,
+)
 from dpcalc.core.validation import (
     MAX_COUNT,
     MAX_COUNT_DIGITS,
@@ -227,6 +234,11 @@ def _check_relation(where: str, release: Release, neighbours: str, accountant: s
     if why is not None:
         raise BudgetFileError(f"{where}: sampling {release.sampling!r} with neighbours {neighbours!r}"
                               f"{f' and examples_per_user {per_user}' if per_user > 1 else ''}: {why}")
+    params = release.parameters
+    full = params.get("p") == 1 or ("n" in params and params.get("batch_size") == params["n"])
+    if release.sampling == "uniform" and neighbours == "add-remove" and full:
+        raise BudgetFileError(f"{where}: sampling 'uniform' with neighbours 'add-remove': "
+                              f"{UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N}")
     if release.sampling in ("shuffle", "allocation") and "n" not in release.parameters:
         raise BudgetFileError(f"{where}: sampling {release.sampling!r} needs n and batch_size (an epoch is "
                               "ceil(n / batch_size) steps), not p")

@@ -139,11 +139,12 @@ class Problem:
         """(p, sigma, T) at a real value x of the quantity, T real: the model's continuous run.
 
         The model is the Poisson run's (it steers the search; the accountant decides): a run
-        under replace-one, or with k examples a user, moves the sum by 2 or k clipping norms, so
-        its model has sigma / 2 or sigma / k; a shuffled run's upper bound is one unsubsampled
+        under replace-one (or of fixed-size batches under add-remove), or with k examples a user,
+        moves the sum by 2 or k clipping norms, so its model has sigma / 2 or sigma / k; a shuffled run's upper bound is one unsubsampled
         Gaussian an epoch, so its model has p = 1 and T p steps."""
         p, noise, steps = self._model_poisson_run(x)
-        noise /= (2.0 if self.neighbours == "replace-one" else 1.0) * self.examples_per_user
+        doubled = self.neighbours == "replace-one" or (self.sampling == "uniform" and self.neighbours == "add-remove")
+        noise /= (2.0 if doubled else 1.0) * self.examples_per_user
         if self.sampling == "shuffle":
             return 1.0, noise, max(steps * min(p, 1.0), 1.0)
         return p, noise, steps

@@ -21,7 +21,10 @@ def _one(phase: Phase) -> str:
         return (f"random allocation (each record in one of {phase.epoch_steps} steps an epoch), {relation}: "
                 "lattice pairs above and below the epoch's pair (Feldman and Shenfeld 2025)")
     if phase.sampling == "uniform":
-        return "fixed-size batches, replace-one: two-part pair above, attained pair below (Zhu, Dong, Wang 2022)"
+        if relation == "add-remove":
+            return ("fixed-size batches, add-remove: the Poisson pair at sensitivity 2, attained (docs/mathematics.md, "
+                    "\"Fixed-size batches under add-remove\")")
+        return (f"fixed-size batches, {relation}: two-part pair above, attained pair below (Zhu, Dong, Wang 2022)")
     if phase.mechanism == "laplace":
         return f"Poisson, {relation}: subsampled Laplace pairs (Zhu, Dong, Wang 2022)"
     if relation == "replace-one":

@@ -16,7 +16,7 @@ from dpcalc.core.pld import work
 from dpcalc.core.pld.accountant import account_grid, attempt, first_upper, prepare
 from dpcalc.core.pld.exact import exact_laplace_run, exact_result, exact_run
 from dpcalc.core.pld.fallback import closed_forms, merge, one_laplace_release, out_of_range
-from dpcalc.core.pld.model import directions_of
+from dpcalc.core.pld.model import directions_of, two_part
 from dpcalc.core.pld.plan import INF_SHARE
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PLDResult
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
@@ -148,6 +148,13 @@ def check_phases(phases: Sequence[Phase]) -> tuple[Phase, ...]:
         raise ValueError(f"the phases of a run share one neighbour relation, got {', '.join(sorted(relations))}")
     if any(phase.sampling == "shuffle" for phase in phases) and any(phase.sampling != "shuffle" for phase in phases):
         raise ValueError("a run of shuffled phases cannot include phases of another sampling scheme")
+    if phases[0].neighbours == "zero-out" and any(two_part(phase) for phase in phases) and not all(
+            phase.mechanism == "gaussian" and phase.sampling in ("poisson", "uniform") and phase.examples_per_user == 1
+            and getattr(phase, "max_batch_size", None) is None for phase in phases):
+        # the two-part pair's run is composed in one symmetric direction: the other phases need a
+        # pair that dominates both of their orders there, which only the Gaussian pairs have here
+        raise ValueError("a run with fixed-size batches under zero-out takes only other Gaussian phases of Poisson "
+                         "or fixed-size batches (no cap, example level); account the rest under replace-one")
     return phases
 
 

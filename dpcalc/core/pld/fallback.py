@@ -174,8 +174,9 @@ def _one_step_lower(phase: Phase, delta: float | None, epsilon: float | None) ->
     bound tends to k a+ as delta -> 0.
     Returns epsilon_lower (delta given) or delta_lower (epsilon given); 0 when nothing is shown.
 
-    Fixed-size batches (replace-one): the same at noise sigma/2, their attained pair being the
-    Poisson pair at sensitivity 2. Poisson, replace-one: L(x) = log r(x) - log r(-x) >= log r(x)
+    Fixed-size batches (replace-one, add-remove): the same at noise sigma/2, their attained pair
+    being the Poisson pair at sensitivity 2; under zero-out the attained pair is the Poisson pair
+    at sensitivity 1 (noise sigma). Poisson, replace-one: L(x) = log r(x) - log r(-x) >= log r(x)
     where x >= -1/2 (r(-x) <= 1 there), so the bound holds for the z with 1 - z s >= -1/2.
     """
     from dpcalc.core.special import ndtr, ndtri
@@ -183,7 +184,7 @@ def _one_step_lower(phase: Phase, delta: float | None, epsilon: float | None) ->
     p = phase.sampling_probability
     best = 0.0
     if phase.mechanism == "gaussian":
-        s = phase.noise / 2.0 if phase.sampling == "uniform" else phase.noise
+        s = phase.noise / 2.0 if phase.sampling == "uniform" and phase.neighbours != "zero-out" else phase.noise
         # replace-one Poisson: only thresholds x = 1 - z s >= -1/2
         z_max = 1.5 / s if (phase.neighbours == "replace-one" and phase.sampling == "poisson") else math.inf
         log_inv = -math.log(2.0) - 2.0 * math.log(s)  # log(1/(2 s^2))

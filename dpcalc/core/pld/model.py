@@ -51,33 +51,46 @@ def directions_of(phases: Sequence[Phase]) -> tuple[Direction, ...]:
     """The directions a run is composed in (docs/mathematics.md, "Neighbour relations").
 
     add-remove and zero-out: the remove and the add pair, both tight (one when nothing is
-    subsampled: the pair is then its own reverse). replace-one: every pair is its own reverse,
-    so one direction, unless a phase samples fixed-size batches: its two-part pair dominates
-    (upper) but is not attained, and its attained pair, in both orders, gives the lower bound.
-    Shuffled batches (a run of them only, `api.check_phases`): one unsubsampled Gaussian an epoch
-    dominates (upper, its own reverse), the law of the largest batch sum is attained (lower, in
-    both orders). Random allocation (add-remove or zero-out) composes remove and add pairs like
-    Poisson sampling; each pair's lower measure comes from its attained pair (`Pair.attained`).
+    subsampled: the pair is then its own reverse); fixed-size batches under add-remove too (the
+    Poisson pair at sensitivity 2 dominates and is attained). replace-one: every pair is its own
+    reverse, so one direction, unless a phase samples fixed-size batches under replace-one or
+    zero-out: its two-part pair dominates (upper) but is not attained, and its attained pair, in
+    both orders, gives the lower bound (`two_part`). Shuffled batches (zero-out or replace-one, a
+    run of them only, `api.check_phases`): one unsubsampled Gaussian an epoch dominates (upper,
+    its own reverse), the law of the largest batch sum is attained (lower, in both orders).
+    Random allocation (add-remove or zero-out) composes remove and add pairs like Poisson
+    sampling; each pair's lower measure comes from its attained pair (`Pair.attained`).
     """
-    if any(phase.sampling == "shuffle" for phase in phases):
+    if any(phase.sampling == "shuffle" for phase in phases) or any(two_part(phase) for phase in phases):
         return (Direction(SYMMETRIC, True, False), *(Direction(name, False, True) for name in DIRECTIONS))
     if not any(phase.neighbours == "replace-one" for phase in phases):
         if all(phase.sampling_probability == 1.0 for phase in phases):
             return (Direction(DIRECTIONS[0], True, True),)
         return tuple(Direction(name, True, True) for name in DIRECTIONS)
-    if not any(phase.sampling == "uniform" and phase.sampling_probability < 1.0 for phase in phases):
-        return (Direction(SYMMETRIC, True, True),)
-    return (Direction(SYMMETRIC, True, False), *(Direction(name, False, True) for name in DIRECTIONS))
+    return (Direction(SYMMETRIC, True, True),)
+
+
+def two_part(phase: Phase) -> bool:
+    """Whether the phase's upper bound is the symmetrised two-part pair of fixed-size batches (Zhu,
+    Dong, Wang 2022, Prop. 30), which no pair of datasets attains: fixed-size batches of fewer than
+    all records under replace-one, or under zero-out (a zero-out neighbour is a replace-one one
+    whose new record is the null record; docs/mathematics.md, "Fixed-size batches")."""
+    return phase.sampling == "uniform" and phase.neighbours != "add-remove" and phase.sampling_probability < 1.0
 
 
 def pair_of(phase: Phase, direction: str) -> Pair:
     """The pair of one step of `phase` in `direction` (remove, add or symmetric).
 
     Poisson, add-remove or zero-out: the subsampled mechanism's remove or add pair (with a cap on
-    the batch size, `truncation.capped_pair`). Poisson,
-    replace-one: the pair of Lebeda et al. 2024, its own reverse. Uniform (replace-one): the
-    Poisson pair at rate b/n and sensitivity 2 (noise sigma/2 in units of the shift) is attained in
-    either order (remove, add); the symmetrised two-part pair dominates (symmetric).
+    the batch size, `truncation.capped_pair`); in the symmetric direction of a run that has a
+    two-part phase (`two_part`), the two combined (`SymmetrisedPair`, which dominates both).
+    Poisson, replace-one: the pair of Lebeda et al. 2024, its own reverse. Fixed-size batches:
+    under add-remove the Poisson pair at rate b/n and sensitivity 2 (noise sigma/2 in units of the
+    shift), which dominates and is attained; under replace-one the same pair is attained in either
+    order (remove, add) and the symmetrised two-part pair dominates (symmetric); under zero-out
+    the two-part pair dominates and the Poisson pair at sensitivity 1 is attained (every other
+    record's gradient 0); at b = n no record is sampled out and the step is the Gaussian at its
+    relation's shift.
     """
     p, noise = phase.sampling_probability, phase.noise
     if getattr(phase, "max_batch_size", None) is not None:  # a `truncation.CappedPhase`
@@ -92,13 +105,17 @@ def pair_of(phase: Phase, direction: str) -> Pair:
     if phase.mechanism == "laplace":
         return LaplacePair(p, noise, direction)
     if phase.sampling == "uniform":
+        # in units of the shift: sensitivity 2 is noise sigma / 2
+        attained = noise if phase.neighbours == "zero-out" else noise / 2.0
         if direction != SYMMETRIC:
-            return GaussianPair(p, noise / 2.0, direction)
+            return GaussianPair(p, attained, direction)
         if p == 1.0:
-            return GaussianPair(p, noise / 2.0, DIRECTIONS[0])
+            return GaussianPair(p, noise / phase.shift, DIRECTIONS[0])
         return SymmetrisedPair(GaussianPair(p, noise / 2.0, "remove"), GaussianPair(p, noise / 2.0, "add"))
     if phase.neighbours == "replace-one":
         return ReplaceOnePair(p, noise)
+    if direction == SYMMETRIC and p < 1.0:
+        return SymmetrisedPair(GaussianPair(p, noise, "remove"), GaussianPair(p, noise, "add"))
     return GaussianPair(p, noise, DIRECTIONS[0] if direction == SYMMETRIC else direction)
 
 

@@ -50,7 +50,7 @@ class OrderBound:
 
 
 # What a phase's per-step curve depends on: (mechanism, p, sigma, scale, sampling).
-_MechanismKey = tuple[Mechanism, float, float | None, float | None, Sampling]
+_MechanismKey = tuple[Mechanism, float, float | None, float | None, Sampling, Neighbours]
 
 
 def subsampled_gaussian_rdp(
@@ -140,7 +140,12 @@ def phase_rdp(phase: Phase, orders: Sequence[float] | np.ndarray) -> tuple[np.nd
     """Per-step RDP of one phase's mechanism at each order."""
     # A Phase has its mechanism's parameter (Phase.__post_init__): the `is not None` only narrows.
     if phase.mechanism == "gaussian" and phase.noise_multiplier is not None:
+        if phase.sampling == "uniform" and phase.neighbours == "add-remove":
+            # the Poisson pair at sensitivity 2 dominates each step (docs/mathematics.md,
+            # "Fixed-size batches under add-remove"): the Poisson curve at noise sigma / 2
+            return subsampled_gaussian_rdp(phase.sampling_probability, phase.noise_multiplier / 2.0, orders)
         if phase.sampling == "uniform":
+            # replace-one, and zero-out (a replace-one neighbour whose new record is the null one)
             from dpcalc.core.rdp.without_replacement import uniform_gaussian_rdp
 
             return uniform_gaussian_rdp(phase.sampling_probability, phase.noise_multiplier, orders), ()
@@ -160,7 +165,7 @@ def phase_rdp(phase: Phase, orders: Sequence[float] | np.ndarray) -> tuple[np.nd
 # same dominating pair: Mironov, Talwar, Zhang 2019), and fixed-size batches under replace-one
 # (Wang, Balle, Kasiviswanathan 2019, Thm 27: `without_replacement`).
 RDP_COVERS = ("the RDP accountant covers Poisson sampling of records under add-remove or zero-out neighbours "
-              "and fixed-size batches under replace-one; for Poisson sampling under replace-one, shuffled "
+              "and fixed-size batches under every relation; for Poisson sampling under replace-one, shuffled "
               "batches or user-level privacy use the PLD accountant (dpcalc pld)")
 
 
@@ -189,16 +194,18 @@ def composed_rdp(
     order_array = _check_orders(orders)
     steps_by_mechanism: dict[_MechanismKey, int] = {}
     for phase in phases:
-        key = (phase.mechanism, phase.sampling_probability, phase.noise_multiplier, phase.scale, phase.sampling)
+        # the relation matters for fixed-size batches only (the Poisson curves are add-remove's)
+        relation: Neighbours = phase.neighbours if phase.sampling == "uniform" else "add-remove"
+        key = (phase.mechanism, phase.sampling_probability, phase.noise_multiplier, phase.scale, phase.sampling,
+               relation)
         steps_by_mechanism[key] = steps_by_mechanism.get(key, 0) + phase.steps
     total = np.zeros_like(order_array)
     bounded: dict[float, OrderBound] = {}
-    for (mechanism, p, sigma, scale, sampling), steps in steps_by_mechanism.items():
-        cache_key = (mechanism, p, sigma, scale, sampling, order_array.tobytes())
+    for (mechanism, p, sigma, scale, sampling, neighbours), steps in steps_by_mechanism.items():
+        cache_key = (mechanism, p, sigma, scale, sampling, neighbours, order_array.tobytes())
         if per_step_cache is not None and cache_key in per_step_cache:
             per_step, phase_bounds = per_step_cache[cache_key]
         else:
-            neighbours: Neighbours = "replace-one" if sampling == "uniform" else "add-remove"
             per_step, phase_bounds = phase_rdp(
                 Phase(mechanism=mechanism, sampling_probability=p, noise_multiplier=sigma, scale=scale, steps=1,
                       sampling=sampling, neighbours=neighbours),

@@ -390,7 +390,7 @@ def test_fixed_size_batches_that_meet_the_accuracy_skip_the_closed_forms(monkeyp
     result = api.account((uniform,), delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY)
     assert len(result.warnings) == 1 and "the grid meets the requested accuracy" in result.warnings[0]
     monkeypatch.undo()
-    shuffled = Phase(sampling_probability=0.004, noise_multiplier=1.1, steps=10_000, sampling="shuffle",
+    shuffled = Phase(sampling_probability=0.004, noise_multiplier=1.1, steps=10_000, sampling="shuffle", neighbours="zero-out",
                      epoch_steps=250)
     merged = api.account((shuffled,), delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY)
     assert any("upper bound is from the closed form" in warning for warning in merged.warnings)

@@ -69,7 +69,7 @@ RUNS = [
     [g(2.0, 10, sampling="uniform", neighbours="replace-one")],
     [g(1.5, 4, examples_per_user=3)],       # shift 3: all of a user's examples in every step
     [g(1.0, 4, neighbours="zero-out")],
-    [g(2.0, 6, sampling="shuffle", epoch_steps=1)],
+    [g(2.0, 6, sampling="shuffle", neighbours="zero-out", epoch_steps=1)],
 ]
 DELTAS = [0.5, 1e-3, 1e-6, 1e-14, 1e-30, 1e-100, 1e-300]
 

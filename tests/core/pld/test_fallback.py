@@ -116,7 +116,7 @@ def test_closed_forms_of_a_run_the_rdp_accountant_does_not_cover_do_not_load_it(
 
     code = ("import sys; from dpcalc.core.phases import Phase; from dpcalc.core.pld.fallback import closed_forms; "
             "phase = Phase(sampling_probability=0.004, noise_multiplier=1.1, steps=10000, sampling='shuffle', "
-            "epoch_steps=250); closed_forms((phase,), delta=1e-5, epsilon=None, accuracy=1e-3, reason=''); "
+            "neighbours='zero-out', epoch_steps=250); closed_forms((phase,), delta=1e-5, epsilon=None, accuracy=1e-3, reason=''); "
             "print('dpcalc.core.rdp' in sys.modules, 'scipy.special' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out == "False False\n"

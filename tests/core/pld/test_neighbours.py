@@ -542,14 +542,15 @@ def test_phase_fields_and_shift():
     assert gaussian(0.01, 1.0, 5, neighbours="zero-out").shift == 1.0
     assert replace_one(0.01, 1.0, 5).shift == 2.0
     assert uniform(0.01, 1.0, 5).shift == 2.0
+    # fixed-size batches: the added record takes another's place (add-remove); zero-out changes one record
+    assert Phase("gaussian", 0.01, 1.0, None, 5, sampling="uniform").shift == 2.0
+    assert Phase("gaussian", 0.01, 1.0, None, 5, sampling="uniform", neighbours="zero-out").shift == 1.0
 
 
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        (dict(sampling="uniform"), "uniform sampling .* replace-one"),
-        (dict(sampling="uniform", neighbours="add-remove"), "uniform sampling .* replace-one"),
-        (dict(sampling="uniform", neighbours="zero-out"), "uniform sampling .* replace-one"),
+        (dict(sampling="shuffle", epoch_steps=100), "shuffled batches are accounted under zero-out or replace-one"),
         (dict(sampling="bogus"), "sampling must be one of poisson, uniform, shuffle, allocation, got sampling='bogus'"),
         (dict(neighbours="replace_one"), "neighbours must be one of add-remove, replace-one, zero-out"),
         (dict(neighbours="Replace-One"), "neighbours must be one of"),
@@ -558,6 +559,13 @@ def test_phase_fields_and_shift():
 def test_phase_refuses_gaussian_combinations(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Phase("gaussian", 0.01, 1.0, None, 10, **kwargs)
+
+
+def test_fixed_size_batches_of_every_record_under_add_remove_are_refused():
+    """b = n: a neighbour with one record fewer has no batch of n."""
+    with pytest.raises(ValueError, match="fixed-size batches under add-remove need a batch smaller"):
+        Phase("gaussian", 1.0, 1.0, None, 10, sampling="uniform")
+    assert Phase("gaussian", 1.0, 1.0, None, 10, sampling="uniform", neighbours="zero-out").shift == 1.0
 
 
 @pytest.mark.parametrize(
@@ -576,7 +584,7 @@ def test_phase_accepts_laplace_zero_out():
 @pytest.mark.parametrize("phase", [
     replace_one(0.01, 1.0, 10),
     replace_one(1.0, 1.0, 10),
-    Phase("gaussian", 0.01, 1.0, None, 10, sampling="shuffle", epoch_steps=100),
+    Phase("gaussian", 0.01, 1.0, None, 10, sampling="shuffle", neighbours="zero-out", epoch_steps=100),
     Phase("gaussian", 0.01, 1.0, None, 10, examples_per_user=2),
 ])
 def test_rdp_refuses_poisson_replace_one_shuffle_and_user_level(phase):

@@ -36,7 +36,7 @@ def user(p: float, sigma: float, steps: int, k: int) -> Phase:
     return Phase("gaussian", p, sigma, None, steps, examples_per_user=k)
 
 
-def shuffled(n: int, b: int, sigma: float, steps: int, neighbours: str = "add-remove") -> Phase:
+def shuffled(n: int, b: int, sigma: float, steps: int, neighbours: str = "zero-out") -> Phase:
     return Phase("gaussian", b / n, sigma, None, steps, sampling="shuffle", neighbours=neighbours,
                  epoch_steps=-(-n // b))
 
@@ -261,7 +261,7 @@ def test_shuffled_epochs_upper_is_the_epoch_gaussian_and_replace_one_doubles_it(
     last epoch counts as one. Below, every relation attains distance 1 (replace-one: the record
     against one contributing 0), not 2: only the record's own batch moves."""
     lowers = []
-    for neighbours, shift in (("add-remove", 1.0), ("zero-out", 1.0), ("replace-one", 2.0)):
+    for neighbours, shift in (("zero-out", 1.0), ("replace-one", 2.0)):
         phase = shuffled(60_000, 256, 1.1, 235 * 3 + 10, neighbours)
         result = tight_epsilon([phase], 1e-5)
         exact = gdp.epsilon_for_delta(1e-5, shift * math.sqrt(4) / 1.1)
@@ -269,7 +269,7 @@ def test_shuffled_epochs_upper_is_the_epoch_gaussian_and_replace_one_doubles_it(
         assert 0.0 < result.epsilon_lower < result.epsilon_upper
         lowers.append(result.epsilon_lower)
     # the same pair, composed on the grid each run chooses: equal to the accuracy
-    assert lowers[1] == pytest.approx(lowers[0], rel=1e-3) and lowers[2] == pytest.approx(lowers[0], rel=1e-3)
+    assert lowers[1] == pytest.approx(lowers[0], rel=1e-3)
 
 
 def test_shuffled_lower_bound_grows_with_epochs_and_falls_with_noise():
@@ -283,15 +283,19 @@ def test_shuffled_lower_bound_grows_with_epochs_and_falls_with_noise():
 
 def test_shuffle_refusals():
     with pytest.raises(ValueError, match="epoch_steps"):
-        Phase("gaussian", 0.01, 1.0, None, 10, sampling="shuffle")
+        Phase("gaussian", 0.01, 1.0, None, 10, sampling="shuffle", neighbours="zero-out")
     with pytest.raises(ValueError, match="needs p = b/n"):
-        Phase("gaussian", 0.01, 1.0, None, 10, sampling="shuffle", epoch_steps=50)
+        Phase("gaussian", 0.01, 1.0, None, 10, sampling="shuffle", neighbours="zero-out", epoch_steps=50)
     with pytest.raises(ValueError, match="user-level"):
-        Phase("gaussian", 0.01, 1.0, None, 10, sampling="shuffle", epoch_steps=100, examples_per_user=2)
+        Phase("gaussian", 0.01, 1.0, None, 10, sampling="shuffle", neighbours="zero-out", epoch_steps=100, examples_per_user=2)
     with pytest.raises(ValueError, match="user-level"):
         Phase("gaussian", 0.01, 1.0, None, 10, neighbours="replace-one", examples_per_user=2)
     with pytest.raises(ValueError, match="another sampling scheme"):
-        tight_epsilon([shuffled(1000, 10, 1.0, 100), Phase("gaussian", 0.01, 1.0, None, 10)], 1e-5)
+        tight_epsilon([shuffled(1000, 10, 1.0, 100), Phase("gaussian", 0.01, 1.0, None, 10, neighbours="zero-out")], 1e-5)
+    # under add-remove an added record moves a record across every later batch boundary (issue: the
+    # one-Gaussian-an-epoch figure was below what a pair of datasets attains)
+    with pytest.raises(ValueError, match="shuffled batches are accounted under zero-out or replace-one"):
+        Phase("gaussian", 0.01, 1.0, None, 100, sampling="shuffle", epoch_steps=100)
 
 
 @pytest.mark.parametrize("k, steps", [(2, 1000), (4, 10_000)])
