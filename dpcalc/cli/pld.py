@@ -319,8 +319,8 @@ def _account_rows(runs: Sequence[_Run]) -> list[PLDResult]:
 
 def _as_poisson(phases: Sequence[Phase], target_delta: float | None, target_epsilon: float | None,
                 accuracy: float) -> PLDResult | None:
-    """A shuffled or allocated run accounted as if its batches were Poisson-sampled (the figure
-    users often report, shown beside the run's bounds); None for other runs."""
+    """A shuffled, allocated or fixed-size run accounted as if its batches were Poisson-sampled (the
+    figure users often report, shown beside the run's bounds); None for other runs."""
     import dataclasses
 
     if _scheme(phases) is None:
@@ -330,11 +330,14 @@ def _as_poisson(phases: Sequence[Phase], target_delta: float | None, target_epsi
 
 
 def _scheme(phases: Sequence[Phase]) -> str | None:
-    """"shuffled" or "allocated" for a run of epochs (each record used once an epoch), else None."""
+    """"shuffled" or "allocated" for a run of epochs (each record used once an epoch), "fixed-size"
+    for a run of fixed-size batches, else None (a Poisson run: nothing to compare)."""
     if any(item.sampling == "shuffle" for item in phases):
         return "shuffled"
     if any(item.sampling == "allocation" for item in phases):
         return "allocated"
+    if any(item.sampling == "uniform" for item in phases):
+        return "fixed-size"
     return None
 
 
