@@ -20,11 +20,26 @@ from dpcalc.cli.interrupts import raise_lost_interrupt
 if TYPE_CHECKING:
     from pathlib import Path  # annotations only: pathlib stays off the start-up path
 
+# Every exit code dpcalc returns, one meaning each (README "Exit codes"); dpcalc.cli.app.main
+# is the one place that maps a failure to its code.
 EXIT_OK = 0
-EXIT_OVER_BUDGET = 1
+EXIT_OVER_BUDGET = 1  # only this: a result over --max-eps, a budget file over its budget
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
+EXIT_IO_ERROR = 74  # EX_IOERR: the output could not be written (stdout closed or full, the --plot file)
+EXIT_HANGUP = 129  # 128 + SIGHUP
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
 EXIT_BROKEN_PIPE = 141  # the reader closed the pipe (128 + SIGPIPE, the shell convention)
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+
+
+class OutputError(OSError):
+    """A write of dpcalc's output that failed (a full disk, a closed descriptor): `target` says
+    which output ("stdout", "--plot FILE"). Never a closed pipe, which is BrokenPipeError (141)."""
+
+    def __init__(self, target: str, error: OSError) -> None:
+        super().__init__(error.errno, error.strerror or str(error))
+        self.target = target
 
 Justify = Literal["left", "right"]
 

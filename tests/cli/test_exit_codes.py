@@ -1,8 +1,11 @@
-"""Exit codes through the real command line: a closed pipe exits 141, Ctrl-C exits 130.
+"""Exit codes through the real command line: a closed pipe exits 141, Ctrl-C exits 130, an
+output that cannot be written 74, SIGTERM 143 and SIGHUP 129.
 
 A closed pipe follows the shell convention (128 + SIGPIPE), silently, so that under
 `set -o pipefail` a reader tells it from a failed budget check (1). Ctrl-C gives one line,
-"Aborted.", and 130 wherever it lands: in numpy, in an import, in Rich's rendering.
+"Aborted.", and 130 wherever it lands: in numpy, in an import, in Rich's rendering. A stdout
+that is closed or full is one line and 74 (EX_IOERR), never 1; a stderr that is closed or full
+only loses the warnings.
 """
 
 from __future__ import annotations
@@ -83,15 +86,18 @@ def test_closed_pipe_is_141_not_the_budget_failure_under_pipefail(env):
     assert (closed.returncode, closed.stderr) == (141, "")
 
 
-def test_closed_stderr_while_warning_exits_141(env):
-    """The table's warning goes to stderr; with stderr closed that write fails: 141 too."""
+def test_closed_stderr_while_warning_loses_only_the_warning(env):
+    """The table's warning goes to stderr, whose reader is gone: the warning is dropped, the
+    table printed, and the exit code is the command's."""
     process = subprocess.Popen(
         [sys.executable, "-m", "dpcalc", *GDP_WITH_WARNING], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
     )
     process.stderr.close()
-    process.stdout.read()
+    stdout = process.stdout.read().decode()
     process.stdout.close()
-    assert process.wait(timeout=120) == 141
+    assert process.wait(timeout=120) == 0
+    assert stdout == subprocess.run([sys.executable, "-m", "dpcalc", *GDP_WITH_WARNING], capture_output=True,
+                                    text=True, env=env).stdout
 
 
 def default_sigint():
@@ -275,3 +281,90 @@ def test_ctrl_c_at_any_moment_of_a_run_exits_130(tmp_path):
         _, stderr = process.communicate(timeout=120)
         outcomes.append((process.returncode, stderr.decode()))
     assert all(outcome == (130, "Aborted.\n") for outcome in outcomes), [o for o in outcomes if o != (130, "Aborted.\n")]
+
+
+# Output that cannot be written: stdout closed (`>&-`) or full (`>/dev/full`, ENOSPC). One line
+# and 74, for every command, --help and --version; never 1 (over budget), never a traceback.
+
+MIXED_BUDGET = """[budget]
+epsilon = 5
+delta = 1e-6
+
+[[release]]
+name = "a"
+mechanism = "zcdp"
+rho = 0.1
+
+[[release]]
+name = "b"
+mechanism = "dp"
+epsilon = 1
+delta = 1e-7
+"""  # releases of two kinds: `check` warns that they were joined by basic composition
+
+EVERY_COMMAND = {
+    "help": ["--help"],
+    "version": ["--version"],
+    "command-help": ["pld", "--help"],
+    "gdp": ["gdp", "--mu", "1"],
+    "convert": ["convert", "--from", "zcdp", "--rho", "0.5", "--to", "dp"],
+    "laplace-eps": ["laplace-eps", "--tolerance", "1e-5", "--probability", "0.9"],
+    "advanced-composition": ["advanced-composition", "--eps", "0.01", "--k", "10"],
+    "rdp": ["rdp", "--p", "0.004", "--sigma", "1.1", "--T", "1000", "--no-tight"],
+    "check": ["check", "BUDGET", "--json"],
+    "pld": ["pld", "--p", "0.01", "--sigma", "1", "--T", "10", "--json"],
+    "risk": ["risk", "--p", "0.01", "--sigma", "1", "--T", "10", "--json"],
+    "calibrate": ["calibrate", "--target-eps", "2", "--p", "0.01", "--T", "10", "--json"],
+    "mechanism": ["mechanism", "laplace", "--eps", "1", "--confidence", "0.95", "--bins", "10"],
+    "completions-show": ["completions", "show", "zsh"],
+    "completions-install": ["completions", "install", "zsh"],
+}
+
+
+def redirected(args, redirection, tmp_path, **kwargs):
+    """`python -m dpcalc ARGS REDIRECTION` through sh, HOME at `tmp_path`; BUDGET names a budget file there."""
+    budget = tmp_path / "mixed.toml"
+    budget.write_text(MIXED_BUDGET)
+    args = [str(budget) if arg == "BUDGET" else arg for arg in args]
+    command = f"exec {shlex.join([sys.executable, '-m', 'dpcalc', *args])} {redirection}"
+    return subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "HOME": str(tmp_path)}, cwd=tmp_path, **kwargs)
+
+
+@pytest.mark.parametrize("args", EVERY_COMMAND.values(), ids=EVERY_COMMAND.keys())
+def test_full_stdout_exits_74_with_one_line(args, tmp_path):
+    run = redirected(args, ">/dev/full", tmp_path)
+    assert run.returncode == 74
+    assert run.stderr == "Error: cannot write the output to stdout: No space left on device\n"
+
+
+@pytest.mark.parametrize("name", ["help", "version", "gdp", "check", "completions-install"])
+def test_closed_stdout_exits_74_with_one_line_before_any_work(name, tmp_path):
+    run = redirected(EVERY_COMMAND[name], ">&-", tmp_path)
+    assert (run.returncode, run.stderr) == (74, "Error: cannot write the output to stdout: Bad file descriptor\n")
+    assert not (tmp_path / ".zfunc").exists()  # nothing installed: nothing could have reported it
+
+
+def test_full_stdout_while_over_budget_is_74_not_1(tmp_path):
+    """The verdict is on stderr first; the result could not be written: 74, never the budget's 1."""
+    run = redirected([*RDP, "--max-eps", "0.5"], ">/dev/full", tmp_path)
+    assert run.returncode == 74
+    assert run.stderr.endswith("Error: cannot write the output to stdout: No space left on device\n")
+    assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("redirection", ["2>&-", "2>/dev/full"])
+@pytest.mark.parametrize("json_output", [False, True], ids=["table", "json"])
+def test_closed_or_full_stderr_keeps_the_output_and_the_exit_code(redirection, json_output, tmp_path):
+    args = ["check", "BUDGET", *(["--json"] if json_output else [])]
+    normal = redirected(args, "", tmp_path)
+    assert normal.returncode == 0 and ("Warning: releases of different kinds" in normal.stderr) != json_output
+    run = redirected(args, redirection, tmp_path)
+    assert (run.returncode, run.stdout) == (0, normal.stdout)
+
+
+@pytest.mark.parametrize("redirection", ["2>&-", "2>/dev/full"])
+def test_closed_or_full_stderr_keeps_the_budget_verdict(redirection, tmp_path):
+    run = redirected(["gdp", "--mu", "1", "--max-eps", "0.1"], redirection, tmp_path)
+    assert run.returncode == 1 and "budget EXCEEDED" in run.stdout
+    assert redirected(["gdp", "--mu", "x"], redirection, tmp_path).returncode == 2
