@@ -368,3 +368,63 @@ def test_closed_or_full_stderr_keeps_the_budget_verdict(redirection, tmp_path):
     run = redirected(["gdp", "--mu", "1", "--max-eps", "0.1"], redirection, tmp_path)
     assert run.returncode == 1 and "budget EXCEEDED" in run.stdout
     assert redirected(["gdp", "--mu", "x"], redirection, tmp_path).returncode == 2
+
+
+# SIGTERM and SIGHUP: one line and 128 + the signal's number, as a shell reports a command they
+# killed; a signal ignored when dpcalc starts (nohup) stays ignored.
+
+def signalled(args, signum, delay, preexec_fn=default_sigint):
+    process = subprocess.Popen([sys.executable, "-m", "dpcalc", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, preexec_fn=preexec_fn)
+    time.sleep(delay)
+    assert process.poll() is None, "the command ended before the signal"
+    process.send_signal(signum)
+    return process
+
+
+@pytest.mark.parametrize("signum, code, line", [(signal.SIGTERM, 143, "Terminated.\n"), (signal.SIGHUP, 129, "Hung up.\n")],
+                         ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_exit_128_plus_the_signal_with_one_line(signum, code, line):
+    process = signalled(SLOW_PLD, signum, 0.7)
+    stdout, stderr = process.communicate(timeout=120)
+    assert (process.returncode, stderr.decode(), stdout) == (code, line, b"")
+
+
+def test_an_ignored_sighup_stays_ignored():
+    def nohup():
+        default_sigint()
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    process = signalled(SLOW_PLD, signal.SIGHUP, 0.7, preexec_fn=nohup)
+    time.sleep(0.3)
+    assert process.poll() is None, "an ignored SIGHUP ended the command"
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert (process.returncode, stderr.decode()) == (130, "Aborted.\n")
+
+
+def interrupted_while_importing(tmp_path, module, command):
+    """Run `command` with a SIGINT sent as the import system looks for `module`."""
+    (tmp_path / "sitecustomize.py").write_text(  # signal itself is not imported here: it may be the one
+        "import os, sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name == {module!r}:\n"
+        f"            os.kill(os.getpid(), {int(signal.SIGINT)})\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, preexec_fn=default_sigint)
+
+
+def test_ctrl_c_before_the_cli_module_loads_its_imports_exits_130(tmp_path):
+    """The installed `dpcalc` script imports dpcalc.cli.app; a Ctrl-C as that module's first
+    import (signal) is looked for is held, not raised in the middle of the import."""
+    entry = "import sys\nfrom dpcalc.cli.app import main\nsys.exit(main())"
+    result = interrupted_while_importing(tmp_path, "signal", [sys.executable, "-c", entry, "gdp", "--mu", "1"])
+    assert (result.returncode, result.stderr, result.stdout) == (130, "Aborted.\n", "")
+
+
+def test_ctrl_c_as_python_m_starts_importing_the_cli_exits_130(tmp_path):
+    result = interrupted_while_importing(tmp_path, "dpcalc.cli", [sys.executable, "-m", "dpcalc", "gdp", "--mu", "1"])
+    assert (result.returncode, result.stderr, result.stdout) == (130, "Aborted.\n", "")
