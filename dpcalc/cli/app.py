@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         sys.stderr = _quiet_stderr(stderr)
         if stdout is None:  # started with stdout closed (`dpcalc ... >&-`): nothing could be printed
-            return _io_error(OutputError("stdout", OSError(9, os.strerror(9))))  # 9: EBADF
+            return _io_error(OutputError("the output to stdout", OSError(9, os.strerror(9))))  # 9: EBADF
         try:
             sys.stdout = _checked_stdout(stdout)
             with keep_lost_interrupts():
@@ -347,7 +347,7 @@ def _io_error(error: OutputError) -> int:
     """The output could not be written (stdout closed or full, the --plot file): one line on
     stderr where it works, exit 74 (EX_IOERR), never 1 (over budget)."""
     _flush_or_silence(sys.stdout)
-    sys.stderr.write(f"Error: cannot write the output to {error.target}: {error.strerror}\n")
+    sys.stderr.write(f"Error: cannot write {error.target}: {error.strerror}\n")
     _flush_or_silence(sys.stderr)
     return EXIT_IO_ERROR
 
@@ -383,7 +383,7 @@ class _Stdout(io.FileIO):
         except (BrokenPipeError, BlockingIOError):
             raise
         except OSError as error:
-            raise OutputError("stdout", error) from None
+            raise OutputError("the output to stdout", error) from None
 
 
 class _Stderr(io.FileIO):

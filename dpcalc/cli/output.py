@@ -35,7 +35,8 @@ EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 class OutputError(OSError):
     """A write of dpcalc's output that failed (a full disk, a closed descriptor): `target` says
-    which output ("stdout", "--plot FILE"). Never a closed pipe, which is BrokenPipeError (141)."""
+    what could not be written ("the output to stdout", "the --plot file F"). Never a closed
+    pipe, which is BrokenPipeError (141)."""
 
     def __init__(self, target: str, error: OSError) -> None:
         super().__init__(error.errno, error.strerror or str(error))
