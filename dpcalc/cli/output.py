@@ -151,18 +151,30 @@ def format_lower(value: Any) -> str:
 
 
 def json_safe(value: Any) -> Any:
-    """Replace non-finite floats by the strings "inf", "-inf" (and "nan"), recursively."""
+    """Replace non-finite floats by the strings "inf", "-inf" (and "nan"), and in text a lone
+    surrogate by U+FFFD, recursively: a file name that is not UTF-8 (Python reads its bytes
+    from the command line as lone surrogates) is echoed so that the JSON is valid Unicode."""
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
         return value
+    if isinstance(value, str):
+        return value if value.isascii() else _valid_unicode(value)
     if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
+        return {json_safe(key): json_safe(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [json_safe(item) for item in value]
     return value
+
+
+def _valid_unicode(text: str) -> str:
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
 
 
 def emit(
