@@ -8,17 +8,20 @@ are declared in their modules (dpcalc.cli.declare) and built into click commands
 
 from __future__ import annotations
 
-import signal
-import sys
-
 # Ctrl-C while this module loads waits, blocked, for its last lines, which handle it as main()
-# does (one line, exit 130) instead of a traceback from the middle of an import.
-_SIGNAL_MASK = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT}) if hasattr(signal, "pthread_sigmask") else None
+# does (one line, exit 130) instead of a traceback from the middle of an import. The first
+# statement: _signal is built in and already loaded (the signal module would import enum first).
+import _signal  # type: ignore[import-not-found]  # built in; typeshed has no stub for it
+
+_SIGNAL_MASK = (_signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
+                if hasattr(_signal, "pthread_sigmask") else None)
 
 import contextlib  # noqa: E402 - after the mask
 import importlib  # noqa: E402
 import io  # noqa: E402
 import os  # noqa: E402
+import signal  # noqa: E402
+import sys  # noqa: E402
 from collections.abc import Callable, Iterator  # noqa: E402
 from typing import Annotated, Any, TextIO  # noqa: E402
 
@@ -26,15 +29,20 @@ import click  # noqa: E402
 
 from dpcalc.cli.declare import App, Exit, Option, build  # noqa: E402
 from dpcalc.cli.interrupts import keep_lost_interrupts, raise_lost_interrupt  # noqa: E402
-from dpcalc.cli.output import EXIT_BROKEN_PIPE, EXIT_INTERNAL, EXIT_USAGE  # noqa: E402
+from dpcalc.cli.output import (  # noqa: E402
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_IO_ERROR,
+    EXIT_USAGE,
+    OutputError,
+)
 
 # Before numpy loads: the accountants' few vector products go through OpenBLAS, whose worker
 # threads then spin on a second core without saving any wall time at these sizes (measured: a
 # calibrate sweep used 3.3 s of CPU for 2.3 s of wall time, 2.1 s with one thread; one pld
 # call starts about 5 ms sooner). A value the user set is kept.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-EXIT_INTERRUPTED = 130  # 128 + SIGINT: what a shell reports for a command stopped by Ctrl-C
 
 # name -> (module that defines `app` with the one command, one-line help for `dpcalc --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -176,8 +184,9 @@ def root(
     """A differential-privacy calculator: Gaussian DP, Renyi DP, tight accounting, conversions.
 
     Every command prints a table, or one strict JSON object with --json. Exit codes: 0 success,
-    1 over budget (--max-eps), 2 invalid input, 70 internal error, 130 interrupted (Ctrl-C),
-    141 output pipe closed (e.g. by head).
+    1 over budget (--max-eps), 2 invalid input, 70 internal error, 74 output not written (stdout
+    closed or full), 129 hung up (SIGHUP), 130 interrupted (Ctrl-C), 141 output pipe closed
+    (e.g. by head), 143 terminated (SIGTERM).
 
     \b
     Example:
@@ -186,24 +195,40 @@ def root(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run dpcalc with `argv` (default sys.argv[1:]) and return the exit code."""
-    stdout = sys.stdout
+    """Run dpcalc with `argv` (default sys.argv[1:]) and return the exit code.
+
+    The one place that turns a failure into its exit code (the table in dpcalc.cli.output): bad
+    input 2 and internal errors 70 in `_run`; here a signal (130, 129, 143), a closed pipe (141)
+    and an output that cannot be written (74). Warnings on a stderr that is closed or full are
+    dropped: the result and its exit code do not depend on them."""
+    stdout, stderr = sys.stdout, sys.stderr
+    handlers = _catch_termination()
     try:
+        sys.stderr = _quiet_stderr(stderr)
+        if stdout is None:  # started with stdout closed (`dpcalc ... >&-`): nothing could be printed
+            return _io_error(OutputError("the output to stdout", OSError(9, os.strerror(9))))  # 9: EBADF
         try:
             sys.stdout = _checked_stdout(stdout)
             with keep_lost_interrupts():
                 code = _run(argv)
                 raise_lost_interrupt()
-            sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+            sys.stdout.flush()  # a closed pipe or a full disk shows here, not at interpreter exit
             return code
         except (KeyboardInterrupt, click.Abort):
             return _interrupted()
         except (BrokenPipeError, _ClosedPipe):
             return _closed_pipe()
+        except OutputError as error:
+            return _io_error(error)
     finally:
         if sys.stdout is not stdout:
             _flush_or_silence(sys.stdout)
             sys.stdout = stdout
+        if sys.stderr is not stderr:
+            _flush_or_silence(sys.stderr)
+            sys.stderr = stderr
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
 
 
 def _run(args: list[str] | None) -> int:
@@ -227,8 +252,8 @@ def _run(args: list[str] | None) -> int:
     except click.ClickException as error:
         sys.stderr.write(f"Error: {error.format_message()}\n")
         return error.exit_code
-    except (click.Abort, BrokenPipeError, _ClosedPipe):
-        raise  # main's: exit 130 or 141 (Abort is a RuntimeError, BrokenPipeError an OSError)
+    except (click.Abort, BrokenPipeError, _ClosedPipe, OutputError):
+        raise  # main's: exit 130, 141 or 74 (Abort is a RuntimeError, the others OSErrors)
     except Exception as error:  # noqa: BLE001 - the one edge where every failure becomes a message
         if debug:
             import traceback  # only here: start-up time
@@ -244,15 +269,44 @@ def _run(args: list[str] | None) -> int:
     return outcome if isinstance(outcome, int) else 0
 
 
+# SIGTERM and SIGHUP end dpcalc as Ctrl-C does (one line, no traceback, what is half-written
+# removed), with their own exit code: 128 + the signal's number, as a shell reports a command
+# they killed. A signal ignored when dpcalc starts (`nohup`) stays ignored.
+_STOPPED_BY: dict[int, str] = {signal.SIGINT: "Aborted.", signal.SIGTERM: "Terminated.", signal.SIGHUP: "Hung up."}
+_received: list[int] = []  # the signal behind the KeyboardInterrupt being handled (none: SIGINT)
+
+
+def _catch_termination() -> dict[int, Any]:
+    """Handle SIGTERM and SIGHUP while main runs; returns the handlers to put back after."""
+    previous: dict[int, Any] = {}
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            if signal.getsignal(signum) == signal.SIG_DFL:
+                previous[signum] = signal.signal(signum, _on_termination)
+        except ValueError:  # main() called outside the main thread: signals stay as they are
+            break
+    _received.clear()
+    return previous
+
+
+def _on_termination(signum: int, frame: Any) -> None:
+    _received.append(signum)
+    raise KeyboardInterrupt  # unwinds like Ctrl-C, through every handler of it; _interrupted reads the signal
+
+
 def _interrupted() -> int:
-    """Ctrl-C: one line on stderr (after the terminal's "^C" echo), exit 130, no traceback."""
+    """Ctrl-C (or SIGTERM, SIGHUP): one line on stderr (after the terminal's "^C" echo), exit
+    128 + the signal's number (130 for Ctrl-C), no traceback."""
     _forget_unhandled_interrupt()
+    signum = _received[-1] if _received else signal.SIGINT
+    _received.clear()
     try:
-        sys.stderr.write(("\n" if sys.stderr.isatty() else "") + "Aborted.\n")
+        echo = "\n" if signum == signal.SIGINT and sys.stderr.isatty() else ""
+        sys.stderr.write(f"{echo}{_STOPPED_BY[signum]}\n")
         sys.stderr.flush()
-    except (OSError, ValueError):  # stderr closed as well: the exit code says it
+    except (AttributeError, OSError, ValueError):  # stderr closed as well: the exit code says it
         _flush_or_silence(sys.stderr)
-    return EXIT_INTERRUPTED
+    return EXIT_INTERRUPTED if signum == signal.SIGINT else 128 + signum
 
 
 def _forget_unhandled_interrupt() -> None:
@@ -289,7 +343,18 @@ def _closed_pipe() -> int:
     return EXIT_BROKEN_PIPE
 
 
-def _flush_or_silence(stream: TextIO) -> None:
+def _io_error(error: OutputError) -> int:
+    """The output could not be written (stdout closed or full, the --plot file): one line on
+    stderr where it works, exit 74 (EX_IOERR), never 1 (over budget)."""
+    _flush_or_silence(sys.stdout)
+    sys.stderr.write(f"Error: cannot write {error.target}: {error.strerror}\n")
+    _flush_or_silence(sys.stderr)
+    return EXIT_IO_ERROR
+
+
+def _flush_or_silence(stream: TextIO | None) -> None:
+    if stream is None:  # started closed
+        return
     try:
         stream.flush()
         return
@@ -308,23 +373,80 @@ def _flush_or_silence(stream: TextIO) -> None:
         pass
 
 
-def _checked_stdout(stream: TextIO) -> TextIO:
-    """sys.stdout, or under `python -u` / PYTHONUNBUFFERED a line-buffered copy of it.
+class _Stdout(io.FileIO):
+    """stdout's file descriptor, whose failed write says it is the output's (OutputError: exit
+    74). A closed pipe stays BrokenPipeError (141), a would-block write what it is."""
 
-    Unbuffered, sys.stdout hands each write to the file descriptor once and ignores a short
-    write: a reader that goes away in the middle of a long output (`dpcalc ... --json | head
-    -c 10`) cuts it without an error, and the exit code says success. A buffered writer writes
-    the rest and raises BrokenPipeError. Line buffering keeps the output as prompt as before.
+    def write(self, data: Any, /) -> int:
+        try:
+            return super().write(data)
+        except (BrokenPipeError, BlockingIOError):
+            raise
+        except OSError as error:
+            raise OutputError("the output to stdout", error) from None
+
+
+class _Stderr(io.FileIO):
+    """stderr's file descriptor, where a failed write (closed, full) is dropped: warnings are
+    lost, the result on stdout and the exit code are not."""
+
+    def write(self, data: Any, /) -> int:
+        try:
+            return super().write(data)
+        except OSError:
+            return memoryview(data).nbytes
+
+
+def _checked_stdout(stream: TextIO) -> TextIO:
+    """sys.stdout on a writer whose failures dpcalc tells apart (`_Stdout`), keeping its encoding
+    and buffering; an in-memory stream (tests) is kept as it is.
+
+    Characters the encoding cannot hold (`PYTHONIOENCODING=ascii` and a release named in
+    another script) are replaced by "?" instead of failing; JSON is ASCII-escaped anyway. Under
+    `python -u` / PYTHONUNBUFFERED sys.stdout hands each write to the file descriptor once and
+    ignores a short write: a reader that goes away in the middle of a long output (`dpcalc ...
+    --json | head -c 10`) would cut it without an error. This writer is buffered, so it writes
+    the rest and raises BrokenPipeError; line buffering keeps the output as prompt as before.
     """
-    if not isinstance(getattr(stream, "buffer", None), io.RawIOBase):
-        return stream
     try:
-        raw = io.FileIO(stream.fileno(), "w", closefd=False)
-    except (OSError, ValueError):
+        raw = _Stdout(stream.fileno(), "w", closefd=False)
+    except (AttributeError, OSError, ValueError):
         return stream
+    unbuffered = isinstance(getattr(stream, "buffer", None), io.RawIOBase)
     return io.TextIOWrapper(
-        io.BufferedWriter(raw), encoding=stream.encoding, errors=stream.errors, line_buffering=True
+        io.BufferedWriter(raw), encoding=stream.encoding, errors=_lenient(stream.errors),
+        line_buffering=bool(unbuffered or stream.line_buffering), write_through=getattr(stream, "write_through", False),
     )
+
+
+def _quiet_stderr(stream: TextIO | None) -> TextIO:
+    """sys.stderr on a writer that drops what it cannot write (`_Stderr`). Started with stderr
+    closed (`2>&-`), descriptor 2 is opened on /dev/null first, so that no file dpcalc opens
+    takes its number."""
+    encoding: str
+    errors: str | None
+    if stream is None:
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            if null != 2:
+                os.dup2(null, 2)
+                os.close(null)
+        except OSError:
+            pass
+        encoding, errors = "utf-8", "backslashreplace"
+    else:
+        encoding, errors = stream.encoding, stream.errors
+    try:
+        raw = _Stderr(2 if stream is None else stream.fileno(), "w", closefd=False)
+    except (AttributeError, OSError, ValueError):
+        return stream if stream is not None else io.StringIO()
+    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=encoding, errors=_lenient(errors or "strict"),
+                            line_buffering=True, write_through=True)
+
+
+def _lenient(errors: str | None) -> str:
+    """An encoding error handler that never fails on a character: "strict" becomes "replace"."""
+    return "replace" if errors in (None, "strict") else errors
 
 
 # The module's last lines: a Ctrl-C that came while it loaded is raised as the mask is lifted.

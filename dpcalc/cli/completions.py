@@ -471,7 +471,9 @@ def install(
 
     bash: ${XDG_DATA_HOME:-~/.local/share}/bash-completion/completions/dpcalc; zsh: ~/.zfunc/_dpcalc
     (a directory to put on $fpath); fish: ${XDG_CONFIG_HOME:-~/.config}/fish/completions/dpcalc.fish.
-    A file already there that dpcalc did not write is kept unless --force is given.
+    A file already there that dpcalc did not write is kept unless --force is given; a link there
+    is kept and the file it points to updated. The script is written to a new file beside the
+    target and renamed onto it, so the target is never left half-written.
 
     \b
     Example:
@@ -482,24 +484,66 @@ def install(
     chosen = _shell(shell)
     text = (DIRECTORY / FILES[chosen.value]).read_text(encoding="utf-8")
     target = _target(chosen)
-    if target.is_dir():
-        raise InputError(f"SHELL: {_shown(target)} is a directory; remove it to install the {chosen.value} completion")
+    where = _shown(target)
+    # A link at the target (into a dotfiles repository, say) is kept: the file it points to is
+    # the one updated.
+    real = Path(os.path.realpath(target)) if target.is_symlink() else target
+    if real != target:
+        where = f"{_shown(target)} (a link to {_shown(real)})"
+    if real.is_dir():
+        raise InputError(f"SHELL: {where} is a directory; remove it to install the {chosen.value} completion")
     try:
-        old = target.read_text(encoding="utf-8", errors="replace") if target.exists() else None
+        old = _installed_text(real)
         if old is not None and HEADER not in old and not force:
-            raise InputError(f"--force: {_shown(target)} exists and was not written by dpcalc; "
+            raise InputError(f"--force: {where} exists and was not written by dpcalc; "
                              "kept (give --force to replace it)")
         if old != text:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_name(target.name + ".partial")
-            partial.write_text(text, encoding="utf-8")
-            partial.replace(target)  # whole or not at all
+            if real is target:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            _replace(real, text)
     except OSError as error:  # a file where a folder should be, no permission, a full disk
-        raise InputError(f"SHELL: cannot install the {chosen.value} completion at {_shown(target)}: "
+        raise InputError(f"SHELL: cannot install the {chosen.value} completion at {where}: "
                          f"{error.strerror or error}") from None
     verb = "Up to date:" if old == text else (
         f"{'Installed' if old is None else 'Updated' if HEADER in old else 'Replaced'} the {chosen.value} completion:")
-    sys.stdout.write(f"{verb} {_shown(target)}\n{_HINTS[chosen]}\n")
+    sys.stdout.write(f"{verb} {where}\n{_HINTS[chosen]}\n")
+
+
+def _installed_text(path: Path) -> str | None:
+    """The text of the file at `path`, or None when there is none; a FIFO, a device or a socket
+    there is refused (reading one could block, and it is nothing dpcalc wrote)."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # nothing there, or no folder yet
+        return None
+    if not stat.S_ISREG(mode):
+        raise OSError(0, "not a regular file")
+    return path.read_text(encoding="utf-8", errors="replace")
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write `text` to `path` whole or not at all: into a new file of a unique name beside it,
+    created exclusively (O_EXCL: never an existing file or link), then renamed onto `path`. The
+    file keeps the old one's permissions, or a new one's under the umask."""
+    import tempfile
+
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    descriptor, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "wb") as file:
+            file.write(text.encode("utf-8"))
+            os.fchmod(file.fileno(), mode)
+        os.replace(partial, path)
+    except BaseException:
+        os.unlink(partial)
+        raise
 
 
 @show_app.command("show")

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from dpcalc.cli.options import InputError
-from dpcalc.cli.output import wrap_words
+from dpcalc.cli.output import OutputError, wrap_words
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -165,6 +166,11 @@ def check_plot_path(path: str | None) -> Path | None:
         raise InputError(f"--plot must name a .png, .svg or .pdf file, got {path}")
     if not target.parent.exists() and str(target.parent) not in ("", "."):
         raise InputError(f"--plot: folder {target.parent} does not exist, got {path}")
+    if target.is_dir():
+        raise InputError(f"--plot must name a file, not a folder, got {path}")
+    if not (os.access(target, os.W_OK) if target.exists() else os.access(target.parent, os.W_OK | os.X_OK)):
+        where = f"file {path}" if target.exists() else f"folder {target.parent}"
+        raise InputError(f"--plot must name a file dpcalc may write: the {where} is read-only, got {path}")
     if importlib.util.find_spec("matplotlib") is None:
         raise InputError(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}")
     return target
@@ -201,7 +207,10 @@ def write_plot(panels: list[Panel], path: Path) -> None:
             _draw_panel(ax, panel, number)
         suffix = path.suffix.lower()
         metadata = {".svg": {"Date": None}, ".pdf": {"CreationDate": None}}.get(suffix)
-        figure.savefig(path, dpi=120, metadata=metadata)
+        try:
+            figure.savefig(path, dpi=120, metadata=metadata)
+        except OSError as error:  # checked writable before the work: a full disk, a device, a race
+            raise OutputError(f"the --plot file {path}", error) from None
 
 
 def _draw_panel(ax, panel: Panel, number: int) -> None:

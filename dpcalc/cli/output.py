@@ -20,11 +20,27 @@ from dpcalc.cli.interrupts import raise_lost_interrupt
 if TYPE_CHECKING:
     from pathlib import Path  # annotations only: pathlib stays off the start-up path
 
+# Every exit code dpcalc returns, one meaning each (README "Exit codes"); dpcalc.cli.app.main
+# is the one place that maps a failure to its code.
 EXIT_OK = 0
-EXIT_OVER_BUDGET = 1
+EXIT_OVER_BUDGET = 1  # only this: a result over --max-eps, a budget file over its budget
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
+EXIT_IO_ERROR = 74  # EX_IOERR: the output could not be written (stdout closed or full, the --plot file)
+EXIT_HANGUP = 129  # 128 + SIGHUP
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
 EXIT_BROKEN_PIPE = 141  # the reader closed the pipe (128 + SIGPIPE, the shell convention)
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+
+
+class OutputError(OSError):
+    """A write of dpcalc's output that failed (a full disk, a closed descriptor): `target` says
+    what could not be written ("the output to stdout", "the --plot file F"). Never a closed
+    pipe, which is BrokenPipeError (141)."""
+
+    def __init__(self, target: str, error: OSError) -> None:
+        super().__init__(error.errno, error.strerror or str(error))
+        self.target = target
 
 Justify = Literal["left", "right"]
 
@@ -135,18 +151,30 @@ def format_lower(value: Any) -> str:
 
 
 def json_safe(value: Any) -> Any:
-    """Replace non-finite floats by the strings "inf", "-inf" (and "nan"), recursively."""
+    """Replace non-finite floats by the strings "inf", "-inf" (and "nan"), and in text a lone
+    surrogate by U+FFFD, recursively: a file name that is not UTF-8 (Python reads its bytes
+    from the command line as lone surrogates) is echoed so that the JSON is valid Unicode."""
     if isinstance(value, float):
         if math.isnan(value):
             return "nan"
         if math.isinf(value):
             return "inf" if value > 0 else "-inf"
         return value
+    if isinstance(value, str):
+        return value if value.isascii() else _valid_unicode(value)
     if isinstance(value, dict):
-        return {key: json_safe(item) for key, item in value.items()}
+        return {json_safe(key): json_safe(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [json_safe(item) for item in value]
     return value
+
+
+def _valid_unicode(text: str) -> str:
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
 
 
 def emit(

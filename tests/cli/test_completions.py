@@ -3,6 +3,7 @@ groups and budget files, shipped in the wheel and installed by `dpcalc completio
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -391,3 +392,75 @@ def test_the_wheel_ships_the_scripts(tmp_path):
     names = zipfile.ZipFile(wheel).namelist()
     assert sorted(n for n in names if n.startswith("dpcalc/completions/")) == sorted(
         f"dpcalc/completions/{name}" for name in completions.FILES.values())
+
+
+# `dpcalc completions install` in a real process, HOME at a temporary folder: what is already at
+# (or beside) the target is never written through.
+
+def _install(home: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HOME": str(home)}
+    for name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME"):
+        env.pop(name, None)
+    return subprocess.run([sys.executable, "-m", "dpcalc", "completions", "install", *args], capture_output=True,
+                          text=True, env=env, timeout=60)
+
+
+def test_install_never_writes_through_a_link_planted_beside_the_target(tmp_path):
+    bashrc = tmp_path / ".bashrc"
+    bashrc.write_text("# my bashrc\n")
+    (tmp_path / ".zfunc").mkdir()
+    planted = tmp_path / ".zfunc" / "_dpcalc.partial"
+    planted.symlink_to(bashrc)
+    run = _install(tmp_path, "zsh")
+    assert (run.returncode, run.stderr) == (0, "")
+    assert bashrc.read_text() == "# my bashrc\n"
+    assert planted.is_symlink() and os.readlink(planted) == str(bashrc)
+    target = tmp_path / ".zfunc" / "_dpcalc"
+    assert not target.is_symlink() and target.read_text() == (DIRECTORY / "_dpcalc").read_text()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["_dpcalc", "_dpcalc.partial"]  # nothing left over
+
+
+def test_install_updates_the_file_a_linked_target_points_to(tmp_path):
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "_dpcalc"
+    real.write_text(f"#compdef dpcalc\n# {completions.HEADER}\n# an older version\n")
+    real.chmod(0o640)
+    (tmp_path / ".zfunc").mkdir()
+    link = tmp_path / ".zfunc" / "_dpcalc"
+    link.symlink_to(real)
+    run = _install(tmp_path, "zsh")
+    assert (run.returncode, run.stderr) == (0, "")
+    assert run.stdout.startswith("Updated the zsh completion: ~/.zfunc/_dpcalc (a link to ~/dotfiles/_dpcalc)\n")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text() == (DIRECTORY / "_dpcalc").read_text()
+    assert real.stat().st_mode & 0o777 == 0o640  # the file's permissions are kept
+    assert sorted(p.name for p in dotfiles.iterdir()) == ["_dpcalc"]
+
+
+def test_install_keeps_a_file_it_did_not_write_behind_a_link(tmp_path):
+    bashrc = tmp_path / ".bashrc"
+    bashrc.write_text("# my bashrc\n")
+    (tmp_path / ".zfunc").mkdir()
+    (tmp_path / ".zfunc" / "_dpcalc").symlink_to(bashrc)
+    run = _install(tmp_path, "zsh")
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == ("Error: --force: ~/.zfunc/_dpcalc (a link to ~/.bashrc) exists and was not written by "
+                          "dpcalc; kept (give --force to replace it)\n")
+    assert bashrc.read_text() == "# my bashrc\n"
+
+
+def test_install_refuses_what_is_not_a_regular_file(tmp_path):
+    (tmp_path / ".zfunc").mkdir()
+    os.mkfifo(tmp_path / ".zfunc" / "_dpcalc")  # reading it would wait for a writer
+    run = _install(tmp_path, "zsh", "--force")
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == "Error: SHELL: cannot install the zsh completion at ~/.zfunc/_dpcalc: not a regular file\n"
+
+
+def test_install_creates_a_new_file_under_the_umask(tmp_path):
+    run = subprocess.run(["sh", "-c", f"umask 027; exec {sys.executable} -m dpcalc completions install fish"],
+                         capture_output=True, text=True, env={**os.environ, "HOME": str(tmp_path),
+                                                              "XDG_CONFIG_HOME": str(tmp_path / ".config")})
+    assert run.returncode == 0
+    assert (tmp_path / ".config/fish/completions/dpcalc.fish").stat().st_mode & 0o777 == 0o640

@@ -1,8 +1,11 @@
-"""Exit codes through the real command line: a closed pipe exits 141, Ctrl-C exits 130.
+"""Exit codes through the real command line: a closed pipe exits 141, Ctrl-C exits 130, an
+output that cannot be written 74, SIGTERM 143 and SIGHUP 129.
 
 A closed pipe follows the shell convention (128 + SIGPIPE), silently, so that under
 `set -o pipefail` a reader tells it from a failed budget check (1). Ctrl-C gives one line,
-"Aborted.", and 130 wherever it lands: in numpy, in an import, in Rich's rendering.
+"Aborted.", and 130 wherever it lands: in numpy, in an import, in Rich's rendering. A stdout
+that is closed or full is one line and 74 (EX_IOERR), never 1; a stderr that is closed or full
+only loses the warnings.
 """
 
 from __future__ import annotations
@@ -83,15 +86,18 @@ def test_closed_pipe_is_141_not_the_budget_failure_under_pipefail(env):
     assert (closed.returncode, closed.stderr) == (141, "")
 
 
-def test_closed_stderr_while_warning_exits_141(env):
-    """The table's warning goes to stderr; with stderr closed that write fails: 141 too."""
+def test_closed_stderr_while_warning_loses_only_the_warning(env):
+    """The table's warning goes to stderr, whose reader is gone: the warning is dropped, the
+    table printed, and the exit code is the command's."""
     process = subprocess.Popen(
         [sys.executable, "-m", "dpcalc", *GDP_WITH_WARNING], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
     )
     process.stderr.close()
-    process.stdout.read()
+    stdout = process.stdout.read().decode()
     process.stdout.close()
-    assert process.wait(timeout=120) == 141
+    assert process.wait(timeout=120) == 0
+    assert stdout == subprocess.run([sys.executable, "-m", "dpcalc", *GDP_WITH_WARNING], capture_output=True,
+                                    text=True, env=env).stdout
 
 
 def default_sigint():
@@ -275,3 +281,150 @@ def test_ctrl_c_at_any_moment_of_a_run_exits_130(tmp_path):
         _, stderr = process.communicate(timeout=120)
         outcomes.append((process.returncode, stderr.decode()))
     assert all(outcome == (130, "Aborted.\n") for outcome in outcomes), [o for o in outcomes if o != (130, "Aborted.\n")]
+
+
+# Output that cannot be written: stdout closed (`>&-`) or full (`>/dev/full`, ENOSPC). One line
+# and 74, for every command, --help and --version; never 1 (over budget), never a traceback.
+
+MIXED_BUDGET = """[budget]
+epsilon = 5
+delta = 1e-6
+
+[[release]]
+name = "a"
+mechanism = "zcdp"
+rho = 0.1
+
+[[release]]
+name = "b"
+mechanism = "dp"
+epsilon = 1
+delta = 1e-7
+"""  # releases of two kinds: `check` warns that they were joined by basic composition
+
+EVERY_COMMAND = {
+    "help": ["--help"],
+    "version": ["--version"],
+    "command-help": ["pld", "--help"],
+    "gdp": ["gdp", "--mu", "1"],
+    "convert": ["convert", "--from", "zcdp", "--rho", "0.5", "--to", "dp"],
+    "laplace-eps": ["laplace-eps", "--tolerance", "1e-5", "--probability", "0.9"],
+    "advanced-composition": ["advanced-composition", "--eps", "0.01", "--k", "10"],
+    "rdp": ["rdp", "--p", "0.004", "--sigma", "1.1", "--T", "1000", "--no-tight"],
+    "check": ["check", "BUDGET", "--json"],
+    "pld": ["pld", "--p", "0.01", "--sigma", "1", "--T", "10", "--json"],
+    "risk": ["risk", "--p", "0.01", "--sigma", "1", "--T", "10", "--json"],
+    "calibrate": ["calibrate", "--target-eps", "2", "--p", "0.01", "--T", "10", "--json"],
+    "mechanism": ["mechanism", "laplace", "--eps", "1", "--confidence", "0.95", "--bins", "10"],
+    "completions-show": ["completions", "show", "zsh"],
+    "completions-install": ["completions", "install", "zsh"],
+}
+
+
+def redirected(args, redirection, tmp_path, **kwargs):
+    """`python -m dpcalc ARGS REDIRECTION` through sh, HOME at `tmp_path`; BUDGET names a budget file there."""
+    budget = tmp_path / "mixed.toml"
+    budget.write_text(MIXED_BUDGET)
+    args = [str(budget) if arg == "BUDGET" else arg for arg in args]
+    command = f"exec {shlex.join([sys.executable, '-m', 'dpcalc', *args])} {redirection}"
+    return subprocess.run(["sh", "-c", command], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "HOME": str(tmp_path)}, cwd=tmp_path, **kwargs)
+
+
+@pytest.mark.parametrize("args", EVERY_COMMAND.values(), ids=EVERY_COMMAND.keys())
+def test_full_stdout_exits_74_with_one_line(args, tmp_path):
+    run = redirected(args, ">/dev/full", tmp_path)
+    assert run.returncode == 74
+    assert run.stderr == "Error: cannot write the output to stdout: No space left on device\n"
+
+
+@pytest.mark.parametrize("name", ["help", "version", "gdp", "check", "completions-install"])
+def test_closed_stdout_exits_74_with_one_line_before_any_work(name, tmp_path):
+    run = redirected(EVERY_COMMAND[name], ">&-", tmp_path)
+    assert (run.returncode, run.stderr) == (74, "Error: cannot write the output to stdout: Bad file descriptor\n")
+    assert not (tmp_path / ".zfunc").exists()  # nothing installed: nothing could have reported it
+
+
+def test_full_stdout_while_over_budget_is_74_not_1(tmp_path):
+    """The verdict is on stderr first; the result could not be written: 74, never the budget's 1."""
+    run = redirected([*RDP, "--max-eps", "0.5"], ">/dev/full", tmp_path)
+    assert run.returncode == 74
+    assert run.stderr.endswith("Error: cannot write the output to stdout: No space left on device\n")
+    assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize("redirection", ["2>&-", "2>/dev/full"])
+@pytest.mark.parametrize("json_output", [False, True], ids=["table", "json"])
+def test_closed_or_full_stderr_keeps_the_output_and_the_exit_code(redirection, json_output, tmp_path):
+    args = ["check", "BUDGET", *(["--json"] if json_output else [])]
+    normal = redirected(args, "", tmp_path)
+    assert normal.returncode == 0 and ("Warning: releases of different kinds" in normal.stderr) != json_output
+    run = redirected(args, redirection, tmp_path)
+    assert (run.returncode, run.stdout) == (0, normal.stdout)
+
+
+@pytest.mark.parametrize("redirection", ["2>&-", "2>/dev/full"])
+def test_closed_or_full_stderr_keeps_the_budget_verdict(redirection, tmp_path):
+    run = redirected(["gdp", "--mu", "1", "--max-eps", "0.1"], redirection, tmp_path)
+    assert run.returncode == 1 and "budget EXCEEDED" in run.stdout
+    assert redirected(["gdp", "--mu", "x"], redirection, tmp_path).returncode == 2
+
+
+# SIGTERM and SIGHUP: one line and 128 + the signal's number, as a shell reports a command they
+# killed; a signal ignored when dpcalc starts (nohup) stays ignored.
+
+def signalled(args, signum, delay, preexec_fn=default_sigint):
+    process = subprocess.Popen([sys.executable, "-m", "dpcalc", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, preexec_fn=preexec_fn)
+    time.sleep(delay)
+    assert process.poll() is None, "the command ended before the signal"
+    process.send_signal(signum)
+    return process
+
+
+@pytest.mark.parametrize("signum, code, line", [(signal.SIGTERM, 143, "Terminated.\n"), (signal.SIGHUP, 129, "Hung up.\n")],
+                         ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_exit_128_plus_the_signal_with_one_line(signum, code, line):
+    process = signalled(SLOW_PLD, signum, 0.7)
+    stdout, stderr = process.communicate(timeout=120)
+    assert (process.returncode, stderr.decode(), stdout) == (code, line, b"")
+
+
+def test_an_ignored_sighup_stays_ignored():
+    def nohup():
+        default_sigint()
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+    process = signalled(SLOW_PLD, signal.SIGHUP, 0.7, preexec_fn=nohup)
+    time.sleep(0.3)
+    assert process.poll() is None, "an ignored SIGHUP ended the command"
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert (process.returncode, stderr.decode()) == (130, "Aborted.\n")
+
+
+def interrupted_while_importing(tmp_path, module, command):
+    """Run `command` with a SIGINT sent as the import system looks for `module`."""
+    (tmp_path / "sitecustomize.py").write_text(  # signal itself is not imported here: it may be the one
+        "import os, sys\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name == {module!r}:\n"
+        f"            os.kill(os.getpid(), {int(signal.SIGINT)})\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=120, preexec_fn=default_sigint)
+
+
+def test_ctrl_c_before_the_cli_module_loads_its_imports_exits_130(tmp_path):
+    """The installed `dpcalc` script imports dpcalc.cli.app; a Ctrl-C as that module's first
+    import (signal) is looked for is held, not raised in the middle of the import."""
+    entry = "import sys\nfrom dpcalc.cli.app import main\nsys.exit(main())"
+    result = interrupted_while_importing(tmp_path, "signal", [sys.executable, "-c", entry, "gdp", "--mu", "1"])
+    assert (result.returncode, result.stderr, result.stdout) == (130, "Aborted.\n", "")
+
+
+def test_ctrl_c_as_python_m_starts_importing_the_cli_exits_130(tmp_path):
+    result = interrupted_while_importing(tmp_path, "dpcalc.cli", [sys.executable, "-m", "dpcalc", "gdp", "--mu", "1"])
+    assert (result.returncode, result.stderr, result.stdout) == (130, "Aborted.\n", "")

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -74,3 +78,38 @@ def test_chart_goes_to_stderr_in_json_mode(dpcalc):
     run = dpcalc(*DESIGN_CARD, "--chart", "--json")
     run.json()
     assert "Privacy profile" in run.stderr
+
+
+def test_plot_to_a_folder_is_refused_before_the_work(dpcalc, tmp_path):
+    folder = tmp_path / "figure.png"
+    folder.mkdir()
+    run = dpcalc(*DESIGN_CARD, "--plot", str(folder), "--json")
+    assert (run.code, run.stdout) == (2, "")
+    assert run.stderr == f"Error: --plot must name a file, not a folder, got {folder}\n"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write to a read-only folder")
+def test_plot_into_a_read_only_folder_is_refused_before_the_work(dpcalc, tmp_path):
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    run = dpcalc(*DESIGN_CARD, "--plot", str(folder / "x.png"), "--json")
+    assert (run.code, run.stdout) == (2, "")
+    assert run.stderr == (f"Error: --plot must name a file dpcalc may write: the folder {folder} is read-only, "
+                          f"got {folder / 'x.png'}\n")
+
+
+@needs_matplotlib
+@pytest.mark.parametrize("max_eps", [None, "0.1"], ids=["within", "over-budget"])
+def test_plot_that_cannot_be_written_exits_74_after_the_json(tmp_path, max_eps):
+    """A plot file on a full device (a link to /dev/full): the JSON is printed, then one line
+    and 74, also when the result is over budget (never 70, never the budget's 1)."""
+    target = tmp_path / "figure.png"
+    target.symlink_to("/dev/full")
+    gate = ["--max-eps", max_eps] if max_eps else []
+    run = subprocess.run([sys.executable, "-m", "dpcalc", "gdp", "--mu", "1", "--json", "--plot", str(target), *gate],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 74
+    assert json.loads(run.stdout)["command"] == "gdp"
+    assert run.stderr.endswith(f"Error: cannot write the --plot file {target}: No space left on device\n")
+    assert "Traceback" not in run.stderr

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
 from dpcalc.cli.output import EXIT_OK, EXIT_OVER_BUDGET, Report, Table, emit, json_safe
 
 
@@ -57,3 +59,58 @@ def test_budget_exceeded_adds_the_budget_object_and_exit_code_1(capsys):
 
 def test_json_safe_keeps_finite_values():
     assert json_safe({"a": (1, 2.5), "b": None, "c": "x"}) == {"a": [1, 2.5], "b": None, "c": "x"}
+
+
+# What the terminal cannot show never stops the output: through the real command line.
+
+UNICODE_BUDGET = """[budget]
+epsilon = 5
+delta = 1e-6
+
+[[release]]
+name = "modèle v2 — 日本"
+mechanism = "dp"
+epsilon = 1
+delta = 1e-7
+"""
+
+
+def _check(path, *options, **env):
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "dpcalc", "check", path, *options], capture_output=True,
+                          env={**os.environ, **env}, timeout=120)
+
+
+@pytest.mark.parametrize("options", [(), ("--csv",)], ids=["table", "csv"])
+def test_an_ascii_terminal_gets_the_table_and_csv_with_replacements(tmp_path, options):
+    budget = tmp_path / "budget.toml"
+    budget.write_text(UNICODE_BUDGET, encoding="utf-8")
+    run = _check(str(budget), *options, PYTHONIOENCODING="ascii")
+    assert (run.returncode, run.stderr) == (0, b"")
+    assert b"mod?le v2 ? ??" in run.stdout and run.stdout.isascii()
+
+
+def test_an_ascii_terminal_gets_strict_ascii_json(tmp_path):
+    budget = tmp_path / "budget.toml"
+    budget.write_text(UNICODE_BUDGET, encoding="utf-8")
+    run = _check(str(budget), "--json", PYTHONIOENCODING="ascii")
+    assert run.returncode == 0 and run.stdout.isascii()
+    assert json.loads(run.stdout)["result"]["releases"][0]["name"] == "modèle v2 — 日本"
+
+
+def test_a_file_name_that_is_not_utf8_is_echoed_with_a_replacement(tmp_path):
+    import os
+
+    budget = os.path.join(os.fsencode(tmp_path), b"bud\xffget.toml")
+    with open(budget, "w", encoding="utf-8") as file:
+        file.write(UNICODE_BUDGET)
+    run = _check(budget, "--json", PYTHONIOENCODING="utf-8")
+    assert run.returncode == 0
+    document = json.loads(run.stdout.decode("utf-8"))  # strict UTF-8: a lone surrogate is not valid JSON text
+    assert document["inputs"]["budget_file"] == os.fsdecode(tmp_path) + "/bud\ufffdget.toml"
+    assert b"\\udcff" not in run.stdout
+    table = _check(budget, PYTHONIOENCODING="utf-8")
+    assert table.returncode == 0 and b"bud?get.toml" in table.stdout
