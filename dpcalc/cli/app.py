@@ -229,6 +229,16 @@ def _run(args: list[str] | None) -> int:
         return error.exit_code
     except (click.Abort, BrokenPipeError, _ClosedPipe):
         raise  # main's: exit 130 or 141 (Abort is a RuntimeError, BrokenPipeError an OSError)
+    except MemoryError:
+        # never met by a bound decided from the inputs (the work and size limits), so it depends on
+        # the memory this process may use: an error, never a silent change of method
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write("Error: out of memory: the computation needed more memory than this process may use; "
+                         "no other method was substituted. Rerun with more memory.\n")
+        return EXIT_INTERNAL
     except Exception as error:  # noqa: BLE001 - the one edge where every failure becomes a message
         if debug:
             import traceback  # only here: start-up time

@@ -375,7 +375,7 @@ def _tight_curves(phases: Sequence[Phase], delta: float) -> TightCurves | None:
         with python_warnings.catch_warnings():
             python_warnings.simplefilter("ignore", RuntimeWarning)
             return tight_curves(phases, smallest_delta=min(delta, SMALLEST_DELTA_DRAWN))
-    except (ArithmeticError, ValueError, MemoryError):
+    except (ArithmeticError, ValueError):
         return None
 
 
