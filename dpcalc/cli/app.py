@@ -176,7 +176,7 @@ def root(
     """A differential-privacy calculator: Gaussian DP, Renyi DP, tight accounting, conversions.
 
     Every command prints a table, or one strict JSON object with --json. Exit codes: 0 success,
-    1 over budget (--max-eps), 2 invalid input, 70 internal error, 130 interrupted (Ctrl-C),
+    1 over budget (--max-eps, --max-delta), 2 invalid input, 70 internal error, 130 interrupted (Ctrl-C),
     141 output pipe closed (e.g. by head).
 
     \b
