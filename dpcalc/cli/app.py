@@ -184,7 +184,7 @@ def root(
     """A differential-privacy calculator: Gaussian DP, Renyi DP, tight accounting, conversions.
 
     Every command prints a table, or one strict JSON object with --json. Exit codes: 0 success,
-    1 over budget (--max-eps), 2 invalid input, 70 internal error, 74 output not written (stdout
+    1 over budget (--max-eps, --max-delta), 2 invalid input, 70 internal error, 74 output not written (stdout
     closed or full), 129 hung up (SIGHUP), 130 interrupted (Ctrl-C), 141 output pipe closed
     (e.g. by head), 143 terminated (SIGTERM).
 
@@ -254,6 +254,16 @@ def _run(args: list[str] | None) -> int:
         return error.exit_code
     except (click.Abort, BrokenPipeError, _ClosedPipe, OutputError):
         raise  # main's: exit 130, 141 or 74 (Abort is a RuntimeError, the others OSErrors)
+    except MemoryError:
+        # never met by a bound decided from the inputs (the work and size limits), so it depends on
+        # the memory this process may use: an error, never a silent change of method
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        sys.stderr.write("Error: out of memory: the computation needed more memory than this process may use; "
+                         "no other method was substituted. Rerun with more memory.\n")
+        return EXIT_INTERNAL
     except Exception as error:  # noqa: BLE001 - the one edge where every failure becomes a message
         if debug:
             import traceback  # only here: start-up time

@@ -8,13 +8,17 @@ from typing import Annotated, Any
 from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.options import (
     DEFAULT_DELTA,
+    GIVEN_DELTA,
+    GIVEN_EPSILON,
     Chart,
     InputError,
     Json,
+    MaxDelta,
     MaxEpsilon,
     Numbers,
     Parsed,
     PlotFile,
+    check_gates,
     conflict,
     number,
     order_items,
@@ -194,7 +198,7 @@ def _check_options(source: str, target: str, given: dict[str, Any]) -> None:
             allowed.append(option)
     allowed.append("--group")
     if target == "dp":
-        allowed.append("--max-eps")
+        allowed += ["--max-eps", "--max-delta"]
     if given.get("--group") is not None:
         refused = group_refusal(source, target)
         if refused is not None:
@@ -204,6 +208,8 @@ def _check_options(source: str, target: str, given: dict[str, Any]) -> None:
             continue
         if option == "--max-eps":
             raise InputError("--max-eps applies only with --to dp, the only target with an epsilon")
+        if option == "--max-delta":
+            raise InputError("--max-delta applies only with --to dp --eps, the delta at a given epsilon")
         reason = f"; it takes {', '.join(allowed)}"
         raise InputError(f"{option} does not apply to --from {source} --to {target}{reason}")
     for option in required:
@@ -293,6 +299,7 @@ def convert(
         ),
     ] = None,
     max_eps: MaxEpsilon = None,
+    max_delta: MaxDelta = None,
     json_output: Json = False,
     plot: PlotFile = None,
     chart: Chart = False,
@@ -312,7 +319,7 @@ def convert(
     given = {
         "--eps": eps, "--delta": delta, "--mu": mu, "--rho": rho, "--order": order, "--rdp-eps": rdp_eps,
         "--sigma": sigma, "--scale": scale, "--sensitivity": sensitivity, "--orders": orders,
-        "--points": points, "--group": group, "--max-eps": max_eps,
+        "--points": points, "--group": group, "--max-eps": max_eps, "--max-delta": max_delta,
     }
     _check_options(source_notion, target_notion, given)
     plot_path = None
@@ -323,6 +330,12 @@ def convert(
     takes_delta_or_epsilon = core.target_takes_delta_or_epsilon(source_notion, target_notion)
     if takes_delta_or_epsilon and delta is not None and eps is not None:
         raise conflict("--delta", "--eps", "give --delta to get epsilon, or --eps to get delta")
+    if max_delta is not None and source_notion == "dp":
+        raise InputError("--max-delta checks the delta computed at a target --eps; from dp, --eps and --delta are "
+                         "the source's own: gate the epsilon with --max-eps")
+    if target_notion == "dp":
+        # a target --eps is given to get delta (from dp, --eps is the source's own)
+        check_gates(epsilon_given=takes_delta_or_epsilon and eps is not None, max_eps=max_eps, max_delta=max_delta)
 
     group_size = 1 if group is None else group
     unit = 1.0 if sensitivity is None else sensitivity
@@ -330,6 +343,7 @@ def convert(
         "from": source_notion, "to": target_notion, "eps": None, "delta": None, "mu": None, "rho": None,
         "order": None, "rdp_eps": None, "sigma": None, "scale": None, "sensitivity": None,
         "orders": None, "points": None, "group": group_size, "max_eps": max_eps,
+        "max_delta": max_delta,
     }
 
     fields: dict[str, Any] = {}
@@ -388,12 +402,23 @@ def convert(
         result={**result.values, "theorem": result.theorem},
         tables=_tables(result, inputs),
         warnings=list(result.warnings),
-        epsilon=result.epsilon,
-        basis=f"{source_notion} -> dp conversion (a sound bound; see theorem)",
-        no_gate=f"--max-eps applies with --to dp: --to {target_notion} yields no epsilon to compare",
+        **_gates(result, source_notion, target_notion),
         figures=(lambda: tradeoff_panels(result, inputs)) if target_notion == "tradeoff" else None,
     )
-    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps, plot=plot_path, chart=chart))
+    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps, plot=plot_path, chart=chart,
+                    max_delta=max_delta))
+
+
+def _gates(result, source: str, target: str) -> dict[str, Any]:
+    """What the gates compare: --max-eps the converted epsilon, --max-delta the delta at a target
+    --eps (both sound bounds: see the theorem); never the figure given (options.check_gates)."""
+    basis = f"{source} -> dp conversion (a sound bound; see theorem)"
+    if target != "dp":
+        why = f"--to {target} yields no epsilon to compare"
+        return {"no_gate": f"--max-eps applies with --to dp: {why}", "no_delta_gate": f"--max-delta applies with --to dp: {why}"}
+    if result.target.epsilon is not None:  # delta at the given epsilon
+        return {"no_gate": GIVEN_EPSILON, "delta": result.values["delta"], "delta_basis": basis}
+    return {"epsilon": result.epsilon, "basis": basis, "no_delta_gate": GIVEN_DELTA}
 
 
 def _describe_source(inputs: dict[str, Any]) -> str:

@@ -41,7 +41,8 @@ class Option:
     """An option of a command, declared on its parameter: `Annotated[type, Option("--name", ...)]`.
 
     The default is the parameter's; `callback` takes the option's value (for --version);
-    `min` bounds an int option from below."""
+    `min` bounds an int option from below; `once` refuses the option given more than once (a
+    budget gate: click would keep the last of `--max-eps 1 --max-eps 100` without a word)."""
 
     def __init__(
         self,
@@ -54,6 +55,7 @@ class Option:
         is_eager: bool = False,
         callback: Callable[[Any], Any] | None = None,
         min: int | None = None,
+        once: bool = False,
     ) -> None:
         self.param_decls = param_decls
         self.help = help
@@ -64,6 +66,7 @@ class Option:
         self.is_eager = is_eager
         self.callback = callback
         self.min = min
+        self.once = once
 
 
 class Argument:
@@ -192,12 +195,22 @@ def _parameter(name: str, annotation: Any, declared: Option | Argument,
         click_type, convert = _click_type(base, declared)
         if convert is not None and isinstance(default, enum.Enum):
             default = default.value
+    once = isinstance(declared, Option) and declared.once
     if repeated:
         each = convert
         convert = _list_converter(each, none_when_empty=default in (None, _MISSING))
+    elif isinstance(declared, Option) and declared.once:
+        # collected as a repeated option, so that a repeat is seen (click keeps only the last value
+        # of an option given twice), then handed to the function as its one value or the default
+        if declared.is_eager or declared.callback is not None or base is bool:
+            raise TypeError(f"parameter {name!r}: once=True takes a plain option with a value")
+        convert = _once_converter(declared.param_decls[0] if declared.param_decls else name, convert, default)
+        repeated = True
     required = default is _MISSING
     # a required parameter gets no default at all: click 8.5 takes an explicit default=None as a value given
     defaults = {} if required else {"default": default}
+    if once and not required:
+        defaults = {"default": ()} if default is None else {"default": (default,)}
     if isinstance(declared, Argument):
         return _Argument([name], type=click_type, required=required, metavar=declared.metavar,
                          description=declared.help, **defaults), convert
@@ -233,6 +246,22 @@ def _click_type(base: Any, declared: Option | Argument) -> tuple[click.ParamType
     if base is str:
         return click.STRING, None
     raise TypeError(f"no click type for {base!r}: give the option a click_type")
+
+
+def _once_converter(option: str, each: Callable[[Any], Any] | None, default: Any) -> Callable[[Any], Any]:
+    """The one value of an option declared `once` (collected by click as a repeated option), or
+    its default when it was not given; a usage error (exit 2) naming it when it was given twice."""
+
+    def convert(values: Any) -> Any:
+        values = tuple(values or ())
+        if len(values) > 1:
+            shown = " ".join(f"{option} {getattr(value, 'text', value)}" for value in values)
+            raise click.UsageError(f"{option} was given {len(values)} times ({shown}): give it once")
+        if not values:
+            return default
+        return values[0] if each is None else each(values[0])
+
+    return convert
 
 
 def _list_converter(each: Callable[[Any], Any] | None, *, none_when_empty: bool) -> Callable[[Any], Any]:

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypedDict
 
 from dpcalc.cli.declare import App, Option
 from dpcalc.cli.options import (
+    GIVEN_DELTA,
+    GIVEN_EPSILON,
     BatchSize,
     Chart,
     Csv,
@@ -18,6 +20,7 @@ from dpcalc.cli.options import (
     Epsilon,
     GaussianSensitivity,
     Json,
+    MaxDelta,
     MaxEpsilon,
     NoiseMultiplier,
     NoiseStd,
@@ -88,6 +91,7 @@ def gdp(
     delta: Delta = None,
     eps: Epsilon = None,
     max_eps: MaxEpsilon = None,
+    max_delta: MaxDelta = None,
     no_tight: NoTight = False,
     json_output: Json = False,
     csv_output: Csv = False,
@@ -96,11 +100,12 @@ def gdp(
 ) -> None:
     request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "T": T, "n": n, "batch_size": batch_size, "epochs": epochs, "mu": mu,
                      "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, plot=plot, chart=chart,
-                    csv_output=csv_output)
+                    csv_output=csv_output, max_delta=max_delta)
     if request.is_sweep:
         _gdp_sweep(request, sampling, no_tight)
     result, tight, warnings, inputs = _evaluate(request.rows[0], sampling, no_tight)
     inputs["max_eps"] = request.max_epsilon
+    inputs["max_delta"] = request.max_delta
     inputs["no_tight"] = no_tight
     given_mu = request.given["mu"] is not None
     tradeoff = [{"alpha": point.alpha, "beta": point.beta} for point in result.tradeoff]
@@ -117,7 +122,7 @@ def gdp(
         },
         tables=[_summary_table(result, not given_mu, tight), _tradeoff_table(tradeoff)],
         warnings=warnings,
-        **_gate(result, tight, given_mu=given_mu, no_tight=no_tight),
+        **_gate(result, tight, given_mu=given_mu, no_tight=no_tight, epsilon_given=inputs["eps"] is not None),
         figures=lambda: gdp_panels(result.mu, result.delta, approximate=result.approximate,
                                    tight_run=None if tight is None else _tight_run(result),
                                    caption=_caption(inputs), targets=(inputs["delta"], inputs["eps"])),
@@ -126,40 +131,55 @@ def gdp(
 
 
 class _Gate(TypedDict):
-    """What --max-eps compares for one run: Report's epsilon, basis and no_gate."""
+    """What the gates compare for one run: Report's epsilon, basis and no_gate (--max-eps), delta,
+    delta_basis and no_delta_gate (--max-delta)."""
 
     epsilon: float | None
     basis: str | None
     no_gate: str | None
+    delta: float | None
+    delta_basis: str | None
+    no_delta_gate: str | None
 
 
 # One evaluated run: (core result, tight epsilon or None, warnings, echoed inputs).
 _Evaluated = tuple["GDPResult", float | None, list[str], dict[str, Any]]
 
 
-def _gate(result: GDPResult, tight: float | None, *, given_mu: bool, no_tight: bool) -> _Gate:
-    """What --max-eps compares (Report's epsilon, basis, no_gate): a sound figure or nothing.
+def _gate(result: GDPResult, tight: float | None, *, given_mu: bool, no_tight: bool,
+          epsilon_given: bool) -> _Gate:
+    """What the gates compare (Report's epsilon, basis, no_gate; delta, delta_basis,
+    no_delta_gate): a sound figure or nothing, and never the figure given (options.check_gates).
 
-    The central-limit epsilon is an approximation and never passes a gate: a training run is
-    checked by the PLD accountant's certified upper bound (tight epsilon). A given mu converts
+    The central-limit mu is an approximation and never passes a gate: a training run's epsilon
+    is checked by the PLD accountant's certified upper bound (tight epsilon), and its delta at
+    --eps not at all (`dpcalc pld --eps` certifies it). A given mu, or an unsampled run, converts
     exactly.
     """
     if given_mu:
-        basis = "exact for the given mu (Dong, Roth, Su 2022, Cor. 2.13)"
-        return {"epsilon": result.epsilon, "basis": basis, "no_gate": None}
-    if not result.approximate:  # p = 1 (or 0): mu = sqrt(T)/sigma exactly
+        basis: str | None = "exact for the given mu (Dong, Roth, Su 2022, Cor. 2.13)"
+    elif not result.approximate:  # p = 1 (or 0): mu = sqrt(T)/sigma exactly
         basis = "exact: T unsampled Gaussian steps are sqrt(T)/sigma-GDP (Dong, Roth, Su 2022, Cor. 3.3 and 2.13)"
-        return {"epsilon": result.epsilon, "basis": basis, "no_gate": None}
-    if tight is not None:
-        return {"epsilon": tight, "basis": "PLD certified upper bound", "no_gate": None}
-    if no_tight:
-        why = ("--no-tight leaves only the central-limit epsilon, an approximation that can under-report "
-               "epsilon and never passes a budget check; drop --no-tight so that the certified PLD upper bound "
-               "is compared")
     else:
-        why = ("with --eps gdp computes delta from the central-limit mu, an approximation that can under-report "
-               "it; give --delta instead, or use dpcalc pld --eps for a certified delta")
-    return {"epsilon": None, "basis": None, "no_gate": why}
+        basis = None
+    if epsilon_given:
+        no_delta_gate = None if basis is not None else (
+            "with --eps gdp computes delta from the central-limit mu, an approximation that can under-report it "
+            "and never passes a budget check; use dpcalc pld --eps with --max-delta for the certified upper delta")
+        return _Gate(epsilon=None, basis=None, no_gate=GIVEN_EPSILON, delta=None if basis is None else result.delta,
+                     delta_basis=basis, no_delta_gate=no_delta_gate)
+    if basis is not None:
+        epsilon, why = result.epsilon, None
+    elif tight is not None:
+        epsilon, basis, why = tight, "PLD certified upper bound", None
+    elif no_tight:
+        epsilon, why = None, ("--no-tight leaves only the central-limit epsilon, an approximation that can "
+                              "under-report epsilon and never passes a budget check; drop --no-tight so that the "
+                              "certified PLD upper bound is compared")
+    else:
+        epsilon, why = None, ("the PLD accountant could not certify this run (see the warning), and the "
+                              "central-limit epsilon is an approximation that never passes a budget check")
+    return _Gate(epsilon=epsilon, basis=basis, no_gate=why, delta=None, delta_basis=None, no_delta_gate=GIVEN_DELTA)
 
 
 def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quote_gap: bool = True,
@@ -262,13 +282,15 @@ def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> No
     for result, tight, warnings, inputs in evaluated:
         values = {key: inputs[key] for key in swept_keys + run_keys}
         values.update({key: tight if key == "tight_epsilon" else getattr(result, key) for key in result_keys})
-        gate = _gate(result, tight, given_mu=inputs["mu"] is not None, no_tight=no_tight)
-        rows.append(Row(values, warnings, gate["epsilon"], gate["basis"], gate["no_gate"]))
+        gate = _gate(result, tight, given_mu=inputs["mu"] is not None, no_tight=no_tight,
+                     epsilon_given=inputs["eps"] is not None)
+        rows.append(Row(values, warnings, **gate))
     # inputs echo each row's value, as a list, for the swept inputs and for those they change
     # (T for --epochs): the single command echoes the resolved T too
     given = dict(first_inputs)
     echo_rows(given, rows, [*swept_keys, *RUN_KEYS], swept_keys)
     given["max_eps"] = request.max_epsilon
+    given["max_delta"] = request.max_delta
     given["no_tight"] = no_tight
     y_key = "epsilon" if first_inputs["eps"] is None else "delta"
     # The table shows what varies: the swept inputs, the run quantities they change (T for
@@ -285,6 +307,7 @@ def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> No
                                   upward={"tight_epsilon": True}),
             title=f"Gaussian DP sweep, {sampling.value} sampling (central-limit mu)" if training else "Gaussian DP sweep, given mu",
             max_epsilon=request.max_epsilon,
+            max_delta=request.max_delta,
             figures=lambda: sweep_panels(
                 [row.values for row in rows], x_key=x_key, y_key=y_key, series_keys=swept_keys[:-1],
                 title=f"{y_key} against {x_key}", xlabel=x_key, ylabel=y_key,
@@ -375,7 +398,7 @@ def _tight_curves(phases: Sequence[Phase], delta: float) -> TightCurves | None:
         with python_warnings.catch_warnings():
             python_warnings.simplefilter("ignore", RuntimeWarning)
             return tight_curves(phases, smallest_delta=min(delta, SMALLEST_DELTA_DRAWN))
-    except (ArithmeticError, ValueError, MemoryError):
+    except (ArithmeticError, ValueError):
         return None
 
 

@@ -329,8 +329,35 @@ Epsilon = Annotated[
 MaxEpsilon = Annotated[
     float | None,
     Option("--max-eps", metavar="FLOAT", help="Budget: exit 1 when epsilon exceeds this value.",
-                 click_type=number(NON_NEGATIVE)),
+                 click_type=number(NON_NEGATIVE), once=True),
 ]
+# the commands that report delta at a given epsilon (pld, rdp, gdp, convert --to dp)
+MaxDelta = Annotated[
+    float | None,
+    Option("--max-delta", metavar="FLOAT",
+           help="Budget, with --eps: exit 1 when the certified upper bound on delta at --eps exceeds this value, "
+                "in [0, 1].",
+           click_type=number(PROBABILITY), once=True),
+]
+
+# The one rule for a budget gate beside --eps and --delta: a gate compares what the command
+# computes, never what it was given. With --eps the epsilon is the user's own (its delta may be
+# 1), so --max-eps would pass whatever the run; with --delta (or its default) likewise for
+# --max-delta. Every command that takes --eps to get delta applies it (`check_gates`).
+GIVEN_EPSILON = ("--max-eps cannot check a run given --eps: its epsilon is then the one given and the privacy "
+                 "spent shows in its delta; drop --eps to compare the epsilon computed at --delta, or keep --eps "
+                 "and gate the delta with --max-delta")
+GIVEN_DELTA = ("--max-delta checks the delta computed at --eps: give --eps (with --delta, or neither, delta is the "
+               "one given; gate the epsilon with --max-eps)")
+
+
+def check_gates(*, epsilon_given: bool, max_eps: float | None, max_delta: float | None) -> None:
+    """Refuse a gate on a figure the user gave (GIVEN_EPSILON, GIVEN_DELTA): `epsilon_given` is
+    True when epsilon is an input (--eps, to get delta) rather than a result."""
+    if epsilon_given and max_eps is not None:
+        raise InputError(GIVEN_EPSILON)
+    if not epsilon_given and max_delta is not None:
+        raise InputError(GIVEN_DELTA)
 Csv = Annotated[
     bool,
     Option("--csv", help="Print CSV instead of a table: a header line, one row per result (per combination of a sweep)."),

@@ -72,6 +72,11 @@ class Report:
     epsilon: float | None = None
     basis: str | None = None
     no_gate: str | None = None
+    # What --max-delta compares, likewise: a certified upper bound on delta at the given epsilon
+    # (never an estimate or an approximation), what it is, or why there is none.
+    delta: float | None = None
+    delta_basis: str | None = None
+    no_delta_gate: str | None = None
     # Builds the figure's panels (dpcalc.cli.figures.Panel) for --plot and --chart; called only then.
     figures: Callable[[], list[Any]] | None = None
     # The rows --csv prints, one per result (a sweep's combinations, a budget's releases); None:
@@ -185,23 +190,17 @@ def emit(
     plot: Path | None = None,
     chart: bool = False,
     csv_mode: bool = False,
+    max_delta: float | None = None,
 ) -> int:
-    """Print the report and return the exit code (1 when epsilon exceeds --max-eps).
+    """Print the report and return the exit code (1 when epsilon exceeds --max-eps, or delta
+    --max-delta).
 
     `plot` (already checked by figures.check_plot_path) receives the figure; `chart` prints it
     as text after the tables, or on stderr in JSON mode so that stdout stays one JSON object.
     """
     progress.stop()  # the spinner (shown after half a second of work on a terminal) is erased first
     raise_lost_interrupt()  # a Ctrl-C lost in an import during the computation: print nothing
-    budget = None
-    if max_epsilon is not None:
-        if report.epsilon is None:
-            from dpcalc.cli.options import InputError
-
-            raise InputError(f"--max-eps: {report.no_gate or 'this result has no certified epsilon to compare'}")
-        within = report.epsilon <= max_epsilon
-        budget = {"max_epsilon": max_epsilon, "epsilon": report.epsilon, "basis": report.basis,
-                  "within_budget": within}
+    budget = _budget(report, max_epsilon, max_delta)
     if json_mode:
         import json
 
@@ -241,12 +240,39 @@ def emit(
             if not (json_mode or csv_mode):
                 sys.stderr.write(f"Wrote {plot}\n")
     if budget is not None and not budget["within_budget"]:
-        sys.stderr.write(
-            f"Budget exceeded: epsilon {format_upper(report.epsilon)} ({report.basis}) > --max-eps "
-            f"{format_number(max_epsilon)}\n"
-        )
+        sys.stderr.write(f"Budget exceeded: {_verdict(budget)}\n")
         return EXIT_OVER_BUDGET
     return EXIT_OK
+
+
+def _budget(report: Report, max_epsilon: float | None, max_delta: float | None) -> dict[str, Any] | None:
+    """The JSON `budget` object of --max-eps ({max_epsilon, epsilon, basis, within_budget}) or
+    --max-delta ({max_delta, delta, basis, within_budget}), None without a gate; a gate on a
+    result without a sound figure is refused (InputError, with the report's reason)."""
+    if max_epsilon is None and max_delta is None:
+        return None
+    from dpcalc.cli.options import InputError
+
+    if max_epsilon is not None and max_delta is not None:
+        raise InputError("--max-eps and --max-delta cannot be given together: gate the quantity the command computes")
+    if max_delta is None:
+        assert max_epsilon is not None, "one of the two gates (checked above)"
+        if report.epsilon is None:
+            raise InputError(f"--max-eps: {report.no_gate or 'this result has no certified epsilon to compare'}")
+        return {"max_epsilon": max_epsilon, "epsilon": report.epsilon, "basis": report.basis,
+                "within_budget": report.epsilon <= max_epsilon}
+    if report.delta is None:
+        raise InputError(f"--max-delta: {report.no_delta_gate or 'this result has no certified delta to compare'}")
+    return {"max_delta": max_delta, "delta": report.delta, "basis": report.delta_basis,
+            "within_budget": report.delta <= max_delta}
+
+
+def _verdict(budget: dict[str, Any]) -> str:
+    """'epsilon 1.84 (basis) > --max-eps 1.5' (or delta and --max-delta), the figure rounded up."""
+    quantity, option = ("epsilon", "--max-eps") if "max_epsilon" in budget else ("delta", "--max-delta")
+    relation = "<=" if budget["within_budget"] else ">"
+    limit = budget["max_epsilon"] if quantity == "epsilon" else budget["max_delta"]
+    return f"{quantity} {format_upper(budget[quantity])} ({budget['basis']}) {relation} {option} {format_number(limit)}"
 
 
 def flat_row(values: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -426,9 +452,7 @@ def _print_tables(console: Any, tables: list[Table], budget: dict[str, Any] | No
                 table.add_row(*(_break_long_words(row[column], width) for column, width in zip(group, widths)))
             if index == 0 and budget is not None and part == len(groups) - 1:
                 verdict = "within budget" if budget["within_budget"] else "budget EXCEEDED"
-                relation = "<=" if budget["within_budget"] else ">"
-                table.caption = (f"{verdict}: epsilon {format_upper(budget['epsilon'])} ({budget['basis']}) "
-                                 f"{relation} --max-eps {format_number(budget['max_epsilon'])}")
+                table.caption = f"{verdict}: {_verdict(budget)}"
                 table.caption_justify = "left"
             needed = sum(widths) + _frame(len(group))
             if needed > console.width:  # not even the floors fit: print wider than the terminal, nothing cut

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 from dpcalc.cli import progress
 from dpcalc.cli.declare import App, Option
 from dpcalc.cli.options import (
+    GIVEN_DELTA,
+    GIVEN_EPSILON,
     BatchSize,
     Chart,
     Csv,
@@ -18,6 +20,7 @@ from dpcalc.cli.options import (
     InputError,
     Json,
     MaxBatchSize,
+    MaxDelta,
     MaxEpsilon,
     NoiseMultiplier,
     NoiseStd,
@@ -134,6 +137,7 @@ def pld(
     delta: Delta = None,
     eps: Epsilon = None,
     max_eps: MaxEpsilon = None,
+    max_delta: MaxDelta = None,
     json_output: Json = False,
     csv_output: Csv = False,
     plot: PlotFile = None,
@@ -144,7 +148,7 @@ def pld(
     request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
                      "epochs": epochs, "accuracy": accuracy, "delta": delta, "eps": eps},
                     max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, phase=phase,
-                    csv_output=csv_output)
+                    csv_output=csv_output, max_delta=max_delta)
     if request.is_sweep:
         if max_batch_size is not None:
             raise InputError("--max-batch-size takes one run: give the swept options one value each")
@@ -188,6 +192,7 @@ def pld(
         "accuracy": width,
         "max_batch_size": max_batch_size,
         "max_eps": request.max_epsilon,
+        "max_delta": request.max_delta,
     }
     report = Report(
         command="pld",
@@ -197,8 +202,7 @@ def pld(
         tables=[_summary_table(result, target_delta is not None, as_poisson, truncation)]
         + ([phases_table(phases)] if len(phases) > 1 else []),
         warnings=warnings,
-        epsilon=result.epsilon,
-        basis=gate_basis(result, target_delta is not None),
+        **gates(result, target_delta is not None),
         figures=None if panels is None else (lambda: panels),
     )
     request.finish(report)
@@ -275,16 +279,26 @@ def pld_panels(phases: Sequence[Phase], target_delta: float | None,
     return [tradeoff, profile], curves.warnings
 
 
-def gate_basis(result: PLDResult, epsilon_solved: bool) -> str:
-    """What --max-eps compares for a PLD result (`result.epsilon`)."""
-    if not epsilon_solved:
-        return "the given epsilon, at the certified upper bound on delta"
+def gate_basis(result: PLDResult) -> str:
+    """What the certified upper bound of a PLD result rests on (the basis --max-eps and
+    --max-delta name)."""
     if result.exact:
         laplace = result.phases[0].mechanism == "laplace"
         return f"certified upper bound (exact {'Laplace composition' if laplace else 'mu-GDP'})"
     if result.grid_size == 0:
         return "certified upper bound (closed forms)"
     return "PLD certified upper bound"
+
+
+def gates(result: PLDResult, epsilon_solved: bool) -> dict[str, Any]:
+    """What the gates compare (Report's and Row's epsilon, basis, no_gate, delta, delta_basis,
+    no_delta_gate): --max-eps the certified upper epsilon at --delta, --max-delta the certified
+    upper delta at --eps; neither the figure given (options.check_gates)."""
+    if epsilon_solved:
+        return {"epsilon": result.epsilon_upper, "basis": gate_basis(result), "no_gate": None,
+                "delta": None, "delta_basis": None, "no_delta_gate": GIVEN_DELTA}
+    return {"epsilon": None, "basis": None, "no_gate": GIVEN_EPSILON,
+            "delta": result.delta_upper, "delta_basis": gate_basis(result), "no_delta_gate": None}
 
 
 def _accuracy(row: Mapping[str, Any]) -> float:
@@ -399,13 +413,14 @@ def _pld_sweep(request: Request, mechanism: MechanismChoice | None, sampling: Sa
         keys = {**_result_keys(result), "as_poisson": None if as_poisson is None else _bounds_keys(as_poisson),
                 "truncation": None}
         rows.append(Row(phase_row(request.swept, row, phases[0], keys),
-                        [*result.warnings, *large_delta_warnings(row["n"], row["delta"])], result.epsilon,
-                        gate_basis(result, row["delta"] is not None)))
+                        [*result.warnings, *large_delta_warnings(row["n"], row["delta"])],
+                        **gates(result, row["delta"] is not None)))
     layout = phase_sweep(request, runs[0][1][0], rows)
     inputs = layout.inputs
     if inputs["accuracy"] is None:
         inputs["accuracy"] = DEFAULT_ACCURACY
     inputs["max_eps"] = request.max_epsilon
+    inputs["max_delta"] = request.max_delta
     # The table shows what varies: the swept inputs, the run quantities they change (T for
     # --epochs) and the certified interval of epsilon (or delta); --json has every key.
     y_key = layout.y_key
@@ -422,6 +437,7 @@ def _pld_sweep(request: Request, mechanism: MechanismChoice | None, sampling: Sa
                                   upward={y_key: True, f"{y_key}_lower": False}),
             title=f"Tight accounting (PLD) sweep{': ' + layout.fixed if layout.fixed else ''}",
             max_epsilon=request.max_epsilon,
+            max_delta=request.max_delta,
             figures=lambda: _sweep_figure(table_rows, x_key, y_key, list(request.swept[:-1]),
                                           sweep_caption(inputs, _CAPTION_KEYS), request.max_epsilon),
         ),

@@ -7,6 +7,8 @@ from typing import Annotated, NoReturn
 
 from dpcalc.cli.declare import App, Option
 from dpcalc.cli.options import (
+    GIVEN_DELTA,
+    GIVEN_EPSILON,
     BatchSize,
     Csv,
     DatasetSize,
@@ -15,6 +17,7 @@ from dpcalc.cli.options import (
     Epsilon,
     InputError,
     Json,
+    MaxDelta,
     MaxEpsilon,
     NoiseMultiplier,
     NoiseStd,
@@ -111,13 +114,14 @@ def rdp(
     delta: Delta = None,
     eps: Epsilon = None,
     max_eps: MaxEpsilon = None,
+    max_delta: MaxDelta = None,
     no_tight: NoTight = False,
     json_output: Json = False,
     csv_output: Csv = False,
 ) -> None:
     request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
                      "epochs": epochs, "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, phase=phase,
-                    csv_output=csv_output)
+                    csv_output=csv_output, max_delta=max_delta)
     if request.is_sweep:
         _rdp_sweep(request, mechanism, orders, conversion, no_tight, (sampling, neighbours))
     row = request.rows[0]
@@ -135,6 +139,7 @@ def rdp(
         "delta": target_delta,
         "eps": target_epsilon,
         "max_eps": request.max_epsilon,
+        "max_delta": request.max_delta,
         "no_tight": no_tight,
     }
     report = Report(
@@ -158,14 +163,18 @@ def rdp(
 
 
 def _gate(result, tight: float | None, epsilon_solved: bool) -> dict:
-    """What --max-eps compares: the larger of the two sound upper bounds the command has (the
-    RDP epsilon and the PLD certified one), so that the check never rests on the lower one."""
+    """What the gates compare. --max-eps: the larger of the two sound upper bounds the command
+    has (the RDP epsilon and the PLD certified one), so that the check never rests on the lower
+    one. --max-delta (with --eps): the RDP upper bound on delta. Never the figure given
+    (options.check_gates)."""
     conversion = f"RDP upper bound ({result.conversion} conversion)"
     if not epsilon_solved:
-        return {"epsilon": result.epsilon, "basis": f"the given epsilon, at the {conversion} on delta"}
+        return {"epsilon": None, "basis": None, "no_gate": GIVEN_EPSILON,
+                "delta": result.delta, "delta_basis": conversion, "no_delta_gate": None}
+    given = {"no_gate": None, "delta": None, "delta_basis": None, "no_delta_gate": GIVEN_DELTA}
     if tight is not None and tight > result.epsilon:
-        return {"epsilon": tight, "basis": "PLD certified upper bound"}
-    return {"epsilon": result.epsilon, "basis": conversion}
+        return {"epsilon": tight, "basis": "PLD certified upper bound", **given}
+    return {"epsilon": result.epsilon, "basis": conversion, **given}
 
 
 def _parse_run(phase, flags: dict, relation: tuple = (None, None)) -> list:
@@ -255,13 +264,14 @@ def _rdp_sweep(request: Request, mechanism, grid, conversion, no_tight: bool, re
         results["curve"] = _curve(result)
         gate = _gate(result, tight, row["delta"] is not None)
         warnings += large_delta_warnings(row["n"], row["delta"])
-        rows.append(Row(phase_row(request.swept, row, phases[0], results), warnings, gate["epsilon"], gate["basis"]))
+        rows.append(Row(phase_row(request.swept, row, phases[0], results), warnings, **gate))
     layout = phase_sweep(request, runs[0][1][0], rows)
     inputs = layout.inputs
     inputs.update({
         "orders": "default" if grid is None else list(grid),
         "conversion": conversion.value,
         "max_eps": request.max_epsilon,
+        "max_delta": request.max_delta,
         "no_tight": no_tight,
     })
     # The table shows what varies: the swept inputs, the run quantities they change (T for
@@ -279,6 +289,7 @@ def _rdp_sweep(request: Request, mechanism, grid, conversion, no_tight: bool, re
             title=f"Renyi DP sweep{': ' + layout.fixed if layout.fixed else ''}"
             + (", classic conversion" if conversion is ConversionChoice.classic else ""),
             max_epsilon=request.max_epsilon,
+            max_delta=request.max_delta,
         ),
         rows,
     )

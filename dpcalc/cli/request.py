@@ -6,11 +6,13 @@ types (numbers, or `Swept` for a list or range: dpcalc.cli.options), to `start`,
   * refuses --phase beside a sweep (a sweep varies the single-phase flags),
   * limits the number of combinations (dpcalc.cli.sweeps.MAX_ROWS),
   * settles --delta and --eps: not both; --delta is 1e-5 unless one of them is given,
+  * refuses a budget gate on a figure given (--max-eps with --eps, --max-delta without it:
+    options.check_gates),
   * checks --plot before any work is done,
 
 and returns a `Request`: the inputs as given (the JSON `inputs` of the command), one row of
 numbers per combination of the swept options (one row when nothing is swept), and `finish`,
-which prints the report with --json, --max-eps, --plot and --chart and exits.
+which prints the report with --json, --max-eps or --max-delta, --plot and --chart and exits.
 
 Order of the rows: the values of each option in the order given; with several swept options,
 the product in the order the options appear on the command line, the last one varying fastest.
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from dpcalc.cli.declare import Exit
-from dpcalc.cli.options import DEFAULT_DELTA, InputError, Swept, conflict
+from dpcalc.cli.options import DEFAULT_DELTA, InputError, Swept, check_gates, conflict
 from dpcalc.cli.output import emit
 
 if TYPE_CHECKING:
@@ -45,6 +47,7 @@ class Request:
     plot: Path | None = None
     chart: bool = False
     csv_output: bool = False
+    max_delta: float | None = None
 
     @property
     def is_sweep(self) -> bool:
@@ -54,7 +57,7 @@ class Request:
         """Print the report (a table, or JSON with --json; the figure with --plot or --chart) and
         return its exit code (1 when epsilon exceeds --max-eps)."""
         return emit(report, json_mode=self.json_output, max_epsilon=self.max_epsilon, plot=self.plot, chart=self.chart,
-                    csv_mode=self.csv_output)
+                    csv_mode=self.csv_output, max_delta=self.max_delta)
 
     def finish(self, report: Report) -> NoReturn:
         """Print the report and exit with its code."""
@@ -70,6 +73,7 @@ def start(
     chart: bool = False,
     phase: list[str] | None = None,
     csv_output: bool = False,
+    max_delta: float | None = None,
 ) -> Request:
     """The Request of a command whose numeric options are `inputs`, by input name (as the JSON names
     them): a number, a `Swept`, or None when not given. `phase` holds the --phase values (refused
@@ -89,6 +93,7 @@ def start(
     if "delta" in given:
         if given["delta"] is not None and given.get("eps") is not None:
             raise conflict("--delta", "--eps", "give --delta to get epsilon, or --eps to get delta")
+        check_gates(epsilon_given=given.get("eps") is not None, max_eps=max_eps, max_delta=max_delta)
         if given["delta"] is None and given.get("eps") is None:
             given["delta"] = DEFAULT_DELTA
     rows = tuple(
@@ -100,7 +105,7 @@ def start(
         from dpcalc.cli.figures import check_plot_path
 
         plot_path = check_plot_path(plot)
-    return Request(given, tuple(swept), rows, max_eps, json_output, plot_path, chart, csv_output)
+    return Request(given, tuple(swept), rows, max_eps, json_output, plot_path, chart, csv_output, max_delta)
 
 
 def _check_size(sweeps: list[Swept]) -> None:

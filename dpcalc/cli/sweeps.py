@@ -16,8 +16,8 @@ Row shape (JSON, `result.rows`): each row is one flat object holding the swept i
 their input names, then the command's run inputs a sweep may change (for example `T`, which
 `--epochs` sets), then the scalar result keys of the single-run command (list-valued keys such
 as a trade-off curve are left out: run the single command for them), and `within_budget` when
---max-eps is given. `result.swept` lists the swept input names. --max-eps checks every row:
-the exit code is 1 when any row exceeds it.
+--max-eps or --max-delta is given. `result.swept` lists the swept input names. The gate checks
+every row: the exit code is 1 when any row exceeds it.
 
 Per command (besides the swept inputs and `within_budget`):
   gdp        p, sigma, T (training form), mu, epsilon, delta, max_advantage, tight_epsilon
@@ -225,6 +225,10 @@ class Row:
     epsilon: float | None = None
     basis: str | None = None
     no_gate: str | None = None
+    # what --max-delta compares, likewise (a certified upper delta at the row's --eps)
+    delta: float | None = None
+    delta_basis: str | None = None
+    no_delta_gate: str | None = None
 
 
 @dataclass
@@ -239,6 +243,7 @@ class SweepOutput:
     max_epsilon: float | None = None
     extra_result: dict[str, Any] = field(default_factory=dict)
     figures: Callable[[], list[Any]] | None = None
+    max_delta: float | None = None
 
 
 def sweep_report(output: SweepOutput, rows: list[Row]) -> Report:
@@ -253,9 +258,11 @@ def sweep_report(output: SweepOutput, rows: list[Row]) -> Report:
         values = dict(row.values)
         if output.max_epsilon is not None and row.epsilon is not None:
             values["within_budget"] = row.epsilon <= output.max_epsilon
+        elif output.max_delta is not None and row.delta is not None:
+            values["within_budget"] = row.delta <= output.max_delta
         json_rows.append(values)
     columns = list(output.columns)
-    if output.max_epsilon is not None:
+    if output.max_epsilon is not None or output.max_delta is not None:
         columns.append(Column("within_budget", "within budget"))
     table_rows = [tuple(_cell(_lookup(values, column.key), column.upward) for column in columns)
                   for values in json_rows]
@@ -269,6 +276,11 @@ def sweep_report(output: SweepOutput, rows: list[Row]) -> Report:
     gated = [row.epsilon for row in rows if row.epsilon is not None]  # every row's, when none is ungated
     worst = None if ungated else max(gated, key=lambda value: (math.isnan(value), value))
     bases = list(dict.fromkeys(row.basis for row in rows if row.basis))
+    # --max-delta's gate: the largest certified delta of the rows, likewise
+    delta_ungated = [row for row in rows if row.delta is None]
+    worst_delta = None if delta_ungated else max((row.delta for row in rows if row.delta is not None),
+                                                  key=lambda value: (math.isnan(value), value))
+    delta_bases = list(dict.fromkeys(row.delta_basis for row in rows if row.delta_basis))
     return Report(
         command=output.command,
         inputs=output.inputs,
@@ -285,6 +297,9 @@ def sweep_report(output: SweepOutput, rows: list[Row]) -> Report:
         epsilon=worst,
         basis="; ".join(bases) or None,
         no_gate=ungated[0].no_gate if ungated else None,
+        delta=worst_delta,
+        delta_basis="; ".join(delta_bases) or None,
+        no_delta_gate=delta_ungated[0].no_delta_gate if delta_ungated else None,
         figures=output.figures,
         csv_rows=json_rows,
     )

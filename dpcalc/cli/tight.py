@@ -69,7 +69,7 @@ def tight_epsilon(phases, delta: float) -> tuple[float | None, list[str]]:
         with python_warnings.catch_warnings():
             python_warnings.simplefilter("ignore", RuntimeWarning)
             accounted = PLDAccountant().epsilon(phases, delta)
-    except (ArithmeticError, ValueError, MemoryError) as error:
+    except (ArithmeticError, ValueError) as error:
         return None, [f"no tight epsilon: the PLD accountant could not account this run ({type(error).__name__})."]
     return accounted.epsilon, list(accounted.warnings)
 

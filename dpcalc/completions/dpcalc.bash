@@ -31,10 +31,11 @@ _dpcalc() {
                 --delta) return ;;
                 --eps) return ;;
                 --max-eps) return ;;
+                --max-delta) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --no-tight --json --csv --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --max-delta --no-tight --json --csv --plot --chart -h --help" -- "$cur"))
             fi ;;
         dpcalc/convert)
             case "$prev" in
@@ -53,10 +54,11 @@ _dpcalc() {
                 --points) return ;;
                 --group) return ;;
                 --max-eps) return ;;
+                --max-delta) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--from --to --eps --delta --mu --rho --order --rdp-eps --sigma --scale --sensitivity --orders --points --group --max-eps --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--from --to --eps --delta --mu --rho --order --rdp-eps --sigma --scale --sensitivity --orders --points --group --max-eps --max-delta --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         dpcalc/laplace-eps)
             case "$prev" in
@@ -103,9 +105,10 @@ _dpcalc() {
                 --delta) return ;;
                 --eps) return ;;
                 --max-eps) return ;;
+                --max-delta) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --orders --conversion --delta --eps --max-eps --no-tight --json --csv -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --orders --conversion --delta --eps --max-eps --max-delta --no-tight --json --csv -h --help" -- "$cur"))
             fi ;;
         dpcalc/check)
             if [[ "$cur" == -* ]]; then
@@ -135,10 +138,11 @@ _dpcalc() {
                 --delta) return ;;
                 --eps) return ;;
                 --max-eps) return ;;
+                --max-delta) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --max-batch-size --accuracy --delta --eps --max-eps --json --csv --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --max-batch-size --accuracy --delta --eps --max-eps --max-delta --json --csv --plot --chart -h --help" -- "$cur"))
             fi ;;
         dpcalc/risk)
             case "$prev" in

@@ -12,7 +12,7 @@ from dpcalc.core import conversions, gdp, zcdp
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
 INPUT_KEYS = {
     "from", "to", "eps", "delta", "mu", "rho", "order", "rdp_eps", "sigma", "scale", "sensitivity",
-    "orders", "points", "group", "max_eps",
+    "orders", "points", "group", "max_eps", "max_delta",
 }
 
 # Each conversion of the issue with its exact result keys (besides "theorem").
@@ -235,7 +235,7 @@ def test_infinite_values_are_strict_json(dpcalc):
         (("--from", "gaussian", "--to", "dp"), "--from gaussian needs --sigma (the noise standard deviation, > 0)"),
         (("--from", "laplace", "--to", "dp"), "--from laplace needs --scale (the Laplace scale b, > 0)"),
         (("--from", "gdp", "--mu", "1", "--rho", "1", "--to", "dp"),
-         "--rho does not apply to --from gdp --to dp; it takes --mu, --delta, --eps, --group, --max-eps"),
+         "--rho does not apply to --from gdp --to dp; it takes --mu, --delta, --eps, --group, --max-eps, --max-delta"),
         (("--from", "gdp", "--mu", "1", "--to", "zcdp", "--delta", "1e-5"),
          "--delta does not apply to --from gdp --to zcdp; it takes --mu, --group"),
         (("--from", "gdp", "--mu", "1", "--to", "tradeoff", "--orders", "2"),
@@ -243,9 +243,9 @@ def test_infinite_values_are_strict_json(dpcalc):
         (("--from", "gdp", "--mu", "1", "--to", "rdp", "--points", "3"),
          "--points does not apply to --from gdp --to rdp; it takes --mu, --orders, --group"),
         (("--from", "zcdp", "--rho", "1", "--to", "dp", "--sensitivity", "2"),
-         "--sensitivity does not apply to --from zcdp --to dp; it takes --rho, --delta, --eps, --group, --max-eps"),
+         "--sensitivity does not apply to --from zcdp --to dp; it takes --rho, --delta, --eps, --group, --max-eps, --max-delta"),
         (("--from", "dp", "--eps", "1", "--to", "dp", "--mu", "2"),
-         "--mu does not apply to --from dp --to dp; it takes --eps, --delta, --group, --max-eps"),
+         "--mu does not apply to --from dp --to dp; it takes --eps, --delta, --group, --max-eps, --max-delta"),
         (("--from", "laplace", "--scale", "1", "--to", "dp", "--delta", "1e-5", "--eps", "1"),
          "--delta and --eps cannot be given together; give --delta to get epsilon, or --eps to get delta"),
         (("--from", "laplace", "--scale", "1", "--to", "dp", "--delta", "1"), "--delta must be in [0, 1), got 1"),

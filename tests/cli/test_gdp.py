@@ -10,7 +10,7 @@ from tests.snapshots import DESIGN_CARD_CERTIFIED_UPPER, number_in, numbers_in
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
 RESULT_KEYS = {"mu", "epsilon", "delta", "max_advantage", "tradeoff", "tight_epsilon"}
-INPUT_KEYS = {"p", "sigma", "noise_std", "sensitivity", "T", "n", "batch_size", "epochs", "sampling", "mu", "delta", "eps", "max_eps", "no_tight"}
+INPUT_KEYS = {"p", "sigma", "noise_std", "sensitivity", "T", "n", "batch_size", "epochs", "sampling", "mu", "delta", "eps", "max_eps", "max_delta", "no_tight"}
 DESIGN_CARD = ("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000")
 
 
@@ -176,12 +176,12 @@ def test_max_eps_compares_the_certified_epsilon_not_the_central_limit_one(dpcalc
 
 @pytest.mark.parametrize("extra, reason", [
     (("--no-tight",), "drop --no-tight"),
-    (("--eps", "1"), "give --delta instead"),
+    (("--eps", "1"), "gate the delta with --max-delta"),
 ])
 def test_max_eps_without_a_certified_figure_is_refused(dpcalc, extra, reason):
     run = dpcalc(*DESIGN_CARD, "--tight", *extra, "--max-eps", "5")
     assert run.code == 2 and run.stdout == ""
-    assert run.stderr.startswith("Error: --max-eps: ") and reason in run.stderr and run.stderr.count("\n") == 1
+    assert run.stderr.startswith("Error: --max-eps") and reason in run.stderr and run.stderr.count("\n") == 1
 
 
 def test_max_eps_with_a_given_mu_is_exact(dpcalc):

@@ -12,7 +12,7 @@ PLD = ("pld", "--p", "0.1", "--sigma", "2")
 RESULT_KEYS = {"epsilon", "epsilon_lower", "epsilon_upper", "delta", "delta_lower", "delta_upper", "accuracy", "grid",
                "binding", "analysis", "as_poisson", "truncation"}
 SWEEP_INPUT_KEYS = {"mechanism", "sampling", "neighbours", "examples_per_user", "p", "sigma", "noise_std", "sensitivity", "scale", "T", "n", "batch_size", "epochs", "accuracy", "delta", "eps",
-                    "max_eps"}
+                    "max_eps", "max_delta"}
 
 
 def test_t_sweep_json_rows_equal_single_runs(dpcalc):

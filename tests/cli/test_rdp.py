@@ -11,7 +11,7 @@ from tests.snapshots import number_in
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
 RESULT_KEYS = {"epsilon", "delta", "order", "conversion", "curve", "tight_epsilon"}
-INPUT_KEYS = {"phases", "noise_std", "sensitivity", "orders", "conversion", "delta", "eps", "max_eps", "no_tight"}
+INPUT_KEYS = {"phases", "noise_std", "sensitivity", "orders", "conversion", "delta", "eps", "max_eps", "max_delta", "no_tight"}
 DESIGN_CARD = ("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000")
 
 
@@ -240,10 +240,12 @@ def test_max_eps_exceeded_exits_1(dpcalc):
     assert table.code == 1 and "EXCEEDED" in table.stdout
 
 
-def test_max_eps_with_given_eps(dpcalc):
-    # With --eps the budget compares the given epsilon.
-    assert dpcalc(*DESIGN_CARD, "--eps", "3", "--max-eps", "2", "--json").code == 1
-    assert dpcalc(*DESIGN_CARD, "--eps", "1", "--max-eps", "2", "--json").code == 0
+def test_max_eps_with_given_eps_is_refused(dpcalc):
+    # With --eps the epsilon is the one given: --max-eps would compare it, whatever the run's delta.
+    for eps in ("3", "1"):
+        run = dpcalc(*DESIGN_CARD, "--eps", eps, "--max-eps", "2", "--json")
+        assert run.code == 2 and run.stdout == "" and run.stderr.count("\n") == 1
+        assert run.stderr.startswith("Error: --max-eps cannot check a run given --eps") and "--max-delta" in run.stderr
 
 
 def test_infinite_rdp_is_the_string_inf(dpcalc):

@@ -11,7 +11,7 @@ from dpcalc.cli.sweeps import MAX_ROWS
 RDP = ("rdp", "--p", "0.004", "--sigma", "1.1", "--no-tight")
 ROW_KEYS = {"p", "sigma", "T", "epsilon", "delta", "order", "conversion", "tight_epsilon", "curve"}
 SWEEP_INPUT_KEYS = {"mechanism", "sampling", "neighbours", "examples_per_user", "p", "sigma", "noise_std", "sensitivity", "scale", "T", "n", "batch_size", "epochs", "delta", "eps", "orders",
-                    "conversion", "max_eps", "no_tight"}
+                    "conversion", "max_eps", "max_delta", "no_tight"}
 
 
 def test_t_sweep_json_rows_equal_single_runs(dpcalc):

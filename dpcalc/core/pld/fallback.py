@@ -149,7 +149,7 @@ def _rdp_upper(phases: Sequence[Phase], delta: float | None, epsilon: float | No
     try:
         with np.errstate(all="ignore"):
             result = rdp.rdp_accountant(phases, delta=delta, epsilon=epsilon)
-    except (ArithmeticError, ValueError, MemoryError):
+    except (ArithmeticError, ValueError):
         return fail
     value = result.epsilon if delta is not None else result.delta
     if math.isnan(value) or (delta is not None and value <= 0.0) or (delta is None and value < _RDP_DELTA_FLOOR):

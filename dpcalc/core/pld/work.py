@@ -17,10 +17,17 @@ use `Meter.used` to measure the work of a call). `WorkLimitReached` is an Arithm
 the guard treats it like any failure of the grid, and the messages name the limit by its count
 of bin operations, which does not depend on the machine.
 
+Memory is bounded the same way, by counts decided from the inputs alone: the accountant's
+grids by their bins (`accountant.MAX_BINS`), the lattice convolutions of random allocation by
+their atoms (`MAX_ATOMS`, `check_atoms`). An input over a count takes the same path on every
+machine (the closed forms, with a warning naming the limit), whatever memory is free.
+
 `guard(units)` is the one guard every grid computation runs under (docs/pld-soundness.md, S7):
 a work budget, floating-point exceptions raised rather than warned about, and any failure
-(overflow, the work limit, a memory error) recorded as a reason instead of propagating, so that
-the caller falls back to bounds that are sound whatever the inputs.
+(overflow, the work or a size limit, a failed sanity check) recorded as a reason instead of
+propagating, so that the caller falls back to bounds that are sound whatever the inputs. A
+MemoryError is not such a failure: which inputs meet one depends on the machine, so it
+propagates (the command ends with an error, never with another method's figure).
 """
 
 from __future__ import annotations
@@ -42,8 +49,26 @@ DISCRETISE_COST = 64.0
 WORK_LIMIT = 1e9
 
 
+# The most atoms (entries of one lattice convolution) a random-allocation pair may take
+# (`pairs.lognormal_lattice.fft_length`): peak memory grows by about 300 bytes an atom (the atoms'
+# arrays and the tilted FFTs), so 2^20 stays near 300 MiB. Every allocation run of the tests and
+# benchmarks needs at most 80000 (the design card); n = 1e6, batch size 10 (1e5 steps an epoch,
+# sigma 1) would need 6.7e6, 2 GiB.
+MAX_ATOMS = 1 << 20
+
+
 class WorkLimitReached(ArithmeticError):
     """The grid computation spent its work limit."""
+
+
+class SizeLimitReached(ArithmeticError):
+    """A computation would exceed a size limit counted from the inputs (its message names it)."""
+
+
+def check_atoms(count: int, what: str) -> None:
+    """Raise SizeLimitReached when `what` needs more than MAX_ATOMS atoms."""
+    if count > MAX_ATOMS:
+        raise SizeLimitReached(f"{what} needs {count} atoms, more than its size limit of {MAX_ATOMS}")
 
 
 @dataclass
@@ -88,8 +113,9 @@ def guard(units: float | None = None) -> Iterator[Guard]:
     raised (every place where an infinity or a zero is intended is wrapped locally in
     np.errstate), and a failure recorded in `Guard.failure` rather than raised.
 
-    An overflow anywhere, a failed sanity check (ValueError), a memory error or the work limit
-    ends the block; the caller reads `failure` and falls back to bounds that are sound.
+    An overflow anywhere, a failed sanity check (ValueError), the work limit or a size limit
+    ends the block; the caller reads `failure` and falls back to bounds that are sound. A
+    MemoryError propagates: whether it happens depends on the machine, not on the inputs.
     """
     if units is None:
         units = WORK_LIMIT
@@ -99,7 +125,9 @@ def guard(units: float | None = None) -> Iterator[Guard]:
             yield outcome
     except WorkLimitReached:
         outcome.failure = limit_reason(units)
-    except (ArithmeticError, ValueError, MemoryError) as exc:
+    except SizeLimitReached as exc:
+        outcome.failure = str(exc)
+    except (ArithmeticError, ValueError) as exc:
         outcome.failure = f"the grid computation failed ({type(exc).__name__})"
 
 

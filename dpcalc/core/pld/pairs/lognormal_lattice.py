@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from dpcalc.core.pld import work
 from dpcalc.core.pld.fft import FFT_ETA, fast_length
 from dpcalc.core.pld.normal import log_upper_tail
 from dpcalc.core.pld.pairs.base import U, _log_sum
@@ -29,10 +30,9 @@ _Z_TOP = 8.75
 # Lattice step h = _RESOLUTION sd(W): the spread adds at most h^2/4 to a factor's variance
 # sd(W)^2, the cells remove at most h^2/12; both move epsilon by far less than 1e-3 relative.
 _RESOLUTION = 1.0 / 64.0
-# At most this many lattice points for one factor, and this FFT length; beyond, h grows (sound,
-# only coarser: the interval widens).
+# At most this many lattice points for one factor; beyond, h grows (sound, only coarser: the
+# interval widens). An FFT is at most work.MAX_ATOMS long (`fft_length`).
 _MAX_LATTICE = 1 << 21
-_MAX_FFT = 1 << 23
 # Relative errors of lattice masses up to this are carried as a factor (1 + rho)^r; beyond it,
 # as an absolute (L1) error of the convolution's input.
 _RHO_CAP = 1e-10
@@ -460,8 +460,7 @@ def fft_length(parts: list[tuple[np.ndarray, int]], full: int) -> int:
     `count` times, holds less than e^-_ALIAS_LOG (at most `full`, the length of its whole support)."""
     best = _chernoff_length([(_Blocks.of(log_m), count, 0.0, 0.0) for log_m, count in parts])
     n = fast_length(int(min(full, math.ceil(best) + 1)))
-    if n > _MAX_FFT:
-        raise FloatingPointError("random allocation: the lattice needs a longer FFT than supported")
+    work.check_atoms(n, "random allocation: the epoch's lattice convolution")
     return n
 
 
