@@ -27,12 +27,12 @@ SHUFFLE_NEEDS_POSITIONS = (
     "have the same records in the same places: under add-remove an added record moves one record "
     "across every later batch boundary (and a last, smaller batch changes the batch sizes), so many "
     "batch sums change and one Gaussian an epoch does not bound them (docs/mathematics.md, \"Shuffled "
-    "batches\"); use --neighbours zero-out (a record replaced by a null record) or replace-one"
+    "batches\"); account them under zero-out (a record replaced by a null record) or replace-one neighbours"
 )
 
 UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N = (
     "fixed-size batches under add-remove need a batch smaller than the dataset (b < n, p < 1): "
-    "a neighbour with one record fewer has no batch of n; a full batch is --sampling poisson with p = 1"
+    "a neighbour with one record fewer has no batch of n; a full batch is Poisson sampling with p = 1"
 )
 
 

@@ -132,10 +132,13 @@ def test_directions_carry_their_roles():
 
 
 def test_refusals():
-    with pytest.raises(ValueError, match="replace-one"):
-        gaussian(0.01, 1.0, 5, sampling="uniform")
-    with pytest.raises(ValueError, match="replace-one"):
-        gaussian(0.01, 1.0, 5, sampling="uniform", neighbours="zero-out")
+    with pytest.raises(ValueError, match="zero-out or replace-one"):
+        gaussian(0.01, 1.0, 5, sampling="shuffle", epoch_steps=100)
+    with pytest.raises(ValueError, match="need a batch smaller than the dataset"):
+        gaussian(1.0, 1.0, 5, sampling="uniform")
+    with pytest.raises(ValueError, match="fixed-size batches under zero-out takes only other Gaussian phases"):
+        check_phases([gaussian(0.01, 1.0, 5, sampling="uniform", neighbours="zero-out"),
+                      Phase("laplace", 0.1, None, 1.0, 5, neighbours="zero-out")])
     with pytest.raises(ValueError, match="laplace"):
         Phase("laplace", 0.1, None, 1.0, 5, neighbours="replace-one")
     with pytest.raises(ValueError, match="neighbours must be one of"):
