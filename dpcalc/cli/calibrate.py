@@ -59,7 +59,7 @@ from dpcalc.cli.sweeps import (
     sweep_report,
 )
 from dpcalc.core.limits import DEFAULT_PRECISION, PRECISION
-from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE
+from dpcalc.core.validation import FALSE_POSITIVE_RATE, NON_NEGATIVE, OPEN_UNIT, POSITIVE
 
 if TYPE_CHECKING:
     from dpcalc.core.calibrate import Quantity
@@ -219,8 +219,8 @@ def calibrate(
     ] = None,
     at_fpr: Annotated[
         float | None,
-        Option("--at-fpr", metavar="FLOAT", help="The false-positive rate of --target-tpr, in (0, 1).",
-                     click_type=number(OPEN_UNIT)),
+        Option("--at-fpr", metavar="FLOAT", help="The false-positive rate of --target-tpr, in [1e-300, 1).",
+                     click_type=number(FALSE_POSITIVE_RATE)),
     ] = None,
     max_batch_size: MaxBatchSize = None,
     max_eps: MaxEpsilon = None,

@@ -7,7 +7,7 @@ option, its allowed range and the value received (`InputError`, exit code 2).
 
 Numbers are read in ASCII decimal notation only (`decimal_text`, the one gate every numeric
 text passes, sweep ranges and --phase values included): Python's float() and int() would also
-take digits of other scripts ("١١" is 11) and underscores ("1_1" is 11), which dpcalc refuses by
+take digits of other scripts (Arabic-Indic "\u0661\u0661" is 11) and underscores ("1_1" is 11), which dpcalc refuses by
 name rather than read silently.
 
 A parsed number keeps the text it was written as (`WrittenFloat`, `WrittenInt`): messages about
@@ -115,7 +115,7 @@ _BLANKS = " \t\n\r\f\v"  # ASCII whitespace around a number is ignored; other wh
 
 def decimal_text(text: str) -> str | None:
     """`text` without its surrounding ASCII blanks when it is a number in ASCII decimal notation
-    ("12", "-0.5", "1e-5", ".5", "inf", "nan"); None otherwise ("abc", "1_1", "١١", "0x10", "")."""
+    ("12", "-0.5", "1e-5", ".5", "inf", "nan"); None otherwise ("abc", "1_1", "\u0661", "0x10", "")."""
     cleaned = text.strip(_BLANKS)
     return cleaned if _DECIMAL.fullmatch(cleaned) or _WORDS.fullmatch(cleaned) else None
 

@@ -36,7 +36,7 @@ from dpcalc.core.limits import DEFAULT_ACCURACY
 from dpcalc.core.phases import Phase
 from dpcalc.core.risk import Bounds, RiskFigure, risk_figure, risk_figure_profile
 from dpcalc.core.special import ndtri
-from dpcalc.core.validation import OPEN_UNIT
+from dpcalc.core.validation import FALSE_POSITIVE_RATE, OPEN_UNIT
 
 if TYPE_CHECKING:
     from dpcalc.core.pld.privacy_profile import ProfileBounds
@@ -125,7 +125,7 @@ def calibrate_risk(
     if figure == "tpr":
         if fpr is None:
             raise ValueError("a TPR target needs the FPR it is stated at")
-        OPEN_UNIT.check("fpr", fpr)
+        FALSE_POSITIVE_RATE.check("fpr", fpr)
         if target <= fpr:
             raise ValueError(f"target TPR must exceed the FPR {fpr:g} (no curve has TPR < FPR), got {target:g}")
     elif figure != "advantage":
