@@ -23,6 +23,7 @@ from dpcalc.core.calibrate.engines import STEERING_ACCURACY
 from dpcalc.core.calibrate.grids import Value
 from dpcalc.core.calibrate.model import LOG_CLIP, model_log_mu
 from dpcalc.core.calibrate.problem import (
+    CALIBRATION_DELTA,
     DEFAULT_PRECISION,
     PRECISION,
     QUANTITIES,
@@ -120,7 +121,7 @@ def calibrate_risk(
     if quantity not in QUANTITIES:
         raise ValueError(f"quantity must be one of {', '.join(QUANTITIES)}, got quantity={quantity!r}")
     OPEN_UNIT.check(f"target {figure}", target)
-    OPEN_UNIT.check("delta", delta)
+    CALIBRATION_DELTA.check("delta", delta)
     PRECISION.check("precision", precision)
     if figure == "tpr":
         if fpr is None:
