@@ -116,7 +116,7 @@ def _expand_range(option: str, item: str, integer: bool, limit: int = MAX_ROWS,
         if number and not -_MAGNITUDE <= number.adjusted() <= _MAGNITUDE:
             raise _out_of_size(option, name, part, item)
     # Exactly: the values' digits lie between the largest magnitude and the finest unit written.
-    units = [number.as_tuple().exponent for number in numbers if number]
+    units = [int(number.as_tuple().exponent) for number in numbers if number]  # finite: an int
     digits = max(number.adjusted() for number in numbers if number) - min(units) + len(str(count)) + 4
     exact = _context(max(digits, 28), traps=True)
     count = int(exact.divide_int(exact.subtract(stop, start), step)) + 1

@@ -10,7 +10,7 @@ import pytest
 
 from dpcalc.cli.options import InputError, decimal_text, parse_integer, parse_real
 from dpcalc.cli.sweeps import expand
-from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY
+from dpcalc.core.validation import POSITIVE, PROBABILITY
 
 HUGE_STOP = "1:1e999999999:1"
 ASCII_ONLY = "written with the ASCII digits 0-9 only (no underscores, no digits of other scripts)"

@@ -22,7 +22,9 @@ from typing import Literal, TypeVar
 from dpcalc.core import gdp
 from dpcalc.core.calibrate.grids import DecimalGrid, Grid, IntegerGrid
 from dpcalc.core.calibrate.model import LOG_CLIP, laplace_model_log_mu, model_log_epsilon, model_log_mu
-from dpcalc.core.limits import CALIBRATION_DELTA, DEFAULT_PRECISION, PRECISION  # noqa: F401 - re-exported
+from dpcalc.core.limits import CALIBRATION_DELTA as CALIBRATION_DELTA  # re-exported: calibrate's limits
+from dpcalc.core.limits import DEFAULT_PRECISION as DEFAULT_PRECISION
+from dpcalc.core.limits import PRECISION as PRECISION
 from dpcalc.core.phases import EPOCH_SAMPLINGS, Mechanism, Neighbours, Phase, Sampling, unsupported
 from dpcalc.core.special import find_root
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY, ParameterError

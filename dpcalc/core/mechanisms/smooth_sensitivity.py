@@ -177,9 +177,9 @@ def lln_optimal_sigma(epsilon: float, beta: float) -> float:
     # g(max(b, 1)) <= 0 < g(max(b, 1) + 1) brackets its root.
     b = 5.0 * low * low
     if b > 1e100:  # the root lies in (b, b + 1 / b^2): b itself, in float64
-        return b * low
+        return float(b * low)
     start = max(b, 1.0)
-    return find_root(lambda u: u * u * (u - b) - 1.0, start, start + max(1.0, 1e-15 * start)) * low
+    return float(find_root(lambda u: u * u * (u - b) - 1.0, start, start + max(1.0, 1e-15 * start)) * low)
 
 
 def _minimising_sigma(beta: float, k: float, c: float) -> float:
