@@ -171,7 +171,7 @@ def test_check_budget_matches_the_command(dpcalc):
     (lambda: api.gdp(p=0.1, sigma=1.0, T=10, delta=1e-5, mu=1.0), "mu and p cannot be given together"),
     (lambda: api.gdp(mu=0.0, delta=1e-5), "mu must be in (0, inf), got 0.0"),
     (lambda: api.gdp(mu=1.0), "give exactly one of delta"),
-    (lambda: api.risk(p=0.1, sigma=1.0, T=10, fpr=[0.0]), "fpr must be in (0, 1), got 0.0"),
+    (lambda: api.risk(p=0.1, sigma=1.0, T=10, fpr=[0.0]), "fpr must be in [1e-300, 1), got 0.0"),
     (lambda: api.rdp(p=0.1, sigma=1.0, T=10, delta=1e-5, orders=[1.0]), "orders must be in (1, 1e+100], got 1.0"),
     (lambda: api.rdp(p=0.1, sigma=1.0, T=10, eps=1.0, conversion="best"), "conversion must be improved or classic"),
     (lambda: api.rdp(p=0.1, mechanism="laplace", scale=2.0, T=3, delta=1e-5), "--p must be 1 for the laplace"),

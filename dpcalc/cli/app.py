@@ -244,13 +244,14 @@ def _run(args: list[str] | None) -> int:
     try:
         outcome = command.main(args=args, prog_name="dpcalc", standalone_mode=False)
     except (InputError, ParameterError) as error:
-        sys.stderr.write(f"Error: {error}\n")
+        # one line even when the value quoted holds a line break (--sigma $'\\n-1')
+        sys.stderr.write("Error: {}\n".format(str(error).replace("\r", "\\r").replace("\n", "\\n")))
         return EXIT_USAGE
     except click.UsageError as error:
-        sys.stderr.write(f"Error: {_case_hint(error) or error.format_message()}\n")
+        sys.stderr.write(f"Error: {_case_hint(error) or _one_line(error.format_message())}\n")
         return EXIT_USAGE
     except click.ClickException as error:
-        sys.stderr.write(f"Error: {error.format_message()}\n")
+        sys.stderr.write(f"Error: {_one_line(error.format_message())}\n")
         return error.exit_code
     except (click.Abort, BrokenPipeError, _ClosedPipe, OutputError):
         raise  # main's: exit 130, 141 or 74 (Abort is a RuntimeError, the others OSErrors)
@@ -328,6 +329,12 @@ def _forget_unhandled_interrupt() -> None:
     interpreter then kills itself by SIGINT on exit. Every string exec clears the flag as it
     starts, so an empty one does. Harmless where the flag does not exist."""
     exec("pass", {})
+
+
+def _one_line(message: str) -> str:
+    """click's message on one line, as every dpcalc error is: a missing choice option lists its
+    choices one a line ("Missing option '--noise'. Choose from:\\n\\tlaplace,\\n\\tgumbel")."""
+    return " ".join(message.split())
 
 
 def _case_hint(error: click.UsageError) -> str | None:

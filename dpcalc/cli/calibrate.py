@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from dpcalc.cli.declare import App, Exit, Option
 from dpcalc.cli.options import (
+    DEFAULT_DELTA,
     BatchSize,
     Chart,
     Csv,
     DatasetSize,
-    Delta,
     Epochs,
     InputError,
     Json,
@@ -58,8 +58,8 @@ from dpcalc.cli.sweeps import (
     sweep_panels,
     sweep_report,
 )
-from dpcalc.core.limits import DEFAULT_PRECISION, PRECISION
-from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE
+from dpcalc.core.limits import CALIBRATION_DELTA, DEFAULT_PRECISION, PRECISION
+from dpcalc.core.validation import FALSE_POSITIVE_RATE, NON_NEGATIVE, OPEN_UNIT, POSITIVE
 
 if TYPE_CHECKING:
     from dpcalc.core.calibrate import Quantity
@@ -160,10 +160,18 @@ TargetEpsilon = Annotated[
 ]
 
 
+# calibrate's --delta: at least 1e-300 (dpcalc.core.limits.CALIBRATION_DELTA)
+CalibrationDelta = Annotated[
+    SweepableReal | None,
+    Option("--delta", metavar="FLOAT", help=f"Target delta in [1e-300, 1) giving epsilon [default: {DEFAULT_DELTA:g}].",
+           click_type=sweepable(CALIBRATION_DELTA)),
+]
+
+
 @app.command("calibrate", help=HELP)
 def calibrate(
     target_epsilon: TargetEpsilon = None,
-    delta: Delta = None,
+    delta: CalibrationDelta = None,
     accountant: Annotated[
         AccountantChoice,
         Option("--accountant", help="pld (certified tight bound), rdp, or gdp (central-limit approximation)."),
@@ -201,7 +209,7 @@ def calibrate(
         Option(
             "--precision",
             metavar="FLOAT",
-            help=f"Relative precision of sigma and p, in (0, 0.1] [default: {DEFAULT_PRECISION:g}].",
+            help=f"Relative precision of sigma and p, in [1e-12, 0.1] [default: {DEFAULT_PRECISION:g}].",
             click_type=sweepable(PRECISION),
         ),
     ] = None,
@@ -219,8 +227,8 @@ def calibrate(
     ] = None,
     at_fpr: Annotated[
         float | None,
-        Option("--at-fpr", metavar="FLOAT", help="The false-positive rate of --target-tpr, in (0, 1).",
-                     click_type=number(OPEN_UNIT)),
+        Option("--at-fpr", metavar="FLOAT", help="The false-positive rate of --target-tpr, in [1e-300, 1).",
+                     click_type=number(FALSE_POSITIVE_RATE)),
     ] = None,
     max_batch_size: MaxBatchSize = None,
     max_eps: MaxEpsilon = None,

@@ -5,7 +5,17 @@ from __future__ import annotations
 from typing import Annotated
 
 from dpcalc.cli.declare import App, Exit, Option
-from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, WrittenFloat, exact, number, parse_real
+from dpcalc.cli.options import (
+    InputError,
+    Json,
+    MaxEpsilon,
+    Parsed,
+    WrittenFloat,
+    decimal_text,
+    exact,
+    number,
+    parse_real,
+)
 from dpcalc.cli.output import Report, Table, emit, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
@@ -136,12 +146,11 @@ def parse_probability(option: str, text: str) -> WrittenFloat:
     """
     from fractions import Fraction
 
-    try:
-        float(text.strip())
-        fraction = Fraction(text.strip())  # a decimal float() accepts; not inf or nan
-    except ValueError:
-        parse_real(option, text, OPEN_UNIT)  # the standard message for 'abc', inf, nan
-        raise
+    cleaned = decimal_text(text)
+    if cleaned is None or cleaned.lstrip("+-")[:1].isalpha():  # not a number, or inf or nan
+        parse_real(option, text, OPEN_UNIT)  # raises the standard message for 'abc', '1_1', inf, nan
+    assert cleaned is not None
+    fraction = Fraction(cleaned)
     if not 0 < fraction < 1:
         raise InputError(f"{option} must be {OPEN_UNIT.requirement}, got {text}")
     if float(1 - fraction) < 2.2250738585072014e-308:

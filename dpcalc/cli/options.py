@@ -5,6 +5,11 @@ line: the command receives numbers (or, for a list or range, a `Swept`), never t
 value, whether "abc", "nan", "inf" or out of range, gets the same one-line message naming the
 option, its allowed range and the value received (`InputError`, exit code 2).
 
+Numbers are read in ASCII decimal notation only (`decimal_text`, the one gate every numeric
+text passes, sweep ranges and --phase values included): Python's float() and int() would also
+take digits of other scripts (Arabic-Indic "\u0661\u0661" is 11) and underscores ("1_1" is 11), which dpcalc refuses by
+name rather than read silently.
+
 A parsed number keeps the text it was written as (`WrittenFloat`, `WrittenInt`): messages about
 a value that is valid alone but not beside another option quote it as typed, and `exact` takes
 the decimal itself, so that quotients such as epochs / p are exact.
@@ -13,6 +18,7 @@ the decimal itself, so that quotients such as epochs / p are exact.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -78,6 +84,8 @@ def exact(value: float) -> Fraction:
     """The decimal a number was written as, exactly (0.001 is 1/1000, not the nearest float)."""
     from fractions import Fraction  # imported only where a quotient must be exact: start-up time
 
+    if value == 0:  # "0e-999999999" is 0: Fraction would compute 10**999999999 first
+        return Fraction(0)
     return Fraction(written(value).strip())
 
 
@@ -97,44 +105,79 @@ class Numbers(tuple[float, ...]):
     """
 
 
+# A number as dpcalc reads it: an optional sign, ASCII digits with an optional point, an
+# optional exponent; or the words inf and nan, which each option's range then refuses by name.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_WORDS = re.compile(r"[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_BLANKS = " \t\n\r\f\v"  # ASCII whitespace around a number is ignored; other whitespace is not
+
+
+def decimal_text(text: str) -> str | None:
+    """`text` without its surrounding ASCII blanks when it is a number in ASCII decimal notation
+    ("12", "-0.5", "1e-5", ".5", "inf", "nan"); None otherwise ("abc", "1_1", "\u0661", "0x10", "")."""
+    cleaned = text.strip(_BLANKS)
+    return cleaned if _DECIMAL.fullmatch(cleaned) or _WORDS.fullmatch(cleaned) else None
+
+
+def not_a_number(option: str, what: str, text: str, *, where: str = "") -> InputError:
+    """The error for a text that is not an ASCII decimal number: "{option} must be {what}, got
+    {text!r}{where}", saying why when the text holds an underscore or a character outside ASCII
+    (digits of another script, which float() would read)."""
+    if "_" in text or not text.isascii():
+        return InputError(f"{option} must be {what}, written with the ASCII digits 0-9 only (no underscores, no "
+                          f"digits of other scripts), got {_shown(text)!r}{where}")
+    return InputError(f"{option} must be {what}, got {_shown(text)!r}{where}")
+
+
+def _shown(text: str) -> str:
+    """A value as a message quotes it: shortened in the middle when it is long."""
+    return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
+
+
 def parse_real(option: str, text: str, interval: Interval) -> WrittenFloat:
     """Parse `text` as a finite real in `interval`."""
-    try:
-        value = float(text.strip())
-    except ValueError:
-        raise InputError(f"{option} must be a number {interval.requirement}, got {text!r}") from None
+    cleaned = decimal_text(text)
+    if cleaned is None:
+        raise not_a_number(option, f"a number {interval.requirement}", text)
+    value = float(cleaned)
     if not interval.contains(value) or math.isnan(value):
-        raise InputError(f"{option} must be {interval.requirement}, got {text}")
+        raise InputError(f"{option} must be {interval.requirement}, got {_shown(text)}")
+    if value == 0 and any(digit in "123456789" for digit in cleaned.partition("e")[0].partition("E")[0]):
+        # 1e-400 is not 0: read as 0.0 it would turn a tiny p or epsilon into none at all
+        raise InputError(f"{option} must be {interval.requirement}, 0 or at least 5e-324 (the smallest float64 "
+                         f"number), got {_shown(text)}")
     return WrittenFloat(value, text)
 
 
 def _too_large(option: str, interval: Interval, text: str) -> InputError:
-    shown = text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
-    return InputError(f"{option} must be {interval.requirement} and below 1e{MAX_COUNT_DIGITS}, got {shown}")
+    return InputError(f"{option} must be {interval.requirement} and below 1e{MAX_COUNT_DIGITS}, got {_shown(text)}")
 
 
 def parse_integer(option: str, text: str, interval: Interval = POSITIVE_INTEGER) -> WrittenInt:
-    """Parse `text` as an integer in `interval` ("10000", "1e4" and "1_000" are accepted)."""
-    cleaned = text.strip()
-    try:
+    """Parse `text` as an integer in `interval` ("10000" and "1e4" are accepted, exactly)."""
+    cleaned = decimal_text(text)
+    if cleaned is None:
+        raise not_a_number(option, interval.requirement, text)
+    if _INTEGER.fullmatch(cleaned) and len(cleaned) <= MAX_COUNT_DIGITS + 1:
         value = int(cleaned)
-    except ValueError:
+    else:
         # scientific notation ("1e4", "2.5e20") is read exactly, not through a float
         from decimal import Decimal, InvalidOperation
 
         try:
             number = Decimal(cleaned)
-        except InvalidOperation:
-            raise InputError(f"{option} must be {interval.requirement}, got {text!r}") from None
+        except InvalidOperation:  # an exponent beyond what a decimal holds (1e99999999999999999999)
+            raise _too_large(option, interval, text) from None
         if not number.is_finite() or number != number.to_integral_value():
-            raise InputError(f"{option} must be {interval.requirement}, got {text}") from None
+            raise InputError(f"{option} must be {interval.requirement}, got {_shown(text)}") from None
         if number.adjusted() >= MAX_COUNT_DIGITS:  # before int(): 1e999999999 would not fit in memory
             raise _too_large(option, interval, text) from None
         value = int(number)
     if abs(value) >= MAX_COUNT:
         raise _too_large(option, interval, text)
     if not interval.contains(value):
-        raise InputError(f"{option} must be {interval.requirement}, got {text}")
+        raise InputError(f"{option} must be {interval.requirement}, got {_shown(text)}")
     return WrittenInt(value, text)
 
 

@@ -39,6 +39,7 @@ from dpcalc.cli.options import (
     SweepableReal,
     conflict,
     exact,
+    number,
     parse_integer,
     parse_real,
     sweepable,
@@ -46,7 +47,7 @@ from dpcalc.cli.options import (
 )
 from dpcalc.cli.output import Table, format_number
 from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
-from dpcalc.core.validation import MAX_COUNT, MAX_COUNT_DIGITS, POSITIVE, PROBABILITY
+from dpcalc.core.validation import MAX_COUNT, MAX_COUNT_DIGITS, POSITIVE, POSITIVE_INTEGER, PROBABILITY
 
 if TYPE_CHECKING:
     from fractions import Fraction
@@ -130,7 +131,7 @@ ExamplesPerUserOption = Annotated[
         metavar="INT",
         help=("User-level privacy: each user contributes up to this many examples, each sampled on its "
               "own (Poisson; add-remove or zero-out users) [default: 1, example level]."),
-        min=1,
+        click_type=number(POSITIVE_INTEGER),
     ),
 ]
 

@@ -26,7 +26,9 @@ from dpcalc.cli.options import (
     SamplingProbability,
     Sensitivity,
     Steps,
+    decimal_text,
     large_delta_warnings,
+    not_a_number,
     order_items,
 )
 from dpcalc.cli.output import Report, Table, format_number, format_upper
@@ -307,10 +309,10 @@ def parse_orders(option: str, text: str) -> Numbers:
     for item in items:
         if not item:
             raise InputError(f"{option} must be {requirement}, got an empty item in {text!r}")
-        try:
-            value = float(item)
-        except ValueError:
-            raise InputError(f"{option} must be {requirement}, got {item!r}") from None
+        cleaned = decimal_text(item)
+        if cleaned is None:
+            raise not_a_number(option, requirement, item)
+        value = float(cleaned)
         if not (1.0 < value <= MAX_ORDER):  # also refuses nan
             raise InputError(f"{option} must be {requirement}, got {item}")
         values.append(value)

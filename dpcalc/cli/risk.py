@@ -47,7 +47,7 @@ from dpcalc.cli.pld import Accuracy
 from dpcalc.cli.request import start
 from dpcalc.cli.tight import paused_gc
 from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
-from dpcalc.core.validation import OPEN_UNIT
+from dpcalc.core.validation import FALSE_POSITIVE_RATE, OPEN_UNIT
 
 if TYPE_CHECKING:
     from dpcalc.cli.figures import Panel
@@ -116,9 +116,9 @@ def risk(
     fpr: Annotated[
         Numbers | None,
         Option("--fpr", metavar="FLOATS",
-                     help="False-positive rates, a comma list, each in (0, 1) [default: "
+                     help="False-positive rates, a comma list, each in [1e-300, 1) [default: "
                           f"{','.join(f'{value:g}' for value in DEFAULT_FPRS)}].",
-                     click_type=Parsed(partial(parse_list, interval=OPEN_UNIT))),
+                     click_type=Parsed(partial(parse_list, interval=FALSE_POSITIVE_RATE))),
     ] = None,
     prior: Annotated[
         float | None,
@@ -129,8 +129,8 @@ def risk(
     kappa: Annotated[
         float | None,
         Option("--kappa", metavar="FLOAT",
-                     help="Baseline success of a reconstruction attack, in (0, 1): bound its success.",
-                     click_type=number(OPEN_UNIT)),
+                     help="Baseline success of a reconstruction attack, in [1e-300, 1): bound its success.",
+                     click_type=number(FALSE_POSITIVE_RATE)),
     ] = None,
     max_batch_size: MaxBatchSize = None,
     accuracy: Accuracy = None,

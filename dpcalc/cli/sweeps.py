@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dpcalc.cli.options import InputError
+from dpcalc.cli.options import InputError, decimal_text, not_a_number
 from dpcalc.cli.output import Report, Table, format_bound, format_number
 
 if TYPE_CHECKING:
@@ -77,6 +77,8 @@ def expand(option: str, text: str, *, integer: bool = False, limit: int = MAX_RO
 
 def _expand_range(option: str, item: str, integer: bool, limit: int = MAX_ROWS,
                   limit_text: str = f"a sweep takes at most {MAX_ROWS} rows") -> list[str]:
+    """The values of one range start:stop:step, exactly. Their number is worked out from start,
+    stop and step (and refused past `limit`) before any value is made: 1:1e999999999:1 fails at once."""
     from decimal import Decimal, InvalidOperation  # exact steps; imported only for ranges
 
     parts = item.split(":")
@@ -84,10 +86,13 @@ def _expand_range(option: str, item: str, integer: bool, limit: int = MAX_ROWS,
         raise InputError(f"{option}: a range is start:stop:step, got {item!r}")
     numbers = []
     for name, part in zip(("start", "stop", "step"), parts):
+        cleaned = decimal_text(part)
+        if cleaned is None:
+            raise not_a_number(f"{option}: the range {name}", "a number", part.strip(), where=f" in {item!r}")
         try:
-            number = Decimal(part.strip())
-        except InvalidOperation:
-            raise InputError(f"{option}: the range {name} must be a number, got {part.strip()!r} in {item!r}") from None
+            number = Decimal(cleaned)
+        except InvalidOperation:  # an exponent beyond a decimal's own (1e99999999999999999999)
+            raise _out_of_size(option, name, part, item) from None
         if not number.is_finite():
             raise InputError(f"{option}: the range {name} must be finite, got {part.strip()!r} in {item!r}")
         if integer and number != number.to_integral_value():
@@ -98,24 +103,72 @@ def _expand_range(option: str, item: str, integer: bool, limit: int = MAX_ROWS,
     start, stop, step = numbers
     if step == 0:
         raise InputError(f"{option}: the range step must not be 0, got {item!r}")
-    if (stop - start) * step < 0:
+    if (stop > start and step < 0) or (stop < start and step > 0):
         direction = "rising" if step > 0 else "falling"
         raise InputError(
             f"{option}: the step {part_text(step)} never reaches {part_text(stop)} from {part_text(start)} "
             f"in {item!r} (a {direction} step needs stop {'>=' if step > 0 else '<='} start)"
         )
-    count = int((stop - start) / step) + 1
-    if count > limit:
+    count = _range_size(start, stop, step, limit)
+    if isinstance(count, str):
         raise InputError(f"{option}: the range {item!r} has {count} values; {limit_text}")
-    return [part_text(start + k * step) for k in range(count)]
+    for name, part, number in zip(("start", "stop", "step"), parts, numbers):
+        if number and not -_MAGNITUDE <= number.adjusted() <= _MAGNITUDE:
+            raise _out_of_size(option, name, part, item)
+    # Exactly: the values' digits lie between the largest magnitude and the finest unit written.
+    units = [int(number.as_tuple().exponent) for number in numbers if number]  # finite: an int
+    digits = max(number.adjusted() for number in numbers if number) - min(units) + len(str(count)) + 4
+    exact = _context(max(digits, 28), traps=True)
+    count = int(exact.divide_int(exact.subtract(stop, start), step)) + 1
+    return [part_text(exact.fma(k, step, start)) for k in range(count)]
+
+
+# A range's start, stop and step are 0 or within 1e-400 to 1e400 in size: beyond float64 and the
+# largest count (1e300), no option takes such a value, and exact arithmetic on them would be long.
+_MAGNITUDE = 400
+
+
+def _out_of_size(option: str, name: str, part: str, item: str) -> InputError:
+    return InputError(f"{option}: the range {name} must be 0 or between 1e-{_MAGNITUDE} and 1e{_MAGNITUDE} in size "
+                      f"(beyond every option's range), got {part.strip()!r} in {item!r}")
+
+
+def _context(precision: int, *, traps: bool):
+    """A decimal context of `precision` digits and the widest exponent range; with `traps`, a
+    rounded result raises (the exact arithmetic of a range's values)."""
+    from decimal import MAX_EMAX, MIN_EMIN, Context, Inexact, Overflow, Underflow
+
+    return Context(prec=precision, Emax=MAX_EMAX, Emin=MIN_EMIN,
+                   traps=[Inexact, Overflow, Underflow] if traps else [])
+
+
+def _range_size(start: Decimal, stop: Decimal, step: Decimal, limit: int) -> int | str:
+    """The number of values of start:stop:step (stop included when on the grid), or, above `limit`,
+    that number as text ("1000000000", "about 1e+999999999"). It is read off a 40-digit quotient,
+    so that no astronomically large number is ever formed."""
+    rough = _context(40, traps=False)
+    quotient = rough.divide(rough.subtract(stop, start), step)  # >= 0: the direction is checked
+    if not quotient.is_finite():
+        return "more than 1e+999999999999999999"
+    if quotient >= limit:
+        if quotient.adjusted() < 18:
+            return str(int(quotient) + 1)
+        return f"about {quotient:.0e}"
+    return int(quotient) + 1  # about: the range counts its values exactly once they are few
 
 
 def part_text(number: Decimal) -> str:
     """A decimal as plain text ('0.3', '10', '0.0001'); scientific notation only when that is long."""
+    if not number:
+        return "0"
+    if not -30 < number.adjusted() < 30:  # 1E+300: the option's parser reads it, or refuses it by its range
+        return str(number.normalize(_context(len(number.as_tuple().digits), traps=False)))
     if number == number.to_integral_value() and abs(number) < 10**15:
         return str(int(number))
-    text = format(number.normalize(), "f")
-    return text if len(text) <= 24 else str(number.normalize())
+    text = format(number, "f")
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text if len(text) <= 24 else str(number.normalize(_context(len(number.as_tuple().digits), traps=False)))
 
 
 RUN_KEYS = ("p", "sigma", "scale", "T")

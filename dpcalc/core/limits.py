@@ -59,7 +59,13 @@ def default_orders_text() -> str:
 # rejected one are at most this far apart; 1e-4 is below what any training run can tell apart
 # and costs about two evaluations beyond the ones needed to find the answer at all.
 DEFAULT_PRECISION = 1e-4
-PRECISION = Interval(0.0, 0.1, high_closed=True)
+# At least 1e-12: the search steps sigma and p on a decimal grid this fine, and below about 1e-15
+# relative two neighbouring grid points are one float64 and the search cannot move between them.
+PRECISION = Interval(1e-12, 0.1, low_closed=True, high_closed=True)
+# The delta a calibration meets: at least 1e-300. Each candidate is composed for epsilon at delta,
+# and the work grows with log(1/delta); below 1e-300 delta nears float64's smallest normal numbers
+# (2.2e-308), whose tails carry few digits, and one calibration took 20 s at 1e-320 (0.9 s at 1e-300).
+CALIBRATION_DELTA = Interval(1e-300, 1.0, low_closed=True)
 
 # Conversions (core.conversions): the notions a guarantee can be stated in; tradeoff is a
 # target only.

@@ -53,7 +53,7 @@ from dpcalc.core.gdp import delta_for_epsilon, gdp_mu, max_advantage, tpr_at_fpr
 from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
 from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld.privacy_profile import ProfileBounds
-from dpcalc.core.validation import OPEN_UNIT, PROBABILITY
+from dpcalc.core.validation import FALSE_POSITIVE_RATE, OPEN_UNIT, PROBABILITY
 
 # The grid of eps on which the curve is read: this many evenly spaced points from 0 to where
 # e^eps times the smallest FPR reaches 1. A cell of width h costs the lower end of a TPR about
@@ -181,12 +181,12 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     the target, and its lower measure only when a figure is wider than the accuracy
     (`ProfileBounds.complete`; docs/mathematics.md §8, "Which δ bounds").
     """
-    asked = tuple(float(OPEN_UNIT.check("fpr", value)) for value in fprs)
+    asked = tuple(float(FALSE_POSITIVE_RATE.check("fpr", value)) for value in fprs)
     if not asked:
         raise ValueError("give at least one false-positive rate")
     OPEN_UNIT.check("prior", prior)
     if kappa is not None:
-        OPEN_UNIT.check("kappa", kappa)
+        FALSE_POSITIVE_RATE.check("kappa", kappa)
     PROBABILITY.check("overflow", overflow)
     eta_below = overflow if overflow_below is None else PROBABILITY.check("overflow_below", overflow_below)
     bayes_eps = abs(math.log1p(-prior) - math.log(prior))
@@ -288,7 +288,7 @@ def risk_figure_profile(phases: Sequence[Phase], figure: RiskFigure, *, fpr: flo
         return Bounds(float(upper[0]), float(lower[0])), zero
     if fpr is None:
         raise ValueError("the TPR figure needs an fpr")
-    OPEN_UNIT.check("fpr", fpr)
+    FALSE_POSITIVE_RATE.check("fpr", fpr)
     # the composition `attack_risk` makes first when this FPR is the smallest it is asked
     profile, _ = _shared_profile(phases, fpr, accuracy)
     grid, upper, lower = _read_profile(profile, fpr, accuracy)

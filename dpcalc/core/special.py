@@ -123,6 +123,8 @@ def log_ndtr(x: float) -> float:
     """
     if math.isnan(x):
         return math.nan
+    if x == -math.inf:
+        return -math.inf
     if x <= -_CONTINUED_FRACTION_FROM:
         return log_norm_pdf(x) + math.log(mills_ratio(-x))
     if x < _CONTINUED_FRACTION_FROM:

@@ -71,6 +71,9 @@ OPEN_UNIT = Interval(0.0, 1.0)  # delta, a probability strictly between 0 and 1
 POSITIVE = Interval(0.0, math.inf)  # sigma, mu > 0
 NON_NEGATIVE = Interval(0.0, math.inf, low_closed=True)  # epsilon >= 0
 POSITIVE_INTEGER = Interval(1.0, math.inf, low_closed=True, integer=True)  # steps T
+# A false-positive rate (or kappa) that attack risk is read at: the TPR bounds use e^eps up to
+# log(1 / FPR), which overflows float64 below about 6e-309; 1e-300 leaves room.
+FALSE_POSITIVE_RATE = Interval(1e-300, 1.0, low_closed=True)
 
 # Counts (steps, releases) at or above this are refused where they are read: no run has that
 # many, floats overflow not far past it, and an exact integer of 10^(10^9) would take the memory.

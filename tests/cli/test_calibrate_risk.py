@@ -140,7 +140,7 @@ def test_no_value_meets_the_target_exits_1(dpcalc):
     (["--target-advantage", "0.1", "--chart"], "--plot and --chart draw sweeps of epsilon targets"),
     (["--target-advantage", "0"], "--target-advantage must be in (0, 1), got 0"),
     (["--target-tpr", "1", "--at-fpr", "0.1"], "--target-tpr must be in (0, 1), got 1"),
-    (["--target-tpr", "0.5", "--at-fpr", "0"], "--at-fpr must be in (0, 1), got 0"),
+    (["--target-tpr", "0.5", "--at-fpr", "0"], "--at-fpr must be in [1e-300, 1), got 0"),
 ])
 def test_bad_risk_options_are_one_line(dpcalc, args, message):
     run = dpcalc("calibrate", *args, "--p", "0.01", "--T", "100")

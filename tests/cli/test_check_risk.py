@@ -151,7 +151,7 @@ T = 500
     ("tpr_at_fpr = 0.05\n", "tpr_at_fpr must be a table {fpr = Y, tpr = X}"),
     ("tpr_at_fpr = {fpr = 0.01}\n", "tpr_at_fpr must be a table {fpr = Y, tpr = X}"),
     ("tpr_at_fpr = {fpr = 0.1, tpr = 0.05}\n", "tpr_at_fpr.tpr must exceed tpr_at_fpr.fpr 0.1"),
-    ("tpr_at_fpr = {fpr = 0, tpr = 0.05}\n", "tpr_at_fpr.fpr must be in (0, 1), got 0"),
+    ("tpr_at_fpr = {fpr = 0, tpr = 0.05}\n", "tpr_at_fpr.fpr must be in [1e-300, 1), got 0"),
     ("max_advantge = 0.1\n", "unknown key 'max_advantge' (did you mean 'max_advantage'?)"),
 ])
 def test_bad_risk_limits_are_refused_with_the_line(tmp_path, dpcalc, limits, message):

@@ -277,7 +277,7 @@ def test_tight_figure_left_out_when_the_accountant_cannot_handle_the_run(dpcalc)
     assert any("astronomically large" in warning for warning in document["warnings"])
 
 
-@pytest.mark.parametrize("text, steps", [("1e4", 10000), ("2.5e3", 2500), ("1_000", 1000), ("1e20", 10**20),
+@pytest.mark.parametrize("text, steps", [("1e4", 10000), ("2.5e3", 2500), ("1e20", 10**20),
                                          ("9007199254740993", 2**53 + 1)])
 def test_steps_are_read_exactly(dpcalc, text, steps):
     """Scientific notation is read as an exact integer, also beyond float64's 2^53."""

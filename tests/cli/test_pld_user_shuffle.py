@@ -112,8 +112,8 @@ def test_examples_per_user_one_is_the_default(dpcalc):
          "Error: --examples-per-user must be 1 for --mechanism laplace, got 2"),
         (("pld", "--mechanism", "laplace", "--scale", "2", "--T", "5", "--sampling", "shuffle", "--neighbours", "zero-out"),
          "Error: --sampling must be poisson for --mechanism laplace, got shuffle"),
-        ((*USER, "--examples-per-user", "0"), "Invalid value for '--examples-per-user'"),
-        ((*USER, "--examples-per-user", "two"), "Invalid value for '--examples-per-user'"),
+        ((*USER, "--examples-per-user", "0"), "Error: --examples-per-user must be an integer in [1, inf), got 0"),
+        ((*USER, "--examples-per-user", "two"), "Error: --examples-per-user must be an integer in [1, inf), got 'two'"),
     ],
 )
 def test_refusals(dpcalc, args, message):

@@ -273,15 +273,15 @@ def test_plot_bad_suffix(dpcalc, tmp_path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (("--fpr", "0"), "Error: --fpr must be in (0, 1), got 0\n"),
-        (("--fpr", "1"), "Error: --fpr must be in (0, 1), got 1\n"),
-        (("--fpr", "1.5"), "Error: --fpr must be in (0, 1), got 1.5\n"),
-        (("--fpr", "abc"), "Error: --fpr must be a number in (0, 1), got 'abc'\n"),
+        (("--fpr", "0"), "Error: --fpr must be in [1e-300, 1), got 0\n"),
+        (("--fpr", "1"), "Error: --fpr must be in [1e-300, 1), got 1\n"),
+        (("--fpr", "1.5"), "Error: --fpr must be in [1e-300, 1), got 1.5\n"),
+        (("--fpr", "abc"), "Error: --fpr must be a number in [1e-300, 1), got 'abc'\n"),
         (("--fpr", "0.1,,0.2"), "Error: --fpr item 2 of 3 is empty, got '0.1,,0.2'\n"),
         (("--prior", "0"), "Error: --prior must be in (0, 1), got 0\n"),
         (("--prior", "1"), "Error: --prior must be in (0, 1), got 1\n"),
-        (("--kappa", "0"), "Error: --kappa must be in (0, 1), got 0\n"),
-        (("--kappa", "2"), "Error: --kappa must be in (0, 1), got 2\n"),
+        (("--kappa", "0"), "Error: --kappa must be in [1e-300, 1), got 0\n"),
+        (("--kappa", "2"), "Error: --kappa must be in [1e-300, 1), got 2\n"),
         (("--accuracy", "0"), "Error: --accuracy must be in (0, 1), got 0\n"),
     ],
 )

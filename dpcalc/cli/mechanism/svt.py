@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Annotated
 
 from dpcalc.cli.declare import App, Exit, Option
-from dpcalc.cli.mechanism.given import notes, shown, two_of_three
+from dpcalc.cli.mechanism.given import notes, option_error, shown, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
 from dpcalc.cli.output import Report, Table, emit, format_number
-from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
+from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, ParameterError
 
 app = App()
 
@@ -83,8 +83,12 @@ def svt(
                   ("--beta", "beta", beta is not None)),
                  "--eps 1 --beta 0.05 to get alpha")
     epsilon = eps if scale is None else 2.0 * answers * sensitivity / scale
-    result = core.svt_accuracy(queries=queries, answers=answers, epsilon=epsilon, alpha=alpha, beta=beta,
-                               sensitivity=sensitivity)
+    try:
+        result = core.svt_accuracy(queries=queries, answers=answers, epsilon=epsilon, alpha=alpha, beta=beta,
+                                   sensitivity=sensitivity)
+    except ParameterError as problem:
+        raise option_error(problem, {"sensitivity": "--sensitivity", "epsilon": privacy[0], "alpha": "--alpha",
+                                     "beta": "--beta", "queries": "--queries", "answers": "--answers"}) from None
     inputs = {"queries": queries, "answers": answers, "eps": eps, "scale": scale, "alpha": alpha, "beta": beta,
               "sensitivity": sensitivity, "max_eps": max_eps}
     report = Report(

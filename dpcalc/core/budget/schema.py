@@ -34,6 +34,7 @@ from dpcalc.core.phases import (
     unsupported,
 )
 from dpcalc.core.validation import (
+    FALSE_POSITIVE_RATE,
     MAX_COUNT,
     MAX_COUNT_DIGITS,
     NON_NEGATIVE,
@@ -206,7 +207,7 @@ def _tpr_at_fpr(where: str, value: Any) -> tuple[float, float]:
     if not isinstance(value, dict) or set(value) != {"fpr", "tpr"}:
         raise BudgetFileError(f"{where}: tpr_at_fpr must be a table {{fpr = Y, tpr = X}} (the largest TPR allowed "
                               f"at FPR Y), got {value!r}")
-    fpr = _number(where, "tpr_at_fpr.fpr", value["fpr"], OPEN_UNIT)
+    fpr = _number(where, "tpr_at_fpr.fpr", value["fpr"], FALSE_POSITIVE_RATE)
     tpr = _number(where, "tpr_at_fpr.tpr", value["tpr"], OPEN_UNIT)
     if not tpr > fpr:
         raise BudgetFileError(f"{where}: tpr_at_fpr.tpr must exceed tpr_at_fpr.fpr {fpr:g} (every attack has "

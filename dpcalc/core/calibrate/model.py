@@ -25,7 +25,13 @@ def model_log_mu(p: float, sigma: float, steps: float) -> float:
         return -math.inf
     if p == 1.0:
         return min(0.5 * math.log(steps) - math.log(sigma), 700.0)
-    return min(math.log(p) + 0.5 * math.log(steps) + 0.5 * log_expm1(1.0 / (sigma * sigma)), 700.0)
+    square = sigma * sigma
+    if square == 0.0:  # sigma below 1e-162: 1/sigma^2 overflows, and so does mu
+        return 700.0
+    inverse = 1.0 / square
+    # sigma above about 1e154: 1/sigma^2 underflows to 0, where log(e^x - 1) = log x + O(x)
+    log_excess = log_expm1(inverse) if inverse > 0.0 else -2.0 * math.log(sigma)
+    return min(math.log(p) + 0.5 * math.log(steps) + 0.5 * log_excess, 700.0)
 
 
 def laplace_model_log_mu(unit_scale: float, steps: float) -> float:

@@ -22,9 +22,12 @@ from typing import Literal, TypeVar
 from dpcalc.core import gdp
 from dpcalc.core.calibrate.grids import DecimalGrid, Grid, IntegerGrid
 from dpcalc.core.calibrate.model import LOG_CLIP, laplace_model_log_mu, model_log_epsilon, model_log_mu
+from dpcalc.core.limits import CALIBRATION_DELTA as CALIBRATION_DELTA  # re-exported: calibrate's limits
+from dpcalc.core.limits import DEFAULT_PRECISION as DEFAULT_PRECISION
+from dpcalc.core.limits import PRECISION as PRECISION
 from dpcalc.core.phases import EPOCH_SAMPLINGS, Mechanism, Neighbours, Phase, Sampling, unsupported
 from dpcalc.core.special import find_root
-from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY, Interval, ParameterError
+from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY, ParameterError
 
 Quantity = Literal["sigma", "T", "p", "epochs", "batch_size", "scale"]
 QUANTITIES: tuple[str, ...] = ("sigma", "T", "p", "epochs", "batch_size", "scale")
@@ -35,11 +38,8 @@ MECHANISM_QUANTITIES: dict[str, tuple[str, ...]] = {
     "laplace": ("scale",),
 }
 
-# Relative precision of sigma and p: the returned value and a rejected one are at most this far
-# apart. 1e-4 is below what any training run can tell apart and costs about two evaluations
-# beyond the ones needed to find the answer at all.
-DEFAULT_PRECISION = 1e-4
-PRECISION = Interval(0.0, 0.1, high_closed=True)
+# The relative precision of sigma and p and the delta a calibration meets: dpcalc.core.limits.
+
 
 # The search ranges: the most private end (sigma_max, p_min, T = 1, ...) decides feasibility.
 # sigma = 1e6 makes epsilon 0 for any run a float64 can describe; p = 1e-10 is below any

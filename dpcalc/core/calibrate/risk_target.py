@@ -23,6 +23,7 @@ from dpcalc.core.calibrate.engines import STEERING_ACCURACY
 from dpcalc.core.calibrate.grids import Value
 from dpcalc.core.calibrate.model import LOG_CLIP, model_log_mu
 from dpcalc.core.calibrate.problem import (
+    CALIBRATION_DELTA,
     DEFAULT_PRECISION,
     PRECISION,
     QUANTITIES,
@@ -36,7 +37,7 @@ from dpcalc.core.limits import DEFAULT_ACCURACY
 from dpcalc.core.phases import Phase
 from dpcalc.core.risk import Bounds, RiskFigure, risk_figure, risk_figure_profile
 from dpcalc.core.special import ndtri
-from dpcalc.core.validation import OPEN_UNIT
+from dpcalc.core.validation import FALSE_POSITIVE_RATE, OPEN_UNIT
 
 if TYPE_CHECKING:
     from dpcalc.core.pld.privacy_profile import ProfileBounds
@@ -120,12 +121,12 @@ def calibrate_risk(
     if quantity not in QUANTITIES:
         raise ValueError(f"quantity must be one of {', '.join(QUANTITIES)}, got quantity={quantity!r}")
     OPEN_UNIT.check(f"target {figure}", target)
-    OPEN_UNIT.check("delta", delta)
+    CALIBRATION_DELTA.check("delta", delta)
     PRECISION.check("precision", precision)
     if figure == "tpr":
         if fpr is None:
             raise ValueError("a TPR target needs the FPR it is stated at")
-        OPEN_UNIT.check("fpr", fpr)
+        FALSE_POSITIVE_RATE.check("fpr", fpr)
         if target <= fpr:
             raise ValueError(f"target TPR must exceed the FPR {fpr:g} (no curve has TPR < FPR), got {target:g}")
     elif figure != "advantage":

@@ -35,6 +35,7 @@ from dpcalc.core.calibrate.engines import Engine, Neighbours, PLDEngine, engine_
 from dpcalc.core.calibrate.grids import DecimalGrid, Grid, Value
 from dpcalc.core.calibrate.prediction import Point
 from dpcalc.core.calibrate.problem import (
+    CALIBRATION_DELTA,
     DEFAULT_PRECISION,
     PRECISION,
     QUANTITIES,
@@ -48,7 +49,7 @@ from dpcalc.core.calibrate.result import CalibrationResult, basic_composition, b
 from dpcalc.core.calibrate.search import STEERING_MAX, Outcome, Search
 from dpcalc.core.phases import Mechanism, Phase, Sampling, rdp_covers
 from dpcalc.core.phases import Neighbours as Relation
-from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE_INTEGER, ParameterError
+from dpcalc.core.validation import NON_NEGATIVE, POSITIVE_INTEGER, ParameterError
 
 if TYPE_CHECKING:
     from dpcalc.core.pld.truncation import Truncation
@@ -107,7 +108,7 @@ def calibrate(
     if quantity not in QUANTITIES:
         raise ValueError(f"quantity must be one of {', '.join(QUANTITIES)}, got quantity={quantity!r}")
     NON_NEGATIVE.check("target_epsilon", target_epsilon)  # [0, inf): also refuses inf and nan
-    OPEN_UNIT.check("delta", delta)
+    CALIBRATION_DELTA.check("delta", delta)
     PRECISION.check("precision", precision)
     problem = make_problem(quantity, sampling_probability, noise_multiplier, steps, epochs, dataset_size, batch_size,
                            mechanism, sensitivity, sampling, neighbours, examples_per_user)

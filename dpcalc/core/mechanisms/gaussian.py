@@ -236,7 +236,10 @@ def gaussian_mechanism(
     if epsilon is None:
         # the calibrations' noise for the epsilon this sigma gives (for comparison)
         sigma_analytic = sigma
-        sigma_classic = classic_gaussian_sigma(exact_epsilon, delta, sensitivity) if exact_epsilon > 0.0 else math.inf
+        if 0.0 < exact_epsilon < math.inf:
+            sigma_classic = classic_gaussian_sigma(exact_epsilon, delta, sensitivity)
+        else:  # sqrt(2 ln(1.25/delta)) sensitivity / eps at eps = 0 or inf (sigma near 5e-324: mu overflows)
+            sigma_classic = math.inf if exact_epsilon == 0.0 else 0.0
     classic_epsilon = exact_epsilon if epsilon is None else epsilon
     classic_valid = 0.0 < classic_epsilon < 1.0
     if not classic_valid:

@@ -75,7 +75,12 @@ class LaplaceMechanism:
     @property
     def per_bin_failure_probability(self) -> float:
         """P(|Y_i| > error) for one coordinate: e^(-error / b) (DR Fact 3.7)."""
-        return math.exp(-self.error / self.scale) if self.scale > 0.0 else 0.0
+        if not self.scale > 0.0:
+            return 0.0
+        ratio = self.error / self.scale
+        if math.isnan(ratio):  # error and scale both overflowed (epsilon near 1e-320): from the simultaneous q
+            return -math.expm1(math.log1p(-self.failure_probability) / self.bins)
+        return math.exp(-ratio)
 
 
 def l1_sensitivity(domain: Domain, neighbours: Relation, sensitivity: float | None = None) -> float:

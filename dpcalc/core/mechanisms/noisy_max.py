@@ -223,6 +223,8 @@ def noisy_max_accuracy(
         if gap == 0.0:
             raise ParameterError("gap", "in (0, inf) to compute epsilon (a gap of 0 needs infinite epsilon)", gap)
         scale = gap / x
+        if scale == 0.0:
+            raise ParameterError("gap", f"large enough that the noise scale gap / {x:g} is above 0 in float64", gap)
         epsilon = factor * sensitivity / scale
         solved = "epsilon"
     else:

@@ -97,7 +97,12 @@ class SmoothSensitivityResult:
     @property
     def rho(self) -> float | None:
         """laplace-log-normal: the zCDP rho = epsilon^2 / 2 (BS19's (epsilon^2/2)-CDP); else None."""
-        return 0.5 * self.epsilon**2 if self.noise == "laplace-log-normal" else None
+        if self.noise != "laplace-log-normal":
+            return None
+        try:
+            return 0.5 * self.epsilon**2
+        except OverflowError:  # epsilon above 1e154
+            return math.inf
 
     @property
     def std(self) -> float:
@@ -156,9 +161,25 @@ def lln_optimal_sigma(epsilon: float, beta: float) -> float:
     POSITIVE.check("epsilon", epsilon)
     POSITIVE.check("beta", beta)
     a = 5.0 * epsilon / beta
+    if not 0.0 < a < math.inf:
+        raise ParameterError("beta", f"within a factor 1e300 of epsilon {epsilon:g} (5 epsilon / beta must be a "
+                             "positive float64)", beta)
     low = a ** (-1.0 / 3.0)
     high = 5.0 / a + low
-    return find_root(lambda s: (a * s - 5.0) * s * s - 1.0, low, high)
+
+    def p(s: float) -> float:
+        return (a * s - 5.0) * s * s - 1.0
+
+    if p(low) < 0.0 <= p(high):
+        return find_root(p, low, high)
+    # Far from epsilon = beta, a s - 5 (a large) or the whole of p (a small) cancels in float64:
+    # in u = a^(1/3) sigma the equation is g(u) = u^2 (u - b) - 1 = 0 with b = 5 a^(-2/3), and
+    # g(max(b, 1)) <= 0 < g(max(b, 1) + 1) brackets its root.
+    b = 5.0 * low * low
+    if b > 1e100:  # the root lies in (b, b + 1 / b^2): b itself, in float64
+        return float(b * low)
+    start = max(b, 1.0)
+    return float(find_root(lambda u: u * u * (u - b) - 1.0, start, start + max(1.0, 1e-15 * start)) * low)
 
 
 def _minimising_sigma(beta: float, k: float, c: float) -> float:
@@ -257,6 +278,9 @@ def smooth_sensitivity(
         else:
             assert epsilon is not None
             alpha, sigma = _alpha_for_epsilon(noise, epsilon, beta, sigma, degrees)
+            if not (alpha > 0.0 and math.isfinite(S / alpha)):  # epsilon near 5e-324, or S near 1e308
+                raise ParameterError("epsilon", f"large enough that the noise scale S / alpha is a finite float64 "
+                                     f"(S = {S:g}, alpha = {alpha:g})", epsilon)
         solved = "noise"
         if error is not None:
             failure_probability = _failure(noise, S / alpha, error, sigma, degrees)
@@ -359,9 +383,10 @@ def _failure(noise: Noise, scale: float, error: float, sigma: float | None, degr
     if noise == "laplace":
         return math.exp(-z)
     if noise == "cauchy":
-        return 2.0 / math.pi * math.atan(1.0 / z)
+        return 2.0 / math.pi * math.atan(1.0 / z) if z > 0.0 else 1.0  # an error far below the scale
     assert sigma is not None
-    return min(1.0, 2.0 * math.exp(2.0 * sigma * sigma) / (z * z))
+    square = z * z
+    return min(1.0, 2.0 * math.exp(2.0 * sigma * sigma) / square) if square > 0.0 else 1.0
 
 
 def _alpha_for_accuracy(noise: Noise, S: float, error: float, failure_probability: float,

@@ -101,6 +101,9 @@ def svt_accuracy(
     if beta is not None:
         OPEN_UNIT.check("beta", beta)
     scale = 8.0 * answers * sensitivity
+    if not math.isfinite(scale):
+        raise ParameterError("sensitivity", f"below {1.7976931348623157e308 / (8.0 * answers):.4g} "
+                             "(8 c Delta must be a finite float64)", sensitivity)
     warnings: list[str] = []
     solved: Unknown
     if epsilon is None:

@@ -68,7 +68,8 @@ def _segment_log_sum_exp(values: np.ndarray, starts: np.ndarray, segment: np.nda
     """log sum exp of `values` over each segment of a ragged layout (see `_segments`)."""
     top = np.maximum.reduceat(values, starts)
     safe_top = np.where(np.isfinite(top), top, 0.0)
-    result: np.ndarray = safe_top + np.log(np.add.reduceat(np.exp(values - safe_top[segment]), starts))
+    with np.errstate(divide="ignore"):  # a segment of -inf terms only (sigma near 1e308): its sum is -inf
+        result: np.ndarray = safe_top + np.log(np.add.reduceat(np.exp(values - safe_top[segment]), starts))
     return result
 
 
