@@ -60,7 +60,7 @@ def check(
         inputs={"budget_file": budget_file},
         result={
             "budget": {"epsilon": budget.epsilon, "delta": budget.delta, "accountant": budget.accountant,
-                       "neighbours": budget.neighbours},
+                       "neighbours": budget.neighbours, "gate": result.gate},
             "releases": releases,
             "total": {"epsilon": result.total_epsilon, "delta": result.total_delta,
                       "overflow_probability": result.overflow},
@@ -80,7 +80,7 @@ def check(
                                        "overflow_probability": result.overflow}]
     code = emit(report, json_mode=json_output, csv_mode=csv_output)
     if not result.within_budget:
-        if result.total_epsilon > budget.epsilon:
+        if not result.epsilon_within:
             sys.stderr.write(
                 f"Over budget: total epsilon {format_upper(result.total_epsilon)} > budget "
                 f"{format_number(budget.epsilon)} at delta {format_number(budget.delta)}\n"
@@ -152,9 +152,12 @@ def _table(result) -> Table:
     # each epsilon is an upper bound, printed rounded up; the headroom (budget minus the total)
     # rounded down
     rows.append(("total", "composed", format_upper(result.total_epsilon), result.method))
-    rows.append(("budget", "", format_number(budget.epsilon), f"delta {format_number(budget.delta)}"))
-    verdict = "within budget" if result.total_epsilon <= budget.epsilon else "OVER BUDGET"
-    rows.append(("headroom", "", format_lower(result.headroom), verdict))
+    if budget.epsilon is None:  # attack-risk limits alone: the total is reported, not gated
+        rows.append(("budget", "", "none", f"delta {format_number(budget.delta)}; attack-risk limits alone"))
+    else:
+        rows.append(("budget", "", format_number(budget.epsilon), f"delta {format_number(budget.delta)}"))
+        verdict = "within budget" if result.epsilon_within else "OVER BUDGET"
+        rows.append(("headroom", "", format_lower(result.headroom), verdict))
     return Table(
         columns=("release", "mechanism", "epsilon", "note"),
         rows=rows,

@@ -94,10 +94,25 @@ class BudgetResult:
     overflow: float = 0.0
 
     @property
-    def headroom(self) -> float:
+    def headroom(self) -> float | None:
         """The budget's epsilon minus the composed total (negative when over budget); what basic
-        composition (Dwork, Roth 2014, Thm 3.16) leaves for further releases at this delta."""
+        composition (Dwork, Roth 2014, Thm 3.16) leaves for further releases at this delta. None
+        in a budget of attack-risk limits alone (no epsilon)."""
+        if self.budget.epsilon is None:
+            return None
         return self.budget.epsilon - self.total_epsilon
+
+    @property
+    def gate(self) -> str:
+        """What the verdict compares: "epsilon", "attack risk" (a budget without epsilon) or both."""
+        if self.budget.epsilon is None:
+            return "attack risk"
+        return "epsilon and attack risk" if self.risk else "epsilon"
+
+    @property
+    def epsilon_within(self) -> bool:
+        """Whether the total epsilon is within the budget's (always, when the budget sets none)."""
+        return self.budget.epsilon is None or self.total_epsilon <= self.budget.epsilon
 
 
 def _rdp_with_zcdp_epsilon(phases: Sequence[Phase], rho: float, delta: float) -> float:
@@ -307,7 +322,7 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
         total_epsilon=best_total,
         overflow=overflow,
         total_delta=delta,
-        within_budget=best_total <= budget.epsilon and all(check.within for check in checks),
+        within_budget=(budget.epsilon is None or best_total <= budget.epsilon) and all(check.within for check in checks),
         method="; ".join(method[name] for name in names),
         split=dict(zip(names, best_split)),
         warnings=tuple(warnings),

@@ -141,9 +141,11 @@ class Release:
 @dataclass(frozen=True)
 class BudgetFile:
     """A budget file: the total (epsilon, delta) allowed, the accountant that composes the
-    mechanism releases (pld or rdp, both certified: docs/mathematics.md §3, §2), and the releases."""
+    mechanism releases (pld or rdp, both certified: docs/mathematics.md §3, §2), and the releases.
+    `epsilon` is None in a budget of attack-risk limits alone (then the total epsilon at delta is
+    reported, not gated)."""
 
-    epsilon: float
+    epsilon: float | None
     delta: float
     accountant: str
     releases: tuple[Release, ...]
@@ -178,14 +180,19 @@ def load_budget(text: str, source: str) -> BudgetFile:
         raise BudgetFileError(f"{source}:{_line_of(text, key)}: unknown top-level key {_key(key)}"
                               f"{_suggest(key, ['budget', 'release'])}; expected [budget] and [[release]]")
     if "budget" not in document or not isinstance(document["budget"], dict):
-        raise BudgetFileError(f"{source}: missing [budget] table with epsilon and delta")
+        raise BudgetFileError(f"{source}: missing [budget] table with epsilon and delta (or delta with "
+                              "max_advantage or tpr_at_fpr)")
     budget = document["budget"]
     where = f"{source}:{_line_of(text, '[budget]')}: [budget]"
     for key in budget:
         if key not in (*BUDGET_KEYS, *BUDGET_TEXT_KEYS, *BUDGET_RISK_KEYS):
             known = [*BUDGET_KEYS, *BUDGET_TEXT_KEYS, *BUDGET_RISK_KEYS]
             raise BudgetFileError(f"{where}: unknown key {_key(key)}{_suggest(key, known)}")
-    values = {key: _number(where, key, budget.get(key), interval) for key, interval in BUDGET_KEYS.items()}
+    # epsilon may be left out when the budget sets an attack-risk limit: it then gates on those alone
+    risk_only = "epsilon" not in budget and any(key in budget for key in BUDGET_RISK_KEYS)
+    values: dict[str, float | None] = {key: None if key == "epsilon" and risk_only else
+                                       _number(where, key, budget.get(key), interval)
+                                       for key, interval in BUDGET_KEYS.items()}
     accountant = _text(where, "accountant", budget.get("accountant", "pld"), ACCOUNTANTS)
     neighbours = cast("Neighbours", _text(where, "neighbours", budget.get("neighbours", "add-remove"), NEIGHBOURS))
     raw_releases = document.get("release", [])
@@ -212,7 +219,9 @@ def load_budget(text: str, source: str) -> BudgetFile:
                 f"{source}:{release.line}: release '{release.name}': a zcdp release has no trade-off curve to "
                 "compose with the budget's risk limits (max_advantage, tpr_at_fpr); give it as a dp release "
                 "(its epsilon at a delta)")
-    return BudgetFile(values["epsilon"], values["delta"], accountant, tuple(releases), source, neighbours,
+    delta = values["delta"]
+    assert delta is not None, "delta is required (_number)"
+    return BudgetFile(values["epsilon"], delta, accountant, tuple(releases), source, neighbours,
                       max_advantage, tpr_at_fpr)
 
 
