@@ -290,6 +290,12 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
             "splits of delta (" + ", ".join(f"{n} {s:g}" for n, s in zip(names, best_split)) + "): a valid bound, "
             "possibly looser than one accountant over all of them."
         )
+    for release in stated.releases:
+        if release.mechanism == "randomized-response" and budget.neighbours == "add-remove":
+            warnings.append(f"release '{release.name}': randomized response is eps-DP when one respondent's value is "
+                            "replaced by another; under this add-remove budget that holds only if the number of "
+                            "respondents is public (a report more or less shows who took part): publish it, or state "
+                            "the budget under neighbours = \"replace-one\".")
     for release in budget.releases:
         if release.parameters.get("p") == 0:
             warnings.append(f"release '{release.name}': {NOTHING_SAMPLED}")
