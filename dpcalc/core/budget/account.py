@@ -34,6 +34,7 @@ from dpcalc.core.budget.releases import (
     capped_phase_of,
     guarantee_basis,
     guarantee_release,
+    merged_phases,
     overflow_of,
     privacy_basis,
     release_phase,
@@ -243,7 +244,9 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
             groups["rdp"] = lambda d: _rdp_with_zcdp_epsilon(phases, rho, d)
     else:
         if phases:
-            groups["pld"] = capped_pld_group(phases) if cost > 0.0 else pld_group("pld", phases)
+            # identical releases joined into one phase of their steps summed (`merged_phases`)
+            joined = merged_phases(phases)
+            groups["pld"] = capped_pld_group(joined) if cost > 0.0 else pld_group("pld", joined)
         if shuffled:
             groups["shuffled"] = pld_group("shuffled", shuffled)
         if zcdp_releases:

@@ -39,6 +39,7 @@ from dpcalc.core.budget.releases import (
     PHASE_MECHANISMS,
     PURE_DP_MECHANISMS,
     guarantee_release,
+    merged_phases,
     release_phase,
 )
 from dpcalc.core.budget.schema import BudgetFile, Release
@@ -70,7 +71,7 @@ def budget_risk(budget: BudgetFile, overflow: float = 0.0) -> tuple[tuple[RiskCh
     from dpcalc.core.pld.privacy_profile import ProfileBounds
 
     phases = [release_phase(r, budget.neighbours) for r in budget.releases if r.mechanism in PHASE_MECHANISMS]
-    phases = [dominating_phase(phase) if phase.sampling == "shuffle" else phase for phase in phases]
+    phases = merged_phases([dominating_phase(phase) if phase.sampling == "shuffle" else phase for phase in phases])
     # the textbook mechanisms enter as the eps-DP releases they are (delta 0)
     shifts, weights, log_keep = _randomized_responses(
         [r for r in budget.releases if r.mechanism in DP_MECHANISMS or r.mechanism in PURE_DP_MECHANISMS])
