@@ -136,6 +136,11 @@ def _zcdp_epsilon(rho: float, delta: float) -> float:
     return zcdp_epsilon(rho, delta)[0]
 
 
+# Up to this many uses in all, (eps, delta) releases are composed as the list of their uses;
+# beyond it by their distinct pairs and counts (`composition.compose_counted`).
+_LISTED_UP_TO = 2**16
+
+
 def _dp_epsilon(releases: list[Release], delta: float) -> float:
     """Pre-computed (eps_i, delta_i) releases composed at the total delta `delta`: the best of
     basic, advanced and the optimum (Kairouz, Oh, Viswanath 2015, Thm 3.3; Murtagh, Vadhan
@@ -148,6 +153,18 @@ def _dp_epsilon(releases: list[Release], delta: float) -> float:
 
     pairs = {(r.number("epsilon"), r.get("delta", 0.0)) for r in releases}
     total = sum(int(r.get("count", 1)) for r in releases)
+    if total > _LISTED_UP_TO:
+        # many uses: each distinct pair with its count summed, never a list over the count
+        counted: dict[tuple[float, float], int] = {}
+        for r in releases:
+            pair = (r.number("epsilon"), r.get("delta", 0.0))
+            counted[pair] = counted.get(pair, 0) + int(r.get("count", 1))
+        try:
+            return min(composition.compose_counted([(e, d, c) for (e, d), c in counted.items()], delta))
+        except ParameterError as error:
+            if error.name != "total_delta":
+                raise
+            return math.inf
     try:
         if len(pairs) == 1:
             epsilon, own_delta = pairs.pop()
