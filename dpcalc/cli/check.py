@@ -49,7 +49,10 @@ def check(
     except BudgetFileError as error:
         raise InputError(str(error)) from None
     progress.describe(f"composing {len(budget.releases)} releases ({budget.accountant} accountant)")
-    result = account_budget(budget)
+    try:
+        result = account_budget(budget)
+    except BudgetFileError as error:  # a combination of releases the risk limits cannot compose
+        raise InputError(str(error)) from None
     releases = [
         {"name": r.name, "mechanism": r.mechanism, "epsilon": r.epsilon, "delta": r.delta, "method": r.method,
          "overflow_probability": r.overflow}
