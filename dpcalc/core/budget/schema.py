@@ -22,6 +22,7 @@ else:  # pragma: no cover - Python 3.10 reads TOML with tomli, tomllib's origin
     import tomli as tomllib
 
 from dpcalc.core.accountants import CERTIFIED_ACCOUNTANTS
+from dpcalc.core.limits import EXAMPLES_PER_USER
 from dpcalc.core.mechanisms.gaussian import CLIPPINGS
 from dpcalc.core.mechanisms.laplace import DOMAINS
 from dpcalc.core.mechanisms.noisy_max import NOISES
@@ -51,7 +52,7 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
     "subsampled-gaussian": {
         "p": PROBABILITY, "sigma": POSITIVE, "noise_std": POSITIVE, "sensitivity": POSITIVE, "T": POSITIVE_INTEGER,
         "n": POSITIVE_INTEGER, "batch_size": POSITIVE_INTEGER, "epochs": POSITIVE,
-        "examples_per_user": POSITIVE_INTEGER, "max_batch_size": POSITIVE_INTEGER,
+        "examples_per_user": EXAMPLES_PER_USER, "max_batch_size": POSITIVE_INTEGER,
     },
     # sigma (or its alias noise_std) is the noise std itself, sensitivity the L2 sensitivity; or
     # per-coordinate noise, the lists sensitivities and sigmas (LIST_KEYS) with clipping
