@@ -170,7 +170,7 @@ def load_budget(text: str, source: str) -> BudgetFile:
     except RecursionError:  # never reached below MAX_NESTING (`_check_nesting`); kept as a backstop
         raise BudgetFileError(f"{source}: arrays and inline tables may be nested at most {MAX_NESTING} deep") from None
     except ValueError:  # an integer of more digits than Python converts (4300)
-        long = re.search(r"\d[\d_]{%d,}" % MAX_INTEGER_DIGITS, text)
+        long = re.search(r"\d[\d_]{" + str(MAX_INTEGER_DIGITS) + ",}", text)
         line = text.count("\n", 0, long.start()) + 1 if long else 1
         raise BudgetFileError(f"{source}:{line}: a number must be below 1e+{MAX_COUNT_DIGITS}, got an integer of more "
                               f"than {MAX_INTEGER_DIGITS} digits") from None
