@@ -272,3 +272,15 @@ def test_no_budget_file_reaches_an_internal_error(dpcalc, tmp_path, text):
 @given(text=budget_files())
 def test_no_budget_file_reaches_an_internal_error_many(dpcalc, tmp_path, text):
     check_budget_file(dpcalc, tmp_path, text)
+
+
+def test_the_command_line_runs_one_blas_thread_unless_told_otherwise():
+    # many OpenBLAS threads under `ulimit -v 150000` fail to allocate and exit 1 ("over budget")
+    import subprocess
+    import sys
+
+    env = {key: value for key, value in os.environ.items() if key != "OPENBLAS_NUM_THREADS"}
+    code = "import os, dpcalc.cli.app; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout == "1\n"
+    env["OPENBLAS_NUM_THREADS"] = "3"
+    assert subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True).stdout == "3\n"
