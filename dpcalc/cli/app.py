@@ -25,6 +25,12 @@ import sys  # noqa: E402
 from collections.abc import Callable, Iterator  # noqa: E402
 from typing import Annotated, Any, TextIO  # noqa: E402
 
+# One BLAS thread, set before numpy loads: dpcalc's numerics are elementwise work and FFTs, and
+# OpenBLAS starts a thread per core with a buffer each, which under a memory limit (ulimit -v) fails
+# its allocations and ends the process with exit 1, the code of "over budget". The user's own
+# setting is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import click  # noqa: E402
 
 from dpcalc.cli.declare import App, Exit, Option, build  # noqa: E402

@@ -43,19 +43,16 @@ def check(
         raise conflict("--json", "--csv", "give one output format")
     from dpcalc.core.budget import BudgetFileError, account_budget, load_budget
 
-    path = Path(budget_file)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"BUDGET: no such file: {budget_file}") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as error:
-        raise InputError(f"BUDGET: cannot read {budget_file}: {error}") from None
+    text = _read(Path(budget_file), budget_file)
     try:
         budget = load_budget(text, budget_file)
     except BudgetFileError as error:
         raise InputError(str(error)) from None
     progress.describe(f"composing {len(budget.releases)} releases ({budget.accountant} accountant)")
-    result = account_budget(budget)
+    try:
+        result = account_budget(budget)
+    except BudgetFileError as error:  # a combination of releases the risk limits cannot compose
+        raise InputError(str(error)) from None
     releases = [
         {"name": r.name, "mechanism": r.mechanism, "epsilon": r.epsilon, "delta": r.delta, "method": r.method,
          "overflow_probability": r.overflow}
@@ -66,7 +63,7 @@ def check(
         inputs={"budget_file": budget_file},
         result={
             "budget": {"epsilon": budget.epsilon, "delta": budget.delta, "accountant": budget.accountant,
-                       "neighbours": budget.neighbours},
+                       "neighbours": budget.neighbours, "gate": result.gate},
             "releases": releases,
             "total": {"epsilon": result.total_epsilon, "delta": result.total_delta,
                       "overflow_probability": result.overflow},
@@ -86,7 +83,7 @@ def check(
                                        "overflow_probability": result.overflow}]
     code = emit(report, json_mode=json_output, csv_mode=csv_output)
     if not result.within_budget:
-        if result.total_epsilon > budget.epsilon:
+        if not result.epsilon_within:
             sys.stderr.write(
                 f"Over budget: total epsilon {format_upper(result.total_epsilon)} > budget "
                 f"{format_number(budget.epsilon)} at delta {format_number(budget.delta)}\n"
@@ -97,6 +94,52 @@ def check(
                                  f"{format_number(check.limit)} (certified, all releases composed)\n")
         code = EXIT_OVER_BUDGET
     raise Exit(code)
+
+
+# The largest budget file read (1 MiB): a budget lists releases, never data; a larger file, or one
+# that never ends (/dev/zero), is refused before it is read.
+MAX_BUDGET_BYTES = 1 << 20
+
+
+def _read(path, shown: str) -> str:
+    """The budget file's text: a regular file of at most MAX_BUDGET_BYTES bytes, UTF-8 (a leading
+    byte-order mark is dropped). Every failure is one line naming the path (exit 2)."""
+    import os
+    import stat
+
+    if not shown:
+        raise InputError("BUDGET: the path is empty; give the budget file (TOML) to check")
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        raise InputError(f"BUDGET: no such file: {shown}") from None
+    except (OSError, ValueError) as error:  # a symlink loop, a name too long, a file in the path
+        raise InputError(f"BUDGET: cannot read {shown}: {_reason(error)}") from None
+    if stat.S_ISDIR(status.st_mode):
+        raise InputError(f"BUDGET: {shown} is a directory; give the budget file (TOML) to check")
+    if not stat.S_ISREG(status.st_mode):
+        raise InputError(f"BUDGET: {shown} is not a regular file (a device, pipe or socket); give the budget file "
+                         "(TOML) to check")
+    if status.st_size > MAX_BUDGET_BYTES:
+        raise InputError(f"BUDGET: a budget file must be at most {MAX_BUDGET_BYTES} bytes (1 MiB), got {shown} of "
+                         f"{status.st_size} bytes")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_BUDGET_BYTES + 1)
+    except (OSError, ValueError) as error:
+        raise InputError(f"BUDGET: cannot read {shown}: {_reason(error)}") from None
+    if len(data) > MAX_BUDGET_BYTES:  # grown since it was measured
+        raise InputError(f"BUDGET: a budget file must be at most {MAX_BUDGET_BYTES} bytes (1 MiB), got {shown} of "
+                         f"more than {MAX_BUDGET_BYTES} bytes")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise InputError(f"BUDGET: cannot read {shown}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+
+
+def _reason(error: BaseException) -> str:
+    """An OS error's reason without the path it repeats ("Too many levels of symbolic links")."""
+    return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
 
 
 def _table(result) -> Table:
@@ -112,9 +155,12 @@ def _table(result) -> Table:
     # each epsilon is an upper bound, printed rounded up; the headroom (budget minus the total)
     # rounded down
     rows.append(("total", "composed", format_upper(result.total_epsilon), result.method))
-    rows.append(("budget", "", format_number(budget.epsilon), f"delta {format_number(budget.delta)}"))
-    verdict = "within budget" if result.total_epsilon <= budget.epsilon else "OVER BUDGET"
-    rows.append(("headroom", "", format_lower(result.headroom), verdict))
+    if budget.epsilon is None:  # attack-risk limits alone: the total is reported, not gated
+        rows.append(("budget", "", "none", f"delta {format_number(budget.delta)}; attack-risk limits alone"))
+    else:
+        rows.append(("budget", "", format_number(budget.epsilon), f"delta {format_number(budget.delta)}"))
+        verdict = "within budget" if result.epsilon_within else "OVER BUDGET"
+        rows.append(("headroom", "", format_lower(result.headroom), verdict))
     return Table(
         columns=("release", "mechanism", "epsilon", "note"),
         rows=rows,

@@ -166,6 +166,11 @@ def with_relation(phases: list[Phase], sampling: SamplingChoice | None,
     chosen_sampling = (sampling or SamplingChoice.poisson).value
     chosen_neighbours = (neighbours or NeighboursChoice.add_remove).value
     per_user = 1 if examples_per_user is None else examples_per_user
+    from dpcalc.core.limits import EXAMPLES_PER_USER
+
+    if not EXAMPLES_PER_USER.contains(per_user):  # the mixture pair's cost grows with it (core.limits)
+        raise InputError(f"--examples-per-user must be {EXAMPLES_PER_USER.requirement} (the user-level pair's work "
+                         f"grows with it; beyond, use group privacy: dpcalc convert --group), got {per_user}")
     for item in phases:
         why = unsupported(item.mechanism, chosen_sampling, chosen_neighbours, per_user)
         if why is None:

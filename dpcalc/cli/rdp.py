@@ -46,7 +46,7 @@ from dpcalc.cli.phases import (
 )
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
-from dpcalc.core.limits import MAX_ORDER, MAX_ORDERS, default_orders_text
+from dpcalc.core.limits import MAX_ORDER, MAX_ORDER_TERMS, MAX_ORDERS, SUMMED_ORDER, default_orders_text, order_terms
 
 
 class ConversionChoice(str, Enum):
@@ -105,7 +105,8 @@ def rdp(
             "--orders",
             metavar="LIST",
             help=f"Comma-separated Renyi orders in (1, {MAX_ORDER:g}], fractional allowed, or ranges start:stop:step "
-            f"(stop included; e.g. 1.001:2:0.001,4,8; at most {MAX_ORDERS} orders) [default: the grid above].",
+            f"(stop included; e.g. 1.001:2:0.001,4,8; at most {MAX_ORDERS} orders, summing to at most "
+            f"{MAX_ORDER_TERMS:g} below {SUMMED_ORDER:g}) [default: the grid above].",
             click_type=Parsed(parse_orders),
         ),
     ] = None,
@@ -316,7 +317,12 @@ def parse_orders(option: str, text: str) -> Numbers:
         if not (1.0 < value <= MAX_ORDER):  # also refuses nan
             raise InputError(f"{option} must be {requirement}, got {item}")
         values.append(value)
-    return Numbers(sorted(set(values)))
+    orders = sorted(set(values))
+    terms = order_terms(orders)
+    if terms > MAX_ORDER_TERMS:  # the work, not the count: an order a up to 1e5 sums about a terms
+        raise InputError(f"{option}: the orders up to {SUMMED_ORDER:g} must sum to at most {MAX_ORDER_TERMS:g} "
+                         f"(each order a sums about a series terms: the work), got {terms:g}")
+    return Numbers(orders)
 
 
 def _summary_table(result, epsilon_solved: bool, tight: float | None) -> Table:

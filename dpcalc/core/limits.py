@@ -27,6 +27,26 @@ MAX_ORDER = 1e100
 # The most orders one --orders list (ranges expanded) may hold: a grid of 0.001 steps from 1 to
 # 100 fits; a typo such as 1:1e9:1 fails at once instead of running for hours.
 MAX_ORDERS = 100_000
+# What bounds the work of a list of orders: each order a up to SUMMED_ORDER costs about a terms
+# of its series (per mechanism), so the orders' sum, their terms, is at most MAX_ORDER_TERMS
+# (about 5 s on one core); orders above SUMMED_ORDER cost a few terms each and count 0 here. The
+# default grid sums to about 2.1e4; 1000:10000:10 to 5e6; 1000:100000:1 to 5e9 (refused).
+MAX_ORDER_TERMS = 10_000_000
+
+
+# User-level privacy (examples per user, the PLD accountant's Binomial(k, p) mixture pair): each
+# step's pair has k + 1 components and its cost grows with k (k = 50: 4 s for three steps, 1000:
+# 67 s), so k is at most MAX_EXAMPLES_PER_USER. Beyond it, group privacy of the example-level
+# figure (`dpcalc convert --group`) is a valid, looser bound.
+MAX_EXAMPLES_PER_USER = 64
+EXAMPLES_PER_USER = Interval(1.0, float(MAX_EXAMPLES_PER_USER), low_closed=True, high_closed=True, integer=True)
+
+
+def order_terms(orders: list[float] | tuple[float, ...]) -> float:
+    """The terms the series of `orders` sum (about one per unit of each order up to SUMMED_ORDER)."""
+    import math
+
+    return math.fsum(math.ceil(order) for order in orders if order <= SUMMED_ORDER)
 
 # The RDP accountant's default orders (core.rdp.orders.DEFAULT_ORDERS), as segments (first, last,
 # step) and the single orders after them: written once, for the accountant and for the help of

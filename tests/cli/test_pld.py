@@ -222,3 +222,20 @@ def test_laplace_at_tiny_delta(dpcalc):
     # within 2e-12 below it (tests/core/pld/test_tiny_delta.py checks it against mpmath)
     top = math.log1p(0.5 * math.expm1(1.0))
     assert top - 1e-10 <= sub["result"]["epsilon_lower"] <= top <= sub["result"]["epsilon_upper"] <= top + 1e-10
+
+
+def test_examples_per_user_past_the_limit_is_refused(dpcalc):
+    # 1000 examples per user took 67 s (the mixture pair has k + 1 components); 1e6 grew without bound
+    for k in ("1000", "1000000"):
+        run = dpcalc("pld", "--p", "0.004", "--sigma", "2", "--T", "3", "--examples-per-user", k)
+        assert run.code == 2 and run.stdout == "" and run.stderr.count("\n") == 1
+        assert run.stderr.startswith("Error: --examples-per-user must be an integer in [1, 64]")
+        assert f"got {k}" in run.stderr
+
+
+def test_examples_per_user_past_the_limit_is_refused_in_a_budget_file(dpcalc, tmp_path):
+    path = tmp_path / "b.toml"
+    path.write_text('[budget]\nepsilon = 5\ndelta = 1e-5\n[[release]]\nname = "u"\nmechanism = "subsampled-gaussian"\n'
+                    'p = 0.004\nsigma = 2\nT = 3\nexamples_per_user = 1000\n')
+    run = dpcalc("check", path)
+    assert run.code == 2 and "examples_per_user must be an integer in [1, 64], got 1000" in run.stderr

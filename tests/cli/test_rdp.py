@@ -359,3 +359,17 @@ def test_help_grid_text_matches_the_grid():
     assert f"({len(DEFAULT_ORDERS)} orders;" in cli.DEFAULT_GRID_TEXT
     assert cli.DEFAULT_GRID_TEXT.startswith(f"{DEFAULT_ORDERS[0]:g}-")
     assert f"then {DEFAULT_ORDERS[-3]:g}, {DEFAULT_ORDERS[-2]:g}, {DEFAULT_ORDERS[-1]:g}" in cli.DEFAULT_GRID_TEXT
+
+
+def test_orders_whose_series_would_run_for_minutes_are_refused(dpcalc):
+    # 1000:100000:1 sums about 5e9 series terms (over 120 s and 1.4 GiB before the limit)
+    run = dpcalc("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--orders", "1000:100000:1", "--no-tight")
+    assert run.code == 2 and run.stdout == "" and run.stderr.count("\n") == 1
+    assert run.stderr.startswith("Error: --orders: the orders up to 100000 must sum to at most 1e+07")
+    assert "got 4.99955e+09" in run.stderr  # sum of 1000..100000 = 5,000,050,500 - 499,500
+
+
+def test_orders_within_the_work_limit_are_accounted(dpcalc):
+    run = dpcalc("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--orders", "1000:10000:10", "--no-tight",
+                 "--json")
+    assert run.code == 0, run.stderr

@@ -34,6 +34,7 @@ from dpcalc.core.budget.releases import (
     capped_phase_of,
     guarantee_basis,
     guarantee_release,
+    merged_phases,
     overflow_of,
     privacy_basis,
     release_phase,
@@ -94,10 +95,25 @@ class BudgetResult:
     overflow: float = 0.0
 
     @property
-    def headroom(self) -> float:
+    def headroom(self) -> float | None:
         """The budget's epsilon minus the composed total (negative when over budget); what basic
-        composition (Dwork, Roth 2014, Thm 3.16) leaves for further releases at this delta."""
+        composition (Dwork, Roth 2014, Thm 3.16) leaves for further releases at this delta. None
+        in a budget of attack-risk limits alone (no epsilon)."""
+        if self.budget.epsilon is None:
+            return None
         return self.budget.epsilon - self.total_epsilon
+
+    @property
+    def gate(self) -> str:
+        """What the verdict compares: "epsilon", "attack risk" (a budget without epsilon) or both."""
+        if self.budget.epsilon is None:
+            return "attack risk"
+        return "epsilon and attack risk" if self.risk else "epsilon"
+
+    @property
+    def epsilon_within(self) -> bool:
+        """Whether the total epsilon is within the budget's (always, when the budget sets none)."""
+        return self.budget.epsilon is None or self.total_epsilon <= self.budget.epsilon
 
 
 def _rdp_with_zcdp_epsilon(phases: Sequence[Phase], rho: float, delta: float) -> float:
@@ -120,6 +136,11 @@ def _zcdp_epsilon(rho: float, delta: float) -> float:
     return zcdp_epsilon(rho, delta)[0]
 
 
+# Up to this many uses in all, (eps, delta) releases are composed as the list of their uses;
+# beyond it by their distinct pairs and counts (`composition.compose_counted`).
+_LISTED_UP_TO = 2**16
+
+
 def _dp_epsilon(releases: list[Release], delta: float) -> float:
     """Pre-computed (eps_i, delta_i) releases composed at the total delta `delta`: the best of
     basic, advanced and the optimum (Kairouz, Oh, Viswanath 2015, Thm 3.3; Murtagh, Vadhan
@@ -132,6 +153,18 @@ def _dp_epsilon(releases: list[Release], delta: float) -> float:
 
     pairs = {(r.number("epsilon"), r.get("delta", 0.0)) for r in releases}
     total = sum(int(r.get("count", 1)) for r in releases)
+    if total > _LISTED_UP_TO:
+        # many uses: each distinct pair with its count summed, never a list over the count
+        counted: dict[tuple[float, float], int] = {}
+        for r in releases:
+            pair = (r.number("epsilon"), r.get("delta", 0.0))
+            counted[pair] = counted.get(pair, 0) + int(r.get("count", 1))
+        try:
+            return min(composition.compose_counted([(e, d, c) for (e, d), c in counted.items()], delta))
+        except ParameterError as error:
+            if error.name != "total_delta":
+                raise
+            return math.inf
     try:
         if len(pairs) == 1:
             epsilon, own_delta = pairs.pop()
@@ -228,7 +261,9 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
             groups["rdp"] = lambda d: _rdp_with_zcdp_epsilon(phases, rho, d)
     else:
         if phases:
-            groups["pld"] = capped_pld_group(phases) if cost > 0.0 else pld_group("pld", phases)
+            # identical releases joined into one phase of their steps summed (`merged_phases`)
+            joined = merged_phases(phases)
+            groups["pld"] = capped_pld_group(joined) if cost > 0.0 else pld_group("pld", joined)
         if shuffled:
             groups["shuffled"] = pld_group("shuffled", shuffled)
         if zcdp_releases:
@@ -275,6 +310,12 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
             "splits of delta (" + ", ".join(f"{n} {s:g}" for n, s in zip(names, best_split)) + "): a valid bound, "
             "possibly looser than one accountant over all of them."
         )
+    for release in stated.releases:
+        if release.mechanism == "randomized-response" and budget.neighbours == "add-remove":
+            warnings.append(f"release '{release.name}': randomized response is eps-DP when one respondent's value is "
+                            "replaced by another; under this add-remove budget that holds only if the number of "
+                            "respondents is public (a report more or less shows who took part): publish it, or state "
+                            "the budget under neighbours = \"replace-one\".")
     for release in budget.releases:
         if release.parameters.get("p") == 0:
             warnings.append(f"release '{release.name}': {NOTHING_SAMPLED}")
@@ -307,7 +348,7 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
         total_epsilon=best_total,
         overflow=overflow,
         total_delta=delta,
-        within_budget=best_total <= budget.epsilon and all(check.within for check in checks),
+        within_budget=(budget.epsilon is None or best_total <= budget.epsilon) and all(check.within for check in checks),
         method="; ".join(method[name] for name in names),
         split=dict(zip(names, best_split)),
         warnings=tuple(warnings),

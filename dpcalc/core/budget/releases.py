@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, cast
@@ -203,3 +204,26 @@ def guarantee_release(release: Release) -> Release:
     if release.noise == "laplace-log-normal":
         return Release(release.name, "zcdp", {"rho": 0.5 * epsilon * epsilon, **count}, release.line)
     return Release(release.name, "dp", {"epsilon": epsilon, "delta": release.get("delta", 0.0), **count}, release.line)
+
+
+def merged_phases(phases: Sequence[Phase]) -> list[Phase]:
+    """The run with identical phases joined: phases that differ only in their steps, whose steps are
+    independent (Poisson or fixed-size batches, or no subsampling), become one phase with the
+    steps summed, in the place of the first. The composition is the same mechanism (T1 steps then
+    T2 steps of one step mechanism are T1 + T2 steps of it), and the PLD accountant composes one
+    phase's T steps by repeated squaring instead of convolving the phases one by one: 200
+    identical releases cost one release of 200 times the steps. Shuffled and allocated phases,
+    whose epochs are the unit of their accounting, are kept as given."""
+    steps: dict[Phase, int] = {}  # a group (its phase at one step) -> its steps summed
+    places: list[Phase | tuple[Phase]] = []  # a phase kept as given, or (its group,)
+    for phase in phases:
+        if phase.sampling not in ("poisson", "uniform"):
+            places.append(phase)
+            continue
+        group = dataclasses.replace(phase, steps=1)
+        if group not in steps:
+            steps[group] = 0
+            places.append((group,))
+        steps[group] += phase.steps
+    return [place if isinstance(place, Phase) else dataclasses.replace(place[0], steps=steps[place[0]])
+            for place in places]

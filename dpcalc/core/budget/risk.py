@@ -39,9 +39,10 @@ from dpcalc.core.budget.releases import (
     PHASE_MECHANISMS,
     PURE_DP_MECHANISMS,
     guarantee_release,
+    merged_phases,
     release_phase,
 )
-from dpcalc.core.budget.schema import BudgetFile, Release
+from dpcalc.core.budget.schema import BudgetFile, BudgetFileError, Release
 from dpcalc.core.risk import GRID_POINTS, MARGIN, tpr_terms
 
 # The randomized responses' summed losses may take at most this many distinct values (a few
@@ -70,10 +71,11 @@ def budget_risk(budget: BudgetFile, overflow: float = 0.0) -> tuple[tuple[RiskCh
     from dpcalc.core.pld.privacy_profile import ProfileBounds
 
     phases = [release_phase(r, budget.neighbours) for r in budget.releases if r.mechanism in PHASE_MECHANISMS]
-    phases = [dominating_phase(phase) if phase.sampling == "shuffle" else phase for phase in phases]
+    phases = merged_phases([dominating_phase(phase) if phase.sampling == "shuffle" else phase for phase in phases])
     # the textbook mechanisms enter as the eps-DP releases they are (delta 0)
     shifts, weights, log_keep = _randomized_responses(
-        [r for r in budget.releases if r.mechanism in DP_MECHANISMS or r.mechanism in PURE_DP_MECHANISMS])
+        [r for r in budget.releases if r.mechanism in DP_MECHANISMS or r.mechanism in PURE_DP_MECHANISMS],
+        budget.source)
     targets: list[tuple[float | None, float | None]] = []
     if budget.max_advantage is not None:
         targets.append((None, 0.0))
@@ -121,9 +123,10 @@ def budget_risk(budget: BudgetFile, overflow: float = 0.0) -> tuple[tuple[RiskCh
     return tuple(checks), warnings
 
 
-def _randomized_responses(releases: Sequence[Release]) -> tuple[list[float], list[float], float]:
+def _randomized_responses(releases: Sequence[Release], source: str) -> tuple[list[float], list[float], float]:
     """The law under P of the summed losses of the (eps, delta) releases' randomized responses, as
-    (losses, probabilities), and log K = sum c log(1 - delta) (the mass outside the atoms)."""
+    (losses, probabilities), and log K = sum c log(1 - delta) (the mass outside the atoms); a
+    BudgetFileError naming the release (in the file `source`) past MAX_SHIFTS values."""
     law = {0.0: 1.0}
     log_keep = 0.0
     for release in releases:
@@ -132,6 +135,11 @@ def _randomized_responses(releases: Sequence[Release]) -> tuple[list[float], lis
         log_keep += count * math.log1p(-delta) if delta < 1.0 else -math.inf
         if epsilon == 0.0:
             continue
+        if count >= MAX_SHIFTS:  # its own law alone has count + 1 values
+            raise BudgetFileError(f"{source}:{release.line}: release '{release.name}': beside the budget's "
+                                  "attack-risk limits an (epsilon, delta) release is composed through its trade-off "
+                                  f"curve, at most {MAX_SHIFTS - 1} times: count must be in [1, {MAX_SHIFTS - 1}], "
+                                  f"got {count}")
         # P's probabilities of loss +eps and -eps: e^eps / (1 + e^eps) and 1 / (1 + e^eps)
         log_up, log_down = -math.log1p(math.exp(-epsilon)), -math.log1p(math.exp(epsilon))
         step = {}
@@ -145,8 +153,10 @@ def _randomized_responses(releases: Sequence[Release]) -> tuple[list[float], lis
                 key = loss + extra
                 combined[key] = combined.get(key, 0.0) + weight * probability
         if len(combined) > MAX_SHIFTS:
-            raise ValueError(f"the (epsilon, delta) releases compose to more than {MAX_SHIFTS} privacy-loss values; "
-                             "merge releases of the same epsilon into one with a count")
+            raise BudgetFileError(f"{source}:{release.line}: release '{release.name}': beside the budget's "
+                                  "attack-risk limits the (epsilon, delta) releases compose to more than "
+                                  f"{MAX_SHIFTS} privacy-loss values; merge releases of the same epsilon into one "
+                                  "with a count")
         law = combined
     return list(law), list(law.values()), log_keep
 

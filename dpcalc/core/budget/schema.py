@@ -22,6 +22,7 @@ else:  # pragma: no cover - Python 3.10 reads TOML with tomli, tomllib's origin
     import tomli as tomllib
 
 from dpcalc.core.accountants import CERTIFIED_ACCOUNTANTS
+from dpcalc.core.limits import EXAMPLES_PER_USER
 from dpcalc.core.mechanisms.gaussian import CLIPPINGS
 from dpcalc.core.mechanisms.laplace import DOMAINS
 from dpcalc.core.mechanisms.noisy_max import NOISES
@@ -48,6 +49,9 @@ from dpcalc.core.validation import (
 ACCOUNTANTS = CERTIFIED_ACCOUNTANTS  # pld, rdp: a budget is gated by certified figures only
 RR_VALUES = Interval(2.0, 1e15, low_closed=True, high_closed=True, integer=True)  # k of randomized response
 UNIT_OR_ZERO = Interval(0.0, 1.0, low_closed=True)  # a release's own delta may be 0
+# The count of a release composed by the composition theorems (dp, randomized response, ptr, smooth
+# sensitivity, the textbook mechanisms): their k, at most 1e10 (core.composition.results.COMPOSITIONS)
+COMPOSED_COUNT = Interval(1.0, 1e10, low_closed=True, high_closed=True, integer=True)
 
 # mechanism -> {key: (interval or None for text, required?)}; "name" and "mechanism" are common.
 # Alternatives (sigma/T vs n/batch_size/epochs, scale vs epsilon) are checked after the keys.
@@ -56,28 +60,28 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
     "subsampled-gaussian": {
         "p": PROBABILITY, "sigma": POSITIVE, "noise_std": POSITIVE, "sensitivity": POSITIVE, "T": POSITIVE_INTEGER,
         "n": POSITIVE_INTEGER, "batch_size": POSITIVE_INTEGER, "epochs": POSITIVE,
-        "examples_per_user": POSITIVE_INTEGER, "max_batch_size": POSITIVE_INTEGER,
+        "examples_per_user": EXAMPLES_PER_USER, "max_batch_size": POSITIVE_INTEGER,
     },
     # sigma (or its alias noise_std) is the noise std itself, sensitivity the L2 sensitivity; or
     # per-coordinate noise, the lists sensitivities and sigmas (LIST_KEYS) with clipping
     "gaussian": {"sigma": POSITIVE, "noise_std": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
     # sensitivity: the L1 sensitivity, set by domain (counts 1, simplex 2) unless domain is real
     "laplace": {"scale": POSITIVE, "epsilon": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
-    "dp": {"epsilon": NON_NEGATIVE, "delta": UNIT_OR_ZERO, "count": POSITIVE_INTEGER},
+    "dp": {"epsilon": NON_NEGATIVE, "delta": UNIT_OR_ZERO, "count": COMPOSED_COUNT},
     "gdp": {"mu": POSITIVE, "count": POSITIVE_INTEGER},
     "zcdp": {"rho": POSITIVE, "count": POSITIVE_INTEGER},
     # pure eps-DP per respondent; flip_probability in (0, (k - 1)/k) instead of epsilon
     "randomized-response": {"epsilon": POSITIVE, "flip_probability": OPEN_UNIT, "k": RR_VALUES,
-                            "count": POSITIVE_INTEGER},
+                            "count": COMPOSED_COUNT},
     # propose-test-release: epsilon is what the test and the release each spend ((2 epsilon, delta)-DP)
-    "ptr": {"epsilon": POSITIVE, "delta": OPEN_UNIT, "count": POSITIVE_INTEGER},
+    "ptr": {"epsilon": POSITIVE, "delta": OPEN_UNIT, "count": COMPOSED_COUNT},
     # smooth sensitivity: noise laplace ((epsilon, delta)-DP), cauchy or student-t (epsilon-DP), or
     # laplace-log-normal ((epsilon^2/2)-CDP)
-    "smooth-sensitivity": {"epsilon": POSITIVE, "delta": OPEN_UNIT, "count": POSITIVE_INTEGER},
+    "smooth-sensitivity": {"epsilon": POSITIVE, "delta": OPEN_UNIT, "count": COMPOSED_COUNT},
     # the textbook mechanisms of `dpcalc mechanism`, each eps-DP at its epsilon (noisy-max also names its noise)
-    "exponential": {"epsilon": POSITIVE, "count": POSITIVE_INTEGER},
-    "noisy-max": {"epsilon": POSITIVE, "count": POSITIVE_INTEGER},
-    "svt": {"epsilon": POSITIVE, "count": POSITIVE_INTEGER},
+    "exponential": {"epsilon": POSITIVE, "count": COMPOSED_COUNT},
+    "noisy-max": {"epsilon": POSITIVE, "count": COMPOSED_COUNT},
+    "svt": {"epsilon": POSITIVE, "count": COMPOSED_COUNT},
 }
 BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
 # Text keys: of the budget (the neighbour relation the budget is stated in) and of a
@@ -93,6 +97,17 @@ RELEASE_TEXT_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
 # Keys whose value is a list of numbers: a gaussian release's per-coordinate noise (the mechanism
 # of `dpcalc mechanism gaussian --sensitivities --sigmas`).
 LIST_KEYS = {"gaussian": {"sensitivities": POSITIVE, "sigmas": POSITIVE}}
+
+
+# Limits on the file's text (the file itself is at most 1 MiB, `dpcalc check`): a release name
+# of at most MAX_TEXT_LENGTH characters (a name is a label, printed in every table), arrays and
+# inline tables nested at most MAX_NESTING deep; a value echoed in a message is shortened (`_shown`).
+MAX_TEXT_LENGTH = 200
+MAX_NESTING = 32
+MAX_INTEGER_DIGITS = 4300  # Python's limit on converting digits to an integer (sys.get_int_max_str_digits)
+# TOML's strings and comments, whose brackets do not nest, and the brackets that do.
+_TOKENS = re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{}]',
+                     re.DOTALL)
 
 
 class BudgetFileError(ValueError):
@@ -135,9 +150,11 @@ class Release:
 @dataclass(frozen=True)
 class BudgetFile:
     """A budget file: the total (epsilon, delta) allowed, the accountant that composes the
-    mechanism releases (pld or rdp, both certified: docs/mathematics.md §3, §2), and the releases."""
+    mechanism releases (pld or rdp, both certified: docs/mathematics.md §3, §2), and the releases.
+    `epsilon` is None in a budget of attack-risk limits alone (then the total epsilon at delta is
+    reported, not gated)."""
 
-    epsilon: float
+    epsilon: float | None
     delta: float
     accountant: str
     releases: tuple[Release, ...]
@@ -153,25 +170,38 @@ def load_budget(text: str, source: str) -> BudgetFile:
     """Parse and check a budget file's text; `source` names it in error messages.
 
     The format is the module docstring's (README.md, "dpcalc check: privacy budgets as code")."""
+    _check_nesting(text, source)
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise BudgetFileError(f"{source}: TOML syntax error: {error}") from None
+    except RecursionError:  # never reached below MAX_NESTING (`_check_nesting`); kept as a backstop
+        raise BudgetFileError(f"{source}: arrays and inline tables may be nested at most {MAX_NESTING} deep") from None
+    except ValueError:  # an integer of more digits than Python converts (4300)
+        long = re.search(r"\d[\d_]{" + str(MAX_INTEGER_DIGITS) + ",}", text)
+        line = text.count("\n", 0, long.start()) + 1 if long else 1
+        raise BudgetFileError(f"{source}:{line}: a number must be below 1e+{MAX_COUNT_DIGITS}, got an integer of more "
+                              f"than {MAX_INTEGER_DIGITS} digits") from None
     release_lines = _release_lines(text)
     unknown = set(document) - {"budget", "release"}
     if unknown:
         key = sorted(unknown)[0]
-        raise BudgetFileError(f"{source}:{_line_of(text, key)}: unknown top-level key '{key}'"
+        raise BudgetFileError(f"{source}:{_line_of(text, key)}: unknown top-level key {_key(key)}"
                               f"{_suggest(key, ['budget', 'release'])}; expected [budget] and [[release]]")
     if "budget" not in document or not isinstance(document["budget"], dict):
-        raise BudgetFileError(f"{source}: missing [budget] table with epsilon and delta")
+        raise BudgetFileError(f"{source}: missing [budget] table with epsilon and delta (or delta with "
+                              "max_advantage or tpr_at_fpr)")
     budget = document["budget"]
     where = f"{source}:{_line_of(text, '[budget]')}: [budget]"
     for key in budget:
         if key not in (*BUDGET_KEYS, *BUDGET_TEXT_KEYS, *BUDGET_RISK_KEYS):
             known = [*BUDGET_KEYS, *BUDGET_TEXT_KEYS, *BUDGET_RISK_KEYS]
-            raise BudgetFileError(f"{where}: unknown key '{key}'{_suggest(key, known)}")
-    values = {key: _number(where, key, budget.get(key), interval) for key, interval in BUDGET_KEYS.items()}
+            raise BudgetFileError(f"{where}: unknown key {_key(key)}{_suggest(key, known)}")
+    # epsilon may be left out when the budget sets an attack-risk limit: it then gates on those alone
+    risk_only = "epsilon" not in budget and any(key in budget for key in BUDGET_RISK_KEYS)
+    values: dict[str, float | None] = {key: None if key == "epsilon" and risk_only else
+                                       _number(where, key, budget.get(key), interval)
+                                       for key, interval in BUDGET_KEYS.items()}
     accountant = _text(where, "accountant", budget.get("accountant", "pld"), ACCOUNTANTS)
     neighbours = cast("Neighbours", _text(where, "neighbours", budget.get("neighbours", "add-remove"), NEIGHBOURS))
     raw_releases = document.get("release", [])
@@ -198,7 +228,9 @@ def load_budget(text: str, source: str) -> BudgetFile:
                 f"{source}:{release.line}: release '{release.name}': a zcdp release has no trade-off curve to "
                 "compose with the budget's risk limits (max_advantage, tpr_at_fpr); give it as a dp release "
                 "(its epsilon at a delta)")
-    return BudgetFile(values["epsilon"], values["delta"], accountant, tuple(releases), source, neighbours,
+    delta = values["delta"]
+    assert delta is not None, "delta is required (_number)"
+    return BudgetFile(values["epsilon"], delta, accountant, tuple(releases), source, neighbours,
                       max_advantage, tpr_at_fpr)
 
 
@@ -206,7 +238,7 @@ def _tpr_at_fpr(where: str, value: Any) -> tuple[float, float]:
     """The budget's tpr_at_fpr limit, an inline table {fpr = Y, tpr = X} with 0 < Y < X < 1."""
     if not isinstance(value, dict) or set(value) != {"fpr", "tpr"}:
         raise BudgetFileError(f"{where}: tpr_at_fpr must be a table {{fpr = Y, tpr = X}} (the largest TPR allowed "
-                              f"at FPR Y), got {value!r}")
+                              f"at FPR Y), got {_shown(value)}")
     fpr = _number(where, "tpr_at_fpr.fpr", value["fpr"], FALSE_POSITIVE_RATE)
     tpr = _number(where, "tpr_at_fpr.tpr", value["tpr"], OPEN_UNIT)
     if not tpr > fpr:
@@ -218,7 +250,7 @@ def _tpr_at_fpr(where: str, value: Any) -> tuple[float, float]:
 def _text(where: str, key: str, value: Any, allowed: tuple[str, ...]) -> str:
     """A text key's value, one of `allowed`."""
     if value not in allowed:
-        raise BudgetFileError(f"{where}: {key} must be one of {', '.join(allowed)}, got {value!r}")
+        raise BudgetFileError(f"{where}: {key} must be one of {', '.join(allowed)}, got {_shown(value)}")
     return str(value)
 
 
@@ -255,14 +287,19 @@ def _release(raw: Any, index: int, line: int, source: str) -> Release:
     name = raw.get("name")
     if not isinstance(name, str) or not name.strip():
         raise BudgetFileError(f"{source}:{line}: {label}: missing 'name' (a non-empty string)")
+    if len(name) > MAX_TEXT_LENGTH:
+        raise BudgetFileError(f"{source}:{line}: {label}: name must be at most {MAX_TEXT_LENGTH} characters, got "
+                              f"{_shown(name)}")
     where = f"{source}:{line}: release '{name}'"
     mechanism = raw.get("mechanism")
-    if mechanism not in MECHANISMS:
+    if not isinstance(mechanism, str) or mechanism not in MECHANISMS:
         allowed = ", ".join(MECHANISMS)
         if mechanism is None:
             raise BudgetFileError(f"{where}: missing 'mechanism' (one of {allowed})")
-        raise BudgetFileError(f"{where}: unknown mechanism {mechanism!r}"
-                              f"{_suggest(str(mechanism), list(MECHANISMS))}; expected one of {allowed}")
+        if not isinstance(mechanism, str):
+            raise BudgetFileError(f"{where}: mechanism must be text, one of {allowed}, got {_shown(mechanism)}")
+        raise BudgetFileError(f"{where}: unknown mechanism {_shown(mechanism)}"
+                              f"{_suggest(mechanism, list(MECHANISMS))}; expected one of {allowed}")
     schema = MECHANISMS[mechanism]
     texts = RELEASE_TEXT_KEYS.get(mechanism, {})
     list_keys = LIST_KEYS.get(mechanism, {})
@@ -277,7 +314,7 @@ def _release(raw: Any, index: int, line: int, source: str) -> Release:
         if key not in schema:
             keys = [*schema, *list_keys, *texts]
             raise BudgetFileError(
-                f"{where}: unknown key '{key}' for mechanism '{mechanism}'{_suggest(key, keys)}; "
+                f"{where}: unknown key {_key(key)} for mechanism '{mechanism}'{_suggest(key, keys)}; "
                 f"allowed: {', '.join(keys)}"
             )
         parameters[key] = _number(where, key, value, schema[key])
@@ -307,7 +344,7 @@ def _numbers(where: str, key: str, value: Any, interval: Interval) -> tuple[floa
     """A list key's value: a non-empty array of numbers, each in `interval`."""
     if not isinstance(value, list) or not value:
         raise BudgetFileError(f"{where}: {key} must be a non-empty array of numbers {interval.requirement}, "
-                              f"got {value!r}")
+                              f"got {_shown(value)}")
     return tuple(_number(where, f"{key} item {position} of {len(value)}", item, interval)
                  for position, item in enumerate(value, start=1))
 
@@ -424,7 +461,7 @@ def _number(where: str, key: str, value: Any, interval: Interval) -> float:
     if value is None:
         raise BudgetFileError(f"{where}: missing '{key}' ({interval.requirement})")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise BudgetFileError(f"{where}: {key} must be a number {interval.requirement}, got {value!r}")
+        raise BudgetFileError(f"{where}: {key} must be a number {interval.requirement}, got {_shown(value)}")
     if abs(value) >= MAX_COUNT:  # also keeps float(value) from overflowing for a huge integer
         shown = f"an integer of {len(str(abs(value)))} digits" if isinstance(value, int) else f"{value:g}"
         raise BudgetFileError(f"{where}: {key} must be {interval.requirement} and below 1e+{MAX_COUNT_DIGITS}, "
@@ -432,6 +469,40 @@ def _number(where: str, key: str, value: Any, interval: Interval) -> float:
     if not interval.contains(float(value)):
         raise BudgetFileError(f"{where}: {key} must be {interval.requirement}, got {value}")
     return int(value) if interval.integer else float(value)
+
+
+def _check_nesting(text: str, source: str) -> None:
+    """Refuse arrays and inline tables nested deeper than MAX_NESTING (a table header, [x] or
+    [[x]], counts as one or two), before the TOML parser recurses into them."""
+    depth = 0
+    for token in _TOKENS.finditer(text):
+        bracket = token.group()
+        if bracket in ("[", "{"):
+            depth += 1
+            if depth > MAX_NESTING:
+                line = text.count("\n", 0, token.start()) + 1
+                raise BudgetFileError(f"{source}:{line}: arrays and inline tables may be nested at most {MAX_NESTING} "
+                                      f"deep, got more than {MAX_NESTING}")
+        elif bracket in ("]", "}"):
+            depth = max(depth - 1, 0)
+
+
+def _shown(value: Any) -> str:
+    """A value as a message shows it: its repr, shortened (long text, long or deep arrays and tables)."""
+    import reprlib
+
+    shortened = reprlib.Repr()
+    shortened.maxlevel, shortened.maxlist, shortened.maxdict = 3, 6, 4
+    shortened.maxstring, shortened.maxother, shortened.maxlong = 60, 60, 60
+    text = shortened.repr(value)
+    if isinstance(value, str) and len(value) > 60:
+        text += f" ({len(value)} characters)"
+    return text
+
+
+def _key(key: str) -> str:
+    """A key as a message shows it, quoted; a long one shortened."""
+    return f"'{key}'" if len(key) <= 60 else _shown(key)
 
 
 def _suggest(word: str, choices: list[str]) -> str:

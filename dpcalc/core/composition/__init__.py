@@ -42,7 +42,7 @@ The package, one concept a module:
 """
 
 from dpcalc.core.composition.binomial import log_binomial_pmf
-from dpcalc.core.composition.heterogeneous import EXACT_ATOM_LIMIT, compose_heterogeneous
+from dpcalc.core.composition.heterogeneous import EXACT_ATOM_LIMIT, compose_counted, compose_heterogeneous
 from dpcalc.core.composition.inverse import max_compositions, max_epsilon_per_mechanism
 from dpcalc.core.composition.optimal import optimal_delta, optimal_epsilon
 from dpcalc.core.composition.results import (
@@ -75,6 +75,7 @@ __all__ = [
     "advanced_composition",
     "basic_composition",
     "compose",
+    "compose_counted",
     "compose_heterogeneous",
     "log_binomial_pmf",
     "max_compositions",

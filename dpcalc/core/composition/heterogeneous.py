@@ -14,7 +14,12 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from dpcalc.core.composition.binomial import _randomized_response_logs, log_binomial_pmf
+from dpcalc.core.composition.binomial import (
+    _log_binomial_pmf_array,
+    _log_lower_tail_chernoff,
+    _randomized_response_logs,
+    log_binomial_pmf,
+)
 from dpcalc.core.composition.optimal import (
     _ROUNDING_MARGIN,
     _TAIL_MARGIN,
@@ -140,6 +145,42 @@ def compose_heterogeneous(
     return _composition_result(epsilons, deltas, k, delta_prime, total_delta, closed, optimal, warnings)
 
 
+def compose_counted(mechanisms: Sequence[tuple[float, float, int]], total_delta: float) -> tuple[float, float, float]:
+    """(basic, advanced, optimal) epsilon at the total delta of mechanisms given as (eps_i, delta_i,
+    count_i): `compose_heterogeneous` of each pair repeated count_i times, without the lists, so
+    that the work grows with the distinct pairs and the binomial windows that matter, never with
+    the counts (the theorems are the same; their sums are taken as count times term). Raises the
+    ParameterError of `total_delta` below the mechanisms' own composed delta."""
+    deltas: Counter[float] = Counter()
+    groups: Counter[float] = Counter()
+    for epsilon, delta, count in mechanisms:
+        _check_mechanism(epsilon, delta)
+        deltas[delta] += count
+        if epsilon > 0.0:
+            groups[epsilon] += count
+    delta_counts = list(deltas.items())
+    sum_squares = _fsum(count * e * e for e, _, count in mechanisms)
+    drift = _fsum(count * e * _expm1(e) for e, _, count in mechanisms)
+    basic_epsilon = _fsum(count * e for e, _, count in mechanisms)
+    log_allowed = _require_reachable(delta_counts, total_delta, "1 - prod(1 - delta_i)")
+    closed = _theorems_at_total(
+        delta_counts, total_delta, basic_epsilon,
+        lambda slack: math.sqrt(2.0 * -math.log(slack) * sum_squares) + drift,
+        lambda slack: 2.0 * math.sqrt(2.0 * -math.log(slack) * sum_squares), "the sum of the deltas")
+    if log_allowed == -math.inf or math.isinf(basic_epsilon):
+        optimal = basic_epsilon
+    elif len(groups) <= 1:
+        optimal = 0.0
+        if groups:
+            (epsilon, count), = groups.items()
+            optimal = _exact_bound(_optimal_homogeneous(epsilon, count, log_allowed), total_delta).epsilon
+    elif math.prod(count + 1 for count in groups.values()) <= EXACT_ATOM_LIMIT:
+        optimal = _exact_bound(_solve_profile(_exact_atoms(groups), log_allowed), total_delta).epsilon
+    else:
+        optimal = _lattice_optimal(groups, log_allowed, total_delta, closed.advanced.epsilon).epsilon
+    return closed.basic.epsilon, closed.advanced.epsilon, min(optimal, basic_epsilon)
+
+
 def _exact_atoms(groups: Counter[float]) -> list[tuple[float, float]]:
     """All atoms (loss, log P) of the composed randomized responses, one group per distinct eps, sorted down.
 
@@ -180,6 +221,11 @@ def _lattice_optimal(
     kept: list[tuple[list[float], list[float]]] = []
     for epsilon, count in groups.items():
         log_p, log_q = _randomized_response_logs(epsilon)
+        if count > _WINDOW_FROM:
+            losses, masses, log_outside = _windowed_atoms(epsilon, count, threshold)
+            log_dropped = log_add(log_dropped, log_outside)
+            kept.append((losses, masses))
+            continue
         losses, masses = [], []
         for b in range(count + 1):
             log_mass = log_binomial_pmf(b, count, log_q, log_p)
@@ -189,7 +235,8 @@ def _lattice_optimal(
                 losses.append((count - 2 * b) * epsilon)
                 masses.append(math.exp(log_mass))
         kept.append((losses, masses))
-    span = math.fsum(max(losses) - min(losses) for losses, _ in kept)
+    span = math.fsum(float(np.max(losses)) - float(np.min(losses)) if isinstance(losses, np.ndarray)
+                     else max(losses) - min(losses) for losses, _ in kept)
     kept_atoms = sum(len(losses) for losses, _ in kept)
     points = int(min(max(_LATTICE_WORK // kept_atoms, _LATTICE_POINTS_MIN), _LATTICE_POINTS_MAX))
     step = (span if span > 0.0 else max(groups)) / points
@@ -198,7 +245,12 @@ def _lattice_optimal(
     offset = 0  # lattice index of distribution[0]
     operations = 0
     for losses, masses in kept:
-        indices = [math.ceil(loss / step) for loss in losses]
+        if isinstance(losses, np.ndarray):  # a windowed group: its atoms summed per lattice point first
+            points_of, where = np.unique(np.ceil(losses / step).astype(np.int64), return_inverse=True)
+            losses, masses = [], np.bincount(where, weights=masses).tolist()
+            indices = points_of.tolist()
+        else:
+            indices = [math.ceil(loss / step) for loss in losses]
         low, high = min(indices), max(indices)
         result = np.zeros(distribution.size + high - low)
         for index, mass in zip(indices, masses):
@@ -215,6 +267,53 @@ def _lattice_optimal(
     lower = max(upper / (1.0 + _ROUNDING_MARGIN) - len(groups) * step, 0.0)
     upper = min(upper, advanced_epsilon)
     return OptimalBound(upper, total_delta, min(lower, upper), method="lattice", grid_step=step)
+
+
+def _windowed_atoms(epsilon: float, count: int, threshold: float) -> tuple[Any, Any, float]:
+    """The atoms of `count`-fold eps-randomized response whose log-probability is at least
+    `threshold`, as arrays (losses (count - 2b) eps, probabilities), and the log of a bound on the
+    mass left out: the flips b outside a window around the mean, whose two tails are each at most
+    the Chernoff bound exp(-count KL) at the window's edge, plus the atoms inside it below the
+    threshold. Work: the window, about a few dozen binomial standard deviations, not the count."""
+    import numpy as np
+
+    log_p, log_q = _randomized_response_logs(epsilon)
+    mean = count * math.exp(log_q)
+
+    def below(a: int) -> float:  # log of a bound on P(B <= a), B ~ Binom(count, q) the flips
+        return _log_lower_tail_chernoff(a, count, log_q, log_p)
+
+    def above(a: int) -> float:  # log of a bound on P(B >= a)
+        return _log_lower_tail_chernoff(count - a, count, log_p, log_q)
+
+    first, log_outside = 0, -math.inf
+    if below(0) < threshold:  # the largest a <= mean whose lower tail is below the threshold
+        low, high = 0, max(math.floor(mean), 0)
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (middle, high) if below(middle) < threshold else (low, middle)
+        first, log_outside = low + 1, below(low)
+    last = count
+    if above(count) < threshold:  # the smallest a >= mean whose upper tail is below the threshold
+        low, high = min(math.ceil(mean), count), count
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if above(middle) < threshold else (middle, high)
+        last, log_outside = high - 1, log_add(log_outside, above(high))
+    flips = np.arange(first, min(last, count - 1) + 1, dtype=np.float64)
+    log_mass = _log_binomial_pmf_array(flips, count, log_q, log_p) if flips.size else np.zeros(0)
+    if last == count:  # the pmf array takes b < count
+        flips = np.append(flips, float(count))
+        log_mass = np.append(log_mass, log_binomial_pmf(count, count, log_q, log_p))
+    small = log_mass < threshold
+    if small.any():
+        log_outside = log_add(log_outside, float(np.logaddexp.reduce(log_mass[small])))
+    flips, log_mass = flips[~small], log_mass[~small]
+    return (count - 2.0 * flips) * epsilon, np.exp(log_mass), log_outside
+
+
+# Above this count a group's binomial is walked in a window (`_windowed_atoms`) instead of atom by atom.
+_WINDOW_FROM = 2**14
 
 
 def _solve_profile_arrays(losses: Floats, masses: Floats, log_allowed: float, log_mass_above: float) -> float:

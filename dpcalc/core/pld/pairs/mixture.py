@@ -70,6 +70,9 @@ class MixturePair(Pair):
     def __init__(self, sampling_probability: float, noise_multiplier: float, examples: int, direction: str) -> None:
         if direction not in ("remove", "add"):
             raise ValueError(f"direction must be 'remove' or 'add', got direction={direction!r}")
+        from dpcalc.core.limits import EXAMPLES_PER_USER
+
+        EXAMPLES_PER_USER.check("examples_per_user", examples)  # its cost grows with k (core.limits)
         self.p = float(sampling_probability)
         self.sigma = float(noise_multiplier)
         self.k = int(examples)
