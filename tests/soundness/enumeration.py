@@ -53,7 +53,7 @@ import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from scipy.special import ndtr
@@ -91,7 +91,7 @@ def _binomial(m: int, p: Fraction) -> list[Fraction]:
     return [math.comb(m, i) * p**i * (1 - p) ** (m - i) for i in range(m + 1)]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _step_poisson(counts: Counts, p: Fraction) -> dict[int, Fraction]:
     minus, _zero, plus = counts
     law: dict[int, Fraction] = {}
@@ -101,7 +101,7 @@ def _step_poisson(counts: Counts, p: Fraction) -> dict[int, Fraction]:
     return law
 
 
-@lru_cache(maxsize=None)
+@cache
 def _step_uniform(counts: Counts, b: int) -> dict[int, Fraction]:
     """A uniformly random b-subset of the records (all of them when there are fewer than b)."""
     minus, zero, plus = counts
@@ -118,7 +118,7 @@ def _step_uniform(counts: Counts, b: int) -> dict[int, Fraction]:
     return law
 
 
-@lru_cache(maxsize=None)
+@cache
 def _step_truncated(counts: Counts, p: Fraction, cap: int) -> dict[int, Fraction]:
     """A Poisson draw; when more than `cap` records are drawn, `cap` of them kept uniformly."""
     minus, zero, plus = counts
@@ -135,7 +135,7 @@ def _step_truncated(counts: Counts, p: Fraction, cap: int) -> dict[int, Fraction
     return law
 
 
-@lru_cache(maxsize=None)
+@cache
 def _epoch_shuffle(counts: Counts, b: int) -> dict[tuple[int, ...], Fraction]:
     """One epoch: a uniform permutation cut into batches of b (the last one smaller): the law of the
     vector of batch sums, each batch a uniform subset of what the earlier ones left."""
@@ -158,7 +158,7 @@ def _epoch_shuffle(counts: Counts, b: int) -> dict[tuple[int, ...], Fraction]:
     return law
 
 
-@lru_cache(maxsize=None)
+@cache
 def _epoch_allocation(counts: Counts, t: int) -> dict[tuple[int, ...], Fraction]:
     """One epoch: each record joins one of the t steps, uniformly and independently."""
     minus, _zero, plus = counts
@@ -198,7 +198,7 @@ def _block(scheme: Scheme, counts: Counts) -> dict[tuple[int, ...], Fraction]:
 def law(scheme: Scheme, counts: Counts) -> Mixture:
     """The output of the whole run on a dataset with these counts: the mixture's means and weights
     (blocks independent: the product of the block laws)."""
-    block = _block(scheme, counts)
+    block = {key: weight for key, weight in _block(scheme, counts).items() if weight}
     keys = np.array(list(block), dtype=np.int64)
     weights = np.array([float(w) for w in block.values()])
     means, mass = keys, weights
@@ -302,7 +302,7 @@ def delta_1d(p: tuple[np.ndarray, np.ndarray], q: tuple[np.ndarray, np.ndarray],
     means = means.ravel()
     budget = float(np.abs(coef).sum())
     lo, hi = means.min() - _RANGE_1D * sd, means.max() + _RANGE_1D * sd
-    edges = np.linspace(lo, hi, int(math.ceil((hi - lo) / (sd / 8))) + 1)
+    edges = np.linspace(lo, hi, math.ceil((hi - lo) / (sd / 8)) + 1)
     x0, x1 = edges[:-1], edges[1:]
     plus, minus = np.maximum(coef, 0.0), np.minimum(coef, 0.0)
     sure_cells: list[tuple[np.ndarray, np.ndarray]] = []
@@ -360,7 +360,7 @@ def _merged(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarra
     new = np.ones(len(starts), dtype=bool)
     new[1:] = starts[1:] != ends[:-1]
     group = np.cumsum(new) - 1
-    last = np.zeros(group[-1] + 1)
+    last = np.full(group[-1] + 1, -np.inf)
     np.maximum.at(last, group, ends)
     return starts[new], last
 
@@ -376,7 +376,7 @@ def delta_2d(p: Mixture, q: Mixture, sds: tuple[float, float], eps: float, depth
     boxes = []
     for axis, sd in ((0, s1), (1, s2)):
         lo, hi = means[:, axis].min() - _RANGE_2D * sd, means[:, axis].max() + _RANGE_2D * sd
-        boxes.append(np.linspace(lo, hi, int(math.ceil((hi - lo) / (sd / 2))) + 1))
+        boxes.append(np.linspace(lo, hi, math.ceil((hi - lo) / (sd / 2)) + 1))
     gx, gy = np.meshgrid(np.arange(len(boxes[0]) - 1), np.arange(len(boxes[1]) - 1), indexing="ij")
     x0, x1 = boxes[0][gx.ravel()], boxes[0][gx.ravel() + 1]
     y0, y1 = boxes[1][gy.ravel()], boxes[1][gy.ravel() + 1]
