@@ -399,7 +399,7 @@ def delta_2d(p: Mixture, q: Mixture, sds: tuple[float, float], eps: float, depth
         sure_value += float(np.sum(_integrals_2d(x0[sure], x1[sure], y0[sure], y1[sure], means, coef, sds)))
         cells += int(sure.sum())
         pending = float(np.sum(area[open_] * upper_f[open_]))
-        if level == depth or open_.sum() > 100_000 or pending < gap * (sure_value + 1e-9):
+        if level == depth or open_.sum() > 20_000 or pending < gap * (sure_value + 1e-9):
             open_bound += float(np.sum(area[open_] * upper_f[open_]))
             gain = _integrals_2d(x0[open_], x1[open_], y0[open_], y1[open_], means, coef, sds)
             open_gain = float(np.sum(gain[gain > 0]))
