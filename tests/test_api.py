@@ -1,4 +1,4 @@
-"""The Python API (dpcalc.api): the README's example runs, each function returns what its
+"""The Python API (dpcalc.api): the user guide's example runs, each function returns what its
 command's --json prints, bad input raises ValueError naming the argument, and `import dpcalc`
 stays light (dpcalc.api and numpy load on first use)."""
 
@@ -20,10 +20,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def readme_api_example() -> str:
-    """The pycon block of the README's "Python API" section."""
-    text = (ROOT / "README.md").read_text()
+    """The pycon block of the user guide's "Python API" section (docs/guide.md)."""
+    text = (ROOT / "docs" / "guide.md").read_text()
     section = re.search(r"^## Python API\n(.*?)^## ", text, flags=re.S | re.M)
-    assert section is not None, "README has a Python API section"
+    assert section is not None, "docs/guide.md has a Python API section"
     blocks = re.findall(r"```pycon\n(.*?)```", section.group(1), flags=re.S)
     assert len(blocks) == 1
     return blocks[0]
@@ -31,7 +31,7 @@ def readme_api_example() -> str:
 
 def test_readme_python_api_example_runs(monkeypatch):
     monkeypatch.chdir(ROOT)  # the example reads examples/privacy-budget.toml
-    test = doctest.DocTestParser().get_doctest(readme_api_example(), {}, "README Python API", "README.md", 0)
+    test = doctest.DocTestParser().get_doctest(readme_api_example(), {}, "guide: Python API", "docs/guide.md", 0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     outcome = runner.run(test)
     assert outcome.attempted >= 8 and outcome.failed == 0

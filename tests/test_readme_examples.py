@@ -1,11 +1,12 @@
-"""The README's examples are the command's real output (at a terminal width of 90 columns, or N
-for a command written `COLUMNS=N dpcalc ...`).
+"""The examples of README.md and of the docs/*.md pages are the command's real output (at a
+terminal width of 90 columns, or N for a command written `COLUMNS=N dpcalc ...`).
 
-Each ```console block holding one `$ dpcalc ...` command and its output is run in-process and
-compared with the README line by line (trailing spaces ignored). Blocks with several commands,
-shell syntax or a `--plot` file are illustrations of a workflow and are left out.
-`python tools/update_readme_examples.py` rewrites the outputs in README.md (`--check` lists
-the blocks that differ). The outputs are regression snapshots of dpcalc itself: they show what
+Each ```console block holding one `$ dpcalc ...` command and its output, in README.md or in a
+page of docs/ (PAGES), is run in-process and compared with the page line by line (trailing
+spaces ignored). Blocks with several commands, shell syntax or a `--plot` file are
+illustrations of a workflow and are left out. `python tools/update_readme_examples.py`
+rewrites the outputs in those pages (`--check` lists the blocks that differ). Below, "the
+README" is whichever page holds the example. The outputs are regression snapshots of dpcalc itself: they show what
 the commands print, not that it is right (the figures are checked against independent
 references in the other tests, docs/reference-values.md).
 
@@ -55,6 +56,16 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+
+
+def pages() -> list[Path]:
+    """README.md and every page of docs/ that has a ```console block, in a fixed order."""
+    docs = sorted(path for path in (ROOT / "docs").glob("*.md") if "```console" in path.read_text())
+    return [README, *docs]
+
+
+def page_name(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
 WIDTH = "90"
 
 _BLOCK = re.compile(r"```console\n(.*?)```", flags=re.S)
@@ -87,8 +98,18 @@ def example_blocks(text: str) -> list[tuple[str, str, int, int]]:
     return found
 
 
+def page_examples() -> list[tuple[str, str, str]]:
+    """(page, command, output) of every checked block of every page."""
+    return [(page_name(path), command, output)
+            for path in pages() for command, output, _, _ in example_blocks(path.read_text())]
+
+
 def examples() -> list[tuple[str, str]]:
-    return [(command, output) for command, output, _, _ in example_blocks(README.read_text())]
+    return [(command, output) for _, command, output in page_examples()]
+
+
+def example_ids() -> list[str]:
+    return [f"{page}: {command}" for page, command, _ in page_examples()]
 
 
 def output_lines(text: str) -> list[str]:
@@ -484,11 +505,22 @@ def test_the_readme_has_examples():
     assert len(examples()) >= 20
 
 
-@pytest.mark.parametrize("command, output", examples(), ids=[command for command, _ in examples()])
-def test_readme_example_is_real_output(command, output, dpcalc, monkeypatch):
+def test_the_quick_start_and_the_docs_pages_are_checked():
+    """The README's quick start is five checked one-liners, and the guide's pages are covered."""
+    quick_start = README.read_text().split("## Quick start\n", 1)[1].split("\n## ", 1)[0]
+    assert len(example_blocks(quick_start)) == 5
+    covered = {page for page, _, _ in page_examples()}
+    assert {"README.md", "docs/accounting.md", "docs/sampling.md", "docs/calibrate.md", "docs/check.md",
+            "docs/risk.md", "docs/mechanisms.md", "docs/conversions.md", "docs/guide.md"} <= covered
+    for page, command, _ in page_examples():
+        assert page == "README.md" or page.startswith("docs/"), (page, command)
+
+
+@pytest.mark.parametrize("page, command, output", page_examples(), ids=example_ids())
+def test_readme_example_is_real_output(page, command, output, dpcalc, monkeypatch):
     problems = mismatches(command, output, _real_output(command, dpcalc, monkeypatch))
     if problems:
-        pytest.fail(f"README example `{command}` differs from its real output:\n" + "\n".join(problems), pytrace=False)
+        pytest.fail(f"{page}: example `{command}` differs from its real output:\n" + "\n".join(problems), pytrace=False)
 
 
 @dataclass
@@ -574,8 +606,10 @@ def _in_sync_output(command: str, output: str, dpcalc, monkeypatch) -> str:
     return actual
 
 
-PLD_EXAMPLES = [(command, output) for command, output in examples() if Policy.of(command).pld]
-EXACT_EXAMPLES = [(command, output) for command, output in examples() if not Policy.of(command).pld]
+# an example shown on two pages (the README's quick start repeats some) is measured once
+_DISTINCT = list(dict.fromkeys(examples()))
+PLD_EXAMPLES = [(command, output) for command, output in _DISTINCT if Policy.of(command).pld]
+EXACT_EXAMPLES = [(command, output) for command, output in _DISTINCT if not Policy.of(command).pld]
 
 
 def test_the_examples_are_classified():
