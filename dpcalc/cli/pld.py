@@ -88,10 +88,11 @@ bound, the number to quote; epsilon_lower bounds it from below. --accuracy sets 
 relative width of the interval [default: {DEFAULT_ACCURACY:g}]; the grid is refined until it
 is met. With --eps the same holds for delta.
 
---neighbours add-remove|replace-one|zero-out and --sampling poisson|uniform (fixed-size
-batches, with replace-one) apply to every phase: replace-one uses the tight pair of Lebeda et
-al. 2024; fixed-size batches are bounded above by the two-part pair (Zhu, Dong, Wang 2022) and
-below by the pair neighbouring datasets attain (README: "Which sampling do I have?").
+--neighbours add-remove|replace-one|zero-out and --sampling poisson|uniform|shuffle|allocation
+apply to every phase: replace-one uses the tight pair of Lebeda et al. 2024; fixed-size batches
+(uniform) under add-remove the Poisson pair at sensitivity 2, which is attained, and under
+replace-one or zero-out the two-part pair above (Zhu, Dong, Wang 2022) and an attained pair
+below; shuffled batches need zero-out or replace-one (docs/sampling.md).
 
 \b
 Examples:

@@ -228,7 +228,7 @@ def _interval(bounds: Bounds, name: str) -> dict[str, float]:
 
 
 def result_keys(result: RiskResult) -> dict[str, Any]:
-    """The JSON `result` of `dpcalc risk` (keys documented in the README)."""
+    """The JSON `result` of `dpcalc risk` (keys documented in docs/json.md)."""
     from dpcalc.core.pld import analysis_of
 
     gaussian = result.gaussian

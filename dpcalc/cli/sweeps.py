@@ -180,7 +180,7 @@ HEADERS = {"batch_size": "batch size", "tight_epsilon": "tight epsilon", "epsilo
 
 def echo_rows(inputs: dict[str, Any], rows: list[Row], keys: Iterable[str], swept_keys: list[str]) -> None:
     """Replace each of `keys` in a sweep's `inputs` by its per-row values, as `inputs` promises
-    (README): a list when the input is swept or differs between rows (T for --epochs, p for
+    (docs/json.md): a list when the input is swept or differs between rows (T for --epochs, p for
     --batch-size), else its one value. Keys that the rows do not hold are left as they are."""
     for key in keys:
         if key not in inputs or key not in rows[0].values:

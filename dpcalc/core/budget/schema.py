@@ -169,7 +169,7 @@ class BudgetFile:
 def load_budget(text: str, source: str) -> BudgetFile:
     """Parse and check a budget file's text; `source` names it in error messages.
 
-    The format is the module docstring's (README.md, "dpcalc check: privacy budgets as code")."""
+    The format is the module docstring's (docs/check.md)."""
     _check_nesting(text, source)
     try:
         document = tomllib.loads(text)
