@@ -216,7 +216,7 @@ def _over_budget_annotations(result, text: str) -> str:
     crossing = crossing_release(result)
     if crossing is not None:
         release, before = crossing.release, crossing.before
-        figures = [f"epsilon {format_upper(before.total_epsilon)}"]
+        figures = [f"epsilon {format_upper(before.total_epsilon)} at delta {format_number(result.budget.delta)}"]
         figures += [f"{_risk_name(check)} {format_upper(check.value)}" for check in before.risk]
         over = "; ".join(_over_limits(crossing.with_it))
         if crossing.index == 0:
@@ -224,8 +224,7 @@ def _over_budget_annotations(result, text: str) -> str:
         else:
             above = ("the release above it is" if crossing.index == 1
                      else f"the {crossing.index} releases above it compose")
-            message = (f"{above} within the budget ({', '.join(figures)} at delta "
-                       f"{format_number(result.budget.delta)}); with release '{release.name}': {over}")
+            message = f"{above} within the budget ({', '.join(figures)}); with release '{release.name}': {over}"
         lines += _workflow_command(source, release.line or None,
                                    f"Release '{release.name}' takes the total over the budget", message)
     return lines

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from statistics import NormalDist
 
 import pytest
 
@@ -96,6 +97,26 @@ def test_github_annotations_of_a_release_over_the_budget_alone(dpcalc, tmp_path)
     annotation = dpcalc("check", path, "--format", "github").stdout.splitlines()[-1]
     assert annotation.startswith(f"::error file={path},line=5,title=Release 'r0' takes the total over the budget::"
                                  "release 'r0' alone is over the budget: total epsilon ")
+
+
+def test_github_annotations_of_an_attack_risk_limit(dpcalc, tmp_path):
+    text = OVER.replace("epsilon = 1.0", "max_advantage = 0.2")
+    path = write(tmp_path, "budget.toml", text)
+    run = dpcalc("check", path, "--format", "github")
+    assert run.code == 1
+    first, second = [line for line in run.stdout.splitlines() if line.startswith("::")]
+    # the advantage of mu-GDP is 2 Phi(mu / 2) - 1 (Dong, Roth, Su 2022, Cor. 2.13; docs/mathematics.md §8)
+    (total,) = numbers_in(first, f"::error file={path},line=1,title=Over the privacy budget::max advantage {{}} > 0.2 "
+                                 "(3 releases composed, certified)", whole=True)
+    assert total >= 2 * NormalDist().cdf(math.sqrt(3 / 64 + 0.25 + 0.01) / 2) - 1
+    epsilon_before, advantage_before, advantage = numbers_in(
+        second,
+        f"::error file={path},line=11,title=Release 'report%2C v2%3A final' takes the total over the budget::"
+        "the release above it is within the budget (epsilon {} at delta 1e-05, max advantage {}); "
+        "with release 'report, v2: final': max advantage {} > 0.2", whole=True)
+    assert epsilon_before >= epsilon(3 / 64)
+    assert advantage_before >= 2 * NormalDist().cdf(math.sqrt(3 / 64) / 2) - 1 and advantage_before <= 0.2
+    assert advantage >= 2 * NormalDist().cdf(math.sqrt(3 / 64 + 0.25) / 2) - 1 and advantage > 0.2
 
 
 def test_within_budget_prints_no_annotation(dpcalc, tmp_path):
