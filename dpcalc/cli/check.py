@@ -206,14 +206,17 @@ def _over_budget_annotations(result, text: str) -> str:
     """The workflow commands of an over-budget file: at its [budget] table, what the total
     exceeds; at the release that takes the releases before it over the budget, the totals
     without and with it (`crossing_release`)."""
-    from dpcalc.core.budget.account import crossing_release
+    from dpcalc.core.budget import BudgetFileError, crossing_release
 
     source = result.budget.source
     count = len(result.releases)
     lines = _workflow_command(source, _budget_line(text), "Over the privacy budget",
                               f"{'; '.join(_over_limits(result))} ({count} release{'s' * (count != 1)} composed, "
                               "certified)")
-    crossing = crossing_release(result)
+    try:
+        crossing = crossing_release(result)
+    except BudgetFileError:  # a backstop: the prefixes of a file that composes are expected to compose
+        crossing = None
     if crossing is not None:
         release, before = crossing.release, crossing.before
         figures = [f"epsilon {format_upper(before.total_epsilon)} at delta {format_number(result.budget.delta)}"]
