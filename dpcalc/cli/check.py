@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import enum
 import sys
 from typing import Annotated
 
 from dpcalc.cli import progress
-from dpcalc.cli.declare import App, Argument, Exit
+from dpcalc.cli.declare import App, Argument, Exit, Option
 from dpcalc.cli.options import Csv, InputError, Json, conflict
-from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, emit, format_lower, format_number, format_upper
+from dpcalc.cli.output import (
+    EXIT_OVER_BUDGET,
+    EXIT_USAGE,
+    Report,
+    Table,
+    emit,
+    format_lower,
+    format_number,
+    format_upper,
+)
 
 app = App()
 
@@ -22,25 +32,71 @@ std; sensitivity, count), laplace (scale or epsilon,
 sensitivity, count), dp (epsilon, delta, count), gdp (mu, count), zcdp (rho, count), or the
 textbook mechanisms exponential, svt (epsilon, count) and noisy-max (noise, epsilon, count).
 Exit 0 within budget (a file without releases is: total 0), 1 over budget, 2 for a malformed
-file. The file is only read.
+file. The file is only read. Several files are checked in turn, each with its table; the exit
+code is then 2 when any file is malformed, else 1 when any is over budget.
 
 \b
 Examples:
   dpcalc check privacy-budget.toml
   dpcalc check examples/privacy-budget.toml --json
+  dpcalc check budgets/*.toml --format github
 """
+
+
+class Format(str, enum.Enum):
+    """What `--format` prints beside the table."""
+
+    table = "table"
+    github = "github"
+
+
+FORMAT_HELP = ("What follows each table: nothing (table) or GitHub Actions annotations (github). github writes "
+               "workflow commands (::error file=...,line=...::...) to stdout: for a file over budget at its [budget] "
+               "table and at the release that takes the total over it, for a malformed file at the line named.")
 
 
 @app.command("check", help=HELP)
 def check(
-    budget_file: Annotated[str, Argument(metavar="BUDGET", help="The budget file (TOML) to check.")],
+    budget_files: Annotated[list[str], Argument(metavar="BUDGET...", help="The budget files (TOML) to check, one or more.")],
     json_output: Json = False,
     csv_output: Csv = False,
+    output_format: Annotated[Format, Option("--format", help=FORMAT_HELP)] = Format.table,
 ) -> None:
-    from pathlib import Path
-
     if json_output and csv_output:
         raise conflict("--json", "--csv", "give one output format")
+    github = output_format is Format.github
+    if github and (json_output or csv_output):
+        raise conflict("--format github", "--json" if json_output else "--csv", "the annotations follow the table")
+    if len(budget_files) > 1 and (json_output or csv_output):
+        raise InputError(f"BUDGET: {'--json' if json_output else '--csv'} takes one budget file, got "
+                         f"{len(budget_files)}; check each file in a call of its own")
+    if len(budget_files) == 1 and not github:
+        raise Exit(_check(budget_files[0], json_output, csv_output))
+    # Several files, or annotations: each file in turn, a malformed one reported and the rest still
+    # checked; the exit code is the worst: 2 when any file is malformed, else 1 when any is over budget.
+    from dpcalc.core.validation import ParameterError
+
+    code = 0
+    for budget_file in budget_files:
+        try:
+            outcome = _check(budget_file, False, False, github=github, named=len(budget_files) > 1)
+        except (InputError, ParameterError) as error:
+            message = str(error).replace("\r", "\\r").replace("\n", "\\n")
+            sys.stderr.write(f"Error: {message}\n")
+            if github:
+                sys.stdout.write(_malformed_annotation(budget_file, str(error)))
+            outcome = EXIT_USAGE
+        code = max(code, outcome)
+    raise Exit(code)
+
+
+def _check(budget_file: str, json_output: bool, csv_output: bool, *, github: bool = False,
+           named: bool = False) -> int:
+    """Check one budget file: print its report, and return the exit code (0 within budget, 1 over);
+    `github` adds the workflow commands of an over-budget file, `named` names the file in the
+    over-budget lines on stderr (several files checked)."""
+    from pathlib import Path
+
     from dpcalc.core.budget import BudgetFileError, account_budget, load_budget
 
     text = _read(Path(budget_file), budget_file)
@@ -83,17 +139,98 @@ def check(
                                        "overflow_probability": result.overflow}]
     code = emit(report, json_mode=json_output, csv_mode=csv_output)
     if not result.within_budget:
+        if github:
+            sys.stdout.write(_over_budget_annotations(result, text))
+        where = f"{budget_file}: " if named else ""
         if not result.epsilon_within:
             sys.stderr.write(
-                f"Over budget: total epsilon {format_upper(result.total_epsilon)} > budget "
+                f"Over budget: {where}total epsilon {format_upper(result.total_epsilon)} > budget "
                 f"{format_number(budget.epsilon)} at delta {format_number(budget.delta)}\n"
             )
         for check in result.risk:
             if not check.within:
-                sys.stderr.write(f"Over budget: {_risk_name(check)} {format_upper(check.value)} > "
+                sys.stderr.write(f"Over budget: {where}{_risk_name(check)} {format_upper(check.value)} > "
                                  f"{format_number(check.limit)} (certified, all releases composed)\n")
         code = EXIT_OVER_BUDGET
-    raise Exit(code)
+    return code
+
+
+def _workflow_command(file: str, line: int | None, title: str, message: str) -> str:
+    """A GitHub Actions `::error` workflow command: an annotation on `file` at `line` (none: the
+    file as a whole). Its properties and message are escaped as the runner reads them (a line
+    break, `%`, and in properties `:` and `,`)."""
+
+    def data(text: str) -> str:
+        return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+    def prop(text: str) -> str:
+        return data(text).replace(":", "%3A").replace(",", "%2C")
+
+    where = f"file={prop(file)}" + ("" if line is None else f",line={line}")
+    return f"::error {where},title={prop(title)}::{data(message)}\n"
+
+
+def _malformed_annotation(budget_file: str, message: str) -> str:
+    """The annotation of a file that could not be checked, at the line its message names
+    ("FILE:LINE: ...")."""
+    import re
+
+    found = re.match(re.escape(budget_file) + r":(\d+): ", message)
+    return _workflow_command(budget_file, int(found.group(1)) if found else None,
+                             "dpcalc check: malformed budget file", message)
+
+
+def _budget_line(text: str) -> int:
+    """The line of the [budget] table (1 when it is written otherwise, e.g. as a dotted key)."""
+    import re
+
+    for number, line in enumerate(text.splitlines(), 1):
+        if re.match(r"\s*\[\s*budget\s*\]", line):
+            return number
+    return 1
+
+
+def _over_limits(result) -> list[str]:
+    """What a result exceeds: its total epsilon, each attack-risk limit ("X > limit")."""
+    budget = result.budget
+    over = []
+    if not result.epsilon_within:
+        over.append(f"total epsilon {format_upper(result.total_epsilon)} > budget {format_number(budget.epsilon)} "
+                    f"at delta {format_number(budget.delta)}")
+    over += [f"{_risk_name(check)} {format_upper(check.value)} > {format_number(check.limit)}"
+             for check in result.risk if not check.within]
+    return over
+
+
+def _over_budget_annotations(result, text: str) -> str:
+    """The workflow commands of an over-budget file: at its [budget] table, what the total
+    exceeds; at the release that takes the releases before it over the budget, the totals
+    without and with it (`crossing_release`)."""
+    from dpcalc.core.budget import BudgetFileError, crossing_release
+
+    source = result.budget.source
+    count = len(result.releases)
+    lines = _workflow_command(source, _budget_line(text), "Over the privacy budget",
+                              f"{'; '.join(_over_limits(result))} ({count} release{'s' * (count != 1)} composed, "
+                              "certified)")
+    try:
+        crossing = crossing_release(result)
+    except BudgetFileError:  # a backstop: the prefixes of a file that composes are expected to compose
+        crossing = None
+    if crossing is not None:
+        release, before = crossing.release, crossing.before
+        figures = [f"epsilon {format_upper(before.total_epsilon)} at delta {format_number(result.budget.delta)}"]
+        figures += [f"{_risk_name(check)} {format_upper(check.value)}" for check in before.risk]
+        over = "; ".join(_over_limits(crossing.with_it))
+        if crossing.index == 0:
+            message = f"release '{release.name}' alone is over the budget: {over}"
+        else:
+            above = ("the release above it is" if crossing.index == 1
+                     else f"the {crossing.index} releases above it compose")
+            message = f"{above} within the budget ({', '.join(figures)}); with release '{release.name}': {over}"
+        lines += _workflow_command(source, release.line or None,
+                                   f"Release '{release.name}' takes the total over the budget", message)
+    return lines
 
 
 # The largest budget file read (1 MiB): a budget lists releases, never data; a larger file, or one

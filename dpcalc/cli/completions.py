@@ -49,10 +49,12 @@ class OptionSpec:
 
 @dataclass(frozen=True)
 class ArgumentSpec:
-    """A command's positional argument: one of `choices`, or else a file (matching `pattern`)."""
+    """A command's positional argument: one of `choices`, or else a file (matching `pattern`);
+    `many`: one or more of them (`dpcalc check BUDGET...`)."""
 
     choices: tuple[str, ...] = ()
     pattern: str | None = None  # e.g. "*.toml"; None: any file
+    many: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,8 @@ def _option_spec(param: click.Option) -> OptionSpec:
 def _argument_spec(param: click.Argument) -> ArgumentSpec:
     if isinstance(param.type, click.Choice):
         return ArgumentSpec(choices=tuple(str(choice) for choice in param.type.choices))
-    return ArgumentSpec(pattern=_FILE_PATTERNS.get((param.metavar or param.name or "").upper()))
+    metavar = (param.metavar or param.name or "").upper().removesuffix("...")
+    return ArgumentSpec(pattern=_FILE_PATTERNS.get(metavar), many=param.nargs == -1)
 
 
 def _command_spec(command: click.Command, context: click.Context, name: str, summary: str) -> CommandSpec:
@@ -228,7 +231,7 @@ def _zsh_argument(argument: ArgumentSpec) -> str:
     if argument.choices:
         return f"'1:value:({' '.join(argument.choices)})'"
     if argument.pattern:
-        return f"'1:file:_files -g \"{argument.pattern}\"'"
+        return f"'{'*' if argument.many else '1'}:file:_files -g \"{argument.pattern}\"'"
     return "'1:file:_files'"
 
 

@@ -70,7 +70,8 @@ class Option:
 
 
 class Argument:
-    """A positional argument, declared on its parameter: `Annotated[str, Argument(metavar="FILE")]`."""
+    """A positional argument, declared on its parameter: `Annotated[str, Argument(metavar="FILE")]`;
+    `Annotated[list[str], Argument(...)]` takes one or more (none when it has a default)."""
 
     def __init__(self, *, metavar: str | None = None, help: str | None = None) -> None:
         self.metavar = metavar
@@ -212,8 +213,9 @@ def _parameter(name: str, annotation: Any, declared: Option | Argument,
     if once and not required:
         defaults = {"default": ()} if default is None else {"default": (default,)}
     if isinstance(declared, Argument):
+        # a list[str] argument takes one or more values (nargs=-1; required: at least one)
         return _Argument([name], type=click_type, required=required, metavar=declared.metavar,
-                         description=declared.help, **defaults), convert
+                         nargs=-1 if repeated else 1, description=declared.help, **defaults), convert
     option_callback = declared.callback
     return click.Option(
         [name, *declared.param_decls],

@@ -111,8 +111,11 @@ _dpcalc() {
                 COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --orders --conversion --delta --eps --max-eps --max-delta --no-tight --json --csv -h --help" -- "$cur"))
             fi ;;
         dpcalc/check)
+            case "$prev" in
+                --format) COMPREPLY=($(compgen -W "table github" -- "$cur")); return ;;
+            esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--json --csv -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--json --csv --format -h --help" -- "$cur"))
             else
                 compopt -o filenames 2>/dev/null
                 COMPREPLY=($(compgen -f -X '!*.toml' -- "$cur") $(compgen -d -- "$cur"))

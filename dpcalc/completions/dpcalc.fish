@@ -111,6 +111,7 @@ complete -c dpcalc -n '__dpcalc_at dpcalc/rdp' -l csv -d 'Print CSV instead of a
 complete -c dpcalc -n '__dpcalc_at dpcalc/rdp' -s h -l help -d 'Show this message and exit'
 complete -c dpcalc -n '__dpcalc_at dpcalc/check' -l json -d 'Print one strict JSON object instead of a table'
 complete -c dpcalc -n '__dpcalc_at dpcalc/check' -l csv -d 'Print CSV instead of a table: a header line, one row per result (per combination of a sweep)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/check' -l format -x -a 'table github' -d 'What follows each table: nothing (table) or GitHub Actions annotations (github)'
 complete -c dpcalc -n '__dpcalc_at dpcalc/check' -s h -l help -d 'Show this message and exit'
 complete -c dpcalc -n '__dpcalc_at dpcalc/check' -k -a '(__fish_complete_suffix .toml | string match -r -- "^.*(?:\.toml|/)\\$")'
 complete -c dpcalc -n '__dpcalc_at dpcalc/pld' -l p -l sample-rate -l sampling-probability -x -d 'Poisson sampling probability per step, in [0, 1] (0: nothing sampled, epsilon 0)'

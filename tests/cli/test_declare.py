@@ -129,3 +129,23 @@ def test_a_tight_call_loads_no_module_it_does_not_use():
              ["convert", "--from", "zcdp", "--rho", "0.5", "--to", "dp", "--json"]]
     names = ("pathlib", "traceback", "fractions", "decimal", "dpcalc.cli.figures")
     assert loaded_by_calls(calls, names) == ([0, 0, 0, 0], [])
+
+
+def test_a_list_argument_takes_one_or_more_values():
+    app = App()
+    seen = {}
+
+    @app.command("many", help="Several files.")
+    def many(files: Annotated[list[str], Argument(metavar="FILE...", help="One or more.")]) -> None:
+        seen["files"] = files
+
+    command = build(app)
+    command.main(["a", "b", "c"], prog_name="many", standalone_mode=False)
+    assert seen == {"files": ["a", "b", "c"]}
+    command.main(["a"], prog_name="many", standalone_mode=False)
+    assert seen == {"files": ["a"]}
+    with pytest.raises(click.MissingParameter) as missing:
+        command.main([], prog_name="many", standalone_mode=False)
+    assert missing.value.format_message() == "Missing argument 'FILE...'."
+    spec = completions._argument_spec(command.params[0])
+    assert spec.many and spec.pattern is None

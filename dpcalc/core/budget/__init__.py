@@ -8,10 +8,18 @@ The package, one concept a module:
   `Release`, `BudgetFileError` with the file, the line and the problem);
 - `releases`: mechanism releases as accountant phases (`release_phase`, `steps_of`);
 - `account`: each release's own epsilon and the composed total against the budget
-  (`account_budget`, `BudgetResult`), by the accountants of dpcalc.core.accountants.
+  (`account_budget`, `BudgetResult`), by the accountants of dpcalc.core.accountants, and the
+  release that takes an over-budget file over its budget (`crossing_release`).
 """
 
-from dpcalc.core.budget.account import NO_RELEASES, BudgetResult, ReleaseEpsilon, account_budget
+from dpcalc.core.budget.account import (
+    NO_RELEASES,
+    BudgetResult,
+    Crossing,
+    ReleaseEpsilon,
+    account_budget,
+    crossing_release,
+)
 from dpcalc.core.budget.releases import PHASE_MECHANISMS, release_phase, sampling_probability_of, steps_of
 from dpcalc.core.budget.schema import (
     ACCOUNTANTS,
@@ -34,9 +42,11 @@ __all__ = [
     "BudgetFile",
     "BudgetFileError",
     "BudgetResult",
+    "Crossing",
     "Release",
     "ReleaseEpsilon",
     "account_budget",
+    "crossing_release",
     "load_budget",
     "release_phase",
     "sampling_probability_of",

@@ -477,3 +477,46 @@ def _textbook_release(release: Release, delta: float) -> ReleaseEpsilon:
                                   "zCDP, eps^2/8 each: eps-bounded range (Cesar and Rogers 2021)")
     method = basis if count == 1 else f"optimal composition, {basis}"
     return ReleaseEpsilon(release.name, release.mechanism, own.epsilon, own.delta, method)
+
+
+@dataclass(frozen=True)
+class Crossing:
+    """Where a budget file's releases, composed in the file's order, go over its budget: the
+    releases before `index` compose within it (`before`), with release `index` they do not
+    (`with_it`)."""
+
+    index: int  # into budget.releases
+    before: BudgetResult
+    with_it: BudgetResult
+
+    @property
+    def release(self) -> Release:
+        return self.with_it.budget.releases[self.index]
+
+
+def crossing_release(result: BudgetResult) -> Crossing | None:
+    """The release that takes an over-budget file's releases over its budget (None within budget).
+
+    Prefixes of the file's releases are composed by `account_budget` and bisected between the
+    empty prefix (within any budget: total 0) and the whole file (over budget): the answer is a
+    release with its predecessors within budget and, with it, over. Both totals are the same
+    certified bounds `account_budget` reports; where they do not grow with every release added
+    (basic composition across groups, the best of a few delta splits), another release may cross
+    too, and this one is the crossing the bisection meets. About log2(n) + 1 compositions of
+    prefixes."""
+    if result.within_budget or not result.budget.releases:
+        return None
+    budget = result.budget
+    within, over = 0, len(budget.releases)  # prefixes: the empty one within, the whole file over
+    before: BudgetResult | None = None
+    with_it = result
+    while over - within > 1:
+        middle = (within + over) // 2
+        prefix = account_budget(replace(budget, releases=budget.releases[:middle]))
+        if prefix.within_budget:
+            within, before = middle, prefix
+        else:
+            over, with_it = middle, prefix
+    if before is None or len(before.budget.releases) != within:
+        before = account_budget(replace(budget, releases=budget.releases[:within]))
+    return Crossing(index=over - 1, before=before, with_it=with_it)
