@@ -31,9 +31,12 @@ ALLOWED_INSTALLS = {".", "./dpcalc", "matplotlib", "pre-commit"}
 
 
 def _install_targets(text: str) -> list[str]:
+    """What each `pip install` line installs; a direct reference `NAME @ URL` (PEP 508) installs
+    from the URL, not the index, and counts as a source checkout when it is a git URL."""
     targets = []
     for match in re.finditer(r"pip install ([^\n`]*)", text):
-        for word in match.group(1).split():
+        line = re.sub(r"""(["']?)[\w.-]+ @ git\+https://\S+?\1(?=\s|$)""", "./dpcalc", match.group(1))
+        for word in line.split():
             if word in ("&&", "|", ";") or word.startswith("#"):
                 break
             if word.startswith("-"):
