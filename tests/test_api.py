@@ -333,3 +333,16 @@ def test_every_api_function_loads_no_command_line_module():
     )
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
     assert run.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_api_page_examples_run(monkeypatch):
+    """docs/api.md: every public function has a section, and its pycon examples run as doctests."""
+    monkeypatch.chdir(ROOT)  # the budget example reads examples/privacy-budget.toml
+    text = (ROOT / "docs" / "api.md").read_text()
+    for name in api.__all__:
+        assert f"## `{name}`" in text or name == "ParameterError", name
+    blocks = re.findall(r"```pycon\n(.*?)```", text, flags=re.S)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    test = doctest.DocTestParser().get_doctest("\n".join(blocks), {}, "docs/api.md", "docs/api.md", 0)
+    outcome = runner.run(test)
+    assert outcome.attempted >= 20 and outcome.failed == 0
