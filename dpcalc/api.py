@@ -262,13 +262,15 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
         SOLVED_KEY,
         capped,
         certified_result,
+        check_accountant,
         check_cap,
         check_mechanism,
+        check_scheme,
         parse_problem,
     )
 
     solved = "batch-size" if solve == "batch_size" else solve
-    if solved not in SOLVED_KEY or solved == "scale":
+    if solved not in ("sigma", "T", "epochs", "p", "batch-size"):
         raise ParameterError("solve", "one of sigma, T, epochs, p, batch_size", repr(solve))
     if accountant not in ("pld", "rdp", "gdp"):
         raise ParameterError("accountant", "pld, rdp or gdp", repr(accountant))
@@ -281,10 +283,10 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
     check_mechanism("gaussian", solved, accountant, row, sensitivity)
     problem = parse_problem(row, solved)
     if (sampling, neighbours, examples_per_user) != ("poisson", "add-remove", 1):
-        if sampling in ("shuffle", "allocation") and (n is None or (batch_size is None and solved != "batch-size")):
-            raise RunError("{sampling} {value} needs {n} and {batch_size} (an epoch is ceil(n / batch_size) steps)",
-                           value=sampling)
-        problem.update(sampling=sampling, neighbours=neighbours, examples_per_user=examples_per_user)
+        scheme = {"sampling": sampling, "neighbours": neighbours, "examples_per_user": examples_per_user}
+        check_accountant(accountant, scheme)
+        check_scheme(row, solved, sampling, neighbours, examples_per_user)
+        problem.update(scheme)
     if max_batch_size is not None:
         POSITIVE_INTEGER.check("max_batch_size", max_batch_size)
         check_cap(max_batch_size, solved, accountant, "gaussian", sampling, False, n)

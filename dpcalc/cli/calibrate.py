@@ -50,10 +50,6 @@ from dpcalc.cli.sweeps import (
     sweep_report,
 )
 from dpcalc.core.limits import CALIBRATION_DELTA, DEFAULT_PRECISION, PRECISION
-from dpcalc.core.training import (
-    epoch_steps,
-    with_relation,
-)
 from dpcalc.core.validation import FALSE_POSITIVE_RATE, NON_NEGATIVE, OPEN_UNIT, POSITIVE
 
 if TYPE_CHECKING:
@@ -228,8 +224,10 @@ def calibrate(
         SOLVED_KEY,
         capped,
         certified_result,
+        check_accountant,
         check_cap,
         check_mechanism,
+        check_scheme,
         parse_problem,
     )
 
@@ -278,9 +276,9 @@ def calibrate(
         for problem in problems:
             problem.update(mechanism="laplace", sensitivity=1.0 if sensitivity is None else sensitivity)
     if scheme:
-        _check_accountant(accountant.value, scheme)
+        check_accountant(accountant.value, scheme)
         for problem, row in zip(problems, request.rows):
-            _check_scheme(row, solved, sampling, neighbours, examples_per_user)
+            check_scheme(row, solved, sampling, neighbours, examples_per_user)
             problem.update(scheme)
     if max_batch_size is not None:
         for problem, row in zip(problems, request.rows):
@@ -456,35 +454,6 @@ def _first_given(sampling: SamplingChoice | None, neighbours: NeighboursChoice |
         if value is not None:
             return f"{option} {value.value if isinstance(value, (SamplingChoice, NeighboursChoice)) else value}"
     raise AssertionError("called when one of them is given")
-
-
-def _check_accountant(accountant: str, scheme: dict[str, Any]) -> None:
-    """The gdp accountant describes Poisson-sampled examples under add-remove or zero-out; rdp has
-    bounds for those and for fixed-size batches under replace-one (`phases.rdp_covers`)."""
-    from dpcalc.core.phases import rdp_covers
-
-    sampling, neighbours, per_user = (scheme[name] for name in ("sampling", "neighbours", "examples_per_user"))
-    described = f"{sampling} sampling, {neighbours} neighbours" + (f", {per_user} examples per user" if per_user > 1 else "")
-    if accountant == "gdp" and (sampling != "poisson" or neighbours == "replace-one" or per_user > 1):
-        raise InputError(f"--accountant gdp: the central-limit accountant describes Poisson-sampled examples under "
-                         f"add-remove or zero-out, not {described}; use --accountant pld")
-    if accountant == "rdp" and not rdp_covers(sampling, neighbours, per_user):
-        raise InputError(f"--accountant rdp has no bound for {described}; use --accountant pld")
-
-
-def _check_scheme(row: dict[str, Any], solved: str, sampling: SamplingChoice | None,
-                  neighbours: NeighboursChoice | None, examples_per_user: int | None) -> None:
-    """Refuse, with `pld`'s messages (`phases.with_relation`), a scheme no accountant covers; and
-    shuffled or allocated runs without n and the batch size (an epoch is ceil(n / b) steps)."""
-    from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
-
-    if sampling is not None and sampling.value in EPOCH_SAMPLINGS and solved == "p":
-        raise InputError(f"--solve p with --sampling {sampling.value}: an epoch is ceil(n / batch size) steps; give "
-                         "--n and solve for the batch size (--solve batch-size)")
-    batch = 1 if solved == "batch-size" else row["batch_size"]
-    steps = epoch_steps(row["n"], batch)
-    probe = Phase("gaussian", 0.5 if steps is None else 1.0 / steps, 1.0, None, 1, epoch_steps=steps)
-    with_relation([probe], sampling, neighbours, examples_per_user)
 
 
 def _summary_table(result, sensitivity: float | None = None, scheme: dict[str, Any] | None = None) -> Table:

@@ -45,14 +45,14 @@ def single_phase(values: Mapping[str, Any]) -> list[Phase]:
         if values.get(name) is not None:
             raise conflict("{mechanism} laplace", "{" + name + "}",
                            "the laplace mechanism takes {scale}, {T} and optionally {p}")
-    scale, steps, p, sensitivity = (values.get(name) for name in ("scale", "T", "p", "sensitivity"))
+    scale, releases, p, sensitivity = (values.get(name) for name in ("scale", "T", "p", "sensitivity"))
     if scale is None:
         raise RunError("{scale} is required with {mechanism} laplace (Laplace scale b, > 0)")
-    if steps is None:
+    if releases is None:
         raise RunError("{T} is required (number of releases, an integer >= 1)")
     probability = 1.0 if p is None else p
     return [Phase("laplace", sampling_probability=probability, scale=scale if sensitivity is None else scale / sensitivity,
-                  steps=steps)]
+                  steps=releases)]
 
 
 def epoch_steps(n: int | None, batch_size: int | None) -> int | None:
@@ -91,12 +91,14 @@ def noise_multiplier(values: Mapping[str, Any]) -> float:
     if sigma is not None and sensitivity is not None:
         raise RunError(SENSITIVITY_WITH_SIGMA)
     if noise_std is not None:
-        return noise_std if sensitivity is None else noise_std / sensitivity
+        noise: float = noise_std if sensitivity is None else noise_std / sensitivity
+        return noise
     if sensitivity is not None:
         raise RunError("{sensitivity} needs {noise_std} (the noise std; sigma = noise std / sensitivity)")
     if sigma is None:
         raise RunError("{sigma} is required (noise multiplier, > 0)")
-    return sigma
+    given: float = sigma  # as given: a number parsed from text keeps its text
+    return given
 
 
 def check_training_form(p: float | None, T: int | None, n: int | None, batch_size: int | None,
@@ -173,7 +175,7 @@ def with_relation(phases: list[Phase], sampling: str | None, neighbours: str | N
                                "batch_size): an epoch is ceil(n / batch size) steps, which p alone does not say",
                                chosen=chosen_sampling)
             continue
-        given = {"chosen": chosen_sampling, "relation": chosen_neighbours, "why": why, "value": per_user}
+        given: dict[str, Any] = {"chosen": chosen_sampling, "relation": chosen_neighbours, "why": why, "value": per_user}
         if chosen_sampling == "shuffle" and chosen_neighbours == "add-remove" and item.mechanism == "gaussian":
             raise RunError("{sampling} shuffle needs {neighbours} zero-out or replace-one, got {neighbours} "
                            "{relation}: {why}", **given)

@@ -39,7 +39,12 @@ class RunError(ParameterError):
         self.template = template
         self.values = values
         named: list[str] = []
-        message = self._spelled(lambda name: named.append(name) or name)
+
+        def as_keyword(name: str) -> str:
+            named.append(name)
+            return name
+
+        message = self._spelled(as_keyword)
         super().__init__(named[0] if named else "", message if requirement is None else requirement, received)
         self.args = (message,)
 

@@ -2,7 +2,8 @@
 
 The rules shared by `dpcalc calibrate` and the Python API (`dpcalc.api.calibrate`): what the
 mechanism calibrated takes (`check_mechanism`), the keyword arguments of `core.calibrate` for
-one run of given quantities (`parse_problem`), the batch-size cap (`check_cap`, `capped`), and
+one run of given quantities (`parse_problem`), the sampling scheme (`check_accountant`,
+`check_scheme`), the batch-size cap (`check_cap`, `capped`), and
 the answer's certified epsilon (`certified_result`). Refusals are `RunError`s naming the
 keywords (`solve`, `T`, `max_batch_size`); the command line words them with its options.
 `solve` is one of sigma, T, epochs, p, batch-size, scale.
@@ -20,9 +21,11 @@ from dpcalc.core.text import exact, format_number, format_upper
 from dpcalc.core.training import (
     SENSITIVITY_WITH_SIGMA,
     check_training_form,
+    epoch_steps,
     noise_multiplier,
     sampling_probability,
     steps_of,
+    with_relation,
 )
 from dpcalc.core.validation import RunError, conflict
 
@@ -116,6 +119,38 @@ def parse_problem(row: dict[str, Any], solve: str, mechanism: str = "gaussian") 
     else:
         raise RunError("give the number of steps: {T}, or {epochs}")
     return problem
+
+
+def check_accountant(accountant: str, scheme: dict[str, Any]) -> None:
+    """The gdp accountant describes Poisson-sampled examples under add-remove or zero-out; rdp has
+    bounds for those and for fixed-size batches under replace-one (`core.phases.rdp_covers`).
+    `scheme`: the run's sampling, neighbours and examples_per_user."""
+    from dpcalc.core.phases import rdp_covers
+
+    sampling, neighbours, per_user = (scheme[name] for name in ("sampling", "neighbours", "examples_per_user"))
+    described = f"{sampling} sampling, {neighbours} neighbours" + (f", {per_user} examples per user" if per_user > 1 else "")
+    if accountant == "gdp" and (sampling != "poisson" or neighbours == "replace-one" or per_user > 1):
+        raise RunError("{accountant} gdp: the central-limit accountant describes Poisson-sampled examples under "
+                       "add-remove or zero-out, not {described}; use {accountant} pld", described=described)
+    if accountant == "rdp" and not rdp_covers(sampling, neighbours, per_user):
+        raise RunError("{accountant} rdp has no bound for {described}; use {accountant} pld", described=described)
+
+
+def check_scheme(row: dict[str, Any], solve: str, sampling: str | None, neighbours: str | None,
+                 examples_per_user: int | None) -> None:
+    """Refuse, with `pld`'s messages (`core.training.with_relation`), a scheme no accountant
+    covers; and shuffled or allocated runs without n and the batch size (an epoch is ceil(n / b)
+    steps). `row`: the run's n and batch_size by keyword."""
+    from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
+
+    chosen = None if sampling is None else str(sampling.value) if isinstance(sampling, Enum) else sampling
+    if chosen is not None and chosen in EPOCH_SAMPLINGS and solve == "p":
+        raise RunError("{solve} p with {sampling} {value}: an epoch is ceil(n / batch size) steps; give {n} and solve "
+                       "for the batch size ({solve} batch-size)", value=chosen)
+    batch = 1 if solve == "batch-size" else row["batch_size"]
+    steps = epoch_steps(row["n"], batch)
+    probe = Phase("gaussian", 0.5 if steps is None else 1.0 / steps, 1.0, None, 1, epoch_steps=steps)
+    with_relation([probe], sampling, neighbours, examples_per_user)
 
 
 def check_cap(max_batch_size: int, solve: str, accountant: str, mechanism: str, sampling: str | None,
