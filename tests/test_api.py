@@ -306,15 +306,16 @@ def test_calibrate_sigma_takes_the_sampling_scheme(dpcalc):
 
 # Every public function called in a fresh process: the API stands on the core alone.
 _CALLS = {
-    "pld_epsilon": "pld_epsilon(p=0.004, sigma=1.1, T=10000, delta=1e-5)",
-    "pld_delta": "pld_delta(n=1000, batch_size=10, epochs=2, sigma=1.0, eps=1.0, max_batch_size=25)",
+    "pld_epsilon": "pld_epsilon(n=2500, batch_size=10, sigma=1.1, T=1000, delta=1e-5, max_batch_size=25)",
+    "pld_delta": "pld_delta(n=1000, batch_size=10, epochs=2, sigma=1.0, eps=1.0)",
     "gdp": "gdp(n=60000, batch_size=256, epochs=3, sigma=1.1, delta=1e-5)",
     "rdp": "rdp(p=0.01, sigma=1.0, T=100, delta=1e-5, sampling='uniform', neighbours='replace-one')",
     "risk": "risk(p=0.01, sigma=1.0, T=50)",
     "calibrate": "calibrate(solve='epochs', target_eps=2.0, delta=1e-5, n=1000, batch_size=10, sigma=1.0, "
                  "accountant='gdp', max_batch_size=None)",
     "calibrate_sigma": "calibrate_sigma(3.0, delta=1e-5, n=1000, batch_size=10, epochs=2)",
-    "check_budget": "check_budget('examples/privacy-budget.toml')",
+    "check_budget": "check_budget(text='[budget]\\nepsilon = 1.0\\ndelta = 1e-5\\n[[release]]\\nname = \"counts\"\\n"
+                    "mechanism = \"laplace\"\\nscale = 20.0\\nsensitivity = 1.0\\ncount = 2\\n')",
     "Phase": "pld_epsilon(phases=[Phase('gaussian', 0.01, 1.0, steps=10)], delta=1e-5)",
     "ParameterError": "pld_epsilon(p=0.004, sigma=1.1, delta=1e-5)",
 }
@@ -346,3 +347,10 @@ def test_the_api_page_examples_run(monkeypatch):
     test = doctest.DocTestParser().get_doctest("\n".join(blocks), {}, "docs/api.md", "docs/api.md", 0)
     outcome = runner.run(test)
     assert outcome.attempted >= 20 and outcome.failed == 0
+
+
+def test_the_gdp_answer_s_certified_figure_is_worded_for_python():
+    result = api.calibrate_sigma(3.0, delta=1e-5, p=0.004, T=10000, accountant="gdp")
+    assert result.certified_epsilon > 3.0
+    gap = [warning for warning in result.warnings if "meets the target only in the central-limit" in warning]
+    assert len(gap) == 1 and 'Use accountant="pld" for an answer certified' in gap[0] and "--" not in gap[0]

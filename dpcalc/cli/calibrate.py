@@ -300,7 +300,7 @@ def calibrate(
             calibrated = core.calibrate(quantity, accountant=accountant.value, hint=previous, **problem)
             if calibrated.feasible and calibrated.accountant == "gdp":
                 progress.describe("certified epsilon (PLD accountant)")
-            result = certified_result(calibrated)
+            result = certified_result(calibrated, use_pld="--accountant pld")
             extra = [w for w in large_delta_warnings(row["n"], problem["delta"]) if w not in result.warnings]
             result = dataclasses.replace(result, warnings=(*result.warnings, *extra))
             results.append(result)

@@ -163,7 +163,7 @@ def with_relation(phases: list[Phase], sampling: str | None, neighbours: str | N
     per_user = 1 if examples_per_user is None else examples_per_user
     if not EXAMPLES_PER_USER.contains(per_user):  # the mixture pair's cost grows with it (core.limits)
         raise RunError("{examples_per_user} must be {range} (the user-level pair's work grows with it; beyond, use "
-                       "group privacy: dpcalc convert --group), got {value}", range=EXAMPLES_PER_USER.requirement,
+                       "group privacy: dpcalc convert {group}), got {value}", range=EXAMPLES_PER_USER.requirement,
                        requirement=EXAMPLES_PER_USER.requirement, received=per_user, value=per_user)
     for item in phases:
         why = unsupported(item.mechanism, chosen_sampling, chosen_neighbours, per_user)

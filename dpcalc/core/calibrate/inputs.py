@@ -161,7 +161,7 @@ def check_cap(max_batch_size: int, solve: str, accountant: str, mechanism: str, 
         sampling = str(sampling.value)
     if risk_target:
         raise RunError("{max_batch_size} {value}: risk targets calibrate the Poisson run; calibrate a capped run "
-                       "with {target_eps}, or check its risk with dpcalc risk --max-batch-size", value=max_batch_size)
+                       "with {target_eps}, or check its risk with dpcalc risk {max_batch_size}", value=max_batch_size)
     if mechanism == "laplace":
         raise conflict("{max_batch_size}", "{mechanism} laplace", "the cap applies to Poisson batches of a Gaussian run")
     if accountant == "gdp":
@@ -188,12 +188,13 @@ def capped(problem: dict[str, Any], row: dict[str, Any], max_batch_size: int) ->
     problem.update(dataset_size=row["n"], max_batch_size=max_batch_size)
 
 
-def certified_result(result: CalibrationResult) -> CalibrationResult:
+def certified_result(result: CalibrationResult, *, use_pld: str = 'accountant="pld"') -> CalibrationResult:
     """The result with `certified_epsilon`: a sound upper bound on epsilon at the answer.
 
     pld's and rdp's epsilon already is one. The gdp accountant's is the central-limit
     approximation, which can under-report epsilon: its answer is checked by the PLD accountant,
-    and a warning gives the gap when the certified epsilon exceeds the target.
+    and a warning gives the gap when the certified epsilon exceeds the target, and says to use
+    the PLD accountant as `use_pld` (the command line: its option and value).
     """
     if not result.feasible:
         return result
@@ -209,7 +210,7 @@ def certified_result(result: CalibrationResult) -> CalibrationResult:
         warnings.insert(0, (
             f"the answer meets the target only in the central-limit approximation: its certified epsilon "
             f"(PLD upper bound) is {format_upper(certified)}, {gap:.1f}% above the target "
-            f"{format_number(result.target_epsilon)}. Use --accountant pld for an answer certified to meet it."
+            f"{format_number(result.target_epsilon)}. Use {use_pld} for an answer certified to meet it."
         ))
     return dataclasses.replace(result, certified_epsilon=certified,
                                warnings=tuple(result.warnings) + tuple(w for w in warnings if w not in result.warnings))
