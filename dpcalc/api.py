@@ -9,10 +9,10 @@ returns the core's frozen result, the same object the command renders as a table
 JSON `result`. Nothing is printed and nothing is rounded: a certified bound is the bound itself
 (`PLDResult.epsilon_upper`); the command rounds it up only to print it.
 
-Bad input raises `ValueError` (the core's `ParameterError` for a value out of range, which
-names the keyword, its allowed range and the value received). A mix of options that the
-command refuses is refused here with the command's message, which names the options as the
-command spells them (`--p`, `--batch-size`).
+Bad input raises `ParameterError` (a `ValueError`): `name` is the keyword, with its allowed
+range and the value received. A mix of keywords the command refuses (or a missing one) is a
+`RunError` (a `ParameterError`) with the command's message, naming the keywords (`T`,
+`batch_size`) where the command names its options (`--T`, `--batch-size`).
 
 The command-line extras around the results are not part of the returned objects: the --max-eps
 gate, sweeps, figures, the `as_poisson` figure of `pld` and the `tight_epsilon` of `gdp` and `rdp`
@@ -24,9 +24,8 @@ are loaded on first use (dpcalc/__init__.py).
 
 from __future__ import annotations
 
-import contextlib
 import numbers
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -41,6 +40,8 @@ from dpcalc.core.validation import (
     PROBABILITY,
     Interval,
     ParameterError,
+    RunError,
+    conflict,
 )
 
 if TYPE_CHECKING:
@@ -107,8 +108,8 @@ def _truncated(run: list[Phase], n: int | None, max_batch_size: int, *, delta: f
     from dpcalc.core.pld.truncation import Truncation, account_truncated
 
     if n is None:
-        raise ValueError("max_batch_size needs the dataset size n (with batch_size): the chance of a batch above "
-                         "the cap depends on it")
+        raise RunError("{max_batch_size} needs the dataset size {n} (with {batch_size}): the chance of a batch above "
+                       "the cap depends on it")
     truncated, _poisson, _overflow = account_truncated(run, Truncation(n, max_batch_size), delta=delta,
                                                        epsilon=epsilon, accuracy=accuracy)
     return truncated
@@ -156,17 +157,15 @@ def gdp(*, delta: float | None = None, eps: float | None = None, p: float | None
     training = _checked(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
                         sensitivity=sensitivity)
     if sampling not in ("poisson", "uniform"):
-        raise ValueError(f"sampling must be poisson or uniform, got {sampling!r}")
+        raise ParameterError("sampling", "poisson or uniform", repr(sampling))
     if mu is not None:
         given = [name for name, value in training.items() if value is not None]
         if given:
-            raise ValueError(f"mu and {given[0]} cannot be given together: mu converts a given mu; the training run "
-                             "gives its own")
+            raise conflict("{mu}", "{" + given[0] + "}", "mu converts a given mu; the training run gives its own")
         return core.gdp_guarantee(POSITIVE.check("mu", mu), delta=target_delta, epsilon=target_epsilon)
-    from dpcalc.cli.phases import training_run
+    from dpcalc.core.training import training_run
 
-    with _as_value_error():
-        run = training_run(training)
+    run = training_run(training)
     return core.noisy_sgd_gdp(*run, sampling=sampling, delta=target_delta, epsilon=target_epsilon)
 
 
@@ -185,8 +184,8 @@ def rdp(*, delta: float | None = None, eps: float | None = None, p: float | None
 
     Returns `core.rdp.RDPResult` (`epsilon`, `delta`, the best `order`, the curve).
     """
-    from dpcalc.cli.rdp import check_covered
     from dpcalc.core.rdp import rdp_accountant
+    from dpcalc.core.rdp.curves import check_covered
 
     target_delta, target_epsilon = _one_target(delta, eps)
     grid = None
@@ -194,14 +193,13 @@ def rdp(*, delta: float | None = None, eps: float | None = None, p: float | None
         order_range = Interval(1.0, MAX_ORDER, high_closed=True)
         grid = sorted({float(order_range.check("orders", order)) for order in orders})
         if not grid:
-            raise ValueError("orders must be a non-empty list of orders in (1, 1e+100], got []")
+            raise ParameterError("orders", "a non-empty list of orders in (1, 1e+100]", "[]")
     if conversion not in ("improved", "classic"):
-        raise ValueError(f"conversion must be improved or classic, got {conversion!r}")
+        raise ParameterError("conversion", "improved or classic", repr(conversion))
     run = _phases(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
                   sensitivity=sensitivity, mechanism=mechanism, scale=scale, phases=phases, sampling=sampling,
                   neighbours=neighbours, examples_per_user=None)
-    with _as_value_error():
-        check_covered(run, per_phase=phases is not None)
+    check_covered(run, per_phase=phases is not None)
     return rdp_accountant(run, orders=grid, delta=target_delta, epsilon=target_epsilon, conversion=conversion)
 
 
@@ -234,8 +232,8 @@ def risk(*, p: float | None = None, sigma: float | None = None, T: int | None = 
         from dpcalc.core.pld.truncation import Truncation, cap_costs
 
         if n is None:
-            raise ValueError("max_batch_size needs the dataset size n (with batch_size): the chance of a batch "
-                             "above the cap depends on it")
+            raise RunError("{max_batch_size} needs the dataset size {n} (with {batch_size}): the chance of a batch "
+                           "above the cap depends on it")
         above, below = cap_costs(run, Truncation(n, max_batch_size))
     return attack_risk(run, fprs=tuple(DEFAULT_FPRS if fpr is None else fpr),
                        prior=DEFAULT_PRIOR if prior is None else prior, kappa=kappa,
@@ -259,37 +257,41 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
     target. Its `certified_epsilon` is a sound upper bound on epsilon at the answer (for the gdp
     accountant, the PLD accountant's; None where it could not be certified).
     """
-    from dpcalc.cli import calibrate as command
     from dpcalc.core import calibrate as core
+    from dpcalc.core.calibrate.inputs import (
+        SOLVED_KEY,
+        capped,
+        certified_result,
+        check_accountant,
+        check_cap,
+        check_mechanism,
+        check_scheme,
+        parse_problem,
+    )
 
     solved = "batch-size" if solve == "batch_size" else solve
-    if solved not in command.SOLVED_KEY:
-        raise ValueError(f"solve must be one of sigma, T, epochs, p, batch_size, got {solve!r}")
+    if solved not in ("sigma", "T", "epochs", "p", "batch-size"):
+        raise ParameterError("solve", "one of sigma, T, epochs, p, batch_size", repr(solve))
     if accountant not in ("pld", "rdp", "gdp"):
-        raise ValueError(f"accountant must be pld, rdp or gdp, got {accountant!r}")
+        raise ParameterError("accountant", "pld, rdp or gdp", repr(accountant))
     if precision is not None:
         PRECISION.check("precision", precision)
     row = {"target_epsilon": NON_NEGATIVE.check("target_eps", target_eps), "delta": OPEN_UNIT.check("delta", delta),
            "precision": precision,
            **_checked(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
                       sensitivity=sensitivity)}
-    with _as_value_error():
-        command.check_mechanism("gaussian", solved, accountant, row, sensitivity)
-        problem = command.parse_problem(row, solved)
+    check_mechanism("gaussian", solved, accountant, row, sensitivity)
+    problem = parse_problem(row, solved)
     if (sampling, neighbours, examples_per_user) != ("poisson", "add-remove", 1):
-        if sampling in ("shuffle", "allocation") and (n is None or (batch_size is None and solved != "batch-size")):
-            raise ValueError(f"{sampling} sampling needs n and batch_size (an epoch is ceil(n / batch_size) steps)")
-        problem.update(sampling=sampling, neighbours=neighbours, examples_per_user=examples_per_user)
+        scheme = {"sampling": sampling, "neighbours": neighbours, "examples_per_user": examples_per_user}
+        check_accountant(accountant, scheme)
+        check_scheme(row, solved, sampling, neighbours, examples_per_user)
+        problem.update(scheme)
     if max_batch_size is not None:
-        with _as_value_error():
-            POSITIVE_INTEGER.check("max_batch_size", max_batch_size)
-            command.check_cap(max_batch_size, solved, accountant, "gaussian", None, False, n)
-            command.capped(problem, row, max_batch_size)
-        if sampling != "poisson":
-            raise ValueError(f"max_batch_size caps Poisson batches, got sampling={sampling!r}")
-    result = core.calibrate(command.SOLVED_KEY[solved], accountant=accountant, **problem)
-    certified: CalibrationResult = command.certified_result(result)
-    return certified
+        POSITIVE_INTEGER.check("max_batch_size", max_batch_size)
+        check_cap(max_batch_size, solved, accountant, "gaussian", sampling, False, n)
+        capped(problem, row, max_batch_size)
+    return certified_result(core.calibrate(SOLVED_KEY[solved], accountant=accountant, **problem))
 
 
 def calibrate_sigma(target_eps: float, *, delta: float, accountant: Accountant = "pld", p: float | None = None,
@@ -316,7 +318,7 @@ def check_budget(path: str | Path | None = None, *, text: str | None = None) -> 
     from dpcalc.core.budget import account_budget, load_budget
 
     if (path is None) == (text is None):
-        raise ValueError("give the budget file's path or its text (one of them)")
+        raise RunError("give the budget file's {path} or its {text} (one of them)")
     if text is None:
         assert path is not None
         source = str(path)
@@ -355,53 +357,38 @@ def _checked(**values: float | None) -> dict[str, float | None]:
 def _phases(*, phases: Sequence[Phase] | None, mechanism: str | None, sampling: str | None,
             neighbours: str | None, examples_per_user: int | None, **flags: float | None) -> list[Phase]:
     """The run's phases, as the command builds them from its flags or from --phase."""
-    from dpcalc.cli.phases import NeighboursChoice, SamplingChoice, parse_phases, with_relation
+    from dpcalc.core.training import single_phase, with_relation
 
     if mechanism is not None and mechanism not in ("gaussian", "laplace"):
-        raise ValueError(f"mechanism must be gaussian or laplace, got {mechanism!r}")
+        raise ParameterError("mechanism", "gaussian or laplace", repr(mechanism))
     if sampling is not None and sampling not in SAMPLINGS:
-        raise ValueError(f"sampling must be one of {', '.join(SAMPLINGS)}, got {sampling!r}")
+        raise ParameterError("sampling", f"one of {', '.join(SAMPLINGS)}", repr(sampling))
     if neighbours is not None and neighbours not in NEIGHBOURS:
-        raise ValueError(f"neighbours must be one of {', '.join(NEIGHBOURS)}, got {neighbours!r}")
+        raise ParameterError("neighbours", f"one of {', '.join(NEIGHBOURS)}", repr(neighbours))
     if examples_per_user is not None:
         POSITIVE_INTEGER.check("examples_per_user", examples_per_user)
     given = _checked(**flags)
-    with _as_value_error():
-        if phases is not None:
-            given_flags = [name for name, value in given.items() if value is not None]
-            if mechanism is not None or given_flags:
-                raise ValueError(f"phases and {given_flags[0] if given_flags else 'mechanism'} cannot be given "
-                                 "together: describe every phase in phases, or give one phase with the keywords")
-            run = list(phases)
-            if not run or not all(isinstance(item, Phase) for item in run):
-                raise ValueError("phases must be a non-empty list of Phase")
-            # the relation of the keywords applies to every phase; without them, the phases' own
-            if sampling is None and neighbours is None and examples_per_user is None:
-                return run
-        else:
-            run = parse_phases(None, {**given, "mechanism": mechanism})
-        return with_relation(run, None if sampling is None else SamplingChoice(sampling),
-                             None if neighbours is None else NeighboursChoice(neighbours),
-                             None if examples_per_user is None else int(examples_per_user))
+    if phases is not None:
+        given_flags = [name for name, value in given.items() if value is not None]
+        if mechanism is not None or given_flags:
+            raise conflict("{phases}", "{" + (given_flags[0] if given_flags else "mechanism") + "}",
+                           "describe every phase in phases, or give one phase with the keywords")
+        run = list(phases)
+        if not run or not all(isinstance(item, Phase) for item in run):
+            raise ParameterError("phases", "a non-empty list of Phase", repr(phases))
+        # the relation of the keywords applies to every phase; without them, the phases' own
+        if sampling is None and neighbours is None and examples_per_user is None:
+            return run
+    else:
+        run = single_phase({**given, "mechanism": mechanism})
+    return with_relation(run, sampling, neighbours, None if examples_per_user is None else int(examples_per_user))
 
 
 def _one_target(delta: float | None, eps: float | None) -> tuple[float | None, float | None]:
     """(delta, eps): exactly one of them, checked."""
     if (delta is None) == (eps is None):
-        raise ValueError("give exactly one of delta (for epsilon at delta) and eps (for delta at eps)")
+        raise RunError("give exactly one of {delta} (for epsilon at delta) and {eps} (for delta at eps)")
     if delta is not None:
         return OPEN_UNIT.check("delta", delta), None
     assert eps is not None
     return None, NON_NEGATIVE.check("eps", eps)
-
-
-@contextlib.contextmanager
-def _as_value_error() -> Iterator[None]:
-    """The command's refusals (`cli.options.InputError`) as ValueError, with the command's message."""
-    from dpcalc.cli.options import InputError
-
-    try:
-        yield
-    except InputError as error:
-        raise ValueError(str(error)) from None
-

@@ -14,7 +14,7 @@ import pytest
 
 import dpcalc
 from dpcalc import api
-from dpcalc.core.validation import ParameterError
+from dpcalc.core.validation import ParameterError, RunError
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -174,7 +174,7 @@ def test_check_budget_matches_the_command(dpcalc):
     (lambda: api.risk(p=0.1, sigma=1.0, T=10, fpr=[0.0]), "fpr must be in [1e-300, 1), got 0.0"),
     (lambda: api.rdp(p=0.1, sigma=1.0, T=10, delta=1e-5, orders=[1.0]), "orders must be in (1, 1e+100], got 1.0"),
     (lambda: api.rdp(p=0.1, sigma=1.0, T=10, eps=1.0, conversion="best"), "conversion must be improved or classic"),
-    (lambda: api.rdp(p=0.1, mechanism="laplace", scale=2.0, T=3, delta=1e-5), "--p must be 1 for the laplace"),
+    (lambda: api.rdp(p=0.1, mechanism="laplace", scale=2.0, T=3, delta=1e-5), "p must be 1 for the laplace"),
     (lambda: api.risk(p=0.1, sigma=1.0, T=10, prior=1.0), "prior must be in (0, 1), got 1.0"),
     (lambda: api.calibrate_sigma(-1.0, delta=1e-5, p=0.01, T=10), "target_eps must be in [0, inf), got -1.0"),
     (lambda: api.calibrate(solve="tau", target_eps=1.0, delta=1e-5), "solve must be one of"),
@@ -191,17 +191,40 @@ def test_bad_input_names_the_argument(call, message):
     assert message in str(raised.value)
 
 
-def test_refused_combinations_are_value_errors_with_the_commands_message():
-    with pytest.raises(ValueError, match="--p and --n/--batch-size cannot be given together"):
+def test_refused_combinations_are_typed_and_name_the_keywords():
+    with pytest.raises(RunError, match=r"^p and n/batch_size cannot be given together") as raised:
         api.pld_epsilon(p=0.1, n=100, batch_size=10, sigma=1.0, T=10, delta=1e-5)
-    with pytest.raises(ValueError, match="--sigma is required"):
+    assert raised.value.name == "p"
+    with pytest.raises(RunError, match=r"^sigma is required"):
         api.pld_epsilon(p=0.1, T=10, delta=1e-5)
-    with pytest.raises(ValueError, match="phases and p cannot be given together"):
+    with pytest.raises(RunError, match=r"^phases and p cannot be given together"):
         api.pld_epsilon(phases=[api.Phase("gaussian", 0.1, 1.0, steps=10)], p=0.1, delta=1e-5)
-    with pytest.raises(ValueError, match="give the budget file's path or its text"):
+    with pytest.raises(RunError, match="give the budget file's path or its text"):
         api.check_budget()
     with pytest.raises(ParameterError):
         api.gdp(p=2.0, sigma=1.0, T=10, delta=1e-5)
+
+
+@pytest.mark.parametrize(("call", "name", "message"), [
+    (lambda: api.pld_epsilon(p=0.004, sigma=1.1, delta=1e-5), "T", "give the number of steps: T, or epochs"),
+    (lambda: api.gdp(n=100, batch_size=1000, sigma=1.0, T=10, delta=1e-5), "batch_size",
+     "batch_size must be in [1, n] = [1, 100], got 1000"),
+    (lambda: api.rdp(n=100, sigma=1.0, T=10, delta=1e-5), "n", "n needs batch_size (p = batch-size / n)"),
+    (lambda: api.pld_epsilon(p=0.1, sigma=1.0, T=10, delta=1e-5, sampling="shuffle"), "sampling",
+     "sampling shuffle needs neighbours zero-out or replace-one, got neighbours add-remove"),
+    (lambda: api.calibrate(solve="epochs", target_eps=1.0, delta=1e-5, p=0.01, sigma=1.0, T=10), "solve",
+     "solve epochs and T cannot be given together"),
+    (lambda: api.calibrate(target_eps=1.0, delta=1e-5, n=100, batch_size=10, T=10, max_batch_size=5, sampling="uniform"),
+     "max_batch_size", "max_batch_size caps Poisson batches"),
+    (lambda: api.pld_epsilon(p=0.1, sigma=1.0, epochs=1e305, delta=1e-5), "epochs",
+     "epochs 1e+305 gives T = ceil(epochs / p) above 1e300 steps"),
+])
+def test_errors_name_keywords_never_options(call, name, message):
+    """The API's refusals are ParameterErrors naming the keyword; the command's wording is the same with its
+    options (`--T`), which never appear here."""
+    with pytest.raises(ParameterError) as raised:
+        call()
+    assert raised.value.name == name and message in str(raised.value) and "--" not in str(raised.value)
 
 
 # --- import dpcalc stays light ----------------------------------------------------------------
@@ -275,7 +298,59 @@ def test_calibrate_sigma_takes_the_sampling_scheme(dpcalc):
     document = dpcalc("calibrate", "--target-eps", "3", "--p", "0.004", "--T", "10000", "--neighbours", "replace-one",
                       "--json").json()["result"]
     assert result.value == document["sigma"]
-    with pytest.raises(ValueError, match="shuffle sampling needs n and batch_size"):
+    with pytest.raises(ValueError, match="sampling shuffle needs n and batch_size"):
         calibrate_sigma(3.0, delta=1e-5, p=0.004, T=100, sampling="shuffle", neighbours="zero-out")
-    with pytest.raises(ValueError, match="gdp accountant"):
+    with pytest.raises(ValueError, match=r"^accountant gdp: the central-limit accountant describes Poisson-sampled examples"):
         calibrate_sigma(3.0, delta=1e-5, p=0.004, T=100, neighbours="replace-one", accountant="gdp")
+
+
+# Every public function called in a fresh process: the API stands on the core alone.
+_CALLS = {
+    "pld_epsilon": "pld_epsilon(n=2500, batch_size=10, sigma=1.1, T=1000, delta=1e-5, max_batch_size=25)",
+    "pld_delta": "pld_delta(n=1000, batch_size=10, epochs=2, sigma=1.0, eps=1.0)",
+    "gdp": "gdp(n=60000, batch_size=256, epochs=3, sigma=1.1, delta=1e-5)",
+    "rdp": "rdp(p=0.01, sigma=1.0, T=100, delta=1e-5, sampling='uniform', neighbours='replace-one')",
+    "risk": "risk(p=0.01, sigma=1.0, T=50)",
+    "calibrate": "calibrate(solve='epochs', target_eps=2.0, delta=1e-5, n=1000, batch_size=10, sigma=1.0, "
+                 "accountant='gdp', max_batch_size=None)",
+    "calibrate_sigma": "calibrate_sigma(3.0, delta=1e-5, n=1000, batch_size=10, epochs=2)",
+    "check_budget": "check_budget(text='[budget]\\nepsilon = 1.0\\ndelta = 1e-5\\n[[release]]\\nname = \"counts\"\\n"
+                    "mechanism = \"laplace\"\\nscale = 20.0\\nsensitivity = 1.0\\ncount = 2\\n')",
+    "Phase": "pld_epsilon(phases=[Phase('gaussian', 0.01, 1.0, steps=10)], delta=1e-5)",
+    "ParameterError": "pld_epsilon(p=0.004, sigma=1.1, delta=1e-5)",
+}
+
+
+def test_every_api_function_loads_no_command_line_module():
+    assert set(_CALLS) == set(api.__all__)
+    script = (
+        "import sys, dpcalc\n"
+        f"for call in {list(_CALLS.values())!r}:\n"
+        "    try:\n"
+        "        eval('dpcalc.' + call.replace('Phase(', 'dpcalc.Phase('))\n"
+        "    except dpcalc.ParameterError:\n"
+        "        pass\n"
+        "print([m for m in sys.modules if m.startswith('dpcalc.cli') or m == 'click'])\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert run.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_the_api_page_examples_run(monkeypatch):
+    """docs/api.md: every public function has a section, and its pycon examples run as doctests."""
+    monkeypatch.chdir(ROOT)  # the budget example reads examples/privacy-budget.toml
+    text = (ROOT / "docs" / "api.md").read_text()
+    for name in api.__all__:
+        assert f"## `{name}`" in text or name == "ParameterError", name
+    blocks = re.findall(r"```pycon\n(.*?)```", text, flags=re.S)
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+    test = doctest.DocTestParser().get_doctest("\n".join(blocks), {}, "docs/api.md", "docs/api.md", 0)
+    outcome = runner.run(test)
+    assert outcome.attempted >= 20 and outcome.failed == 0
+
+
+def test_the_gdp_answer_s_certified_figure_is_worded_for_python():
+    result = api.calibrate_sigma(3.0, delta=1e-5, p=0.004, T=10000, accountant="gdp")
+    assert result.certified_epsilon > 3.0
+    gap = [warning for warning in result.warnings if "meets the target only in the central-limit" in warning]
+    assert len(gap) == 1 and 'Use accountant="pld" for an answer certified' in gap[0] and "--" not in gap[0]

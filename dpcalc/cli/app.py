@@ -238,8 +238,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: list[str] | None) -> int:
-    from dpcalc.cli.options import InputError
-    from dpcalc.core.validation import ParameterError
+    from dpcalc.cli.options import InputError, option_error
+    from dpcalc.core.validation import ParameterError, RunError
 
     args = list(sys.argv[1:] if args is None else args)
     debug = "--debug" in args
@@ -250,8 +250,10 @@ def _run(args: list[str] | None) -> int:
     try:
         outcome = command.main(args=args, prog_name="dpcalc", standalone_mode=False)
     except (InputError, ParameterError) as error:
+        # a core refusal of a run names keywords: worded here with the options (--T for T)
+        message = option_error(error) if isinstance(error, RunError) else error
         # one line even when the value quoted holds a line break (--sigma $'\\n-1')
-        sys.stderr.write("Error: {}\n".format(str(error).replace("\r", "\\r").replace("\n", "\\n")))
+        sys.stderr.write("Error: {}\n".format(str(message).replace("\r", "\\r").replace("\n", "\\n")))
         return EXIT_USAGE
     except click.UsageError as error:
         sys.stderr.write(f"Error: {_case_hint(error) or _one_line(error.format_message())}\n")

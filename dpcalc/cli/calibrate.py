@@ -25,27 +25,18 @@ from dpcalc.cli.options import (
     SamplingProbability,
     Steps,
     SweepableReal,
-    conflict,
-    exact,
     number,
     single,
     sweepable,
 )
 from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, format_lower, format_number, format_upper
 from dpcalc.cli.phases import (
-    SENSITIVITY_WITH_SIGMA,
     ExamplesPerUserOption,
     MechanismChoice,
     NeighboursChoice,
     NeighboursOption,
     SamplingChoice,
     SamplingOption,
-    check_training_form,
-    epoch_steps,
-    noise_multiplier,
-    sampling_probability,
-    steps_of,
-    with_relation,
 )
 from dpcalc.cli.request import start
 from dpcalc.cli.sweeps import (
@@ -62,7 +53,7 @@ from dpcalc.core.limits import CALIBRATION_DELTA, DEFAULT_PRECISION, PRECISION
 from dpcalc.core.validation import FALSE_POSITIVE_RATE, NON_NEGATIVE, OPEN_UNIT, POSITIVE
 
 if TYPE_CHECKING:
-    from dpcalc.core.calibrate import Quantity
+    pass
 
 
 class AccountantChoice(str, Enum):
@@ -80,9 +71,6 @@ class SolveChoice(str, Enum):
     scale = "scale"
 
 
-# The JSON key of each solved quantity.
-SOLVED_KEY: dict[str, Quantity] = {"sigma": "sigma", "T": "T", "p": "p", "epochs": "epochs", "batch-size": "batch_size",
-                                   "scale": "scale"}
 # What the table says about each quantity's answer.
 ROUNDING = {
     "sigma": "smallest with epsilon <= target, rounded up",
@@ -147,11 +135,6 @@ Attack risk instead of epsilon: --target-advantage A (the largest TPR - FPR of a
 attack) or --target-tpr X --at-fpr Y (the largest TPR at FPR Y), certified as `dpcalc risk`
 certifies them (Kulynych et al. 2024); the answer's (epsilon, delta) figure is shown beside.
 """
-
-# The options of the Gaussian run, which the Laplace mechanism's calibration does not take.
-_GAUSSIAN_ONLY = (("p", "--p"), ("sigma", "--sigma"), ("noise_std", "--noise-std"), ("n", "--n"), ("batch_size", "--batch-size"),
-                  ("epochs", "--epochs"))
-_LAPLACE_TAKES = "--target-eps, --delta, --T, --sensitivity, --accountant pld or rdp, --precision"
 
 TargetEpsilon = Annotated[
     SweepableReal | None,
@@ -237,6 +220,17 @@ def calibrate(
     plot: PlotFile = None,
     chart: Chart = False,
 ) -> None:
+    from dpcalc.core.calibrate.inputs import (
+        SOLVED_KEY,
+        capped,
+        certified_result,
+        check_accountant,
+        check_cap,
+        check_mechanism,
+        check_scheme,
+        parse_problem,
+    )
+
     mechanism_name = "gaussian" if mechanism is None else mechanism.value
     solved = solve.value if solve is not None else ("scale" if mechanism_name == "laplace" else "sigma")
     quantity = SOLVED_KEY[solved]
@@ -282,9 +276,9 @@ def calibrate(
         for problem in problems:
             problem.update(mechanism="laplace", sensitivity=1.0 if sensitivity is None else sensitivity)
     if scheme:
-        _check_accountant(accountant.value, scheme)
+        check_accountant(accountant.value, scheme)
         for problem, row in zip(problems, request.rows):
-            _check_scheme(row, solved, sampling, neighbours, examples_per_user)
+            check_scheme(row, solved, sampling, neighbours, examples_per_user)
             problem.update(scheme)
     if max_batch_size is not None:
         for problem, row in zip(problems, request.rows):
@@ -303,7 +297,10 @@ def calibrate(
         for index, (problem, row) in enumerate(zip(problems, request.rows)):
             progress.describe(f"solving for {solved} ({accountant.value} accountant)"
                               + (f", row {index + 1} of {len(problems)}" if len(problems) > 1 else ""))
-            result = certified_result(core.calibrate(quantity, accountant=accountant.value, hint=previous, **problem))
+            calibrated = core.calibrate(quantity, accountant=accountant.value, hint=previous, **problem)
+            if calibrated.feasible and calibrated.accountant == "gdp":
+                progress.describe("certified epsilon (PLD accountant)")
+            result = certified_result(calibrated, use_pld="--accountant pld")
             extra = [w for w in large_delta_warnings(row["n"], problem["delta"]) if w not in result.warnings]
             result = dataclasses.replace(result, warnings=(*result.warnings, *extra))
             results.append(result)
@@ -361,68 +358,6 @@ def calibrate(
     raise Exit(EXIT_OVER_BUDGET if infeasible else code)
 
 
-def check_cap(max_batch_size: int, solved: str, accountant: str, mechanism: str, sampling: SamplingChoice | None,
-               risk_target: bool, n: Any) -> None:
-    """--max-batch-size caps the Poisson batches of a Gaussian run of known dataset size, calibrated to
-    epsilon by pld or rdp (`core.calibrate`, `max_batch_size`)."""
-    if risk_target:
-        raise InputError(f"--max-batch-size {max_batch_size}: risk targets calibrate the Poisson run; calibrate a "
-                         "capped run with --target-eps, or check its risk with dpcalc risk --max-batch-size")
-    if mechanism == "laplace":
-        raise conflict("--max-batch-size", "--mechanism laplace", "the cap applies to Poisson batches of a Gaussian run")
-    if accountant == "gdp":
-        raise InputError(f"--max-batch-size {max_batch_size}: the central-limit gdp accountant has no capped figure; "
-                         "use --accountant pld or rdp")
-    if sampling is not None and sampling.value != "poisson":
-        raise InputError(f"--max-batch-size caps Poisson batches of the gaussian mechanism, got {sampling.value} "
-                         "sampling of the gaussian mechanism")
-    if solved == "p":
-        raise conflict("--max-batch-size", "--solve p", "the cap needs the dataset size: give --n and solve for the "
-                       "batch size (--solve batch-size)")
-    if n is None:
-        raise InputError("--max-batch-size needs the dataset size: give the run as --n, --batch-size and --epochs "
-                         "(or --T), so that the chance of a batch above the cap is known")
-
-
-def capped(problem: dict[str, Any], row: dict[str, Any], max_batch_size: int) -> None:
-    """One row's problem with the cap: the dataset size (and batch size, for p) as core.calibrate takes them."""
-    if isinstance(row["n"], list) or row["n"] is None:  # pragma: no cover - rows hold one value each
-        raise InputError("--max-batch-size needs one --n a row")
-    if "sampling_probability" in problem:  # sigma, T, epochs: p = batch size / n, given as the two
-        del problem["sampling_probability"]
-        problem["batch_size"] = row["batch_size"]
-    problem.update(dataset_size=row["n"], max_batch_size=max_batch_size)
-
-
-def certified_result(result):
-    """The result with `certified_epsilon`: a sound upper bound on epsilon at the answer.
-
-    pld's and rdp's epsilon already is one. The gdp accountant's is the central-limit
-    approximation, which can under-report epsilon: its answer is checked by the PLD accountant,
-    and a warning gives the gap when the certified epsilon exceeds the target.
-    """
-    import dataclasses
-
-    if not result.feasible:
-        return result
-    if result.accountant != "gdp":
-        return dataclasses.replace(result, certified_epsilon=result.epsilon)
-    from dpcalc.cli.tight import tight_epsilon
-    from dpcalc.core.phases import Phase
-
-    run = [Phase("gaussian", result.sampling_probability, result.noise_multiplier, None, result.steps)]
-    certified, warnings = tight_epsilon(run, result.delta)
-    if certified is not None and certified > result.target_epsilon:
-        gap = 100.0 * (certified - result.target_epsilon) / result.target_epsilon if result.target_epsilon > 0 else math.inf
-        warnings.insert(0, (
-            f"the answer meets the target only in the central-limit approximation: its certified epsilon "
-            f"(PLD upper bound) is {format_upper(certified)}, {gap:.1f}% above the target "
-            f"{format_number(result.target_epsilon)}. Use --accountant pld for an answer certified to meet it."
-        ))
-    return dataclasses.replace(result, certified_epsilon=certified,
-                               warnings=tuple(result.warnings) + tuple(w for w in warnings if w not in result.warnings))
-
-
 def _gate(result) -> tuple[float | None, str | None, str | None]:
     """(epsilon, basis, no_gate) for --max-eps: the certified epsilon at the answer."""
     if not result.feasible:
@@ -432,85 +367,6 @@ def _gate(result) -> tuple[float | None, str | None, str | None]:
                             "use --accountant pld or rdp")
     basis = "PLD certified upper bound at the gdp answer" if result.accountant == "gdp" else result.basis
     return result.certified_epsilon, basis, None
-
-
-def check_mechanism(mechanism: str, solve: str, accountant: str, given: dict[str, Any],
-                     sensitivity: float | None) -> None:
-    """Refuse the options that do not belong to the mechanism calibrated (the Gaussian run's with
-    --mechanism laplace, and --sensitivity and --solve scale without it)."""
-    if mechanism == "gaussian":
-        if solve == "scale":
-            raise InputError("--solve scale is the Laplace mechanism's scale: give --mechanism laplace")
-        if sensitivity is not None and given.get("sigma") is not None:
-            raise InputError(SENSITIVITY_WITH_SIGMA)
-        return
-    if solve != "scale":
-        raise InputError(f"--mechanism laplace solves for the Laplace scale (--solve scale, the default with it), "
-                         f"got --solve {solve}")
-    if accountant == "gdp":
-        raise InputError("--accountant gdp (the central limit of the subsampled Gaussian) does not apply to "
-                         "--mechanism laplace: use pld or rdp")
-    for key, option in _GAUSSIAN_ONLY:
-        if given.get(key) is not None:
-            raise InputError(f"{option} does not apply to --mechanism laplace (--T releases of the Laplace mechanism, "
-                             f"no subsampling); it takes {_LAPLACE_TAKES}")
-    if given.get("T") is None:
-        raise InputError("--mechanism laplace needs --T (the number of releases, an integer >= 1)")
-
-
-def parse_problem(row: dict[str, Any], solve: str, mechanism: str = "gaussian") -> dict[str, Any]:
-    """The keyword arguments of core.calibrate for one row (of the Request), checked option by option."""
-    target = row["target_epsilon"]
-    if target is None:
-        raise InputError("--target-eps is required (the epsilon to meet, >= 0)")
-    p, T = row["p"], row["T"]
-    n, batch_size, epochs = row["n"], row["batch_size"], row["epochs"]
-    if row["precision"] is not None and solve not in ("sigma", "p", "scale"):
-        raise InputError(
-            f"--precision applies to --solve sigma and --solve p; {solve} is an integer and is solved exactly"
-        )
-    precision = DEFAULT_PRECISION if row["precision"] is None else row["precision"]
-    if solve == "scale":
-        return {"target_epsilon": target, "delta": row["delta"], "precision": precision, "steps": T}
-    if row[SOLVED_KEY[solve]] is not None:
-        solved_option = "--" + solve
-        raise conflict(f"--solve {solve}", solved_option, f"{solve} is what calibrate solves for")
-    if solve == "sigma" and row.get("noise_std") is not None:
-        raise conflict("--solve sigma", "--noise-std", "the noise std is what calibrate solves for (noise_std = sigma "
-                       "x --sensitivity)")
-    problem: dict[str, Any] = {"target_epsilon": target, "delta": row["delta"], "precision": precision}
-    if solve == "T" and epochs is not None:
-        raise conflict("--solve T", "--epochs", "use --solve epochs for whole epochs")
-    if solve == "epochs" and T is not None:
-        raise conflict("--solve epochs", "--T", "T is ceil(epochs * n / batch-size)")
-    if solve == "p" and (n is not None or batch_size is not None):
-        raise conflict("--solve p", "--n/--batch-size", "use --solve batch-size for the training form")
-    if solve == "batch-size":
-        if p is not None:
-            raise conflict("--solve batch-size", "--p", "p is batch-size / n")
-        if n is None:
-            raise InputError("--solve batch-size needs --n (p = batch-size / n)")
-    else:
-        check_training_form(p, T, n, batch_size, epochs)
-    if solve != "sigma":
-        problem["noise_multiplier"] = noise_multiplier(row)
-    if solve in ("sigma", "T", "epochs"):
-        _probability, exact_probability = sampling_probability(p, n, batch_size)
-        problem["sampling_probability"] = exact_probability
-        if solve == "epochs" and exact_probability == 0:
-            raise InputError("--solve epochs needs --p above 0 (an epoch is 1/p steps); solve T with --p 0")
-        if solve == "sigma":
-            problem["steps"] = steps_of(T, epochs, exact_probability)
-        return problem
-    if solve == "batch-size":
-        problem["dataset_size"] = n
-    if T is not None:
-        problem["steps"] = T
-    elif epochs is not None:
-        problem["epochs"] = exact(epochs)
-    else:
-        raise InputError("give the number of steps: --T, or --epochs")
-    return problem
 
 
 def _run_keys(result) -> dict[str, Any]:
@@ -598,35 +454,6 @@ def _first_given(sampling: SamplingChoice | None, neighbours: NeighboursChoice |
         if value is not None:
             return f"{option} {value.value if isinstance(value, (SamplingChoice, NeighboursChoice)) else value}"
     raise AssertionError("called when one of them is given")
-
-
-def _check_accountant(accountant: str, scheme: dict[str, Any]) -> None:
-    """The gdp accountant describes Poisson-sampled examples under add-remove or zero-out; rdp has
-    bounds for those and for fixed-size batches under replace-one (`phases.rdp_covers`)."""
-    from dpcalc.core.phases import rdp_covers
-
-    sampling, neighbours, per_user = (scheme[name] for name in ("sampling", "neighbours", "examples_per_user"))
-    described = f"{sampling} sampling, {neighbours} neighbours" + (f", {per_user} examples per user" if per_user > 1 else "")
-    if accountant == "gdp" and (sampling != "poisson" or neighbours == "replace-one" or per_user > 1):
-        raise InputError(f"--accountant gdp: the central-limit accountant describes Poisson-sampled examples under "
-                         f"add-remove or zero-out, not {described}; use --accountant pld")
-    if accountant == "rdp" and not rdp_covers(sampling, neighbours, per_user):
-        raise InputError(f"--accountant rdp has no bound for {described}; use --accountant pld")
-
-
-def _check_scheme(row: dict[str, Any], solved: str, sampling: SamplingChoice | None,
-                  neighbours: NeighboursChoice | None, examples_per_user: int | None) -> None:
-    """Refuse, with `pld`'s messages (`phases.with_relation`), a scheme no accountant covers; and
-    shuffled or allocated runs without n and the batch size (an epoch is ceil(n / b) steps)."""
-    from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
-
-    if sampling is not None and sampling.value in EPOCH_SAMPLINGS and solved == "p":
-        raise InputError(f"--solve p with --sampling {sampling.value}: an epoch is ceil(n / batch size) steps; give "
-                         "--n and solve for the batch size (--solve batch-size)")
-    batch = 1 if solved == "batch-size" else row["batch_size"]
-    steps = epoch_steps(row["n"], batch)
-    probe = Phase("gaussian", 0.5 if steps is None else 1.0 / steps, 1.0, None, 1, epoch_steps=steps)
-    with_relation([probe], sampling, neighbours, examples_per_user)
 
 
 def _summary_table(result, sensitivity: float | None = None, scheme: dict[str, Any] | None = None) -> Table:

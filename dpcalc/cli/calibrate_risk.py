@@ -25,7 +25,7 @@ _ROUNDING = {
 def calibrate_to_risk(given: dict[str, Any], *, quantity: str, solve: str, accountant: str, max_eps: float | None,
                       json_output: bool, plot: str | None, chart: bool, csv_output: bool = False) -> NoReturn:
     """Parse the options of a risk calibration, solve it, print it and exit (1 when infeasible)."""
-    from dpcalc.cli.calibrate import parse_problem
+    from dpcalc.core.calibrate.inputs import parse_problem
 
     advantage, tpr, fpr = given["target_advantage"], given["target_tpr"], given["at_fpr"]
     if advantage is not None and tpr is not None:

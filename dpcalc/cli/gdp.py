@@ -32,9 +32,12 @@ from dpcalc.cli.options import (
     sweepable,
 )
 from dpcalc.cli.output import Report, Table, format_number, format_upper
-from dpcalc.cli.phases import TRAINING_FLAGS, training_run
+from dpcalc.cli.phases import (
+    TRAINING_FLAGS,
+)
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
+from dpcalc.core.training import training_run
 from dpcalc.core.validation import POSITIVE, large_delta_warnings
 
 if TYPE_CHECKING:

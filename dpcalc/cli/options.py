@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import click
 
 from dpcalc.cli.declare import Option
+from dpcalc.core.text import WrittenFloat, WrittenInt, exact, written  # noqa: F401 - re-exported for the commands
 from dpcalc.core.validation import (
     MAX_COUNT,
     MAX_COUNT_DIGITS,
@@ -36,57 +38,13 @@ from dpcalc.core.validation import (
     POSITIVE_INTEGER,
     PROBABILITY,
     Interval,
+    RunError,
     large_delta_warnings,  # noqa: F401 - re-exported: the commands import it from here
 )
-
-if TYPE_CHECKING:
-    from fractions import Fraction
 
 
 class InputError(Exception):
     """Invalid command-line input: printed as one line on stderr, exit code 2."""
-
-
-class WrittenFloat(float):
-    """A float parsed from an option that keeps the text it was written as (`text`)."""
-
-    text: str
-
-    def __new__(cls, value: float, text: str) -> WrittenFloat:
-        number = super().__new__(cls, value)
-        number.text = text
-        return number
-
-    def __getnewargs__(self) -> tuple[float, str]:  # type: ignore[override]  # copy and pickle keep the text
-        return float(self), self.text
-
-
-class WrittenInt(int):
-    """An integer parsed from an option that keeps the text it was written as (`text`, e.g. "1e4")."""
-
-    text: str
-
-    def __new__(cls, value: int, text: str) -> WrittenInt:
-        number = super().__new__(cls, value)
-        number.text = text
-        return number
-
-    def __getnewargs__(self) -> tuple[int, str]:  # type: ignore[override]  # copy and pickle keep the text
-        return int(self), self.text
-
-
-def written(value: float) -> str:
-    """How a number was written on the command line (its repr when it was not parsed from one)."""
-    return value.text if isinstance(value, (WrittenFloat, WrittenInt)) else repr(value)
-
-
-def exact(value: float) -> Fraction:
-    """The decimal a number was written as, exactly (0.001 is 1/1000, not the nearest float)."""
-    from fractions import Fraction  # imported only where a quotient must be exact: start-up time
-
-    if value == 0:  # "0e-999999999" is 0: Fraction would compute 10**999999999 first
-        return Fraction(0)
-    return Fraction(written(value).strip())
 
 
 @dataclass(frozen=True)
@@ -270,6 +228,25 @@ def single(interval: Interval) -> Parsed:
 def sweepable(interval: Interval) -> Parsed:
     """The click type of a number in `interval`, or a list or range of them (a `Swept`)."""
     return Parsed(partial(parse_sweepable, interval=interval))
+
+
+def option_name(keyword: str) -> str:
+    """The option of a core keyword: `batch_size` is --batch-size, `T` is --T."""
+    return "--" + keyword.replace("_", "-")
+
+
+def option_error(error: RunError) -> InputError:
+    """A core refusal of a run (`core.validation.RunError`, naming keywords) worded with the options."""
+    return InputError(error.worded(option_name))
+
+
+@contextmanager
+def options_named() -> Iterator[None]:
+    """The core's refusals of a run raised in the block as `InputError`s naming the options."""
+    try:
+        yield
+    except RunError as error:
+        raise option_error(error) from None
 
 
 def conflict(first: str, second: str, hint: str = "") -> InputError:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from dpcalc.cli import progress
 from dpcalc.cli.interrupts import raise_lost_interrupt
+from dpcalc.core.text import format_bound, format_lower, format_number, format_upper  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
     from pathlib import Path  # annotations only: pathlib stays off the start-up path
@@ -88,47 +89,6 @@ class Report:
         self.warnings = list(dict.fromkeys(self.warnings))
 
 
-def format_number(value: Any) -> str:
-    """A number for people: integers as they are, reals to about seven significant digits."""
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        if value == 0.0:
-            return "0"
-        if 1e-3 <= abs(value) < 1e7:
-            text = f"{value:.6f}".rstrip("0").rstrip(".")
-            return text
-        return f"{value:.6g}"
-    return str(value)
-
-
-def format_bound(value: Any, upward: bool) -> str:
-    """A certified bound for people: `format_number`'s digits, rounded outward.
-
-    An upper bound is never printed below its value, nor a lower bound above it: where rounding
-    to nearest went the wrong way, the last printed digit moves one unit outward.
-    """
-    text = format_number(value)
-    if not isinstance(value, float) or not math.isfinite(value) or value == 0.0:
-        return text
-    for _ in range(3):
-        shown = float(text)
-        if (shown >= value) if upward else (shown <= value):
-            return text
-        fixed = 1e-3 <= abs(shown) < 1e7 and "e" not in text
-        quantum = 1e-6 if fixed else 10.0 ** (math.floor(math.log10(abs(shown))) - 5)
-        text = format_number(shown + quantum if upward else shown - quantum)
-    return text
-
-
 def format_significant(value: float, upward: bool, digits: int = 6) -> str:
     """A certified bound with `digits` significant digits, rounded outward (for rates such as a
     TPR of 0.004286, whose fixed six decimals would show four digits): never printed below an
@@ -143,16 +103,6 @@ def format_significant(value: float, upward: bool, digits: int = 6) -> str:
         quantum = 10.0 ** (math.floor(math.log10(abs(shown))) - digits + 1)
         text = f"{shown + quantum if upward else shown - quantum:.{digits}g}"
     return text
-
-
-def format_upper(value: Any) -> str:
-    """An upper bound (epsilon, delta, noise to add) rounded up for display."""
-    return format_bound(value, True)
-
-
-def format_lower(value: Any) -> str:
-    """A lower bound rounded down for display."""
-    return format_bound(value, False)
 
 
 def json_safe(value: Any) -> Any:

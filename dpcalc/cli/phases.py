@@ -22,8 +22,10 @@ user adds and the sensitivity of the query, which `noise_multiplier` turns into 
 Mixing --phase with the single-phase flags is an error. Errors name the phase by its position:
 "--phase 2: sigma must be in (0, inf), got -1".
 
-The flags arrive as numbers (their click types parse them: dpcalc.cli.options); this module
-resolves the training form into p and T (`training_run`), which `gdp` and `calibrate` use too.
+The flags arrive as numbers (their click types parse them: dpcalc.cli.options); the core
+resolves the single-phase form and the training form into p and T and applies --sampling,
+--neighbours and --examples-per-user (dpcalc.core.training, its refusals worded with the
+options' names: `options.options_named`).
 """
 
 from __future__ import annotations
@@ -40,19 +42,19 @@ from dpcalc.cli.options import (
     conflict,
     exact,
     number,
+    options_named,
     parse_integer,
     parse_real,
     sweepable,
-    written,
 )
 from dpcalc.cli.output import Table, format_number
 from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
-from dpcalc.core.validation import MAX_COUNT, MAX_COUNT_DIGITS, POSITIVE, POSITIVE_INTEGER, PROBABILITY
+from dpcalc.core.training import single_phase
+from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY
 
 if TYPE_CHECKING:
     from fractions import Fraction
 
-    from dpcalc.core.phases import Neighbours, Sampling
 
 
 class MechanismChoice(str, Enum):
@@ -153,52 +155,6 @@ def phase_inputs(item: Phase) -> dict:
     }
 
 
-def with_relation(phases: list[Phase], sampling: SamplingChoice | None,
-                  neighbours: NeighboursChoice | None, examples_per_user: int | None = None) -> list[Phase]:
-    """The phases under --sampling, --neighbours and --examples-per-user (each applies to every
-    phase), refused with the option named where the combination has no accounting
-    (`core.phases.unsupported`)."""
-    import dataclasses
-    from typing import cast
-
-    from dpcalc.core.phases import UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N, unsupported
-
-    chosen_sampling = (sampling or SamplingChoice.poisson).value
-    chosen_neighbours = (neighbours or NeighboursChoice.add_remove).value
-    per_user = 1 if examples_per_user is None else examples_per_user
-    from dpcalc.core.limits import EXAMPLES_PER_USER
-
-    if not EXAMPLES_PER_USER.contains(per_user):  # the mixture pair's cost grows with it (core.limits)
-        raise InputError(f"--examples-per-user must be {EXAMPLES_PER_USER.requirement} (the user-level pair's work "
-                         f"grows with it; beyond, use group privacy: dpcalc convert --group), got {per_user}")
-    for item in phases:
-        why = unsupported(item.mechanism, chosen_sampling, chosen_neighbours, per_user)
-        if why is None:
-            if chosen_sampling == "uniform" and chosen_neighbours == "add-remove" and item.sampling_probability == 1.0:
-                raise InputError(f"--sampling uniform: {UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N}")
-            if chosen_sampling in EPOCH_SAMPLINGS and item.epoch_steps is None:
-                raise InputError(f"--sampling {chosen_sampling} needs --n and --batch-size (or the phase keys n and "
-                                 "batch_size): an epoch is ceil(n / batch size) steps, which p alone does not say")
-            continue
-        if chosen_sampling == "shuffle" and chosen_neighbours == "add-remove" and item.mechanism == "gaussian":
-            raise InputError(f"--sampling shuffle needs --neighbours zero-out or replace-one, got --neighbours "
-                             f"{chosen_neighbours}: {why}")
-        if chosen_sampling == "allocation" and chosen_neighbours == "replace-one" and item.mechanism == "gaussian":
-            raise InputError(f"--sampling allocation needs --neighbours add-remove or zero-out, got --neighbours "
-                             f"{chosen_neighbours}: {why}")
-        if per_user > 1 and item.mechanism == "gaussian":
-            raise InputError(f"--examples-per-user must be 1 with --sampling {chosen_sampling} and --neighbours "
-                             f"{chosen_neighbours}, got {per_user}: {why}")
-        if per_user > 1:
-            raise InputError(f"--examples-per-user must be 1 for --mechanism laplace, got {per_user}")
-        if chosen_sampling != "poisson":
-            raise InputError(f"--sampling must be poisson for --mechanism laplace, got {chosen_sampling}")
-        raise InputError(f"--neighbours must be add-remove or zero-out for --mechanism laplace, got {chosen_neighbours}")
-    return [dataclasses.replace(item, sampling=cast("Sampling", chosen_sampling),
-                                neighbours=cast("Neighbours", chosen_neighbours), examples_per_user=per_user)
-            for item in phases]
-
-
 # The options of a training run and the single-phase flags: (option, input name), in the order
 # a conflict names them.
 TRAINING_FLAGS = (("--p", "p"), ("--sigma", "sigma"), ("--noise-std", "noise_std"), ("--sensitivity", "sensitivity"),
@@ -218,117 +174,8 @@ def parse_phases(phase_specs: list[str] | None, flags: Mapping[str, Any]) -> lis
             if given[name] is not None:
                 raise conflict("--phase", option, "describe every phase with --phase, or give one phase with the flags")
         return [parse_phase_spec(spec, index) for index, spec in enumerate(phase_specs, start=1)]
-    mechanism = given["mechanism"]
-    if mechanism is None or mechanism == MechanismChoice.gaussian:
-        if given["scale"] is not None:
-            raise InputError("--scale is for --mechanism laplace; the gaussian mechanism takes --sigma")
-        probability, noise, steps = training_run(given)
-        return [Phase("gaussian", sampling_probability=probability, noise_multiplier=noise, steps=steps,
-                      epoch_steps=epoch_steps(given.get("n"), given.get("batch_size")))]
-    for option, name in (("--sigma", "sigma"), ("--noise-std", "noise_std"), ("--n", "n"), ("--batch-size", "batch_size"),
-                         ("--epochs", "epochs")):
-        if given[name] is not None:
-            raise conflict("--mechanism laplace", option, "the laplace mechanism takes --scale, --T and optionally --p")
-    if given["scale"] is None:
-        raise InputError("--scale is required with --mechanism laplace (Laplace scale b, > 0)")
-    if given["T"] is None:
-        raise InputError("--T is required (number of releases, an integer >= 1)")
-    probability = 1.0 if given["p"] is None else given["p"]
-    scale = given["scale"] if given["sensitivity"] is None else given["scale"] / given["sensitivity"]
-    return [Phase("laplace", sampling_probability=probability, scale=scale, steps=given["T"])]
-
-
-def epoch_steps(n: int | None, batch_size: int | None) -> int | None:
-    """The steps of an epoch, ceil(n / batch size), when both are given (shuffled batches need it)."""
-    if n is None or batch_size is None or batch_size > n:
-        return None
-    return -(-n // batch_size)
-
-
-def training_run(values: Mapping[str, Any]) -> tuple[float, float, int]:
-    """(p, sigma, T) from either --p/--sigma/--T or the training form --n/--batch-size/--epochs.
-
-    `values` holds the options by input name (p, sigma, T, n, batch_size, epochs). p comes from
-    --p or from --batch-size / --n; T from --T or from ceil(epochs / p). Each quantity must come
-    from exactly one source, so an inconsistent mix is refused.
-    """
-    p, T, n, batch_size, epochs = (values.get(name) for name in ("p", "T", "n", "batch_size", "epochs"))
-    check_training_form(p, T, n, batch_size, epochs)
-    sigma = noise_multiplier(values)
-    if p is not None and epochs is None:
-        # T does not come from epochs / p: p needs no exact form (and `fractions` is not imported)
-        return p, sigma, steps_of(T, None, None)
-    probability, exact_probability = sampling_probability(p, n, batch_size)
-    return probability, sigma, steps_of(T, epochs, exact_probability)
-
-
-def noise_multiplier(values: Mapping[str, Any]) -> float:
-    """sigma from --sigma, or from --noise-std / --sensitivity (sensitivity 1 when not given).
-
-    A noise multiplier is already relative to the sensitivity, so --sensitivity beside --sigma
-    is refused rather than silently ignored or applied twice.
-    """
-    sigma, noise_std, sensitivity = (values.get(name) for name in ("sigma", "noise_std", "sensitivity"))
-    if sigma is not None and noise_std is not None:
-        raise conflict("--sigma", "--noise-std", "sigma is noise std / sensitivity; give one")
-    if sigma is not None and sensitivity is not None:
-        raise InputError(SENSITIVITY_WITH_SIGMA)
-    if noise_std is not None:
-        return noise_std if sensitivity is None else noise_std / sensitivity
-    if sensitivity is not None:
-        raise InputError("--sensitivity needs --noise-std (the noise std; sigma = noise std / sensitivity)")
-    if sigma is None:
-        raise InputError("--sigma is required (noise multiplier, > 0)")
-    return sigma
-
-
-SENSITIVITY_WITH_SIGMA = "--sensitivity goes with --noise-std (or --scale): --sigma is already noise std / sensitivity"
-
-
-def check_training_form(p: float | None, T: int | None, n: int | None, batch_size: int | None,
-                        epochs: float | None) -> None:
-    """Refuse a mix of the two forms: p from --p or --batch-size / --n, T from --T or --epochs."""
-    if p is not None and (n is not None or batch_size is not None):
-        raise conflict("--p", "--n/--batch-size", "p is batch-size / n; give one form")
-    if T is not None and epochs is not None:
-        raise conflict("--T", "--epochs", "T is ceil(epochs * n / batch-size); give one form")
-    if (n is None) != (batch_size is None):
-        given, missing = ("--n", "--batch-size") if batch_size is None else ("--batch-size", "--n")
-        raise InputError(f"{given} needs {missing} (p = batch-size / n)")
-
-
-def sampling_probability(p: float | None, n: int | None, batch_size: int | None) -> tuple[float, Fraction]:
-    """p, and p as an exact fraction (of the decimal given, or batch-size / n), so that epochs / p is exact."""
-    from fractions import Fraction
-
-    if p is not None:
-        return p, exact(p)
-    if n is not None and batch_size is not None:
-        if batch_size > n:
-            raise InputError(f"--batch-size must be in [1, n] = [1, {n}], got {written(batch_size)}")
-        return batch_size / n, Fraction(batch_size, n)
-    raise InputError("give the sampling probability: --p, or --n with --batch-size")
-
-
-def steps_of(T: int | None, epochs: float | None, exact_probability: Fraction | None) -> int:
-    """T from --T, or ceil(epochs / p) from --epochs (which needs `exact_probability`)."""
-    if T is not None:
-        return T
-    if epochs is not None:
-        assert exact_probability is not None, "with --epochs, callers pass p as an exact fraction"
-        if exact_probability == 0:
-            raise InputError("--epochs needs --p above 0 (T = ceil(epochs / p), and p = 0 samples no record in any "
-                             "number of steps); give --T with --p 0")
-        # Exact rational arithmetic: a float quotient such as 60 * 60000 / 256 is rounded up
-        # (never down, which would under-count steps) only when it is not already whole.
-        steps = max(1, math.ceil(exact(epochs) / exact_probability))
-        if steps >= MAX_COUNT:
-            raise InputError(
-                f"--epochs {written(epochs).strip()} gives T = ceil(epochs / p) above 1e{MAX_COUNT_DIGITS} steps, "
-                f"which is more than dpcalc accounts; lower --epochs or raise p"
-            )
-        return steps
-    raise InputError("give the number of steps: --T, or --epochs")
+    with options_named():
+        return single_phase(given)
 
 
 def parse_phase_spec(spec: str, index: int) -> Phase:

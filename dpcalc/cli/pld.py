@@ -45,11 +45,13 @@ from dpcalc.cli.phases import (
     phases_caption,
     phases_table,
     phases_title,
-    with_relation,
 )
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import paused_gc
+from dpcalc.core.as_poisson import as_poisson as _as_poisson
+from dpcalc.core.as_poisson import batch_scheme, compare_with_poisson
 from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
+from dpcalc.core.training import with_relation
 from dpcalc.core.validation import large_delta_warnings
 
 if TYPE_CHECKING:
@@ -171,14 +173,15 @@ def pld(
             result = account(phases, target_delta, target_epsilon, width)
             as_poisson = _as_poisson(phases, target_delta, target_epsilon, width)
     warnings = list(result.warnings) + large_delta_warnings(row["n"], target_delta)
-    if truncation is None and as_poisson is not None and _under_reports(result, as_poisson, target_delta is not None):
-        quantity = "epsilon" if target_delta is not None else "delta"
+    comparison = (None if truncation is not None or as_poisson is None
+                  else compare_with_poisson(result, as_poisson, target_delta is not None))
+    if comparison is not None and comparison.under_reports:
         warnings.append(
-            f"accounted as Poisson sampling this run's {quantity} would be "
-            f"{format_upper(getattr(as_poisson, quantity + '_upper'))}, below the {_scheme(phases)} run's certified "
-            f"lower bound {format_lower(getattr(result, quantity + '_lower'))}: reporting the Poisson figure for "
-            f"{_scheme(phases)} batches provably under-reports here"
-            + (" (Chua et al. 2024)." if _scheme(phases) == "shuffled" else "."))
+            f"accounted as Poisson sampling this run's {comparison.quantity} would be "
+            f"{format_upper(comparison.poisson_upper)}, below the {comparison.scheme} run's certified "
+            f"lower bound {format_lower(comparison.run_lower)}: reporting the Poisson figure for "
+            f"{comparison.scheme} batches provably under-reports here"
+            + (" (Chua et al. 2024)." if comparison.scheme == "shuffled" else "."))
     panels = None
     if request.plot is not None or request.chart:
         # drawn before the report: the profile's own warnings belong beside the result's
@@ -332,37 +335,6 @@ def _account_rows(runs: Sequence[_Run]) -> list[PLDResult]:
     ]
 
 
-def _as_poisson(phases: Sequence[Phase], target_delta: float | None, target_epsilon: float | None,
-                accuracy: float) -> PLDResult | None:
-    """A shuffled, allocated or fixed-size run accounted as if its batches were Poisson-sampled (the
-    figure users often report, shown beside the run's bounds); None for other runs."""
-    import dataclasses
-
-    if _scheme(phases) is None:
-        return None
-    poisson = [dataclasses.replace(item, sampling="poisson") for item in phases]
-    return account(poisson, target_delta, target_epsilon, accuracy)
-
-
-def _scheme(phases: Sequence[Phase]) -> str | None:
-    """"shuffled" or "allocated" for a run of epochs (each record used once an epoch), "fixed-size"
-    for a run of fixed-size batches, else None (a Poisson run: nothing to compare)."""
-    if any(item.sampling == "shuffle" for item in phases):
-        return "shuffled"
-    if any(item.sampling == "allocation" for item in phases):
-        return "allocated"
-    if any(item.sampling == "uniform" for item in phases):
-        return "fixed-size"
-    return None
-
-
-def _under_reports(result: PLDResult, as_poisson: PLDResult, epsilon_solved: bool) -> bool:
-    """The Poisson figure lies below the run's certified lower bound."""
-    if epsilon_solved:
-        return as_poisson.epsilon_upper < result.epsilon_lower
-    return as_poisson.delta_upper < result.delta_lower
-
-
 def _bounds_keys(result: PLDResult) -> dict[str, Any]:
     return {
         "epsilon": result.epsilon,
@@ -489,7 +461,7 @@ def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResul
             rows += _truncation_rows(truncation, as_poisson, epsilon_solved)
         elif as_poisson is not None:
             rows.append(("epsilon as if Poisson", format_upper(as_poisson.epsilon_upper),
-                         f"what Poisson accounting reports; not a bound for {_scheme(result.phases)} batches"))
+                         f"what Poisson accounting reports; not a bound for {batch_scheme(result.phases)} batches"))
     else:
         rows = [
             ("delta", format_upper(result.delta_upper), "certified upper bound (quote this)"),
@@ -500,7 +472,7 @@ def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResul
             rows += _truncation_rows(truncation, as_poisson, epsilon_solved)
         elif as_poisson is not None:
             rows.append(("delta as if Poisson", format_upper(as_poisson.delta_upper),
-                         f"what Poisson accounting reports; not a bound for {_scheme(result.phases)} batches"))
+                         f"what Poisson accounting reports; not a bound for {batch_scheme(result.phases)} batches"))
     rows.append(("analysis", "", analysis_of(result.phases)))
     if result.exact:
         rows.append(("method", "exact", "closed form; the interval is its floating-point error, no grid"))
@@ -511,7 +483,7 @@ def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResul
     else:
         rows += [
             ("binding direction", result.binding,
-             _SHUFFLE_BINDING if _scheme(result.phases) == "shuffled" else _BINDING_NOTES.get(result.binding, "")),
+             _SHUFFLE_BINDING if batch_scheme(result.phases) == "shuffled" else _BINDING_NOTES.get(result.binding, "")),
             ("final grid step", format_number(result.grid_step), f"largest grid {result.grid_size} bins"),
         ]
     return Table(columns=("quantity", "value", "note"), rows=rows, title=phases_title("Tight accounting (PLD)", list(result.phases)))

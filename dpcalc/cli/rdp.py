@@ -42,11 +42,11 @@ from dpcalc.cli.phases import (
     phase_inputs,
     phases_table,
     phases_title,
-    with_relation,
 )
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
 from dpcalc.core.limits import MAX_ORDER, MAX_ORDER_TERMS, MAX_ORDERS, SUMMED_ORDER, default_orders_text, order_terms
+from dpcalc.core.training import with_relation
 
 
 class ConversionChoice(str, Enum):
@@ -184,31 +184,11 @@ def _parse_run(phase, flags: dict, relation: tuple = (None, None)) -> list:
     """The run's phases (dpcalc.cli.phases) under --sampling and --neighbours (`relation`), refused
     where the RDP curves have no bound (`core.rdp.curves.covered`), with the laplace phases checked
     to be unsampled."""
+    from dpcalc.core.rdp.curves import check_covered
+
     phases = with_relation(parse_phases(phase, flags), *relation)
     check_covered(phases, per_phase=bool(phase))
     return phases
-
-
-def check_covered(phases: list, *, per_phase: bool) -> None:
-    """Refuse a run the RDP curves have no bound for (`core.rdp.curves.covered`), and a sampled
-    laplace phase; `per_phase`: the run came from --phase (messages name the phase)."""
-    from dpcalc.core.rdp.curves import covered
-
-    for item in phases:
-        if not covered(item):
-            raise InputError(
-                f"--sampling {item.sampling} with --neighbours {item.neighbours} has no RDP bound here: the RDP "
-                "accountant covers --sampling poisson with add-remove or zero-out, and --sampling uniform with "
-                "every relation (Wang, Balle, Kasiviswanathan 2019; at add-remove the Poisson curve at sigma / 2); "
-                "dpcalc pld accounts the rest"
-            )
-    for index, item in enumerate(phases, start=1):
-        if item.mechanism == "laplace" and item.sampling_probability != 1.0:
-            option = f"--phase {index}: p" if per_phase else "--p"
-            raise InputError(
-                f"{option} must be 1 for the laplace mechanism (RDP of the Poisson-subsampled Laplace "
-                f"mechanism is not implemented), got {format_number(item.sampling_probability)}"
-            )
 
 
 def _evaluate(phases, grid, target_delta, target_epsilon, conversion, no_tight: bool, per_step_cache=None,

@@ -41,12 +41,12 @@ from dpcalc.cli.phases import (
     phases_caption,
     phases_table,
     phases_title,
-    with_relation,
 )
 from dpcalc.cli.pld import Accuracy
 from dpcalc.cli.request import start
 from dpcalc.cli.tight import paused_gc
 from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
+from dpcalc.core.training import with_relation
 from dpcalc.core.validation import FALSE_POSITIVE_RATE, OPEN_UNIT
 
 if TYPE_CHECKING:

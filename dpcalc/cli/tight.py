@@ -53,25 +53,13 @@ def tight_epsilons(runs) -> list[tuple[float | None, list[str]]]:
 
 
 def tight_epsilon(phases, delta: float) -> tuple[float | None, list[str]]:
-    """(certified upper bound on epsilon at delta, warnings) from the PLD accountant
-    (core.accountants.PLDAccountant: the figure `dpcalc pld` prints).
-
-    The tight figure is an addition to the command's own answer: when the accountant cannot
-    handle a run (extreme noise multipliers overflow its grid), the figure is left out
-    (None) with a warning rather than failing the whole command.
-    """
-    import warnings as python_warnings
-
-    from dpcalc.core.accountants import PLDAccountant
+    """(certified upper bound on epsilon at delta, warnings) from the PLD accountant (the figure
+    `dpcalc pld` prints; None with a warning where it cannot account the run:
+    `core.accountants.certified_epsilon`)."""
+    from dpcalc.core.accountants import certified_epsilon
 
     progress.describe("certified epsilon (PLD accountant)")
-    try:
-        with python_warnings.catch_warnings():
-            python_warnings.simplefilter("ignore", RuntimeWarning)
-            accounted = PLDAccountant().epsilon(phases, delta)
-    except (ArithmeticError, ValueError) as error:
-        return None, [f"no tight epsilon: the PLD accountant could not account this run ({type(error).__name__})."]
-    return accounted.epsilon, list(accounted.warnings)
+    return certified_epsilon(phases, delta)
 
 
 def gap_percent(value: float, tight: float) -> float:

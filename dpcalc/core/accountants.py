@@ -221,3 +221,19 @@ def shared_over_steps(runs: Sequence[SweepRun]) -> dict[int, PLDResult]:
         steps = [runs[index][0][0].steps for index in members]
         shared.update(zip(members, tight_epsilons_over_steps(phase, delta, steps, accuracy=accuracy)))
     return shared
+
+
+def certified_epsilon(phases: Sequence[Phase], delta: float) -> tuple[float | None, list[str]]:
+    """(certified upper bound on epsilon at delta, warnings) from the PLD accountant, where it
+    can account the run: a figure beside another answer (the gdp calibration's, `gdp`'s and
+    `rdp`'s tight epsilon), left out (None) with a warning where the accountant cannot handle the
+    run (extreme noise multipliers overflow its grid) rather than failing the whole call."""
+    import warnings as python_warnings
+
+    try:
+        with python_warnings.catch_warnings():
+            python_warnings.simplefilter("ignore", RuntimeWarning)
+            accounted = PLDAccountant().epsilon(phases, delta)
+    except (ArithmeticError, ValueError) as error:
+        return None, [f"no tight epsilon: the PLD accountant could not account this run ({type(error).__name__})."]
+    return accounted.epsilon, list(accounted.warnings)

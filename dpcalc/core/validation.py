@@ -7,6 +7,7 @@ received; the command line reuses the same intervals so that both say the same t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 
@@ -18,6 +19,58 @@ class ParameterError(ValueError):
         self.requirement = requirement
         self.received = received
         super().__init__(f"{name} must be {requirement}, got {received}")
+
+    def worded(self, spell: Callable[[str], str]) -> str:
+        """The message with the parameter named by `spell` (the command line: its option)."""
+        return f"{spell(self.name)} must be {self.requirement}, got {self.received}"
+
+
+class RunError(ParameterError):
+    """Parameters of a run refused together, or one missing (`T` without `epochs`).
+
+    `template` names each parameter by its keyword in braces ("{T} and {epochs} cannot be given
+    together"); `values` fill the other fields (numbers as written, reasons). The message names
+    the keywords as they are (the Python API); `worded(spell)` names them as a caller spells
+    them (the command line: `--T`, `--epochs`). `name` is the first parameter named.
+    """
+
+    def __init__(self, template: str, *, requirement: str | None = None, received: object = None,
+                 **values: object) -> None:
+        self.template = template
+        self.values = values
+        named: list[str] = []
+
+        def as_keyword(name: str) -> str:
+            named.append(name)
+            return name
+
+        message = self._spelled(as_keyword)
+        super().__init__(named[0] if named else "", message if requirement is None else requirement, received)
+        self.args = (message,)
+
+    def worded(self, spell: Callable[[str], str]) -> str:
+        return self._spelled(spell)
+
+    def _spelled(self, spell: Callable[[str], str]) -> str:
+        return self.template.format_map(_Spelled(spell, self.values))
+
+
+class _Spelled(dict[str, object]):
+    """The fields of a RunError's template: its values, and the parameters as `spell` names them."""
+
+    def __init__(self, spell: Callable[[str], str], values: dict[str, object]) -> None:
+        super().__init__(values)
+        self.spell = spell
+
+    def __missing__(self, key: str) -> str:
+        return self.spell(key)
+
+
+def conflict(first: str, second: str, hint: str = "") -> RunError:
+    """Two parameters that cannot be given together: `first`, `second` and `hint` are templates
+    ("{p}", "{n}/{batch_size}", "{solve} p")."""
+    suffix = f"; {hint}" if hint else ""
+    return RunError(f"{first} and {second} cannot be given together{suffix}")
 
 
 @dataclass(frozen=True)

@@ -173,5 +173,5 @@ def test_the_python_api_takes_the_cap(dpcalc):
                       "--sigma", "1.5", "--max-batch-size", "165", "--json").json()["result"]
     assert (result.value, result.epsilon, result.overflow) == (
         document["T"], document["epsilon"], document["truncation"]["overflow_probability"])
-    with pytest.raises(ValueError, match="--max-batch-size needs the dataset size"):
+    with pytest.raises(ValueError, match=r"^max_batch_size needs the dataset size: give the run as n, batch_size"):
         calibrate(target_eps=3, delta=1e-5, p=0.004, T=100, max_batch_size=360)

@@ -219,3 +219,23 @@ def composed_rdp(
         for bound in phase_bounds:
             bounded[bound.order] = bound
     return total, tuple(bounded[order] for order in sorted(bounded))
+
+
+def check_covered(phases: Sequence[Phase], *, per_phase: bool) -> None:
+    """Refuse a run the RDP curves have no bound for (`covered`), and a sampled laplace phase;
+    `per_phase`: the run was given phase by phase (messages name the phase)."""
+    from dpcalc.core.text import format_number
+    from dpcalc.core.validation import RunError
+
+    for item in phases:
+        if not covered(item):
+            raise RunError(
+                "{sampling} {chosen} with {neighbours} {relation} has no RDP bound here: the RDP accountant covers "
+                "{sampling} poisson with add-remove or zero-out, and {sampling} uniform with every relation (Wang, "
+                "Balle, Kasiviswanathan 2019; at add-remove the Poisson curve at sigma / 2); dpcalc pld accounts the "
+                "rest", chosen=item.sampling, relation=item.neighbours)
+    for index, item in enumerate(phases, start=1):
+        if item.mechanism == "laplace" and item.sampling_probability != 1.0:
+            raise RunError(("{phase} {index}: p" if per_phase else "{p}") + " must be 1 for the laplace mechanism (RDP "
+                           "of the Poisson-subsampled Laplace mechanism is not implemented), got {value}", index=index,
+                           value=format_number(item.sampling_probability))
