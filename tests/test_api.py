@@ -29,6 +29,7 @@ def readme_api_example() -> str:
     return blocks[0]
 
 
+@pytest.mark.slow
 def test_readme_python_api_example_runs(monkeypatch):
     monkeypatch.chdir(ROOT)  # the example reads examples/privacy-budget.toml
     test = doctest.DocTestParser().get_doctest(readme_api_example(), {}, "README Python API", "README.md", 0)
@@ -61,6 +62,7 @@ def test_pld_epsilon_matches_the_command(dpcalc):
     assert result.epsilon_upper >= result.epsilon_lower > 0
 
 
+@pytest.mark.slow
 def test_pld_delta_training_form_matches_the_command(dpcalc):
     printed = dpcalc("pld", "--n", "60000", "--batch-size", "256", "--epochs", "10", "--sigma", "1.1",
                      "--eps", "1", "--json").json()
@@ -78,6 +80,7 @@ def test_pld_phases_and_relation_match_the_command(dpcalc):
     assert {key: printed["result"][key] for key in _bounds(result)} == _bounds(result)
 
 
+@pytest.mark.slow
 def test_pld_shuffled_training_form_matches_the_command(dpcalc):
     printed = dpcalc("pld", "--n", "60000", "--batch-size", "256", "--epochs", "2", "--sigma", "1.1", "--sampling",
                      "shuffle", "--neighbours", "zero-out", "--delta", "1e-5", "--json").json()
@@ -268,6 +271,7 @@ def test_risk_with_a_batch_size_cap_is_the_command_s(dpcalc):
         risk(p=0.01, T=50, sigma=1.0, max_batch_size=25)
 
 
+@pytest.mark.slow
 def test_calibrate_sigma_takes_the_sampling_scheme(dpcalc):
     from dpcalc import calibrate_sigma
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from tests.slow import slow_cases
 
 CASES = [
     ["--p", "0.5", "--sigma", "1e-200", "--T", "10"],
@@ -16,7 +17,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("args", CASES)
+@pytest.mark.parametrize("args", slow_cases(CASES, 5, one_argument=True))
 def test_extreme_inputs_exit_zero_with_clean_stderr(dpcalc, args):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a numpy RuntimeWarning would become an internal error

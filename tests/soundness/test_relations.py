@@ -21,6 +21,7 @@ from dpcalc.api import pld_delta
 from tests.conformance.exact import gaussian_delta
 from tests.soundness import enumeration as E
 from tests.soundness.cases import Case, check
+from tests.slow import slow_cases
 
 
 @dataclass(frozen=True)
@@ -69,7 +70,7 @@ def _bound(case: Case, eps: float) -> Interval:
     return Interval(result.delta_lower, result.delta_upper)
 
 
-@pytest.mark.parametrize("case", UNIFORM[:1] + UNIFORM[3:4], ids=str)
+@pytest.mark.parametrize("case", slow_cases(UNIFORM[:1] + UNIFORM[3:4], 1, one_argument=True), ids=str)
 def test_fixed_size_batches_are_bounded_by_the_derived_pairs(case):
     for eps in case.eps:
         bound = _bound(case, eps)

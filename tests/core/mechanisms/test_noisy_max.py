@@ -60,6 +60,7 @@ def test_laplace_pair_tail_is_the_integral(x):
         assert math.exp(log_beta("laplace", x, 2)) == pytest.approx(float(tail), rel=1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(noise=st.sampled_from(NOISES), x=st.floats(0.0, 700.0), m=st.integers(2, 10**12))
 def test_log_beta_matches_mpmath(noise, x, m):
@@ -68,6 +69,7 @@ def test_log_beta_matches_mpmath(noise, x, m):
     assert log_beta(noise, x, m) == pytest.approx(float(mp.log(expected)), rel=RTOL, abs=RTOL)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(noise=st.sampled_from(NOISES), beta=st.floats(1e-300, 0.999), m=st.integers(2, 10**12))
 def test_gap_round_trip(noise, beta, m):
@@ -80,6 +82,7 @@ def test_gap_round_trip(noise, beta, m):
         assert log_beta(noise, x, m) <= math.log(beta)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(noise=st.sampled_from(NOISES), epsilon=st.floats(1e-3, 1e3), beta=st.floats(1e-100, 0.3),
        m=st.integers(2, 10**6), monotone=st.booleans(), sensitivity=st.floats(0.01, 100.0))

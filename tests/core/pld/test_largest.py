@@ -42,8 +42,8 @@ def _bisection(phase, delta, target, limit=10**9):
     "phase, delta, target, expected",
     [
         # the design card (bisection over tight_epsilon: 11646) and a Laplace run (181)
-        (Phase("gaussian", 0.004, 1.1, None, 1), 1e-5, 2.0, 11646),
-        (Phase("laplace", 0.05, None, 1.0, 1), 1e-6, 3.0, 181),
+        pytest.param(Phase("gaussian", 0.004, 1.1, None, 1), 1e-5, 2.0, 11646, marks=pytest.mark.slow),
+        pytest.param(Phase("laplace", 0.05, None, 1.0, 1), 1e-6, 3.0, 181, marks=pytest.mark.slow),
         (Phase("gaussian", 0.1, 2.0, None, 1), 1e-5, 1.0, 16),
     ],
 )

@@ -36,6 +36,7 @@ def test_exact_gdp_profile_is_bracketed():
             assert high - low <= 2e-3 * exact
 
 
+@pytest.mark.slow
 def test_design_card_profile_overlaps_tight_delta():
     phase = Phase("gaussian", sampling_probability=0.004, noise_multiplier=1.1, steps=10_000)
     epsilons = np.linspace(0.0, 5.5, 100)  # 3x the epsilon at delta = 1e-5 (1.841, docs/reference-values.md)

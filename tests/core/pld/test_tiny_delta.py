@@ -121,13 +121,14 @@ def test_k_fold_laplace_brackets_exact_at_moderate_delta(delta):
     _brackets(result, lambda eps: laplace_delta(eps, 1.0, 3))
 
 
-@pytest.mark.parametrize("p, scale", [(0.5, 1.0), (0.1, 0.5), (0.5, 0.25)])
+@pytest.mark.parametrize("p, scale", [(0.5, 1.0), pytest.param(0.1, 0.5, marks=pytest.mark.slow), pytest.param(0.5, 0.25, marks=pytest.mark.slow)])
 def test_subsampled_laplace_one_step_at_1e_12(p, scale):
     result = tight_epsilon([Phase("laplace", p, None, scale, 1)], 1e-12)
     _brackets(result, lambda eps: subsampled_laplace_delta(eps, p, scale))
     assert result.epsilon_upper - result.epsilon_lower <= 1e-3 * result.epsilon_upper
 
 
+@pytest.mark.slow
 def test_delta_near_the_largest_loss():
     # delta at epsilon just below T eps0: the atom's share, bracketed
     phases = [Phase("laplace", 1.0, None, 1.0, 3)]
