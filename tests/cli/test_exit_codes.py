@@ -41,6 +41,12 @@ def env(request):
     return env
 
 
+# The unbuffered child repeats the buffered one's path except for a short write: the tests that
+# run a long command run it unbuffered in the slow set only (the mid-output close below keeps it).
+BUFFERED_BY_DEFAULT = pytest.mark.parametrize("env", ["buffered", pytest.param("unbuffered", marks=pytest.mark.slow)],
+                                              indirect=True)
+
+
 def closed_stdout(args, env, read=0):
     """Run `python -m dpcalc ARGS` with its stdout a pipe that is closed after `read` bytes."""
     process = subprocess.Popen(
@@ -54,6 +60,7 @@ def closed_stdout(args, env, read=0):
     return process.wait(timeout=120), stderr
 
 
+@BUFFERED_BY_DEFAULT
 @pytest.mark.parametrize(
     "args",
     [RDP, [*RDP, "--json"], GDP_WITH_WARNING, ["rdp", "--help"], ["--help"], ["--version"]],
@@ -72,6 +79,7 @@ def test_closed_pipe_in_the_middle_of_a_long_json_output(env):
     assert (code, stderr) == (141, "")
 
 
+@BUFFERED_BY_DEFAULT
 def test_closed_pipe_is_141_not_the_budget_failure_under_pipefail(env):
     """Under pipefail the same over-budget command exits 1 into `cat` and 141 into `head`."""
     command = shlex.join([sys.executable, "-m", "dpcalc", *LONG_JSON, "--max-eps", "0.5"])
@@ -86,6 +94,7 @@ def test_closed_pipe_is_141_not_the_budget_failure_under_pipefail(env):
     assert (closed.returncode, closed.stderr) == (141, "")
 
 
+@BUFFERED_BY_DEFAULT
 def test_closed_stderr_while_warning_loses_only_the_warning(env):
     """The table's warning goes to stderr, whose reader is gone: the warning is dropped, the
     table printed, and the exit code is the command's."""
@@ -118,6 +127,7 @@ def interrupt(args, delay, env=None):
     return process.returncode, stderr.decode()
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_long_computation_exits_130_with_one_line():
     code, stderr = interrupt(SLOW_PLD, 0.7)
     assert (code, stderr) == (130, "Aborted.\n")
@@ -353,7 +363,7 @@ def test_full_stdout_while_over_budget_is_74_not_1(tmp_path):
     assert "Traceback" not in run.stderr
 
 
-@pytest.mark.parametrize("redirection", ["2>&-", "2>/dev/full"])
+@pytest.mark.parametrize("redirection", ["2>&-", pytest.param("2>/dev/full", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("json_output", [False, True], ids=["table", "json"])
 def test_closed_or_full_stderr_keeps_the_output_and_the_exit_code(redirection, json_output, tmp_path):
     args = ["check", "BUDGET", *(["--json"] if json_output else [])]
@@ -382,7 +392,8 @@ def signalled(args, signum, delay, preexec_fn=default_sigint):
     return process
 
 
-@pytest.mark.parametrize("signum, code, line", [(signal.SIGTERM, 143, "Terminated.\n"), (signal.SIGHUP, 129, "Hung up.\n")],
+@pytest.mark.parametrize("signum, code, line", [(signal.SIGTERM, 143, "Terminated.\n"),
+                                               pytest.param(signal.SIGHUP, 129, "Hung up.\n", marks=pytest.mark.slow)],
                          ids=["SIGTERM", "SIGHUP"])
 def test_sigterm_and_sighup_exit_128_plus_the_signal_with_one_line(signum, code, line):
     process = signalled(SLOW_PLD, signum, 0.7)
@@ -390,6 +401,7 @@ def test_sigterm_and_sighup_exit_128_plus_the_signal_with_one_line(signum, code,
     assert (process.returncode, stderr.decode(), stdout) == (code, line, b"")
 
 
+@pytest.mark.slow
 def test_an_ignored_sighup_stays_ignored():
     def nohup():
         default_sigint()

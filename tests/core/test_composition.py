@@ -122,7 +122,7 @@ def test_simplified_validity():
 
 
 @pytest.mark.parametrize("epsilon", [1e-3, 0.05, 0.5, 3.0])
-@pytest.mark.parametrize("k", [1, 7, 100, 5000])
+@pytest.mark.parametrize("k", [1, 7, 100, pytest.param(5000, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("delta_prime", [1e-5, 1e-12])
 @pytest.mark.parametrize("delta", [0.0, 1e-8])
 def test_optimal_matches_mpmath(epsilon, k, delta_prime, delta):

@@ -339,7 +339,7 @@ def test_replace_one_one_step_delta_bracketed(p, sigma, eps):
 
 
 @pytest.mark.parametrize("g, sigma", [(0.004, 1.1), (0.1, 2.0), (0.3, 0.8)])
-@pytest.mark.parametrize("eps", [0.0, 0.05, 2.0])
+@pytest.mark.parametrize("eps", [pytest.param(0.0, marks=pytest.mark.slow), 0.05, pytest.param(2.0, marks=pytest.mark.slow)])
 def test_uniform_one_step_delta_bracketed(g, sigma, eps):
     exact_attained = attained_delta(g, sigma, eps)
     result = tight_delta([uniform(g, sigma, 1)], eps)
