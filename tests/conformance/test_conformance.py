@@ -8,12 +8,40 @@ import pytest
 
 from tests.conformance import ALL_CASES, PEERS
 from tests.conformance.case import AT_LEAST, AT_MOST, CLOSE, LOWER, REFUSED, UPPER, WITHIN, Case, lookup
-from tests.slow import slow_cases
+
+# Cases whose run takes over 0.2 s, where cheaper cases check the same command against the same peer:
+# they run in the slow set (`python -m pytest -m slow`).
+SLOW_IDS = frozenset({
+    "dpa-pld-laplace-delta-b1-sens1-q1-eps0",
+    "dpa-pld-laplace-delta-b1-sens1-q1-eps1",
+    "dpa-pld-laplace-delta-b2-sens2-q0.3-eps0",
+    "dpa-pld-laplace-delta-b2-sens4-q1-eps0.5",
+    "dpa-pld-laplace-delta-b2-sens4-q1-eps1",
+    "dpa-pld-laplace-delta-b2-sens4-q1-eps2",
+    "dpa-rdp-gaussian-epsilon-orders-range",
+    "dpa-rdp-sg-q0.01-s2.5-T50-order1.5",
+    "dpa-smallest-epsilon-delta0.01-k50",
+    "dpa-smallest-laplace-noise-k20-sens0.5",
+    "dpa-smallest-laplace-noise-k20-sens1",
+    "dpa-smallest-laplace-noise-k500-sens1",
+    "dpa-smallest-subsampled-gaussian-noise-base",
+    "prv-find-noise-multiplier-range-above",
+    "prv-find-noise-multiplier-robustness-2",
+    "tfp-compute-noise-Test2",
+    "tfp-dp-sgd-privacy-Test2-epsilon-default-grid",
+    "tfp-dp-sgd-privacy-Test2-epsilon-tf-orders",
+    "tfp-example-microbatching-subsampling-rdp-default-grid",
+    "tfp-example-microbatching-subsampling-rdp-dp-accounting-orders",
+    "tfp-example-no-microbatching-subsampling-rdp-default-grid",
+    "tfp-example-no-microbatching-subsampling-rdp-dp-accounting-orders",
+    "tfp-statement-user2-poisson",
+    "tfp-statement-user3-poisson",
+})
 
 
 def _param(case: Case):
     marks = []
-    if case.slow:
+    if case.slow or case.id in SLOW_IDS:
         marks.append(pytest.mark.slow)
     if case.defect is not None:
         marks.append(pytest.mark.xfail(strict=True, reason=f"issue 22 defect {case.defect}"))
@@ -44,7 +72,7 @@ def _agrees(case: Case, value: float, document: dict) -> bool:
 _RUNS: dict[tuple[str, ...], object] = {}
 
 
-@pytest.mark.parametrize("case", slow_cases([_param(case) for case in ALL_CASES], 0, 13, 27, 31, 33, 35, 39, 43, 87, 88, 89, 92, 102, 114, 118, 226, 228, 231, 240, 241, 243, 244, 253, 254, one_argument=True))
+@pytest.mark.parametrize("case", [_param(case) for case in ALL_CASES])
 def test_case(case: Case, dpcalc):
     # cases that read several keys of one command share its run (results depend on the inputs alone)
     run = _RUNS.get(case.argv)
