@@ -123,6 +123,7 @@ def test_rdp_matches_the_command(dpcalc):
     assert (result.epsilon, result.delta, result.order) == (printed["epsilon"], printed["delta"], printed["order"])
 
 
+@pytest.mark.slow
 def test_risk_matches_the_command(dpcalc):
     printed = dpcalc("risk", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--fpr", "1e-4,1e-2",
                      "--prior", "0.1", "--json").json()["result"]
@@ -134,6 +135,7 @@ def test_risk_matches_the_command(dpcalc):
     assert result.bayes_success.upper == printed["bayes_success_upper"]
 
 
+@pytest.mark.slow
 def test_calibrate_sigma_matches_the_command(dpcalc):
     run = dpcalc("calibrate", "--target-eps", "2", "--delta", "1e-5", "--p", "0.004", "--T", "10000", "--json")
     printed = run.json()["result"]
@@ -152,6 +154,7 @@ def test_calibrate_epochs_with_gdp_matches_the_command(dpcalc):
         printed["epochs"], printed["epsilon"], printed["certified_epsilon"])
 
 
+@pytest.mark.slow
 def test_check_budget_matches_the_command(dpcalc):
     path = ROOT / "examples" / "privacy-budget.toml"
     printed = dpcalc("check", str(path), "--json").json()["result"]
@@ -242,6 +245,7 @@ def test_a_closed_form_command_still_loads_neither_numpy_nor_the_api():
     assert run.stderr.strip().splitlines()[-1] == "0 []"
 
 
+@pytest.mark.slow
 def test_pld_epsilon_with_a_batch_size_cap_is_the_command_s(dpcalc):
     from dpcalc import pld_epsilon
 
@@ -253,6 +257,7 @@ def test_pld_epsilon_with_a_batch_size_cap_is_the_command_s(dpcalc):
         pld_epsilon(delta=1e-5, p=0.004, T=10000, sigma=1.1, max_batch_size=360)
 
 
+@pytest.mark.slow
 def test_risk_with_a_batch_size_cap_is_the_command_s(dpcalc):
     from dpcalc import risk
 

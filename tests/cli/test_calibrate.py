@@ -293,6 +293,7 @@ def test_sweep_of_two_options_in_command_line_order(dpcalc):
     assert [(row["run"]["T"], row["target_epsilon"]) for row in rows] == [(100, 1.0), (100, 2.0), (1000, 1.0), (1000, 2.0)]
 
 
+@pytest.mark.slow
 def test_sweep_inputs_hold_per_row_values(dpcalc):
     """README: in a sweep, an input that differs between rows is the list of its per-row values."""
     inputs = dpcalc("calibrate", "--accountant", "gdp", "--T", "100,1000", "--target-eps", "1,2", "--p", "0.01",

@@ -114,6 +114,7 @@ def test_a_cap_that_keeps_the_target_out_of_reach_says_so(dpcalc):
                "exceeds delta = 1e-05 at every epsilon above 0.7" in warning for warning in document["warnings"])
 
 
+@pytest.mark.slow
 def test_step_by_step_the_same_cap_leaves_the_target_in_reach(dpcalc):
     """Under add-remove the same cap costs (1 + e^eps) times T w p tv, w the chance that the other
     records fill B - 1 places (~1e-8 here), not eta: the target is spent, with no warning."""

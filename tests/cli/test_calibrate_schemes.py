@@ -74,6 +74,7 @@ def test_rdp_takes_fixed_size_batches_under_replace_one(dpcalc):
     assert run.code == 0 and run.json()["result"]["epsilon"] <= 3.0
 
 
+@pytest.mark.slow
 def test_the_table_names_the_scheme(dpcalc):
     run = dpcalc(*RUN, "--examples-per-user", "4", "--p", "0.004", "--T", "10000")
     assert "add-remove neighbours, 4 examples per user" in run.stdout

@@ -92,6 +92,7 @@ def test_under_add_remove_the_caps_are_accounted_step_by_step(tmp_path):
     assert any("accounted step by step" in warning for warning in result.warnings)
 
 
+@pytest.mark.slow
 def test_a_cap_that_no_batch_reaches_costs_nothing(tmp_path):
     capped = account_budget(load_budget(budget(cap=60001), "b.toml"))
     plain = account_budget(load_budget(budget(cap=None), "b.toml"))

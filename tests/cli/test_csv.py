@@ -51,6 +51,7 @@ def test_a_list_is_its_json_text(dpcalc):
     assert json.loads(line["tradeoff"])[0]["alpha"] == 0.001
 
 
+@pytest.mark.slow
 def test_check_gives_a_row_per_release_and_the_total(dpcalc):
     run = dpcalc("check", str(EXAMPLE), "--csv")
     assert run.code == 0

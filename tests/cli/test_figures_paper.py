@@ -200,7 +200,7 @@ def test_series_style_rules():
         pytest.param(("pld", *SMALL, "--eps", "0.5"), "target epsilon = 0.5", False, marks=pytest.mark.slow),
         (("gdp", "--mu", "1", "--eps", "2"), "target epsilon = 2", False),
         (("pld", "--p", "0.1", "--sigma", "2,3", "--T", "10", "--max-eps", "1"), "epsilon budget = 1", True),
-        (("gdp", "--p", "0.1", "--sigma", "2,3", "--T", "10", "--max-eps", "1"), "epsilon budget = 1", True),
+        pytest.param(("gdp", "--p", "0.1", "--sigma", "2,3", "--T", "10", "--max-eps", "1"), "epsilon budget = 1", True, marks=pytest.mark.slow),
     ],
 )
 def test_target_marked(dpcalc, tmp_path, args, label, horizontal):

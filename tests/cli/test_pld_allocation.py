@@ -56,6 +56,7 @@ def test_allocation_with_epochs(dpcalc):
     assert 0.0 < document["result"]["epsilon_lower"] <= document["result"]["epsilon_upper"] < sixty.epsilon_lower
 
 
+@pytest.mark.slow
 def test_allocation_table_says_random_allocation(dpcalc):
     run = dpcalc(*MNIST, "--epochs", "60")
     assert (run.code, run.stderr) == (0, "")

@@ -15,6 +15,7 @@ SLOW_IDS = frozenset({
     "dpa-pld-laplace-delta-b1-sens1-q1-eps0",
     "dpa-pld-laplace-delta-b1-sens1-q1-eps1",
     "dpa-pld-laplace-delta-b2-sens2-q0.3-eps0",
+    "dpa-pld-laplace-delta-b2-sens2-q1-eps0",
     "dpa-pld-laplace-delta-b2-sens4-q1-eps0.5",
     "dpa-pld-laplace-delta-b2-sens4-q1-eps1",
     "dpa-pld-laplace-delta-b2-sens4-q1-eps2",

@@ -120,6 +120,7 @@ def test_against_dp_accounting(target, steps):
     assert target * (1 - 2e-3) <= epsilon <= target * (1 + 1e-3)
 
 
+@pytest.mark.slow
 def test_the_rdp_accountant_and_the_pld_ordering():
     result = laplace(1.0, 1e-5, 10, accountant="rdp")
     assert result.feasible and result.accountant == "rdp" and not result.exact

@@ -199,7 +199,7 @@ def test_fractional_orders_never_exceed_dp_accounting(q, sigma):
     assert np.all(mine * (orders - 1) <= theirs * (orders - 1) * (1 + 1e-9) + 1e-15 * orders)
 
 
-@pytest.mark.parametrize("q, sigma, order", [(0.01, 1.1, 5.5), (0.3, 0.5, 2.5)])
+@pytest.mark.parametrize("q, sigma, order", [(0.01, 1.1, 5.5), pytest.param(0.3, 0.5, 2.5, marks=pytest.mark.slow)])
 def test_dp_accounting_fractional_value_is_the_absolute_value_series(q, sigma, order):
     # The explanation of the gap: mpmath's MTZ series with |C(a, i)| reproduces dp_accounting
     # (rtol 1e-9), the same series with signs reproduces dpcalc.

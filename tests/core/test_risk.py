@@ -223,6 +223,7 @@ def test_subsampled_one_step_exact(p, sigma):
 CHEAP = dict(p=st.floats(0.01, 0.5), sigma=st.floats(0.8, 3.0), steps=st.integers(1, 20))
 
 
+@pytest.mark.slow
 @settings(max_examples=4)
 @given(**CHEAP)
 def test_curve_shape(p, sigma, steps):
@@ -280,6 +281,7 @@ def test_profile_bounds_against_tight_delta_and_gdp():
         assert inside(low, gdp_delta(1, eps), up)
 
 
+@pytest.mark.slow
 def test_profile_bounds_subsampled_against_tight_delta():
     phases = gaussian(1.0, 50, 0.05)
     upper, lower = ProfileBounds(phases, [(1e-5, None)]).at([0.3, 1.0, 2.0])
@@ -288,6 +290,7 @@ def test_profile_bounds_subsampled_against_tight_delta():
         assert max(low, single.delta_lower) <= min(up, single.delta_upper)
 
 
+@pytest.mark.slow
 def test_profile_bounds_add_never_widens():
     evaluator = ProfileBounds(gaussian(1.0, 50, 0.05), [(1e-5, None)])
     epsilons = np.linspace(0.0, 6.0, 61)
@@ -391,7 +394,7 @@ def test_riskcal_design_card():
     assert tprs[0] == pytest.approx(6.918e-5, rel=2e-3) and at_1e5.lower == pytest.approx(7.261e-5, rel=1e-3)
 
 
-@pytest.mark.parametrize("p, sigma", [(0.004, 1.1), (0.1, 1.0), (0.05, 0.5)])
+@pytest.mark.parametrize("p, sigma", [pytest.param(0.004, 1.1, marks=pytest.mark.slow), (0.1, 1.0), pytest.param(0.05, 0.5, marks=pytest.mark.slow)])
 def test_riskcal_below_an_attack(p, sigma):
     # T = 1: the Neyman-Pearson test of the remove pair is an attack that exists (P and Q are
     # the outputs on neighbouring datasets), with TPR (1 - p) alpha + p Phi(1/s + Phi^-1(alpha))

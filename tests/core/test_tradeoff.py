@@ -112,6 +112,7 @@ profiles = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(profiles, st.lists(st.floats(0.0, 1.0), min_size=1, max_size=12), st.floats(0.0, 0.5))
 def test_properties(pairs, alphas, loosen):

@@ -25,7 +25,7 @@ def _assert_sound(case: Case) -> None:
                 f"(at most {outcome.attained_upper!r})")
 
 
-@pytest.mark.parametrize("case", slow_cases(FAST, 4, 5, 6, 7, one_argument=True), ids=str)
+@pytest.mark.parametrize("case", slow_cases(FAST, 1, 4, 5, 6, 7, 8, 9, one_argument=True), ids=str)
 def test_certified_bounds_hold_for_every_enumerated_pair(case):
     _assert_sound(case)
 

@@ -329,6 +329,7 @@ def test_merged_cells_agree_with_mpmath(sigma):
         assert excess_err[m] <= 1e-9 * c * lat.h, (m, excess_err[m])
 
 
+@pytest.mark.slow
 @given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=80), st.sampled_from([2, 4, 16]))
 @settings(max_examples=50, deadline=None, derandomize=DERANDOMIZE)
 def test_a_coarser_spread_keeps_mass_and_mean(masses, c):

@@ -77,6 +77,7 @@ def test_largest_steps_infeasible_and_limit():
     assert count == 5000 and above is None and at.epsilon_upper <= 2.0
 
 
+@pytest.mark.slow
 def test_largest_steps_with_admissible_counts():
     # whole epochs of n = 60000, batch 256: T(e) = ceil(e n / b); the answer is the largest T(e)
     # within the budget and the witness T(e + 1) (bisection over tight_epsilon: 43 epochs, T = 10079)

@@ -115,7 +115,7 @@ def test_laplace_at_tiny_delta(scale, steps, delta):
     assert not any("requested accuracy" in item or "cannot certify" in item for item in result.warnings)
 
 
-@pytest.mark.parametrize("delta", [1e-8, 1e-12])
+@pytest.mark.parametrize("delta", [pytest.param(1e-8, marks=pytest.mark.slow), 1e-12])
 def test_k_fold_laplace_brackets_exact_at_moderate_delta(delta):
     result = tight_epsilon([Phase("laplace", 1.0, None, 1.0, 3)], delta)
     _brackets(result, lambda eps: laplace_delta(eps, 1.0, 3))
