@@ -63,7 +63,7 @@ def closed_stdout(args, env, read=0):
 @BUFFERED_BY_DEFAULT
 @pytest.mark.parametrize(
     "args",
-    [RDP, [*RDP, "--json"], GDP_WITH_WARNING, ["rdp", "--help"], ["--help"], ["--version"]],
+    [RDP, pytest.param([*RDP, "--json"], marks=pytest.mark.slow), GDP_WITH_WARNING, ["rdp", "--help"], ["--help"], ["--version"]],
     ids=["table", "json", "table-with-warning", "command-help", "help", "version"],
 )
 def test_closed_pipe_exits_141_silently(env, args):
@@ -74,11 +74,13 @@ def test_closed_pipe_exits_141_silently(env, args):
     assert stderr == "" or (args is GDP_WITH_WARNING and stderr.startswith("Warning: ") and stderr.count("\n") == 1)
 
 
+@pytest.mark.parametrize("env", [pytest.param("buffered", marks=pytest.mark.slow), "unbuffered"], indirect=True)
 def test_closed_pipe_in_the_middle_of_a_long_json_output(env):
     code, stderr = closed_stdout(LONG_JSON, env, read=10)
     assert (code, stderr) == (141, "")
 
 
+@pytest.mark.slow
 @BUFFERED_BY_DEFAULT
 def test_closed_pipe_is_141_not_the_budget_failure_under_pipefail(env):
     """Under pipefail the same over-budget command exits 1 into `cat` and 141 into `head`."""
@@ -94,6 +96,7 @@ def test_closed_pipe_is_141_not_the_budget_failure_under_pipefail(env):
     assert (closed.returncode, closed.stderr) == (141, "")
 
 
+@pytest.mark.slow  # test_closed_or_full_stderr_keeps_the_output_and_the_exit_code[table-2>&-] drops a warning too
 @BUFFERED_BY_DEFAULT
 def test_closed_stderr_while_warning_loses_only_the_warning(env):
     """The table's warning goes to stderr, whose reader is gone: the warning is dropped, the
@@ -364,7 +367,7 @@ def test_full_stdout_while_over_budget_is_74_not_1(tmp_path):
 
 
 @pytest.mark.parametrize("redirection", ["2>&-", pytest.param("2>/dev/full", marks=pytest.mark.slow)])
-@pytest.mark.parametrize("json_output", [False, True], ids=["table", "json"])
+@pytest.mark.parametrize("json_output", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["table", "json"])
 def test_closed_or_full_stderr_keeps_the_output_and_the_exit_code(redirection, json_output, tmp_path):
     args = ["check", "BUDGET", *(["--json"] if json_output else [])]
     normal = redirected(args, "", tmp_path)

@@ -305,6 +305,7 @@ def test_lattice_cells_agree_with_mpmath(sigma):
         assert error <= lat.spread_rel[k], (k, error, lat.spread_rel[k])
 
 
+@pytest.mark.slow  # test_lattice_cells_agree_with_mpmath checks the cells against mpmath by default
 @pytest.mark.parametrize("sigma", slow_cases(SIGMAS, 1, 2, one_argument=True))
 def test_merged_cells_agree_with_mpmath(sigma):
     """The cells of width H = 16 h (one factor beyond the bulk, below: the narrow cells merged 16

@@ -158,7 +158,6 @@ def test_spec_reference_values(p, sigma, steps, reference):
     assert result.grid_step > 0 and result.grid_size > 0 and result.binding in ("remove", "add")
 
 
-@pytest.mark.slow
 def test_accuracy_option_narrows_the_interval():
     phases = [gaussian(0.004, 1.1, 10_000)]
     coarse = tight_epsilon(phases, 1e-5, accuracy=1e-2)
@@ -169,6 +168,7 @@ def test_accuracy_option_narrows_the_interval():
     assert coarse.epsilon_lower <= fine.epsilon_upper and fine.epsilon_lower <= coarse.epsilon_upper
 
 
+@pytest.mark.slow  # test_accuracy_option_narrows_the_interval checks --accuracy by default
 @pytest.mark.parametrize("accuracy", [5e-6, pytest.param(1e-9, marks=pytest.mark.slow)])
 def test_a_finer_accuracy_is_never_looser_than_the_default(accuracy):
     phases = [gaussian(0.004, 1.1, 10_000)]

@@ -300,6 +300,7 @@ def test_shuffle_refusals():
         Phase("gaussian", 0.01, 1.0, None, 100, sampling="shuffle", epoch_steps=100)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k, steps", [(2, 1000), pytest.param(4, 10_000, marks=pytest.mark.slow)])
 def test_user_level_agrees_with_dp_accounting_mixture_of_gaussians(k, steps):
     """dp_accounting's PLD of `MixtureOfGaussiansDpEvent` (the same pair; pessimistic
