@@ -66,7 +66,7 @@ def test_subsampled_sigma_meets_the_target_and_its_neighbour_does_not():
     assert below.upper > 0.1
 
 
-@pytest.mark.parametrize("position", [0.0, risk_target.STEERING_POSITION, 1.0])
+@pytest.mark.parametrize("position", [pytest.param(0.0, marks=pytest.mark.slow), risk_target.STEERING_POSITION, pytest.param(1.0, marks=pytest.mark.slow)])
 def test_subsampled_tpr_answer_does_not_rest_on_the_steering_position(monkeypatch, position):
     # The steering figure only steers: wherever it sits in the coarse interval (its upper end, the
     # default, its lower end), the answer's certified TPR is at most the target and a sigma 2

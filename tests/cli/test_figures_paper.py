@@ -68,10 +68,10 @@ def _colours(curves) -> dict[str, set[str]]:
         pytest.param(("pld", "--phase", "p=0.1,sigma=2,T=10", "--phase", "p=0.2,sigma=3,T=5"),
          "(p = 0.1, sigma = 2, T = 10) then (p = 0.2, sigma = 3, T = 5), delta = 1e-05", marks=pytest.mark.slow),
         pytest.param(("risk", *SMALL), "p = 0.1, sigma = 2, T = 10", marks=pytest.mark.slow),
-        (("pld", "--p", "0.1", "--sigma", "2,3", "--T", "5,10"), "p = 0.1, delta = 1e-05"),
+        pytest.param(("pld", "--p", "0.1", "--sigma", "2,3", "--T", "5,10"), "p = 0.1, delta = 1e-05", marks=pytest.mark.slow),
         (("gdp", "--p", "0.1", "--sigma", "2", "--T", "5,10", "--no-tight"), "p = 0.1, sigma = 2, delta = 1e-05"),
-        (("calibrate", "--target-eps", "1,2", "--p", "0.1", "--T", "10", "--accountant", "rdp"),
-         "accountant = rdp, delta = 1e-05, p = 0.1, T = 10"),
+        pytest.param(("calibrate", "--target-eps", "1,2", "--p", "0.1", "--T", "10", "--accountant", "rdp"),
+         "accountant = rdp, delta = 1e-05, p = 0.1, T = 10", marks=pytest.mark.slow),
         (("convert", "--from", "gaussian", "--sigma", "2", "--to", "tradeoff"),
          "Gaussian noise sigma = 2, L2 sensitivity 1"),
     ],
@@ -198,7 +198,7 @@ def test_series_style_rules():
         pytest.param(("gdp", *SMALL), "target delta = 1e-05", True, marks=pytest.mark.slow),
         pytest.param(("pld", *SMALL, "--delta", "1e-6"), "target delta = 1e-06", True, marks=pytest.mark.slow),
         pytest.param(("pld", *SMALL, "--eps", "0.5"), "target epsilon = 0.5", False, marks=pytest.mark.slow),
-        (("gdp", "--mu", "1", "--eps", "2"), "target epsilon = 2", False),
+        pytest.param(("gdp", "--mu", "1", "--eps", "2"), "target epsilon = 2", False, marks=pytest.mark.slow),
         (("pld", "--p", "0.1", "--sigma", "2,3", "--T", "10", "--max-eps", "1"), "epsilon budget = 1", True),
         pytest.param(("gdp", "--p", "0.1", "--sigma", "2,3", "--T", "10", "--max-eps", "1"), "epsilon budget = 1", True, marks=pytest.mark.slow),
     ],
@@ -219,6 +219,7 @@ def test_no_target_without_one(dpcalc, tmp_path):
 
 # --- the files themselves -----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_same_inputs_same_file(dpcalc, tmp_path):
     first, _ = _figure(dpcalc, tmp_path, "convert", "--from", "gdp", "--mu", "1", "--to", "tradeoff")
     second, _ = _figure(dpcalc, tmp_path, "convert", "--from", "gdp", "--mu", "1", "--to", "tradeoff")
@@ -247,7 +248,7 @@ def test_plot_does_not_load_pyplot(tmp_path):
     assert result.stdout.splitlines()[-1] == "0 True False"
 
 
-@pytest.mark.parametrize("command", ["gdp", "pld"])
+@pytest.mark.parametrize("command", ["gdp", pytest.param("pld", marks=pytest.mark.slow)])
 def test_swept_delta_on_a_log_axis(dpcalc, tmp_path, command):
     text, _ = _figure(dpcalc, tmp_path, command, "--p", "0.1", "--sigma", "1,2", "--T", "10", "--eps", "0.5")
     assert re.search(r"<!-- \$\\mathdefault\{10\^\{-\d+\}\}\$ -->", text)  # decades as tick labels

@@ -85,7 +85,7 @@ def in_repository(monkeypatch):
     monkeypatch.chdir(Path(__file__).resolve().parents[2])
 
 
-@pytest.mark.parametrize("args", slow_cases(COMMANDS, 9, 10, one_argument=True))
+@pytest.mark.parametrize("args", slow_cases(COMMANDS, 8, 9, 10, one_argument=True))
 def test_tables_fit_60_columns_with_every_number_whole(at_width, in_repository, args):
     wide = at_width(200, *args)
     narrow = at_width(60, *args)

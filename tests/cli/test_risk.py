@@ -222,7 +222,7 @@ def _cells(stdout: str, first: str) -> list[str]:
     return [cell.strip() for cell in line.split("│")[1:-1]]
 
 
-@pytest.mark.parametrize("run", [SMALL, GDP_RUN])
+@pytest.mark.parametrize("run", [SMALL, pytest.param(GDP_RUN, marks=pytest.mark.slow)])
 def test_tables_rounded_outward(dpcalc, run):
     result = _ok(dpcalc, *run)["result"]
     table = dpcalc(*run)

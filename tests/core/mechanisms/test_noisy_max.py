@@ -138,7 +138,7 @@ def _noise(rng, noise, scale, shape):
 
 
 @pytest.mark.parametrize("noise", NOISES)
-@pytest.mark.parametrize("m, beta", [(2, 0.2), (10, 0.05), (100, 0.1)])
+@pytest.mark.parametrize("m, beta", [(2, 0.2), (10, 0.05), pytest.param(100, 0.1, marks=pytest.mark.slow)])
 def test_monte_carlo(noise, m, beta):
     # The worst case: the top score exactly gap above the m - 1 others. Exact claims (gumbel,
     # exponential; laplace at m = 2) must match within 4.5 standard errors; the union bound

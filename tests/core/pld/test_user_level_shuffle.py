@@ -152,6 +152,7 @@ def test_user_level_beats_group_privacy_on_the_design_card(k):
     assert ours.epsilon_upper - ours.epsilon_lower <= 1e-3 * ours.epsilon_upper
 
 
+@pytest.mark.slow
 def test_user_level_grows_with_the_examples_per_user():
     """k = 1 is the example-level figure, and more examples per user cost more."""
     example = tight_epsilon([Phase("gaussian", 0.004, 1.1, None, 10_000)], 1e-5)
