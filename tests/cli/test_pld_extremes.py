@@ -5,6 +5,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+
 from tests.slow import slow_cases
 
 CASES = [

@@ -19,9 +19,9 @@ import pytest
 
 from dpcalc.api import pld_delta
 from tests.conformance.exact import gaussian_delta
+from tests.slow import slow_cases
 from tests.soundness import enumeration as E
 from tests.soundness.cases import Case, check
-from tests.slow import slow_cases
 
 
 @dataclass(frozen=True)

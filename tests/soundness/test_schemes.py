@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.soundness.cases import FAST, SLOW, UNIFORM_FAST, Case, check
 from tests.slow import slow_cases
+from tests.soundness.cases import FAST, SLOW, UNIFORM_FAST, Case, check
 
 
 def _assert_sound(case: Case) -> None:
