@@ -22,6 +22,7 @@ import types
 import pytest
 
 import dpcalc.cli.app as app_module
+from tests.slow import slow_cases
 
 RDP = ["rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight"]
 # About 250 kB of JSON: more than a pipe holds, so the reader is gone while it is written.
@@ -344,7 +345,8 @@ def redirected(args, redirection, tmp_path, **kwargs):
                           env={**os.environ, "HOME": str(tmp_path)}, cwd=tmp_path, **kwargs)
 
 
-@pytest.mark.parametrize("args", EVERY_COMMAND.values(), ids=EVERY_COMMAND.keys())
+# rdp, risk and calibrate (slow set) write their JSON as pld and check do
+@pytest.mark.parametrize("args", slow_cases(EVERY_COMMAND.values(), 7, 10, 11, one_argument=True), ids=EVERY_COMMAND.keys())
 def test_full_stdout_exits_74_with_one_line(args, tmp_path):
     run = redirected(args, ">/dev/full", tmp_path)
     assert run.returncode == 74

@@ -136,6 +136,7 @@ def test_one_user_level_step_brackets_the_exact_delta(k, p, sigma, epsilon):
     assert result.delta_upper <= exact * 1.01
 
 
+@pytest.mark.slow  # a comparison with group privacy, not a bound: test_user_level_shuffle keeps the bounds
 @pytest.mark.parametrize("k", [pytest.param(2, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.slow), 8])
 def test_user_level_beats_group_privacy_on_the_design_card(k):
     """Below the group-privacy route: an (e1, d1) example-level guarantee gives
