@@ -12,8 +12,8 @@ memory of the case's slowest run.
 
 Run it from the environment dpcalc is installed in (it calls the `dpcalc` next to this Python),
 or name another environment's interpreter with --python: the script then runs under it. The
-floors import Typer, which dpcalc does not: running the start-up cases in two environments, one
-with the oldest Typer (0.20) and one with the newest, shows dpcalc against both floors.
+floors import what dpcalc's commands are built on, click and Rich (dpcalc does not use Typer:
+CONTRIBUTING.md, "Why click").
 Measure a regular install (`pip install '.[test]'`), as users have: an editable one (`pip install
 -e`) loads its import hook and pathlib at every start, about 10 ms a call.
 """
@@ -44,14 +44,14 @@ def _tool(name: str) -> str:
 DPCALC = _tool("dpcalc")
 
 FLOORS = {
-    "typer+rich": [PYTHON, "-c", "import typer, rich"],
-    # What a table costs at least: import Typer, print one five-row Rich table (the table mode's floor).
-    "typer+rich table": [PYTHON, "-c", (
-        "import typer; from rich.console import Console; from rich.table import Table; "
+    "click+rich": [PYTHON, "-c", "import click, rich"],
+    # What a table costs at least: import click, print one five-row Rich table (the table mode's floor).
+    "click+rich table": [PYTHON, "-c", (
+        "import click; from rich.console import Console; from rich.table import Table; "
         "table = Table('quantity', 'value'); [table.add_row(f'row {i}', str(i)) for i in range(5)]; "
         "Console().print(table)"
     )],
-    "typer+rich+numpy+scipy.special": [PYTHON, "-c", "import typer, rich, numpy, scipy.special"],
+    "click+rich+numpy+scipy.special": [PYTHON, "-c", "import click, rich, numpy, scipy.special"],
     # One tight accounting of the design card: what calibrate and sweeps are measured against.
     "dpcalc pld (design card)": [DPCALC, "pld", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--json"],
     # One RDP accounting of the design card, for the RDP sweep.
@@ -104,30 +104,30 @@ CARD_AS_DATASET = ("pld", "--n", "62500", "--batch-size", "250", "--T", "10000",
 
 
 # Issue 21: the closed-form commands at most 1.15x the table floor in table mode, 1.25x
-# `import typer, rich` with --json; --help at most 1.25x `import typer, rich`.
+# `import click, rich` with --json; --help at most 1.25x `import click, rich`.
 CASES = [
-    Case("dpcalc --help", dpcalc("--help"), "typer+rich", 1.25),
+    Case("dpcalc --help", dpcalc("--help"), "click+rich", 1.25),
     Case("dpcalc gdp --no-tight (design card, table)",
-         dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight"), "typer+rich table", 1.15,
+         dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight"), "click+rich table", 1.15,
          peak_mib=60),
     Case("dpcalc gdp --no-tight (design card, --json)",
-         dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight", "--json"), "typer+rich", 1.25,
+         dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight", "--json"), "click+rich", 1.25,
          peak_mib=60),
     Case("dpcalc gdp (design card, with tight epsilon)",
-         dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--json"), "typer+rich", None),
+         dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--json"), "click+rich", None),
     Case("dpcalc rdp --no-tight (design card, table)",
          dpcalc("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight"),
-         "typer+rich+numpy+scipy.special", 1.2),
+         "click+rich+numpy+scipy.special", 1.2),
     Case("dpcalc rdp --no-tight (design card, --json)",
          dpcalc("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight", "--json"),
-         "typer+rich+numpy+scipy.special", 1.2),
+         "click+rich+numpy+scipy.special", 1.2),
     Case("dpcalc rdp --no-tight (10 phases, --json)",
          dpcalc("rdp", *[a for k in range(1, 11) for a in ("--phase", f"p={0.001 * k:g},sigma={0.5 + 0.1 * k:g},T=1000")],
                 "--no-tight", "--json"),
-         "typer+rich+numpy+scipy.special", 1.2),
+         "click+rich+numpy+scipy.special", 1.2),
     Case("dpcalc rdp --no-tight (T = 1e9, --json)",
          dpcalc("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "1e9", "--no-tight", "--json"),
-         "typer+rich+numpy+scipy.special", 1.2),
+         "click+rich+numpy+scipy.special", 1.2),
     # Tight accounting: at most 0.4x the peer's command line for the same case.
     Case("dpcalc pld (design card, --json)",
          dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--json"),
@@ -138,13 +138,13 @@ CASES = [
             "opake (design card: advantage, TPR at 5 FPRs)", 0.8, peak_mib=300)]
       if os.environ.get("DPCALC_OPAKE_PYTHON") else []),
     Case("dpcalc pld (T = 1e6, --json)",
-         dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e6", "--json"), "typer+rich", None, peak_mib=300),
+         dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e6", "--json"), "click+rich", None, peak_mib=300),
     Case("dpcalc pld (T = 1e7, --json)",
-         dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e7", "--json"), "typer+rich", None, peak_mib=300),
+         dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e7", "--json"), "click+rich", None, peak_mib=300),
     Case("dpcalc pld (T = 1e9, --json)",
-         dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e9", "--json"), "typer+rich", None, peak_mib=300),
+         dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e9", "--json"), "click+rich", None, peak_mib=300),
     Case("dpcalc pld (T = 1e11, --json)",
-         dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e11", "--json"), "typer+rich", None, peak_mib=300),
+         dpcalc("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1e11", "--json"), "click+rich", None, peak_mib=300),
     # Issue 7: calibrating sigma under 2x one pld call; a 60-point epochs sweep under 3x one call.
     Case("dpcalc calibrate sigma (design card, pld)",
          dpcalc("calibrate", "--target-eps", "2", "--p", "0.004", "--T", "10000", "--json"), "dpcalc pld (design card)",
@@ -216,30 +216,30 @@ CASES = [
          dpcalc("check", str(Path(__file__).resolve().parent.parent / "examples" / "privacy-budget.toml"), "--json"),
          "dpcalc pld (design card)", None, peak_mib=300),
     Case("dpcalc convert dp -> gaussian (table)",
-         dpcalc("convert", "--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "gaussian"), "typer+rich table", 1.15),
+         dpcalc("convert", "--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "gaussian"), "click+rich table", 1.15),
     Case("dpcalc convert dp -> gaussian (--json)",
          dpcalc("convert", "--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "gaussian", "--json"),
-         "typer+rich", 1.25),
+         "click+rich", 1.25),
     Case("dpcalc convert zcdp -> dp (--json)",
-         dpcalc("convert", "--from", "zcdp", "--rho", "0.5", "--to", "dp", "--json"), "typer+rich", 1.25),
+         dpcalc("convert", "--from", "zcdp", "--rho", "0.5", "--to", "dp", "--json"), "click+rich", 1.25),
     Case("dpcalc laplace-eps (seed, table)",
-         dpcalc("laplace-eps", "--tolerance", "1e-5", "--probability", "0.9"), "typer+rich table", 1.15),
+         dpcalc("laplace-eps", "--tolerance", "1e-5", "--probability", "0.9"), "click+rich table", 1.15),
     Case("dpcalc laplace-eps (seed, --json)",
-         dpcalc("laplace-eps", "--tolerance", "1e-5", "--probability", "0.9", "--json"), "typer+rich", 1.25),
+         dpcalc("laplace-eps", "--tolerance", "1e-5", "--probability", "0.9", "--json"), "click+rich", 1.25),
     # Issue 20: the closed-form mechanism commands start like the other closed-form commands.
     Case("dpcalc mechanism laplace (table)",
          dpcalc("mechanism", "laplace", "--eps", "1", "--confidence", "0.95", "--bins", "10"),
-         "typer+rich table", 1.15),
+         "click+rich table", 1.15),
     Case("dpcalc mechanism laplace (--json)",
          dpcalc("mechanism", "laplace", "--eps", "1", "--confidence", "0.95", "--bins", "10", "--json"),
-         "typer+rich", 1.25),
+         "click+rich", 1.25),
     Case("dpcalc advanced-composition k=100 (table)",
-         dpcalc("advanced-composition", "--eps", "0.1", "--k", "100"), "typer+rich table", 1.15),
+         dpcalc("advanced-composition", "--eps", "0.1", "--k", "100"), "click+rich table", 1.15),
     Case("dpcalc advanced-composition k=1e4 (--json)",
-         dpcalc("advanced-composition", "--eps", "0.01", "--k", "10000", "--json"), "typer+rich", 1.25),
+         dpcalc("advanced-composition", "--eps", "0.01", "--k", "10000", "--json"), "click+rich", 1.25),
     # k = 1e6 must finish under 1 s end to end: about 12x the floor.
     Case("dpcalc advanced-composition k=1e6 (--json)",
-         dpcalc("advanced-composition", "--eps", "0.001", "--k", "1000000", "--json"), "typer+rich", 12.0),
+         dpcalc("advanced-composition", "--eps", "0.001", "--k", "1000000", "--json"), "click+rich", 12.0),
 ]
 
 
@@ -315,7 +315,7 @@ def machine() -> str:
 
 
 def environment() -> str:
-    """The versions of the command-line libraries in this environment (the floors import Typer)."""
+    """The versions of the command-line libraries in this environment (the floors import click and Rich)."""
     from importlib.metadata import PackageNotFoundError, version
 
     def installed(name: str) -> str:
@@ -324,7 +324,7 @@ def environment() -> str:
         except PackageNotFoundError:
             return "not installed"
 
-    return ", ".join(f"{name} {installed(name)}" for name in ("typer", "click", "rich"))
+    return ", ".join(f"{name} {installed(name)}" for name in ("click", "rich"))
 
 
 def main() -> int:

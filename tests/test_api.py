@@ -29,6 +29,7 @@ def readme_api_example() -> str:
     return blocks[0]
 
 
+@pytest.mark.slow
 def test_readme_python_api_example_runs(monkeypatch):
     monkeypatch.chdir(ROOT)  # the example reads examples/privacy-budget.toml
     test = doctest.DocTestParser().get_doctest(readme_api_example(), {}, "guide: Python API", "docs/guide.md", 0)
@@ -61,6 +62,7 @@ def test_pld_epsilon_matches_the_command(dpcalc):
     assert result.epsilon_upper >= result.epsilon_lower > 0
 
 
+@pytest.mark.slow
 def test_pld_delta_training_form_matches_the_command(dpcalc):
     printed = dpcalc("pld", "--n", "60000", "--batch-size", "256", "--epochs", "10", "--sigma", "1.1",
                      "--eps", "1", "--json").json()
@@ -78,6 +80,7 @@ def test_pld_phases_and_relation_match_the_command(dpcalc):
     assert {key: printed["result"][key] for key in _bounds(result)} == _bounds(result)
 
 
+@pytest.mark.slow
 def test_pld_shuffled_training_form_matches_the_command(dpcalc):
     printed = dpcalc("pld", "--n", "60000", "--batch-size", "256", "--epochs", "2", "--sigma", "1.1", "--sampling",
                      "shuffle", "--neighbours", "zero-out", "--delta", "1e-5", "--json").json()
@@ -120,6 +123,7 @@ def test_rdp_matches_the_command(dpcalc):
     assert (result.epsilon, result.delta, result.order) == (printed["epsilon"], printed["delta"], printed["order"])
 
 
+@pytest.mark.slow
 def test_risk_matches_the_command(dpcalc):
     printed = dpcalc("risk", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--fpr", "1e-4,1e-2",
                      "--prior", "0.1", "--json").json()["result"]
@@ -131,6 +135,7 @@ def test_risk_matches_the_command(dpcalc):
     assert result.bayes_success.upper == printed["bayes_success_upper"]
 
 
+@pytest.mark.slow
 def test_calibrate_sigma_matches_the_command(dpcalc):
     run = dpcalc("calibrate", "--target-eps", "2", "--delta", "1e-5", "--p", "0.004", "--T", "10000", "--json")
     printed = run.json()["result"]
@@ -149,6 +154,7 @@ def test_calibrate_epochs_with_gdp_matches_the_command(dpcalc):
         printed["epochs"], printed["epsilon"], printed["certified_epsilon"])
 
 
+@pytest.mark.slow
 def test_check_budget_matches_the_command(dpcalc):
     path = ROOT / "examples" / "privacy-budget.toml"
     printed = dpcalc("check", str(path), "--json").json()["result"]
@@ -262,6 +268,7 @@ def test_a_closed_form_command_still_loads_neither_numpy_nor_the_api():
     assert run.stderr.strip().splitlines()[-1] == "0 []"
 
 
+@pytest.mark.slow
 def test_pld_epsilon_with_a_batch_size_cap_is_the_command_s(dpcalc):
     from dpcalc import pld_epsilon
 
@@ -273,6 +280,7 @@ def test_pld_epsilon_with_a_batch_size_cap_is_the_command_s(dpcalc):
         pld_epsilon(delta=1e-5, p=0.004, T=10000, sigma=1.1, max_batch_size=360)
 
 
+@pytest.mark.slow
 def test_risk_with_a_batch_size_cap_is_the_command_s(dpcalc):
     from dpcalc import risk
 
@@ -291,6 +299,7 @@ def test_risk_with_a_batch_size_cap_is_the_command_s(dpcalc):
         risk(p=0.01, T=50, sigma=1.0, max_batch_size=25)
 
 
+@pytest.mark.slow
 def test_calibrate_sigma_takes_the_sampling_scheme(dpcalc):
     from dpcalc import calibrate_sigma
 

@@ -101,7 +101,7 @@ def test_python_dash_m_runs_the_cli():
     assert '"command": "gdp"' in result.stdout
 
 
-@pytest.mark.parametrize("given, expected", [(None, "1"), ("3", "3")])
+@pytest.mark.parametrize("given, expected", [(None, "1"), pytest.param("3", "3", marks=pytest.mark.slow)])
 def test_blas_threads_default_to_one_unless_set(given, expected):
     """The CLI asks OpenBLAS for one thread before numpy loads (its workers only burn a second
     core at these sizes); a value the user set is kept."""

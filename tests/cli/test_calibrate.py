@@ -177,6 +177,7 @@ def test_precision_option(dpcalc):
     assert result["sigma"] == 1.029 and result["rejected"]["sigma"] == 1.028 and result["precision"] == 0.01
 
 
+@pytest.mark.slow
 def test_delta_option(dpcalc):
     loose = dpcalc(*DESIGN_CARD, "--accountant", "gdp", "--delta", "1e-3", "--json").json()["result"]
     tight = dpcalc(*DESIGN_CARD, "--accountant", "gdp", "--delta", "1e-8", "--json").json()["result"]
@@ -272,6 +273,7 @@ def test_target_sweep_rows_match_single_runs(dpcalc):
     assert rows[1]["sigma"] == single["sigma"] and rows[1]["epsilon"] == single["epsilon"]
 
 
+@pytest.mark.slow
 def test_epochs_sweep_with_pld(dpcalc):
     run = dpcalc("calibrate", "--target-eps", "2", "--n", "1000", "--batch-size", "100", "--epochs", "1:5:4", "--json")
     assert (run.code, run.stderr) == (0, "")
@@ -284,12 +286,14 @@ def test_epochs_sweep_with_pld(dpcalc):
     assert "Calibration: the smallest noise multiplier" in table.stdout and "30" in table.stdout
 
 
+@pytest.mark.slow
 def test_sweep_of_two_options_in_command_line_order(dpcalc):
     rows = dpcalc("calibrate", "--accountant", "gdp", "--T", "100,1000", "--target-eps", "1,2", "--p", "0.01",
                   "--json").json()["result"]["rows"]
     assert [(row["run"]["T"], row["target_epsilon"]) for row in rows] == [(100, 1.0), (100, 2.0), (1000, 1.0), (1000, 2.0)]
 
 
+@pytest.mark.slow
 def test_sweep_inputs_hold_per_row_values(dpcalc):
     """README: in a sweep, an input that differs between rows is the list of its per-row values."""
     inputs = dpcalc("calibrate", "--accountant", "gdp", "--T", "100,1000", "--target-eps", "1,2", "--p", "0.01",
@@ -316,6 +320,7 @@ def test_sweep_max_eps_checks_every_row(dpcalc):
     assert [row["within_budget"] for row in run.json()["result"]["rows"]] == [True, False]
 
 
+@pytest.mark.slow
 def test_sweep_chart_and_plot(dpcalc, tmp_path):
     run = dpcalc("calibrate", "--accountant", "gdp", "--p", "0.004", "--T", "10000", "--target-eps", "1:8:1", "--chart")
     assert run.code == 0 and "sigma against target epsilon" in run.stdout
@@ -356,6 +361,7 @@ def test_an_infeasible_message_writes_a_huge_step_count_briefly(dpcalc):
 LAPLACE_RESULT_KEYS = COMMON_RESULT_KEYS | {"scale"}
 
 
+@pytest.mark.slow
 def test_laplace_json_keys_and_round_trip(dpcalc):
     run = dpcalc("calibrate", "--target-eps", "1", "--mechanism", "laplace", "--T", "10", "--sensitivity", "2",
                  "--json")

@@ -66,6 +66,7 @@ def test_steps_of_a_capped_run(dpcalc):
     assert result["T"] < plain["T"]
 
 
+@pytest.mark.slow
 def test_sigma_of_a_small_capped_run(dpcalc):
     run = dpcalc("calibrate", "--target-eps", "1", "--n", "1000", "--batch-size", "100", "--T", "100",
                  "--max-batch-size", "165", "--json")
@@ -96,6 +97,7 @@ def test_batch_size_of_a_capped_run_with_rdp(dpcalc):
     assert result["batch_size"] <= plain["batch_size"]
 
 
+@pytest.mark.slow
 def test_a_cap_that_keeps_the_target_out_of_reach_says_so(dpcalc):
     # zero-out: the overflow alone, eta = 3.3e-6 at delta 1e-5: (1 + e^eps) eta > delta for every eps
     # above log(1e-5 / eta - 1) = 0.717
@@ -112,6 +114,7 @@ def test_a_cap_that_keeps_the_target_out_of_reach_says_so(dpcalc):
                "exceeds delta = 1e-05 at every epsilon above 0.7" in warning for warning in document["warnings"])
 
 
+@pytest.mark.slow
 def test_step_by_step_the_same_cap_leaves_the_target_in_reach(dpcalc):
     """Under add-remove the same cap costs (1 + e^eps) times T w p tv, w the chance that the other
     records fill B - 1 places (~1e-8 here), not eta: the target is spent, with no warning."""
@@ -124,6 +127,7 @@ def test_step_by_step_the_same_cap_leaves_the_target_in_reach(dpcalc):
     assert not any(warning.startswith("some batch overflows") for warning in document["warnings"])
 
 
+@pytest.mark.slow
 def test_the_table_shows_the_cap(dpcalc):
     run = dpcalc("calibrate", "--target-eps", "1", "--n", "1000", "--batch-size", "100", "--T", "100",
                  "--max-batch-size", "200")
@@ -165,6 +169,7 @@ def test_refused_with_a_risk_target(dpcalc):
                           "with --target-eps, or check its risk with dpcalc risk --max-batch-size\n")
 
 
+@pytest.mark.slow
 def test_the_python_api_takes_the_cap(dpcalc):
     from dpcalc import calibrate
 

@@ -57,6 +57,7 @@ def test_sigma_for_a_tpr_is_certified_and_near_the_exact_one(dpcalc):
     assert result["epsilon_lower"] <= pld["result"]["epsilon"] * (1 + 1e-9)
 
 
+@pytest.mark.slow
 def test_subsampled_sigma_meets_the_target_and_its_neighbour_does_not():
     result = calibrate_risk("sigma", "advantage", 0.1, sampling_probability=0.01, steps=1000)
     assert result.feasible and result.risk <= 0.1
@@ -65,7 +66,7 @@ def test_subsampled_sigma_meets_the_target_and_its_neighbour_does_not():
     assert below.upper > 0.1
 
 
-@pytest.mark.parametrize("position", [0.0, risk_target.STEERING_POSITION, 1.0])
+@pytest.mark.parametrize("position", [pytest.param(0.0, marks=pytest.mark.slow), risk_target.STEERING_POSITION, pytest.param(1.0, marks=pytest.mark.slow)])
 def test_subsampled_tpr_answer_does_not_rest_on_the_steering_position(monkeypatch, position):
     # The steering figure only steers: wherever it sits in the coarse interval (its upper end, the
     # default, its lower end), the answer's certified TPR is at most the target and a sigma 2
@@ -91,7 +92,7 @@ def test_steering_figure_lies_in_the_coarse_interval():
     assert risk_target._steering_figure(Bounds(upper=0.05, lower=0.0)) == 0.05
 
 
-@pytest.mark.parametrize(("figure", "target", "fpr"), [("tpr", 0.05, 0.01), ("advantage", 0.1, None)])
+@pytest.mark.parametrize(("figure", "target", "fpr"), [pytest.param("tpr", 0.05, 0.01, marks=pytest.mark.slow), ("advantage", 0.1, None)])
 def test_the_answers_epsilon_is_certified_from_its_own_profile(figure, target, fpr):
     """The (epsilon, delta) figure beside the answer, read off the profile its risk was read off,
     overlaps `tight_epsilon`'s certified interval (two certified intervals for one epsilon) and is
@@ -104,6 +105,7 @@ def test_the_answers_epsilon_is_certified_from_its_own_profile(figure, target, f
     assert result.epsilon - result.epsilon_lower <= 1e-3 * result.epsilon
 
 
+@pytest.mark.slow
 def test_steps_for_a_tpr_are_exact(dpcalc):
     run = dpcalc("calibrate", "--target-tpr", "0.05", "--at-fpr", "0.01", "--solve", "T", "--p", "0.01",
                  "--sigma", "1.5", "--json")
@@ -116,6 +118,7 @@ def test_steps_for_a_tpr_are_exact(dpcalc):
     assert result["run"] == {"p": 0.01, "sigma": 1.5, "T": steps}
 
 
+@pytest.mark.slow
 def test_table_names_the_figure_and_the_epsilon(dpcalc):
     run = dpcalc("calibrate", "--target-advantage", "0.2", "--p", "0.01", "--T", "100")
     assert run.code == 0, run.stderr

@@ -16,10 +16,10 @@ RUN = ("calibrate", "--target-eps", "3")
 @pytest.mark.parametrize(("options", "phase"), [
     (("--neighbours", "replace-one", "--p", "0.004", "--T", "10000"),
      dict(sampling_probability=0.004, steps=10000, neighbours="replace-one")),
-    (("--examples-per-user", "4", "--p", "0.004", "--T", "10000"),
-     dict(sampling_probability=0.004, steps=10000, examples_per_user=4)),
-    (("--sampling", "uniform", "--neighbours", "replace-one", "--n", "60000", "--batch-size", "256", "--epochs", "10"),
-     dict(sampling_probability=256 / 60000, steps=2344, sampling="uniform", neighbours="replace-one")),
+    pytest.param(("--examples-per-user", "4", "--p", "0.004", "--T", "10000"),
+     dict(sampling_probability=0.004, steps=10000, examples_per_user=4), marks=pytest.mark.slow),
+    pytest.param(("--sampling", "uniform", "--neighbours", "replace-one", "--n", "60000", "--batch-size", "256", "--epochs", "10"),
+     dict(sampling_probability=256 / 60000, steps=2344, sampling="uniform", neighbours="replace-one"), marks=pytest.mark.slow),
 ])
 def test_sigma_meets_the_target_for_the_run_pld_accounts(dpcalc, options, phase):
     run = dpcalc(*RUN, *options, "--json")
@@ -37,6 +37,7 @@ def test_sigma_meets_the_target_for_the_run_pld_accounts(dpcalc, options, phase)
     assert below.epsilon_upper > 3.0
 
 
+@pytest.mark.slow
 def test_a_scheme_costs_what_pld_says():
     # design card: Poisson add-remove 0.9999..., replace-one and user level need more noise
     plain = calibrate("sigma", 3.0, 1e-5, sampling_probability=0.004, steps=10000).value
@@ -47,6 +48,7 @@ def test_a_scheme_costs_what_pld_says():
     assert zero_out == plain  # under Poisson sampling zero-out's figures are add-remove's
 
 
+@pytest.mark.slow
 def test_shuffled_epochs_are_one_gaussian_each(dpcalc):
     # the certified upper bound of a shuffled run is one unsubsampled Gaussian per epoch begun
     # (10 epochs: mu = sqrt(10)/sigma), which meets epsilon 3 at delta 1e-5 from sigma = 4.3974426
@@ -57,6 +59,7 @@ def test_shuffled_epochs_are_one_gaussian_each(dpcalc):
     assert result["epsilon"] <= 3.0 and result["epsilon_lower"] < result["epsilon"]
 
 
+@pytest.mark.slow
 def test_solving_epochs_under_fixed_size_batches(dpcalc):
     run = dpcalc(*RUN, "--sampling", "uniform", "--neighbours", "replace-one", "--n", "60000", "--batch-size", "256",
                  "--solve", "epochs", "--sigma", "1.5", "--json")
@@ -71,6 +74,7 @@ def test_rdp_takes_fixed_size_batches_under_replace_one(dpcalc):
     assert run.code == 0 and run.json()["result"]["epsilon"] <= 3.0
 
 
+@pytest.mark.slow
 def test_the_table_names_the_scheme(dpcalc):
     run = dpcalc(*RUN, "--examples-per-user", "4", "--p", "0.004", "--T", "10000")
     assert "add-remove neighbours, 4 examples per user" in run.stdout

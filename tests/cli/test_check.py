@@ -36,6 +36,7 @@ def write(tmp_path, text, name="budget.toml"):
     return path
 
 
+@pytest.mark.slow
 def test_example_budget_file_is_within_budget(dpcalc):
     before = EXAMPLE.read_bytes()
     run = dpcalc("check", EXAMPLE, "--json")

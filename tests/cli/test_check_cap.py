@@ -42,6 +42,7 @@ def write(tmp_path, text):
     return path
 
 
+@pytest.mark.slow
 def test_a_capped_release_costs_what_pld_max_batch_size_says(dpcalc, tmp_path):
     run = dpcalc("check", write(tmp_path, budget()), "--json")
     assert run.code == 0, run.stderr
@@ -63,6 +64,7 @@ def test_a_capped_release_costs_what_pld_max_batch_size_says(dpcalc, tmp_path):
     assert any("batches capped (max_batch_size)" in warning for warning in run.json()["warnings"])
 
 
+@pytest.mark.slow
 def test_the_total_pays_the_overflow_at_its_own_epsilon(tmp_path):
     """zero-out: the composed group is (eps, delta_group(eps) + (1 + e^eps) eta)-DP at the group's eps."""
     result = account_budget(load_budget(budget(head='neighbours = "zero-out"', cap=330), "b.toml"))
@@ -74,6 +76,7 @@ def test_the_total_pays_the_overflow_at_its_own_epsilon(tmp_path):
     assert math.isinf(result.releases[0].epsilon)
 
 
+@pytest.mark.slow
 def test_under_add_remove_the_caps_are_accounted_step_by_step(tmp_path):
     """The same cap under add-remove: the release is `pld --max-batch-size 330`'s figure, and the
     group composes the capped pairs (finite, a little above the uncapped total)."""
@@ -89,6 +92,7 @@ def test_under_add_remove_the_caps_are_accounted_step_by_step(tmp_path):
     assert any("accounted step by step" in warning for warning in result.warnings)
 
 
+@pytest.mark.slow
 def test_a_cap_that_no_batch_reaches_costs_nothing(tmp_path):
     capped = account_budget(load_budget(budget(cap=60001), "b.toml"))
     plain = account_budget(load_budget(budget(cap=None), "b.toml"))
@@ -96,6 +100,7 @@ def test_a_cap_that_no_batch_reaches_costs_nothing(tmp_path):
     assert capped.total_epsilon == plain.total_epsilon
 
 
+@pytest.mark.slow
 def test_two_capped_releases_pay_the_sum_of_their_overflows():
     second = TRAINING.replace('"training"', '"tuning"').replace("epochs = 60", "epochs = 5")
     text = budget(extra="\n" + second + "max_batch_size = 360\n")
@@ -136,6 +141,7 @@ def test_capped_epsilon_checks_every_candidate():
     assert capped_epsilon(epsilon_at, 1e-5, 0.0) == epsilon_at(1e-5)
 
 
+@pytest.mark.slow
 def test_risk_limits_of_a_capped_run_grow_by_what_the_cap_costs():
     head = "max_advantage = 0.5\ntpr_at_fpr = {fpr = 1e-3, tpr = 0.5}"
     capped = account_budget(load_budget(budget(head=head, cap=350), "b.toml"))

@@ -97,6 +97,7 @@ def test_an_integer_of_5000_digits_is_refused_with_its_line(dpcalc, tmp_path):
     refused(dpcalc("check", path), "budget.toml:9:", "more than 4300 digits")
 
 
+@pytest.mark.slow
 def test_a_long_name_is_refused_fast_and_long_values_are_shortened(dpcalc, tmp_path):
     started = time.perf_counter()
     path = write(tmp_path, HEAD + release("n" * 500_000, 'mechanism = "dp"\nepsilon = 0.1'))
@@ -175,6 +176,7 @@ def test_two_dp_releases_of_a_million_uses_compose_in_seconds(dpcalc, tmp_path):
     assert releases[1]["epsilon"] < total <= 2 * (2 * 11.5129 * 5.0) ** 0.5 + 1e6 * (1e-3 * 1.0005e-3 + 2e-3 * 2.002e-3)
 
 
+@pytest.mark.slow
 def test_identical_subsampled_gaussian_releases_compose_as_one_run(dpcalc, tmp_path):
     body = 'mechanism = "subsampled-gaussian"\np = 0.01\nsigma = 1.0\nT = 1000'
     text = HEAD + "".join(release(f"r{i}", body) for i in range(200))
@@ -186,6 +188,7 @@ def test_identical_subsampled_gaussian_releases_compose_as_one_run(dpcalc, tmp_p
     assert run.json()["result"]["total"]["epsilon"] == one.json()["result"]["epsilon_upper"]
 
 
+@pytest.mark.slow
 def test_identical_laplace_releases_compose_in_seconds(dpcalc, tmp_path):
     text = HEAD + "".join(release(f"r{i}", 'mechanism = "laplace"\nepsilon = 0.01') for i in range(1000))
     started = time.perf_counter()
@@ -274,6 +277,7 @@ def test_no_budget_file_reaches_an_internal_error_many(dpcalc, tmp_path, text):
     check_budget_file(dpcalc, tmp_path, text)
 
 
+@pytest.mark.slow
 def test_the_command_line_runs_one_blas_thread_unless_told_otherwise():
     # many OpenBLAS threads under `ulimit -v 150000` fail to allocate and exit 1 ("over budget")
     import subprocess

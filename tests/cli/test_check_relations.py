@@ -27,6 +27,7 @@ def test_default_relation_is_echoed(dpcalc, tmp_path):
     assert document["result"]["budget"]["neighbours"] == "add-remove"
 
 
+@pytest.mark.slow
 def test_uniform_under_replace_one(dpcalc, tmp_path):
     text = HEAD + 'neighbours = "replace-one"\n' + MODEL + 'sampling = "uniform"\n'
     run = _check(dpcalc, tmp_path, text, "--json")
@@ -39,6 +40,7 @@ def test_uniform_under_replace_one(dpcalc, tmp_path):
     assert document["result"]["releases"][0]["epsilon"] == core.epsilon_upper
 
 
+@pytest.mark.slow
 def test_user_level_release(dpcalc, tmp_path):
     run = _check(dpcalc, tmp_path, HEAD + MODEL + "examples_per_user = 3\n", "--json")
     assert run.code == 0
@@ -63,6 +65,7 @@ def test_gaussian_release_under_replace_one_keeps_its_sensitivity(dpcalc, tmp_pa
     assert epsilon == pytest.approx(gdp.epsilon_for_delta(1e-5, 0.5), rel=1e-6)
 
 
+@pytest.mark.slow
 def test_shuffled_release_is_its_own_group(dpcalc, tmp_path):
     small = MODEL.replace("n = 60000", "n = 1000").replace("batch_size = 256", "batch_size = 100")
     text = HEAD + 'neighbours = "zero-out"\n' + small + 'sampling = "shuffle"\n[[release]]\nname = "c"\nmechanism = "gaussian"\nsigma = 20.0\n'

@@ -126,6 +126,7 @@ def test_no_releases_has_no_risk(tmp_path, dpcalc):
     assert risk["tpr_at_fpr"]["value"] == pytest.approx(0.01, rel=1e-12)  # TPR = FPR: nothing learnt
 
 
+@pytest.mark.slow
 def test_subsampled_gaussian_matches_dpcalc_risk(tmp_path, dpcalc):
     releases = """\
 [[release]]

@@ -24,7 +24,7 @@ def _png_size(data: bytes) -> tuple[int, int]:
 
 
 @needs_matplotlib
-@pytest.mark.parametrize("args", [GDP, DP, ("convert", "--from", "gaussian", "--sigma", "2", "--to", "tradeoff")])
+@pytest.mark.parametrize("args", [pytest.param(GDP, marks=pytest.mark.slow), pytest.param(DP, marks=pytest.mark.slow), ("convert", "--from", "gaussian", "--sigma", "2", "--to", "tradeoff")])
 def test_plot_png(dpcalc, tmp_path, args):
     path = tmp_path / "tradeoff.png"
     run = dpcalc(*args, "--plot", str(path))

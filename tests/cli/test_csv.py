@@ -18,6 +18,7 @@ def rows(text: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
+@pytest.mark.slow
 def test_a_sweep_gives_one_row_per_combination_with_the_json_figures(dpcalc):
     table = dpcalc(*SWEEP, "--csv")
     assert (table.code, table.stderr) == (0, "")
@@ -50,6 +51,7 @@ def test_a_list_is_its_json_text(dpcalc):
     assert json.loads(line["tradeoff"])[0]["alpha"] == 0.001
 
 
+@pytest.mark.slow
 def test_check_gives_a_row_per_release_and_the_total(dpcalc):
     run = dpcalc("check", str(EXAMPLE), "--csv")
     assert run.code == 0
@@ -69,6 +71,7 @@ def test_json_and_csv_together_are_refused(dpcalc, command):
     assert run.stderr == "Error: --json and --csv cannot be given together; give one output format\n"
 
 
+@pytest.mark.slow
 def test_warnings_and_charts_go_to_stderr(dpcalc):
     run = dpcalc("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--csv", "--chart")
     assert run.code == 0

@@ -22,6 +22,7 @@ import types
 import pytest
 
 import dpcalc.cli.app as app_module
+from tests.slow import slow_cases
 
 RDP = ["rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--no-tight"]
 # About 250 kB of JSON: more than a pipe holds, so the reader is gone while it is written.
@@ -41,6 +42,12 @@ def env(request):
     return env
 
 
+# The unbuffered child repeats the buffered one's path except for a short write: the tests that
+# run a long command run it unbuffered in the slow set only (the mid-output close below keeps it).
+BUFFERED_BY_DEFAULT = pytest.mark.parametrize("env", ["buffered", pytest.param("unbuffered", marks=pytest.mark.slow)],
+                                              indirect=True)
+
+
 def closed_stdout(args, env, read=0):
     """Run `python -m dpcalc ARGS` with its stdout a pipe that is closed after `read` bytes."""
     process = subprocess.Popen(
@@ -54,9 +61,10 @@ def closed_stdout(args, env, read=0):
     return process.wait(timeout=120), stderr
 
 
+@BUFFERED_BY_DEFAULT
 @pytest.mark.parametrize(
     "args",
-    [RDP, [*RDP, "--json"], GDP_WITH_WARNING, ["rdp", "--help"], ["--help"], ["--version"]],
+    [RDP, pytest.param([*RDP, "--json"], marks=pytest.mark.slow), GDP_WITH_WARNING, ["rdp", "--help"], ["--help"], ["--version"]],
     ids=["table", "json", "table-with-warning", "command-help", "help", "version"],
 )
 def test_closed_pipe_exits_141_silently(env, args):
@@ -67,11 +75,14 @@ def test_closed_pipe_exits_141_silently(env, args):
     assert stderr == "" or (args is GDP_WITH_WARNING and stderr.startswith("Warning: ") and stderr.count("\n") == 1)
 
 
+@pytest.mark.parametrize("env", [pytest.param("buffered", marks=pytest.mark.slow), "unbuffered"], indirect=True)
 def test_closed_pipe_in_the_middle_of_a_long_json_output(env):
     code, stderr = closed_stdout(LONG_JSON, env, read=10)
     assert (code, stderr) == (141, "")
 
 
+@pytest.mark.slow
+@BUFFERED_BY_DEFAULT
 def test_closed_pipe_is_141_not_the_budget_failure_under_pipefail(env):
     """Under pipefail the same over-budget command exits 1 into `cat` and 141 into `head`."""
     command = shlex.join([sys.executable, "-m", "dpcalc", *LONG_JSON, "--max-eps", "0.5"])
@@ -86,6 +97,8 @@ def test_closed_pipe_is_141_not_the_budget_failure_under_pipefail(env):
     assert (closed.returncode, closed.stderr) == (141, "")
 
 
+@pytest.mark.slow  # test_closed_or_full_stderr_keeps_the_output_and_the_exit_code[table-2>&-] drops a warning too
+@BUFFERED_BY_DEFAULT
 def test_closed_stderr_while_warning_loses_only_the_warning(env):
     """The table's warning goes to stderr, whose reader is gone: the warning is dropped, the
     table printed, and the exit code is the command's."""
@@ -118,6 +131,7 @@ def interrupt(args, delay, env=None):
     return process.returncode, stderr.decode()
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_a_long_computation_exits_130_with_one_line():
     code, stderr = interrupt(SLOW_PLD, 0.7)
     assert (code, stderr) == (130, "Aborted.\n")
@@ -331,7 +345,8 @@ def redirected(args, redirection, tmp_path, **kwargs):
                           env={**os.environ, "HOME": str(tmp_path)}, cwd=tmp_path, **kwargs)
 
 
-@pytest.mark.parametrize("args", EVERY_COMMAND.values(), ids=EVERY_COMMAND.keys())
+# rdp, risk and calibrate (slow set) write their JSON as pld and check do
+@pytest.mark.parametrize("args", slow_cases(EVERY_COMMAND.values(), 7, 10, 11, one_argument=True), ids=EVERY_COMMAND.keys())
 def test_full_stdout_exits_74_with_one_line(args, tmp_path):
     run = redirected(args, ">/dev/full", tmp_path)
     assert run.returncode == 74
@@ -353,8 +368,8 @@ def test_full_stdout_while_over_budget_is_74_not_1(tmp_path):
     assert "Traceback" not in run.stderr
 
 
-@pytest.mark.parametrize("redirection", ["2>&-", "2>/dev/full"])
-@pytest.mark.parametrize("json_output", [False, True], ids=["table", "json"])
+@pytest.mark.parametrize("redirection", ["2>&-", pytest.param("2>/dev/full", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("json_output", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["table", "json"])
 def test_closed_or_full_stderr_keeps_the_output_and_the_exit_code(redirection, json_output, tmp_path):
     args = ["check", "BUDGET", *(["--json"] if json_output else [])]
     normal = redirected(args, "", tmp_path)
@@ -382,7 +397,8 @@ def signalled(args, signum, delay, preexec_fn=default_sigint):
     return process
 
 
-@pytest.mark.parametrize("signum, code, line", [(signal.SIGTERM, 143, "Terminated.\n"), (signal.SIGHUP, 129, "Hung up.\n")],
+@pytest.mark.parametrize("signum, code, line", [(signal.SIGTERM, 143, "Terminated.\n"),
+                                               pytest.param(signal.SIGHUP, 129, "Hung up.\n", marks=pytest.mark.slow)],
                          ids=["SIGTERM", "SIGHUP"])
 def test_sigterm_and_sighup_exit_128_plus_the_signal_with_one_line(signum, code, line):
     process = signalled(SLOW_PLD, signum, 0.7)
@@ -390,6 +406,7 @@ def test_sigterm_and_sighup_exit_128_plus_the_signal_with_one_line(signum, code,
     assert (process.returncode, stderr.decode(), stdout) == (code, line, b"")
 
 
+@pytest.mark.slow
 def test_an_ignored_sighup_stays_ignored():
     def nohup():
         default_sigint()

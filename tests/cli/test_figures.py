@@ -17,6 +17,7 @@ needs_matplotlib = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow
 @needs_matplotlib
 def test_gdp_plot_png(dpcalc, tmp_path):
     path = tmp_path / "gdp.png"
@@ -29,6 +30,7 @@ def test_gdp_plot_png(dpcalc, tmp_path):
     assert f"Wrote {path}" in run.stderr
 
 
+@pytest.mark.slow
 @needs_matplotlib
 def test_gdp_plot_svg_in_json_mode(dpcalc, tmp_path):
     path = tmp_path / "gdp.svg"
@@ -39,6 +41,7 @@ def test_gdp_plot_svg_in_json_mode(dpcalc, tmp_path):
     assert text.lstrip().startswith("<?xml") and "<svg" in text and len(text) > 10_000
 
 
+@pytest.mark.slow
 def test_plot_writes_pdf(dpcalc, tmp_path):
     path = tmp_path / "gdp.pdf"
     run = dpcalc(*DESIGN_CARD, "--plot", str(path), "--json")
@@ -67,6 +70,7 @@ def test_plot_without_matplotlib_says_how_to_install(dpcalc, monkeypatch, tmp_pa
     assert run.stderr == "Error: --plot needs matplotlib, which is not installed: pip install matplotlib\n"
 
 
+@pytest.mark.slow
 def test_chart_draws_both_curves(dpcalc):
     run = dpcalc(*DESIGN_CARD, "--chart")
     assert run.code == 0
@@ -74,6 +78,7 @@ def test_chart_draws_both_curves(dpcalc):
     assert "●" in run.stdout and "└" in run.stdout
 
 
+@pytest.mark.slow
 def test_chart_goes_to_stderr_in_json_mode(dpcalc):
     run = dpcalc(*DESIGN_CARD, "--chart", "--json")
     run.json()
@@ -100,7 +105,7 @@ def test_plot_into_a_read_only_folder_is_refused_before_the_work(dpcalc, tmp_pat
 
 
 @needs_matplotlib
-@pytest.mark.parametrize("max_eps", [None, "0.1"], ids=["within", "over-budget"])
+@pytest.mark.parametrize("max_eps", [None, pytest.param("0.1", marks=pytest.mark.slow)], ids=["within", "over-budget"])
 def test_plot_that_cannot_be_written_exits_74_after_the_json(tmp_path, max_eps):
     """A plot file on a full device (a link to /dev/full): the JSON is printed, then one line
     and 74, also when the result is over budget (never 70, never the budget's 1)."""

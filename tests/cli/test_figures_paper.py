@@ -62,16 +62,16 @@ def _colours(curves) -> dict[str, set[str]]:
 @pytest.mark.parametrize(
     "args, caption",
     [
-        (("gdp", *SMALL), "p = 0.1, sigma = 2, T = 10, delta = 1e-05"),
-        (("gdp", "--mu", "1", "--eps", "2"), "mu = 1, epsilon = 2"),
-        (("pld", *SMALL, "--eps", "0.5"), "p = 0.1, sigma = 2, T = 10, epsilon = 0.5"),
-        (("pld", "--phase", "p=0.1,sigma=2,T=10", "--phase", "p=0.2,sigma=3,T=5"),
-         "(p = 0.1, sigma = 2, T = 10) then (p = 0.2, sigma = 3, T = 5), delta = 1e-05"),
-        (("risk", *SMALL), "p = 0.1, sigma = 2, T = 10"),
-        (("pld", "--p", "0.1", "--sigma", "2,3", "--T", "5,10"), "p = 0.1, delta = 1e-05"),
+        pytest.param(("gdp", *SMALL), "p = 0.1, sigma = 2, T = 10, delta = 1e-05", marks=pytest.mark.slow),
+        pytest.param(("gdp", "--mu", "1", "--eps", "2"), "mu = 1, epsilon = 2", marks=pytest.mark.slow),
+        pytest.param(("pld", *SMALL, "--eps", "0.5"), "p = 0.1, sigma = 2, T = 10, epsilon = 0.5", marks=pytest.mark.slow),
+        pytest.param(("pld", "--phase", "p=0.1,sigma=2,T=10", "--phase", "p=0.2,sigma=3,T=5"),
+         "(p = 0.1, sigma = 2, T = 10) then (p = 0.2, sigma = 3, T = 5), delta = 1e-05", marks=pytest.mark.slow),
+        pytest.param(("risk", *SMALL), "p = 0.1, sigma = 2, T = 10", marks=pytest.mark.slow),
+        pytest.param(("pld", "--p", "0.1", "--sigma", "2,3", "--T", "5,10"), "p = 0.1, delta = 1e-05", marks=pytest.mark.slow),
         (("gdp", "--p", "0.1", "--sigma", "2", "--T", "5,10", "--no-tight"), "p = 0.1, sigma = 2, delta = 1e-05"),
-        (("calibrate", "--target-eps", "1,2", "--p", "0.1", "--T", "10", "--accountant", "rdp"),
-         "accountant = rdp, delta = 1e-05, p = 0.1, T = 10"),
+        pytest.param(("calibrate", "--target-eps", "1,2", "--p", "0.1", "--T", "10", "--accountant", "rdp"),
+         "accountant = rdp, delta = 1e-05, p = 0.1, T = 10", marks=pytest.mark.slow),
         (("convert", "--from", "gaussian", "--sigma", "2", "--to", "tradeoff"),
          "Gaussian noise sigma = 2, L2 sensitivity 1"),
     ],
@@ -104,11 +104,13 @@ def test_markers_on_swept_points(dpcalc, tmp_path, args, counts):
     assert {name: markers for name, (_, _, markers) in curves.items() if "-series" in name} == counts
 
 
+@pytest.mark.slow
 def test_single_run_curves_have_no_markers(dpcalc, tmp_path):
     _, groups = _figure(dpcalc, tmp_path, "pld", *SMALL)
     assert all(markers == 0 for _, _, markers in _curves(groups).values())
 
 
+@pytest.mark.slow
 def test_risk_marks_the_asked_fprs(dpcalc, tmp_path):
     text, groups = _figure(dpcalc, tmp_path, "risk", *SMALL, "--fpr", "0.001,0.01,0.1")
     (asked,) = [name for name, (_, _, markers) in _curves(groups).items() if markers]
@@ -152,6 +154,7 @@ def test_one_colour_per_accountant_across_figures(dpcalc, tmp_path, figures):
 
 # --- curves that coincide stay distinguishable --------------------------------------------------
 
+@pytest.mark.slow
 def test_coinciding_curves_differ_in_dashes(dpcalc, tmp_path):
     # unsampled Gaussian phases: the certified PLD curve is the exact GDP curve, drawn twice
     _, groups = _figure(dpcalc, tmp_path, "pld", "--p", "1", "--sigma", "2", "--T", "4")
@@ -192,12 +195,12 @@ def test_series_style_rules():
 @pytest.mark.parametrize(
     "args, label, horizontal",
     [
-        (("gdp", *SMALL), "target delta = 1e-05", True),
-        (("pld", *SMALL, "--delta", "1e-6"), "target delta = 1e-06", True),
-        (("pld", *SMALL, "--eps", "0.5"), "target epsilon = 0.5", False),
-        (("gdp", "--mu", "1", "--eps", "2"), "target epsilon = 2", False),
+        pytest.param(("gdp", *SMALL), "target delta = 1e-05", True, marks=pytest.mark.slow),
+        pytest.param(("pld", *SMALL, "--delta", "1e-6"), "target delta = 1e-06", True, marks=pytest.mark.slow),
+        pytest.param(("pld", *SMALL, "--eps", "0.5"), "target epsilon = 0.5", False, marks=pytest.mark.slow),
+        pytest.param(("gdp", "--mu", "1", "--eps", "2"), "target epsilon = 2", False, marks=pytest.mark.slow),
         (("pld", "--p", "0.1", "--sigma", "2,3", "--T", "10", "--max-eps", "1"), "epsilon budget = 1", True),
-        (("gdp", "--p", "0.1", "--sigma", "2,3", "--T", "10", "--max-eps", "1"), "epsilon budget = 1", True),
+        pytest.param(("gdp", "--p", "0.1", "--sigma", "2,3", "--T", "10", "--max-eps", "1"), "epsilon budget = 1", True, marks=pytest.mark.slow),
     ],
 )
 def test_target_marked(dpcalc, tmp_path, args, label, horizontal):
@@ -216,12 +219,14 @@ def test_no_target_without_one(dpcalc, tmp_path):
 
 # --- the files themselves -----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_same_inputs_same_file(dpcalc, tmp_path):
     first, _ = _figure(dpcalc, tmp_path, "convert", "--from", "gdp", "--mu", "1", "--to", "tradeoff")
     second, _ = _figure(dpcalc, tmp_path, "convert", "--from", "gdp", "--mu", "1", "--to", "tradeoff")
     assert first == second and "<dc:date>" not in first
 
 
+@pytest.mark.slow
 def test_pdf_embeds_truetype_fonts(dpcalc, tmp_path):
     path = tmp_path / "figure.pdf"
     assert dpcalc("convert", "--from", "gdp", "--mu", "1", "--to", "tradeoff", "--plot", str(path)).code == 0
@@ -243,12 +248,13 @@ def test_plot_does_not_load_pyplot(tmp_path):
     assert result.stdout.splitlines()[-1] == "0 True False"
 
 
-@pytest.mark.parametrize("command", ["gdp", "pld"])
+@pytest.mark.parametrize("command", ["gdp", pytest.param("pld", marks=pytest.mark.slow)])
 def test_swept_delta_on_a_log_axis(dpcalc, tmp_path, command):
     text, _ = _figure(dpcalc, tmp_path, command, "--p", "0.1", "--sigma", "1,2", "--T", "10", "--eps", "0.5")
     assert re.search(r"<!-- \$\\mathdefault\{10\^\{-\d+\}\}\$ -->", text)  # decades as tick labels
 
 
+@pytest.mark.slow
 def test_figure_warnings_name_the_figures_accuracy(dpcalc):
     """The profile is drawn at its own accuracy (PROFILE_ACCURACY): its warnings say so, not the command's."""
     from dpcalc.cli.figures import PROFILE_ACCURACY

@@ -22,6 +22,7 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
+@pytest.mark.slow
 @needs_matplotlib
 def test_pld_plot_png(dpcalc, tmp_path):
     path = tmp_path / "pld.png"
@@ -33,6 +34,7 @@ def test_pld_plot_png(dpcalc, tmp_path):
     assert "Tight accounting (PLD): p = 0.1, sigma = 2, T = 10" in run.stdout  # the table is unchanged
 
 
+@pytest.mark.slow
 @needs_matplotlib
 def test_pld_plot_svg_in_json_mode_with_eps(dpcalc, tmp_path):
     path = tmp_path / "pld.svg"
@@ -57,6 +59,7 @@ def test_pld_chart_draws_both_panels(dpcalc):
     assert "Privacy profile" in in_json.stderr
 
 
+@pytest.mark.slow
 def test_pld_figure_gdp_curve_only_for_gaussian_runs(dpcalc):
     laplace = dpcalc("pld", "--mechanism", "laplace", "--scale", "10", "--T", "5", "--chart")
     assert laplace.code == 0 and "tight (PLD, certified)" in laplace.stdout and "GDP" not in laplace.stdout
@@ -91,6 +94,7 @@ def test_pld_panels_are_certified_curves():
             assert beta >= max(0.0, 1 - delta - math.exp(eps) * alpha, math.exp(-eps) * (1 - delta - alpha)) - 1e-12
 
 
+@pytest.mark.slow
 def test_pld_sweep_chart_and_plot(dpcalc, tmp_path):
     run = dpcalc("pld", "--p", "0.1", "--sigma", "2", "--T", "10:40:10", "--chart")
     assert run.code == 0 and "certified epsilon against T (PLD)" in run.stdout
@@ -154,6 +158,7 @@ def test_gdp_chart_shows_the_tight_curve(dpcalc):
     assert "0.5-GDP" in given_mu.stdout and "tight" not in given_mu.stdout and "central-limit" not in given_mu.stdout
 
 
+@pytest.mark.slow
 @needs_matplotlib
 def test_gdp_plot_has_the_tight_curve(dpcalc, tmp_path):
     path = tmp_path / "gdp.svg"
@@ -163,7 +168,7 @@ def test_gdp_plot_has_the_tight_curve(dpcalc, tmp_path):
 
 @pytest.mark.parametrize("sampling, phase_keys", [
     ("poisson", {}),
-    ("uniform", {"sampling": "uniform", "neighbours": "replace-one"}),  # as gdp's tight_epsilon accounts it
+    pytest.param("uniform", {"sampling": "uniform", "neighbours": "replace-one"}, marks=pytest.mark.slow),  # as gdp's tight_epsilon accounts it
 ])
 def test_gdp_figure_draws_the_run_its_tight_epsilon_accounts(sampling, phase_keys):
     """gdp's certified curves are those of the run behind its tight_epsilon: for fixed-size batches

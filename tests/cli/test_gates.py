@@ -38,6 +38,7 @@ def test_max_eps_beside_a_given_eps_is_refused(dpcalc, args):
     assert "drop --eps" in run.stderr and "--max-delta" in run.stderr
 
 
+@pytest.mark.slow
 def test_max_delta_gates_the_certified_upper_delta_of_pld(dpcalc):
     within = dpcalc(*PLD, "--eps", "1", "--max-delta", "1e-5", "--json")
     assert within.code == 0
@@ -97,6 +98,7 @@ def test_max_delta_where_no_delta_at_a_given_epsilon_is_refused(dpcalc):
                           "--max-delta applies only with --to dp --eps")
 
 
+@pytest.mark.slow
 def test_max_delta_checks_every_row_of_a_sweep(dpcalc):
     run = dpcalc(*PLD[:-1], "1000,3000", "--eps", "1", "--max-delta", "5e-6", "--json")
     rows = run.json()["result"]["rows"]

@@ -50,7 +50,7 @@ def _run(args: list[str], limit: int | None) -> subprocess.CompletedProcess:
                           preexec_fn=None if limit is None else _limited(limit), timeout=120)
 
 
-@pytest.mark.parametrize("args", [ALLOCATION, ["pld", "--p", "0.004", "--sigma", "1.1", "--T", "1000", "--max-eps", "1"]],
+@pytest.mark.parametrize("args", [pytest.param(ALLOCATION, marks=pytest.mark.slow), ["pld", "--p", "0.004", "--sigma", "1.1", "--T", "1000", "--max-eps", "1"]],
                          ids=["allocation", "poisson"])
 def test_the_path_does_not_depend_on_a_memory_limit(args):
     free = _run([*args, "--json"], None)

@@ -19,6 +19,7 @@ from rich.cells import cell_len
 
 from dpcalc.cli.figures import CHART_COLUMNS, Panel, Series, render_chart
 from dpcalc.cli.output import Report, Table, emit, format_number, wrap_words
+from tests.slow import slow_cases
 
 # A number as the tables print it (0.453464, 1e-05, 1.68704e+07, 10000), alone between spaces,
 # rules or punctuation; digits glued to letters (the "1" of "mu/2") are not read as numbers.
@@ -84,7 +85,7 @@ def in_repository(monkeypatch):
     monkeypatch.chdir(Path(__file__).resolve().parents[2])
 
 
-@pytest.mark.parametrize("args", COMMANDS)
+@pytest.mark.parametrize("args", slow_cases(COMMANDS, 8, 9, 10, one_argument=True))
 def test_tables_fit_60_columns_with_every_number_whole(at_width, in_repository, args):
     wide = at_width(200, *args)
     narrow = at_width(60, *args)
@@ -99,6 +100,7 @@ def test_tables_fit_60_columns_with_every_number_whole(at_width, in_repository, 
                                            for piece in word.split("-")), word
 
 
+@pytest.mark.slow
 def test_the_json_figures_appear_whole_in_a_60_column_table(at_width):
     # the membership-inference table is the widest: six columns of figures such as 7.26719e-05
     document = at_width(60, "risk", *DESIGN, "--json").json()
@@ -111,6 +113,7 @@ def test_the_json_figures_appear_whole_in_a_60_column_table(at_width):
             assert format_significant(row[key], upward) in shown, (key, row[key])
 
 
+@pytest.mark.slow
 def test_a_table_too_wide_for_its_numbers_is_split_repeating_its_first_column(at_width):
     run = at_width(60, "risk", *DESIGN)
     assert too_wide(run.stdout, 60) == []
@@ -182,6 +185,7 @@ def _tables(draw):
     return Table(columns=columns, rows=rows, title=draw(text))
 
 
+@pytest.mark.slow
 @settings(max_examples=60)
 @given(table=_tables(), width=st.integers(40, 120))
 def test_any_table_keeps_its_numbers_whole_at_any_width(table, width):

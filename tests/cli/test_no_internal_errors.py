@@ -110,6 +110,7 @@ def check(dpcalc, args):
         run.json()  # strict JSON on stdout
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(args=calls(COMMANDS))
 def test_closed_form_commands_never_fail_internally(dpcalc, args):

@@ -84,7 +84,7 @@ def _check(path, *options, **env):
                           env={**os.environ, **env}, timeout=120)
 
 
-@pytest.mark.parametrize("options", [(), ("--csv",)], ids=["table", "csv"])
+@pytest.mark.parametrize("options", [pytest.param((), marks=pytest.mark.slow), ("--csv",)], ids=["table", "csv"])
 def test_an_ascii_terminal_gets_the_table_and_csv_with_replacements(tmp_path, options):
     budget = tmp_path / "budget.toml"
     budget.write_text(UNICODE_BUDGET, encoding="utf-8")
@@ -93,6 +93,7 @@ def test_an_ascii_terminal_gets_the_table_and_csv_with_replacements(tmp_path, op
     assert b"mod?le v2 ? ??" in run.stdout and run.stdout.isascii()
 
 
+@pytest.mark.slow
 def test_an_ascii_terminal_gets_strict_ascii_json(tmp_path):
     budget = tmp_path / "budget.toml"
     budget.write_text(UNICODE_BUDGET, encoding="utf-8")
@@ -101,6 +102,7 @@ def test_an_ascii_terminal_gets_strict_ascii_json(tmp_path):
     assert json.loads(run.stdout)["result"]["releases"][0]["name"] == "modèle v2 — 日本"
 
 
+@pytest.mark.slow
 def test_a_file_name_that_is_not_utf8_is_echoed_with_a_replacement(tmp_path):
     import os
 

@@ -43,6 +43,7 @@ def test_design_card_json(dpcalc):
     assert document["warnings"] == []
 
 
+@pytest.mark.slow
 def test_eps_gives_delta(dpcalc):
     result = dpcalc(*DESIGN_CARD, "--eps", "2", "--json").json()["result"]
     assert result["epsilon"] == result["epsilon_lower"] == result["epsilon_upper"] == 2.0
@@ -73,6 +74,7 @@ def test_training_form(dpcalc):
     assert run["result"]["epsilon"] == pytest.approx(2.3818, abs=1e-3)
 
 
+@pytest.mark.slow
 def test_several_phases(dpcalc):
     run = dpcalc("pld", "--phase", "p=0.01,sigma=2,T=500", "--phase", "p=0.01,sigma=0.9,T=1800", "--json")
     assert run.code == 0
@@ -85,6 +87,7 @@ def test_several_phases(dpcalc):
     assert "Tight accounting (PLD) of 2 phases" in table.stdout and "Phases" in table.stdout
 
 
+@pytest.mark.slow
 def test_laplace(dpcalc):
     run = dpcalc("pld", "--mechanism", "laplace", "--scale", "10", "--T", "50", "--delta", "1e-6", "--json")
     assert run.code == 0

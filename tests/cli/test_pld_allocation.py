@@ -18,6 +18,7 @@ def allocated(steps: int, neighbours: str = "add-remove") -> Phase:
                  epoch_steps=235)
 
 
+@pytest.mark.slow
 def test_allocation_reports_both_bounds_and_the_poisson_figure(dpcalc):
     run = dpcalc(*SIXTY, "--json")
     assert (run.code, run.stderr) == (0, "")
@@ -44,6 +45,7 @@ def test_allocation_reports_both_bounds_and_the_poisson_figure(dpcalc):
     assert document["warnings"] == []
 
 
+@pytest.mark.slow
 def test_allocation_with_epochs(dpcalc):
     """--epochs 60 is T = ceil(60 n/b) = 14063 steps: 59 whole epochs and one of 198 steps, a
     little below 60 whole epochs."""
@@ -54,6 +56,7 @@ def test_allocation_with_epochs(dpcalc):
     assert 0.0 < document["result"]["epsilon_lower"] <= document["result"]["epsilon_upper"] < sixty.epsilon_lower
 
 
+@pytest.mark.slow
 def test_allocation_table_says_random_allocation(dpcalc):
     run = dpcalc(*MNIST, "--epochs", "60")
     assert (run.code, run.stderr) == (0, "")
@@ -62,6 +65,7 @@ def test_allocation_table_says_random_allocation(dpcalc):
     assert "as if Poisson" in text and "allocated batches" in text
 
 
+@pytest.mark.slow
 def test_allocation_with_eps_gives_delta_and_the_poisson_delta(dpcalc):
     document = dpcalc(*SIXTY, "--eps", "2", "--json").json()
     core = tight_delta([allocated(14100)], 2.0)
@@ -70,6 +74,7 @@ def test_allocation_with_eps_gives_delta_and_the_poisson_delta(dpcalc):
     assert 0.0 < result["delta_lower"] <= result["delta_upper"] < result["as_poisson"]["delta_upper"]
 
 
+@pytest.mark.slow
 def test_zero_out_is_the_add_remove_figure(dpcalc):
     plain = dpcalc(*SIXTY, "--json").json()
     zero = dpcalc(*SIXTY, "--neighbours", "zero-out", "--json").json()
@@ -78,6 +83,7 @@ def test_zero_out_is_the_add_remove_figure(dpcalc):
         assert zero["result"][key] == plain["result"][key]
 
 
+@pytest.mark.slow
 def test_allocation_phase_keys(dpcalc):
     run = dpcalc("pld", "--phase", "n=1000,batch_size=100,sigma=2,T=25", "--sampling", "allocation", "--json")
     assert run.code == 0

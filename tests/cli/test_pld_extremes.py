@@ -6,6 +6,8 @@ import warnings
 
 import pytest
 
+from tests.slow import slow_cases
+
 CASES = [
     ["--p", "0.5", "--sigma", "1e-200", "--T", "10"],
     ["--p", "1", "--sigma", "1e300", "--T", "1000000000000000", "--delta", "1e-300"],
@@ -16,7 +18,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("args", CASES)
+@pytest.mark.parametrize("args", slow_cases(CASES, 5, one_argument=True))
 def test_extreme_inputs_exit_zero_with_clean_stderr(dpcalc, args):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a numpy RuntimeWarning would become an internal error

@@ -22,6 +22,7 @@ def _phase(neighbours: str, sampling: str = "uniform", p: float = 0.004, sigma: 
     return Phase("gaussian", p, sigma, None, steps, sampling=sampling, neighbours=neighbours)
 
 
+@pytest.mark.slow
 def test_add_remove_meets_the_accuracy_on_the_design_card(dpcalc):
     document = dpcalc(*CARD, "--json").json()
     result = document["result"]
@@ -45,6 +46,7 @@ def test_add_remove_rdp_is_the_poisson_curve_at_half_the_noise():
     assert uniform.epsilon >= tight_epsilon([_phase("add-remove")], 1e-5).epsilon_upper
 
 
+@pytest.mark.slow
 def test_zero_out_is_bounded_by_replace_one_above_and_poisson_below(dpcalc):
     document = dpcalc(*CARD, "--neighbours", "zero-out", "--json").json()
     result = document["result"]
@@ -67,7 +69,7 @@ def _one_step_delta(p_shifts, q_shifts, gamma: float, sigma: float, eps: float) 
     return value
 
 
-@pytest.mark.parametrize("gamma, sigma, eps", [(0.01, 1.0, 1.0), (0.1, 1.0, 0.5), (0.004, 1.1, 2.0), (0.05, 0.5, 3.0)])
+@pytest.mark.parametrize("gamma, sigma, eps", [(0.01, 1.0, 1.0), pytest.param(0.1, 1.0, 0.5, marks=pytest.mark.slow), pytest.param(0.004, 1.1, 2.0, marks=pytest.mark.slow), pytest.param(0.05, 0.5, 3.0, marks=pytest.mark.slow)])
 def test_zero_out_upper_bound_covers_the_pair_a_batch_slot_attains(gamma, sigma, eps):
     """One step with every other record at -C and the record at +C against the null record (which
     keeps its batch slot): ((1 - g) N(0) + g N(2), (1 - g) N(0) + g N(1)), in both orders. Its delta
@@ -82,7 +84,7 @@ def test_zero_out_upper_bound_covers_the_pair_a_batch_slot_attains(gamma, sigma,
     assert result.delta_lower <= poisson * (1 + 1e-6) + 1e-15
 
 
-@pytest.mark.parametrize("gamma, sigma, eps", [(0.01, 1.0, 1.0), (0.1, 0.7, 0.5), (0.004, 1.1, 0.05)])
+@pytest.mark.parametrize("gamma, sigma, eps", [pytest.param(0.01, 1.0, 1.0, marks=pytest.mark.slow), (0.1, 0.7, 0.5), pytest.param(0.004, 1.1, 0.05, marks=pytest.mark.slow)])
 def test_add_remove_one_step_is_the_attained_pair(gamma, sigma, eps):
     """Every other record at -C, the added one at +C: one step is exactly
     ((1 - g) N(0) + g N(2), N(0)), in the remove and the add order; the certified interval holds it."""
@@ -104,6 +106,7 @@ def test_full_batches_under_add_remove_are_refused(dpcalc):
     assert (exact["epsilon_lower"], exact["epsilon_upper"]) == (plain["epsilon_lower"], plain["epsilon_upper"])
 
 
+@pytest.mark.slow
 def test_check_accepts_fixed_size_batches_under_every_relation(dpcalc, tmp_path):
     for neighbours in ("add-remove", "zero-out", "replace-one"):
         path = tmp_path / f"{neighbours}.toml"

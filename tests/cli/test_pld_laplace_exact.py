@@ -54,6 +54,7 @@ def test_past_the_cutoff_the_grid_answers(dpcalc):
     assert result["analysis"] != EXACT_LAPLACE_ANALYSIS and result["grid"]["size"] > 0
 
 
+@pytest.mark.slow
 def test_calibrate_names_the_basis(dpcalc):
     run = dpcalc("calibrate", "--mechanism", "laplace", "--T", "5", "--target-eps", "1", "--delta", "1e-6", "--json")
     assert run.code == 0 and run.stderr == ""

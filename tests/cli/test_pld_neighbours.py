@@ -110,6 +110,7 @@ def test_uniform_table_warns_about_the_gap(dpcalc):
     assert "provably under-reports" in lines[1]
 
 
+@pytest.mark.slow
 def test_eps_under_replace_one_gives_delta(dpcalc):
     result = dpcalc(*RUN, "--neighbours", "replace-one", "--eps", "1", "--json").json()["result"]
     core = tight_delta([_core("poisson", "replace-one")], 1.0)
@@ -120,6 +121,7 @@ def test_eps_under_replace_one_gives_delta(dpcalc):
     assert plain["delta_upper"] < result["delta_lower"]
 
 
+@pytest.mark.slow
 def test_training_form_with_fixed_size_batches(dpcalc):
     # fixed batches of 10 of 1000 records: p = b/n = 0.01, one epoch is T = 100 steps
     run = dpcalc("pld", "--n", "1000", "--batch-size", "10", "--epochs", "1", "--sigma", "1", "--sampling", "uniform",
@@ -206,7 +208,7 @@ def test_refusals_with_json_are_the_same(dpcalc):
 
 
 @pytest.mark.parametrize(
-    "relation", [("--neighbours", "replace-one"), ("--sampling", "uniform", "--neighbours", "replace-one")]
+    "relation", [("--neighbours", "replace-one"), pytest.param(("--sampling", "uniform", "--neighbours", "replace-one"), marks=pytest.mark.slow)]
 )
 def test_sweep_applies_the_relation_to_every_row(dpcalc, relation):
     run = dpcalc("pld", "--p", "0.01", "--T", "100", "--sigma", "1.1,2", *relation, "--json")
@@ -236,7 +238,7 @@ def test_sweep_inputs_echo_the_relation(dpcalc):
 PHASES = ("--phase", "p=0.01,sigma=1,T=100", "--phase", "p=0.02,sigma=2,T=50")
 
 
-@pytest.mark.parametrize("sampling", ["poisson", "uniform"])
+@pytest.mark.parametrize("sampling", ["poisson", pytest.param("uniform", marks=pytest.mark.slow)])
 def test_phases_all_take_the_relation(dpcalc, sampling):
     run = dpcalc("pld", *PHASES, "--sampling", sampling, "--neighbours", "replace-one", "--json")
     assert run.code == 0

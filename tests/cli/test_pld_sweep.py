@@ -90,6 +90,7 @@ def test_laplace_scale_sweep(dpcalc):
     assert rows[1]["epsilon"] <= 5 * 0.1  # below basic composition of 5 releases at 0.1-DP
 
 
+@pytest.mark.slow
 def test_a_sweep_over_T_shares_one_composition(dpcalc, monkeypatch):
     from dpcalc.cli import pld as cli
     from dpcalc.core import pld as core
@@ -158,6 +159,7 @@ def test_single_run_is_unchanged_by_the_sweep_code(dpcalc):
     assert set(document["result"]) == RESULT_KEYS and "phases" in document["inputs"]
 
 
+@pytest.mark.slow
 def test_sweep_inputs_hold_per_row_values_and_the_resolved_run(dpcalc):
     """README: in a sweep, an input that differs between rows is the list of its per-row values;
     the run is echoed as resolved (T for --epochs), as the single command echoes its phases."""

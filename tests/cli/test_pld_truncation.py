@@ -14,6 +14,7 @@ CARD = ("pld", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma",
 RUN = Phase("gaussian", 0.004, 1.1, None, 10000)
 
 
+@pytest.mark.slow
 def test_a_cap_costs_what_the_step_by_step_analysis_says(dpcalc):
     run = dpcalc(*CARD, "--max-batch-size", "360", "--json")
     assert (run.code, run.stderr) == (0, "")
@@ -36,6 +37,7 @@ def test_a_cap_costs_what_the_step_by_step_analysis_says(dpcalc):
     assert document["warnings"] == []
 
 
+@pytest.mark.slow
 def test_the_overflow_alone_is_looser(dpcalc):
     """The bound from the overflow probability alone (any rule for the kept records) is the
     tighter one nowhere here: the step-by-step bound is kept."""
@@ -55,6 +57,7 @@ def test_a_generous_cap_costs_almost_nothing(dpcalc):
     assert result["epsilon_upper"] == pytest.approx(result["as_poisson"]["epsilon_upper"], rel=1e-9)
 
 
+@pytest.mark.slow
 def test_delta_at_a_given_epsilon(dpcalc):
     run = dpcalc(*CARD, "--max-batch-size", "360", "--eps", "2", "--json")
     result = run.json()["result"]
@@ -71,6 +74,7 @@ def test_the_table_says_what_the_cap_costs(dpcalc):
         assert text in run.stdout
 
 
+@pytest.mark.slow
 def test_a_cap_near_the_mean_batch_is_accounted_step_by_step(dpcalc):
     """A cap of 300 over batches of 250 on average overflows almost surely (eta ~ 1), so the
     overflow alone leaves no guarantee; step by step, a record pushes another out in about 0.1% of
@@ -89,6 +93,7 @@ def test_a_cap_near_the_mean_batch_is_accounted_step_by_step(dpcalc):
     assert dpcalc(*CARD, "--max-batch-size", "300", "--max-eps", "3").code == 0
 
 
+@pytest.mark.slow
 def test_a_cap_below_the_batches_meets_no_epsilon_under_zero_out(dpcalc):
     """zero-out neighbours have no step-by-step analysis here: the overflow alone (eta ~ 1)."""
     run = dpcalc(*CARD, "--max-batch-size", "300", "--neighbours", "zero-out", "--json")

@@ -12,6 +12,7 @@ SHUFFLE = ("pld", "--n", "60000", "--batch-size", "256", "--epochs", "1", "--sig
 USER = ("pld", "--p", "0.004", "--sigma", "1.1", "--T", "1000")
 
 
+@pytest.mark.slow
 def test_shuffle_reports_both_bounds_and_the_poisson_figure(dpcalc):
     run = dpcalc(*SHUFFLE, "--json")
     assert run.code == 0
@@ -37,6 +38,7 @@ def test_shuffle_table_shows_the_poisson_figure(dpcalc):
     assert "shuffled batches" in run.stdout
 
 
+@pytest.mark.slow
 def test_shuffle_warns_when_poisson_under_reports(dpcalc, monkeypatch):
     """When the Poisson figure lies below the shuffled run's certified lower bound, a warning says
     that reporting it under-reports. The largest-batch-sum lower bound stays just below the Poisson
@@ -67,12 +69,14 @@ def test_shuffle_with_eps_gives_delta_and_the_poisson_delta(dpcalc):
     assert document["result"]["as_poisson"]["delta_upper"] > 0.0
 
 
+@pytest.mark.slow
 def test_shuffle_phase_keys(dpcalc):
     run = dpcalc("pld", "--phase", "n=1000,batch_size=100,sigma=1,T=25", "--sampling", "shuffle", "--neighbours", "zero-out", "--json")
     assert run.code == 0
     assert run.json()["inputs"]["phases"][0]["epoch_steps"] == 10
 
 
+@pytest.mark.slow
 def test_replace_one_shuffle_doubles_the_upper_bound_only(dpcalc):
     """Above, a distance of 2 an epoch; below, the attained distance 1 (the record against one
     contributing 0): the same lower bound as add-remove."""
@@ -83,7 +87,7 @@ def test_replace_one_shuffle_doubles_the_upper_bound_only(dpcalc):
     assert replace["epsilon_upper"] > plain["epsilon_upper"]
 
 
-@pytest.mark.parametrize("k", [1, 2, 4])
+@pytest.mark.parametrize("k", [1, pytest.param(2, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.slow)])
 def test_examples_per_user_is_accounted_and_echoed(dpcalc, k):
     run = dpcalc(*USER, "--examples-per-user", str(k), "--json")
     assert (run.code, run.stderr) == (0, "")
@@ -122,6 +126,7 @@ def test_refusals(dpcalc, args, message):
     assert message in run.stderr and run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
 
 
+@pytest.mark.slow
 def test_sweep_with_shuffle_and_users(dpcalc):
     run = dpcalc("pld", "--n", "60000", "--batch-size", "256", "--epochs", "1,2", "--sigma", "0.5", "--sampling",
                  "shuffle", "--neighbours", "zero-out", "--json")

@@ -214,6 +214,7 @@ def _child(*args: str, stderr_on_terminal: bool, stdout_to: str = "file", slow: 
     return code, out.decode(), err.decode().replace("\r\n", "\n")
 
 
+@pytest.mark.slow
 def test_in_a_pseudo_terminal_the_spinner_shows_and_stdout_is_the_same():
     code, stdout, stderr = _child(*GDP, stderr_on_terminal=True)
     assert code == 0 and stdout.strip()
@@ -223,6 +224,7 @@ def test_in_a_pseudo_terminal_the_spinner_shows_and_stdout_is_the_same():
     assert stderr.endswith(ERASE + plain[2].replace("False", "True"))
 
 
+@pytest.mark.slow
 def test_stdout_into_a_pipe_gets_no_spinner():
     """`dpcalc ... | less`: the reader may be drawing on the terminal that stderr goes to."""
     code, stdout, stderr = _child(*GDP, stderr_on_terminal=True, stdout_to="pipe")

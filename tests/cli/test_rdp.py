@@ -361,6 +361,7 @@ def test_help_grid_text_matches_the_grid():
     assert f"then {DEFAULT_ORDERS[-3]:g}, {DEFAULT_ORDERS[-2]:g}, {DEFAULT_ORDERS[-1]:g}" in cli.DEFAULT_GRID_TEXT
 
 
+@pytest.mark.slow
 def test_orders_whose_series_would_run_for_minutes_are_refused(dpcalc):
     # 1000:100000:1 sums about 5e9 series terms (over 120 s and 1.4 GiB before the limit)
     run = dpcalc("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--orders", "1000:100000:1", "--no-tight")
@@ -369,6 +370,7 @@ def test_orders_whose_series_would_run_for_minutes_are_refused(dpcalc):
     assert "got 4.99955e+09" in run.stderr  # sum of 1000..100000 = 5,000,050,500 - 499,500
 
 
+@pytest.mark.slow
 def test_orders_within_the_work_limit_are_accounted(dpcalc):
     run = dpcalc("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000", "--orders", "1000:10000:10", "--no-tight",
                  "--json")

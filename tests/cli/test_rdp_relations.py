@@ -12,6 +12,7 @@ from dpcalc.core.rdp import rdp_accountant
 RUN = ("rdp", "--n", "60000", "--batch-size", "256", "--epochs", "5", "--sigma", "1.1")
 
 
+@pytest.mark.slow
 def test_uniform_replace_one_is_the_core_figure_and_above_the_tight_one(dpcalc):
     run = dpcalc(*RUN, "--sampling", "uniform", "--neighbours", "replace-one", "--json")
     assert run.code == 0

@@ -37,6 +37,7 @@ def test_t_sweep_json_rows_equal_single_runs(dpcalc):
     assert document["warnings"] == []
 
 
+@pytest.mark.slow
 def test_epochs_sweep_computes_the_per_step_curve_once(dpcalc, monkeypatch):
     from dpcalc.core.rdp import curves  # where composed_rdp looks phase_rdp up
 

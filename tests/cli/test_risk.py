@@ -105,6 +105,7 @@ def test_design_card(dpcalc):
     assert 7.25e-5 < first["tpr_lower"] <= first["tpr_upper"] < 7.28e-5
 
 
+@pytest.mark.slow
 def test_fpr_prior_kappa(dpcalc):
     document = _ok(dpcalc, *SMALL, "--fpr", "0.2,1e-6", "--prior", "0.01", "--kappa", "1e-3")
     assert document["inputs"]["fprs"] == [0.2, 1e-6]
@@ -155,6 +156,7 @@ def test_training_form(dpcalc):
     assert 0 < document["result"]["advantage_lower"] <= document["result"]["advantage_upper"] < 0.1
 
 
+@pytest.mark.slow
 def test_two_phases(dpcalc):
     document = _ok(dpcalc, "risk", "--phase", "p=0.01,sigma=2,T=50", "--phase", "p=0.01,sigma=1,T=100")
     assert [phase["T"] for phase in document["inputs"]["phases"]] == [50, 100]
@@ -166,6 +168,7 @@ def test_two_phases(dpcalc):
     assert table.code == 0 and "Phases" in table.stdout and "of 2 phases" in table.stdout
 
 
+@pytest.mark.slow
 def test_laplace(dpcalc):
     document = _ok(dpcalc, "risk", "--mechanism", "laplace", "--scale", "10", "--T", "50")
     assert document["inputs"]["phases"][0]["mechanism"] == "laplace"
@@ -185,6 +188,7 @@ def test_replace_one(dpcalc):
     assert document["result"]["advantage_upper"] >= add_remove["advantage_lower"]  # replace-one is the riskier relation
 
 
+@pytest.mark.slow
 def test_shuffle_warns_about_the_gap(dpcalc):
     run = dpcalc("risk", "--n", "1000", "--batch-size", "10", "--epochs", "1", "--sigma", "1", "--sampling", "shuffle", "--neighbours", "zero-out",
                  "--json")
@@ -218,7 +222,7 @@ def _cells(stdout: str, first: str) -> list[str]:
     return [cell.strip() for cell in line.split("│")[1:-1]]
 
 
-@pytest.mark.parametrize("run", [SMALL, GDP_RUN])
+@pytest.mark.parametrize("run", [SMALL, pytest.param(GDP_RUN, marks=pytest.mark.slow)])
 def test_tables_rounded_outward(dpcalc, run):
     result = _ok(dpcalc, *run)["result"]
     table = dpcalc(*run)
@@ -249,6 +253,7 @@ def test_chart(dpcalc):
     assert "GDP (central limit)" in run.stdout and "●" in run.stdout and "└" in run.stdout
 
 
+@pytest.mark.slow
 @needs_matplotlib
 def test_plot_png(dpcalc, tmp_path):
     path = tmp_path / "risk.png"

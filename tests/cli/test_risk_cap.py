@@ -15,6 +15,7 @@ CARD = ("risk", "--n", "62500", "--batch-size", "250", "--T", "10000", "--sigma"
 RUN = Phase("gaussian", 0.004, 1.1, None, 10000)
 
 
+@pytest.mark.slow
 def test_every_figure_moves_by_what_the_cap_costs(dpcalc):
     """Under add-remove, step by step: the upper ends by T w p tv, the lower ends by T (p - q) tv
     (`cap_costs`), both far below eta here."""

@@ -188,6 +188,7 @@ def test_gdp_sweep_max_eps_checks_every_row(dpcalc):
     assert table.code == 1 and "NO" in table.stdout and "EXCEEDED" in table.stdout
 
 
+@pytest.mark.slow
 def test_gdp_sweep_epochs_max_eps_uses_the_tight_figure(dpcalc):
     # issue 15: 60 epochs has a tight epsilon of 2.382, above 2.35; its central-limit one is below
     run = dpcalc("gdp", "--n", "60000", "--batch-size", "256", "--sigma", "1.1", "--epochs", "55:60:5",

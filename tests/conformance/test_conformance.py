@@ -9,10 +9,40 @@ import pytest
 from tests.conformance import ALL_CASES, PEERS
 from tests.conformance.case import AT_LEAST, AT_MOST, CLOSE, LOWER, REFUSED, UPPER, WITHIN, Case, lookup
 
+# Cases whose run takes over 0.2 s, where cheaper cases check the same command against the same peer:
+# they run in the slow set (`python -m pytest -m slow`).
+SLOW_IDS = frozenset({
+    "dpa-pld-laplace-delta-b1-sens1-q1-eps0",
+    "dpa-pld-laplace-delta-b1-sens1-q1-eps1",
+    "dpa-pld-laplace-delta-b2-sens2-q0.3-eps0",
+    "dpa-pld-laplace-delta-b2-sens2-q1-eps0",
+    "dpa-pld-laplace-delta-b2-sens4-q1-eps0.5",
+    "dpa-pld-laplace-delta-b2-sens4-q1-eps1",
+    "dpa-pld-laplace-delta-b2-sens4-q1-eps2",
+    "dpa-rdp-gaussian-epsilon-orders-range",
+    "dpa-rdp-sg-q0.01-s2.5-T50-order1.5",
+    "dpa-smallest-epsilon-delta0.01-k50",
+    "dpa-smallest-laplace-noise-k20-sens0.5",
+    "dpa-smallest-laplace-noise-k20-sens1",
+    "dpa-smallest-laplace-noise-k500-sens1",
+    "dpa-smallest-subsampled-gaussian-noise-base",
+    "prv-find-noise-multiplier-range-above",
+    "prv-find-noise-multiplier-robustness-2",
+    "tfp-compute-noise-Test2",
+    "tfp-dp-sgd-privacy-Test2-epsilon-default-grid",
+    "tfp-dp-sgd-privacy-Test2-epsilon-tf-orders",
+    "tfp-example-microbatching-subsampling-rdp-default-grid",
+    "tfp-example-microbatching-subsampling-rdp-dp-accounting-orders",
+    "tfp-example-no-microbatching-subsampling-rdp-default-grid",
+    "tfp-example-no-microbatching-subsampling-rdp-dp-accounting-orders",
+    "tfp-statement-user2-poisson",
+    "tfp-statement-user3-poisson",
+})
+
 
 def _param(case: Case):
     marks = []
-    if case.slow:
+    if case.slow or case.id in SLOW_IDS:
         marks.append(pytest.mark.slow)
     if case.defect is not None:
         marks.append(pytest.mark.xfail(strict=True, reason=f"issue 22 defect {case.defect}"))

@@ -139,6 +139,7 @@ def _dp_accounting_sigma(p, steps, target, delta):
     )
 
 
+@pytest.mark.slow
 def test_rdp_sigma_agrees_with_dp_accounting():
     # dp_accounting 0.6.0 calibrate_dp_mechanism (RdpAccountant, its default orders, tol 1e-7):
     # 1.1042073 for the design card; our grid of orders is a superset of its, so our sigma may
@@ -177,6 +178,7 @@ def _check_pld_round_trip(result, target):
         assert result.value >= result.boundary and result.value / result.boundary - 1.0 <= DEFAULT_PRECISION
 
 
+@pytest.mark.slow
 def test_pld_design_card_round_trip():
     # design card: p = 0.004, T = 10000, target 2 (docs/reference-values.md: sigma = 1.1 gives the tight 1.8410)
     result = calibrate("sigma", 2.0, 1e-5, sampling_probability=Fraction("0.004"), steps=10000)
@@ -214,7 +216,7 @@ def test_pld_design_card_costs_one_or_two_full_evaluations(monkeypatch):
     assert 1 <= len(runs) <= 2 and result.evaluations <= 6
 
 
-@pytest.mark.parametrize("p, steps, target", [(0.004, 10000, 2.0), (0.1, 100, 4.0)])
+@pytest.mark.parametrize("p, steps, target", [pytest.param(0.004, 10000, 2.0, marks=pytest.mark.slow), (0.1, 100, 4.0)])
 def test_pld_sigma_one_precision_lower_exceeds_the_target(p, steps, target):
     # The precision claim checked directly: sigma / (1 + precision), evaluated by the
     # accountant at full accuracy, exceeds the target (whichever evidence the search used).
@@ -223,7 +225,7 @@ def test_pld_sigma_one_precision_lower_exceeds_the_target(p, steps, target):
     assert pld_epsilon(p, result.value / (1.0 + DEFAULT_PRECISION), steps) > target
 
 
-@pytest.mark.parametrize("p, steps, sigma", [(0.004, 10000, 1.0505), (0.01, 1000, 1.4148), (0.05, 2000, 1.5289)])
+@pytest.mark.parametrize("p, steps, sigma", [pytest.param(0.004, 10000, 1.0505, marks=pytest.mark.slow), pytest.param(0.01, 1000, 1.4148, marks=pytest.mark.slow), (0.05, 2000, 1.5289)])
 def test_pld_level_prediction_is_close_to_the_full_accuracy_epsilon(p, steps, sigma):
     # Richardson extrapolation from accuracies 1.6e-2 and 4e-3 (grid steps 4h and 2h) to the
     # default grid h: measured within 1.1e-4 (relative) on 20 runs; the bound read at the
@@ -243,6 +245,7 @@ def test_pld_level_prediction_is_close_to_the_full_accuracy_epsilon(p, steps, si
     assert STEERING_ACCURACY == 4 * LEVEL_ACCURACY  # grid steps in the ratio 2
 
 
+@pytest.mark.slow
 @settings(max_examples=3, deadline=None, derandomize=True)
 @given(
     p=st.floats(0.02, 0.2),
@@ -284,6 +287,7 @@ def test_pld_steps_are_the_exact_largest():
     assert result.rejected_epsilon == pytest.approx(pld_epsilon(0.1, 2.0, result.value + 1), rel=1e-6)
 
 
+@pytest.mark.slow
 def test_pld_steps_where_the_two_compositions_disagree_the_search_decides():
     """Design card: the shared composition puts T = 11646 at 1.99997766, tight_epsilon at
     1.99997787 (measured). A target between the two must not return 11646: `dpcalc pld` there
@@ -301,6 +305,7 @@ def test_pld_steps_where_the_two_compositions_disagree_the_search_decides():
     assert result.epsilon == pld_epsilon(0.004, sigma, 11645) <= target
 
 
+@pytest.mark.slow
 def test_pld_sigma_is_below_prv_accountant():
     # prv_accountant 0.2.0 find_noise_multiplier (eps_error 0.1): 4.1453 for p = 0.1, T = 100,
     # target 1; tighter accounting needs less noise, and ours never exceeds the target.
@@ -332,6 +337,7 @@ def test_pld_hint_starts_from_the_previous_answer():
     assert warm.epsilon <= 1.05 and abs(warm.value / cold.value - 1) <= 2 * DEFAULT_PRECISION
 
 
+@pytest.mark.slow
 def test_pld_target_sweep_rows_match_single_runs():
     """`dpcalc calibrate --target-eps 1,2,4,8` (each row hinted by the one before, as the command
     runs them): every row is certified at its answer and lies within the precision of the single
@@ -422,6 +428,7 @@ def test_precision_sets_the_grid():
     assert coarse.value / fine.value - 1 <= 1e-2
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(
     p=st.floats(1e-4, 1.0),

@@ -61,8 +61,8 @@ def test_one_release_beyond_the_grid_is_the_exact_float():
     assert result.value >= result.boundary
 
 
-@pytest.mark.parametrize("target, steps, sensitivity", [(1.0, 20, 1.0), (1.0, 10, 2.0), (2.0, 100, 1.0),
-                                                        (0.5, 30, 1.0)])
+@pytest.mark.parametrize("target, steps, sensitivity", [pytest.param(1.0, 20, 1.0, marks=pytest.mark.slow), (1.0, 10, 2.0), pytest.param(2.0, 100, 1.0, marks=pytest.mark.slow),
+                                                        pytest.param(0.5, 30, 1.0, marks=pytest.mark.slow)])
 def test_round_trip_through_the_pld_accountant(target, steps, sensitivity):
     delta = 1e-5
     result = laplace(target, delta, steps, sensitivity)
@@ -105,7 +105,7 @@ def test_never_more_noise_than_basic_composition():
     assert 1.0 <= odd.value <= 1.00001 and odd.epsilon <= 0.3
 
 
-@pytest.mark.parametrize("target, steps", [(1.0, 2), (1.0, 10), (2.0, 100)])
+@pytest.mark.parametrize("target, steps", [(1.0, 2), pytest.param(1.0, 10, marks=pytest.mark.slow), pytest.param(2.0, 100, marks=pytest.mark.slow)])
 def test_against_dp_accounting(target, steps):
     from dp_accounting.pld import privacy_loss_distribution
 
@@ -120,6 +120,7 @@ def test_against_dp_accounting(target, steps):
     assert target * (1 - 2e-3) <= epsilon <= target * (1 + 1e-3)
 
 
+@pytest.mark.slow
 def test_the_rdp_accountant_and_the_pld_ordering():
     result = laplace(1.0, 1e-5, 10, accountant="rdp")
     assert result.feasible and result.accountant == "rdp" and not result.exact
@@ -132,6 +133,7 @@ def test_the_rdp_accountant_and_the_pld_ordering():
     assert laplace(1.0, 1e-5, 10).value < result.value
 
 
+@pytest.mark.slow
 def test_more_releases_need_more_noise():
     scales = [laplace(1.0, 1e-5, steps).value for steps in (1, 2, 5, 20)]
     assert scales == sorted(scales)
@@ -178,6 +180,7 @@ def test_refusals_of_quantity_and_mechanism():
         calibrate("scale", 1.0, 1e-5, mechanism="laplace", steps=3, sensitivity=math.inf)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.floats(0.0, 50.0), st.floats(1e-12, 0.5), st.floats(1e-3, 1e3))
 def test_one_release_property(target, delta, sensitivity):

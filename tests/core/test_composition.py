@@ -29,6 +29,7 @@ from dpcalc.core.composition import (
     simplified_composition,
 )
 from dpcalc.core.validation import ParameterError
+from tests.slow import slow_cases
 
 MP_DIGITS = 50
 
@@ -121,7 +122,7 @@ def test_simplified_validity():
 
 
 @pytest.mark.parametrize("epsilon", [1e-3, 0.05, 0.5, 3.0])
-@pytest.mark.parametrize("k", [1, 7, 100, 5000])
+@pytest.mark.parametrize("k", [1, 7, 100, pytest.param(5000, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("delta_prime", [1e-5, 1e-12])
 @pytest.mark.parametrize("delta", [0.0, 1e-8])
 def test_optimal_matches_mpmath(epsilon, k, delta_prime, delta):
@@ -153,7 +154,7 @@ def _window_start(epsilon, k):
     return max(0, int(k * q - 60 * math.sqrt(k * q * (1 - q))))
 
 
-@pytest.mark.parametrize("epsilon, k, delta_prime", [(0.01, 10**5, 1e-9), (0.3, 30000, 1e-5)])
+@pytest.mark.parametrize("epsilon, k, delta_prime", [pytest.param(0.01, 10**5, 1e-9, marks=pytest.mark.slow), (0.3, 30000, 1e-5)])
 def test_optimal_large_k_matches_mpmath(epsilon, k, delta_prime):
     # Terms below 60 standard deviations from the mode are below e^-1800: left out of the sum.
     value = optimal_epsilon(epsilon, k, 0.0, delta_prime)
@@ -274,7 +275,7 @@ HETEROGENEOUS = [
 ]
 
 
-@pytest.mark.parametrize("epsilons, deltas, delta_prime", HETEROGENEOUS)
+@pytest.mark.parametrize("epsilons, deltas, delta_prime", slow_cases(HETEROGENEOUS, 3))
 def test_heterogeneous_exact_matches_brute_force(epsilons, deltas, delta_prime):
     result = compose_heterogeneous(epsilons, deltas, delta_prime)
     expected = brute_force_optimal(epsilons, deltas, delta_prime)
@@ -284,7 +285,7 @@ def test_heterogeneous_exact_matches_brute_force(epsilons, deltas, delta_prime):
     assert result.optimal.epsilon == pytest.approx(float(expected), rel=RTOL)
 
 
-@pytest.mark.parametrize("epsilons, deltas, delta_prime", HETEROGENEOUS)
+@pytest.mark.parametrize("epsilons, deltas, delta_prime", slow_cases(HETEROGENEOUS, 3))
 def test_lattice_brackets_brute_force(epsilons, deltas, delta_prime, monkeypatch):
     monkeypatch.setattr(heterogeneous, "EXACT_ATOM_LIMIT", 1)
     result = compose_heterogeneous(epsilons, deltas, delta_prime)
@@ -298,6 +299,7 @@ def test_lattice_brackets_brute_force(epsilons, deltas, delta_prime, monkeypatch
     assert any("lattice" in warning for warning in result.warnings)
 
 
+@pytest.mark.slow
 def test_lattice_for_a_long_list():
     # 40 distinct values: 2^40 atoms, so the lattice; its bracket contains the exact optimum,
     # which the exact path gives for a coarser copy of the list where the values pair up.
@@ -370,6 +372,7 @@ def test_max_k_with_delta_reports_the_delta_cap():
     assert crossing < 500
 
 
+@pytest.mark.slow
 def test_max_k_beyond_the_search_limit():
     result = max_compositions(1e-5, 0.0, 10.0, 1e-5)
     assert result.optimal.value == core.MAX_K_SEARCHED
@@ -429,6 +432,7 @@ ks = st.integers(min_value=1, max_value=3000)
 slacks = st.floats(min_value=1e-30, max_value=0.5)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(epsilons, ks, slacks)
 def test_optimal_is_below_advanced_and_basic(epsilon, k, delta_prime):
@@ -438,12 +442,14 @@ def test_optimal_is_below_advanced_and_basic(epsilon, k, delta_prime):
     assert result.best in ("optimal", "simplified")
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(epsilons, ks, slacks)
 def test_optimal_grows_with_k(epsilon, k, delta_prime):
     assert optimal_epsilon(epsilon, k, 0.0, delta_prime) <= optimal_epsilon(epsilon, k + 1, 0.0, delta_prime)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(epsilons, epsilons, ks, slacks)
 def test_optimal_grows_with_epsilon(e1, e2, k, delta_prime):
@@ -451,6 +457,7 @@ def test_optimal_grows_with_epsilon(e1, e2, k, delta_prime):
     assert optimal_epsilon(low, k, 0.0, delta_prime) <= optimal_epsilon(high, k, 0.0, delta_prime)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(epsilons, ks, slacks, slacks)
 def test_optimal_falls_with_delta_prime(epsilon, k, s1, s2):
@@ -458,6 +465,7 @@ def test_optimal_falls_with_delta_prime(epsilon, k, s1, s2):
     assert optimal_epsilon(epsilon, k, 0.0, high) <= optimal_epsilon(epsilon, k, 0.0, low)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(epsilons, st.integers(min_value=1, max_value=400), st.floats(min_value=1e-12, max_value=1e-4), slacks)
 def test_optimal_delta_at_the_optimum_is_within_the_target(epsilon, k, delta, delta_prime):
@@ -661,6 +669,7 @@ def test_max_epsilon_per_mechanism_when_only_the_optimum_reaches_the_total():
     assert result.best == "optimal" and result.optimal.epsilon <= 5.0
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(epsilons, st.integers(min_value=1, max_value=400), st.floats(min_value=0.0, max_value=1e-4),
        st.floats(min_value=1e-12, max_value=0.5))

@@ -180,6 +180,7 @@ def test_zcdp_delta_matches_mpmath_and_round_trips():
                 assert math.log(back) == pytest.approx(float(log_delta), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_zcdp_against_dp_accounting_fine_grid():
     # dp_accounting 0.6.0 compute_epsilon (the same CKS conversion) over a fine order grid: its
     # epsilon is never below the infimum, and approaches it.

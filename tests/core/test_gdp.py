@@ -200,6 +200,7 @@ def test_epsilon_grows_with_p_and_T(p1, p2, sigma, t1, t2):
     assert epsilon_for_delta(1e-5, clt_mu(p_high, sigma, t_high)) >= small * (1 - 1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(st.floats(1e-3, 30.0), st.floats(1e-200, 0.4))
 def test_delta_round_trips_through_epsilon(mu, delta):

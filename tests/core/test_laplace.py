@@ -185,6 +185,7 @@ tolerances = st.floats(min_value=1e-6, max_value=1e3)
 dims_values = st.integers(min_value=1, max_value=10**6)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(probabilities, probabilities, tolerances, dims_values)
 def test_epsilon_grows_with_probability(p1, p2, tolerance, dims):
@@ -193,6 +194,7 @@ def test_epsilon_grows_with_probability(p1, p2, tolerance, dims):
             <= laplace_accuracy(tolerance=tolerance, probability=high, dims=dims).epsilon)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(probabilities, tolerances, tolerances, dims_values, st.booleans())
 def test_epsilon_falls_with_tolerance_and_one_sided_needs_less(probability, t1, t2, dims, one_sided):
@@ -205,6 +207,7 @@ def test_epsilon_falls_with_tolerance_and_one_sided_needs_less(probability, t1, 
     assert one <= two_sided
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(probabilities, tolerances, dims_values)
 def test_more_dims_need_more_epsilon(probability, tolerance, dims):
@@ -212,6 +215,7 @@ def test_more_dims_need_more_epsilon(probability, tolerance, dims):
             <= laplace_accuracy(tolerance=tolerance, probability=probability, dims=dims + 1).epsilon)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.floats(min_value=1e-3, max_value=1e4), tolerances, dims_values, st.booleans())
 def test_probability_round_trip(epsilon, tolerance, dims, one_sided):

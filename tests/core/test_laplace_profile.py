@@ -90,6 +90,7 @@ def test_reference_values():
     assert laplace_delta(0.0, math.inf) == 1.0 and laplace_epsilon(1e-5, math.inf) == math.inf
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.floats(1e-6, 1e4), st.floats(0.0, 0.999999))
 def test_round_trips(pure, fraction):
@@ -105,6 +106,7 @@ def test_round_trips(pure, fraction):
     assert laplace_pure_epsilon(epsilon, delta) == pytest.approx(pure, rel=1e-9, abs=slack)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.floats(0.0, 50.0), st.floats(0.0, 50.0), st.floats(1e-3, 50.0))
 def test_delta_falls_with_epsilon_and_grows_with_pure_epsilon(first, second, pure):

@@ -87,13 +87,13 @@ def test_integer_orders_match_mpmath_binomial_sum(q, sigma):
 @pytest.mark.parametrize(
     "q, sigma, order",
     [
-        (0.01, 1.1, 5.5),
-        (1e-6, 0.3, 1.1),  # dp_accounting: 14% too large here
-        (0.5, 0.3, 1.1),  # dp_accounting: series gives up (inf)
-        (0.1, 50.0, 1.1),  # dp_accounting: 185x too large here
+        pytest.param(0.01, 1.1, 5.5, marks=pytest.mark.slow),
+        pytest.param(1e-6, 0.3, 1.1, marks=pytest.mark.slow),  # dp_accounting: 14% too large here
+        pytest.param(0.5, 0.3, 1.1, marks=pytest.mark.slow),  # dp_accounting: series gives up (inf)
+        pytest.param(0.1, 50.0, 1.1, marks=pytest.mark.slow),  # dp_accounting: 185x too large here
         (1e-6, 50.0, 2.5),  # RDP ~ 1e-16: needs A - 1 without the leading 1
-        (0.9, 0.7, 3.5),
-        (0.004, 1.1, 9.8),
+        pytest.param(0.9, 0.7, 3.5, marks=pytest.mark.slow),
+        pytest.param(0.004, 1.1, 9.8, marks=pytest.mark.slow),
     ],
 )
 def test_fractional_orders_match_mpmath_quadrature(q, sigma, order):
@@ -142,6 +142,7 @@ def test_cvz_acceleration_sums_an_alternating_moment_sequence():
 # ----------------------------------------------------------------------------- large sigma
 
 
+@pytest.mark.slow
 def test_ill_conditioned_fractional_orders_fall_back_to_a_sound_bound():
     # sigma = 5000: the series' cancellation (~4 sigma^2 = 1e8) exceeds its limit, so the value
     # is the chord between orders 2 and 3 of the convex log A_a: above the exact value
@@ -198,7 +199,7 @@ def test_fractional_orders_never_exceed_dp_accounting(q, sigma):
     assert np.all(mine * (orders - 1) <= theirs * (orders - 1) * (1 + 1e-9) + 1e-15 * orders)
 
 
-@pytest.mark.parametrize("q, sigma, order", [(0.01, 1.1, 5.5), (0.3, 0.5, 2.5)])
+@pytest.mark.parametrize("q, sigma, order", [(0.01, 1.1, 5.5), pytest.param(0.3, 0.5, 2.5, marks=pytest.mark.slow)])
 def test_dp_accounting_fractional_value_is_the_absolute_value_series(q, sigma, order):
     # The explanation of the gap: mpmath's MTZ series with |C(a, i)| reproduces dp_accounting
     # (rtol 1e-9), the same series with signs reproduces dpcalc.
@@ -221,6 +222,7 @@ def test_dp_accounting_fractional_value_is_the_absolute_value_series(q, sigma, o
     assert theirs > ours(q, sigma, [order])[0] * (1 + 1e-7)
 
 
+@pytest.mark.slow
 def test_dp_accounting_gives_up_where_we_converge():
     # q = 0.5, sigma = 0.3, order 1.1: |terms| decay like i^-3.1, dp_accounting stops after
     # 1000 terms and returns inf; the signed series with the CVZ tail converges (mpmath).
@@ -271,6 +273,7 @@ def test_default_grid_never_worse_than_dp_accounting_default(phases):
     assert core.rdp_accountant(phases, delta=1e-5).epsilon <= theirs * (1 + 1e-6)
 
 
+@pytest.mark.slow
 @settings(max_examples=10, deadline=None)
 @given(
     p=st.floats(1e-6, 1.0),
@@ -318,7 +321,7 @@ def mp_improved_epsilon(q: float, sigma: float, steps: int, order: float, delta:
 
 
 @pytest.mark.parametrize("phase, public", [(Phase(sampling_probability=0.004, noise_multiplier=1.1, steps=10000), 2.01306),
-                                           (Phase(sampling_probability=0.01, noise_multiplier=0.9, steps=1800), 3.4487)])
+                                           pytest.param(Phase(sampling_probability=0.01, noise_multiplier=0.9, steps=1800), 3.4487, marks=pytest.mark.slow)])
 def test_default_grid_on_the_spec_cases(phase, public):
     # The denser default grid on the design card and the ADADP seed (docs/reference-values.md:
     # 2.0130594444 at 9.8 and 3.4484912949 at 5.65). The optimal order: dp_accounting 0.6.0 on the
@@ -461,6 +464,7 @@ def _epsilon(p, sigma, steps, delta=1e-5):
     return core.rdp_accountant([Phase(sampling_probability=p, noise_multiplier=sigma, steps=steps)], delta=delta).epsilon
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(
     p=st.floats(1e-5, 0.5),

@@ -36,12 +36,12 @@ def reference(q: float, sigma: float, order: float) -> mpmath.mpf:
 @pytest.mark.parametrize(
     ("q", "sigma", "order"),
     [
-        (0.01, 1.0, 2e5),
-        (0.01, 5.0, 1e6),
-        (0.001, 50.0, 2e5),
-        (0.3, 1.0, 1e10),
+        pytest.param(0.01, 1.0, 2e5, marks=pytest.mark.slow),
+        pytest.param(0.01, 5.0, 1e6, marks=pytest.mark.slow),
+        pytest.param(0.001, 50.0, 2e5, marks=pytest.mark.slow),
+        pytest.param(0.3, 1.0, 1e10, marks=pytest.mark.slow),
         (0.004, 1.1, 1e10),
-        (1e-6, 10.0, 123456.5),  # fractional: the chord of the integer bounds
+        pytest.param(1e-6, 10.0, 123456.5, marks=pytest.mark.slow),  # fractional: the chord of the integer bounds
         (0.5, 3.0, 1e100),
     ],
 )
@@ -54,6 +54,7 @@ def test_exact_where_the_bracket_is_narrow(q, sigma, order):
         assert values[0] == pytest.approx(order / (2 * sigma * sigma) + math.log(q), rel=1e-15)
 
 
+@pytest.mark.slow
 def test_flagged_bound_where_the_noise_is_large_for_the_order():
     # sigma = 1000 at order 2e5: the bracket is wide; the value is a sound upper bound, named
     values, bounded = core.subsampled_gaussian_rdp(0.01, 1000.0, [2e5, 3e5])
@@ -79,6 +80,7 @@ def test_uniform_sampling_above_the_summed_orders_is_the_unsampled_value():
     assert values[0] == uniform_gaussian_rdp(0.01, 2.0, [8.0])[0]
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     log_q=st.floats(-8.0, -0.01),

@@ -25,6 +25,7 @@ from dpcalc.core.rdp import DEFAULT_ORDERS, subsampled_gaussian_rdp
 from dpcalc.core.rdp import without_replacement as wor
 from dpcalc.core.rdp.without_replacement import uniform_gaussian_rdp
 from dpcalc.core.validation import ParameterError
+from tests.slow import slow_cases
 
 dp_accounting = pytest.importorskip("dp_accounting")
 
@@ -85,7 +86,7 @@ def mp_rdp(gamma: float, sigma: float, order: float) -> mpmath.mpf:
         (0.01, 1.1, 7),
         (256 / 60000, 0.8, 32),
         (0.1, 0.5, 20),  # small sigma: the moment term 2 e^(kappa j (j - 1)) wins from j = 3
-        (0.3, 2.0, 101),  # odd order: B_101 = sqrt(Xi_100 Xi_102)
+        pytest.param(0.3, 2.0, 101, marks=pytest.mark.slow),  # odd order: B_101 = sqrt(Xi_100 Xi_102)
         (0.5, 50.0, 31),  # dp_accounting 0.6.0: 1.5e-8 below this (its forward differences cancel)
         (0.5, 50.0, 64),  # dp_accounting 0.6.0: 2x above
         (1e-6, 50.0, 40),  # RDP ~ 1e-14: relative precision of tiny values
@@ -181,7 +182,7 @@ def _check_against_dp_accounting(n: int, b: int, sigma: float, orders: list[floa
     np.testing.assert_allclose(ours[same], theirs[same], rtol=1e-9)
 
 
-@pytest.mark.parametrize(("n", "b", "sigma"), GRID)
+@pytest.mark.parametrize(("n", "b", "sigma"), slow_cases(GRID, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10))
 def test_never_looser_than_dp_accounting(n, b, sigma):
     _check_against_dp_accounting(n, b, sigma, SUBSET_ORDERS)
 
@@ -210,6 +211,7 @@ some_orders = st.lists(st.sampled_from(DEFAULT_ORDERS[::3] + (5000.0, 12345.5)),
 ROUNDING = 1e-12
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(gamma=gammas, other=gammas, sigma=sigmas, orders=some_orders)
 def test_non_decreasing_in_gamma(gamma, other, sigma, orders):
@@ -217,6 +219,7 @@ def test_non_decreasing_in_gamma(gamma, other, sigma, orders):
     assert np.all(uniform_gaussian_rdp(low, sigma, orders) <= uniform_gaussian_rdp(high, sigma, orders) * (1 + ROUNDING))
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(gamma=gammas, sigma=sigmas, other=sigmas, orders=some_orders)
 def test_non_increasing_in_sigma(gamma, sigma, other, orders):
@@ -224,6 +227,7 @@ def test_non_increasing_in_sigma(gamma, sigma, other, orders):
     assert np.all(uniform_gaussian_rdp(gamma, high, orders) <= uniform_gaussian_rdp(gamma, low, orders) * (1 + ROUNDING))
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(gamma=gammas, sigma=sigmas)
 def test_non_decreasing_in_the_order(gamma, sigma):

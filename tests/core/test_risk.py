@@ -32,6 +32,7 @@ from dpcalc.core.phases import Phase
 from dpcalc.core.pld import tight_delta
 from dpcalc.core.pld.privacy_profile import ProfileBounds
 from dpcalc.core.risk import _ROWS, MARGIN, _tpr_bounds, attack_risk, tpr_terms
+from tests.slow import slow_cases
 
 mp.mp.dps = 40
 
@@ -114,6 +115,7 @@ def remove_attack_tpr(p, s, alpha) -> mp.mpf:
     return (1 - p) * alpha + p * mp.ncdf(1 / mp.mpf(s) + phi_inverse(alpha))
 
 
+@pytest.mark.slow
 def test_reference_agrees_with_an_explicit_attack():
     # the profile route and the Neyman-Pearson attack on the remove pair give one number at low
     # FPR (the remove pair binds there): a check of the reference itself, to 1e-25 relative
@@ -202,7 +204,7 @@ def test_gdp_ppv_and_reconstruction():
 SUBSAMPLED = [(0.01, 0.8), (0.1, 1.0), (0.5, 2.0), (0.05, 0.5), (0.3, 1.5), (1e-4, 5.0)]
 
 
-@pytest.mark.parametrize("p, sigma", SUBSAMPLED)
+@pytest.mark.parametrize("p, sigma", slow_cases(SUBSAMPLED, 0, 2, 3, 4, 5))
 def test_subsampled_one_step_exact(p, sigma):
     fprs = (1e-5, 1e-4, 1e-3, 1e-2, 0.1)
     result = attack_risk(gaussian(sigma, 1, p), fprs=fprs)
@@ -221,6 +223,7 @@ def test_subsampled_one_step_exact(p, sigma):
 CHEAP = dict(p=st.floats(0.01, 0.5), sigma=st.floats(0.8, 3.0), steps=st.integers(1, 20))
 
 
+@pytest.mark.slow
 @settings(max_examples=4)
 @given(**CHEAP)
 def test_curve_shape(p, sigma, steps):
@@ -246,6 +249,7 @@ def test_curve_shape(p, sigma, steps):
     assert result.points[1].tpr.upper >= result.points[0].tpr.lower
 
 
+@pytest.mark.slow
 @settings(max_examples=3)
 @given(**CHEAP)
 def test_risk_rises_with_privacy_loss(p, sigma, steps):
@@ -277,6 +281,7 @@ def test_profile_bounds_against_tight_delta_and_gdp():
         assert inside(low, gdp_delta(1, eps), up)
 
 
+@pytest.mark.slow
 def test_profile_bounds_subsampled_against_tight_delta():
     phases = gaussian(1.0, 50, 0.05)
     upper, lower = ProfileBounds(phases, [(1e-5, None)]).at([0.3, 1.0, 2.0])
@@ -285,6 +290,7 @@ def test_profile_bounds_subsampled_against_tight_delta():
         assert max(low, single.delta_lower) <= min(up, single.delta_upper)
 
 
+@pytest.mark.slow
 def test_profile_bounds_add_never_widens():
     evaluator = ProfileBounds(gaussian(1.0, 50, 0.05), [(1e-5, None)])
     epsilons = np.linspace(0.0, 6.0, 61)
@@ -297,6 +303,7 @@ def test_profile_bounds_add_never_widens():
     assert np.all(lower <= upper)
 
 
+@pytest.mark.slow
 def test_profile_bounds_closed_forms():
     # sigma = 0.01 is outside the grid's range [0.05, 1e5]: every bound is a closed form
     evaluator = ProfileBounds(gaussian(0.01, 100, 0.004), [(None, 1.0)])
@@ -324,7 +331,7 @@ def _figures(result) -> np.ndarray:
                      *result.curve_beta_lower, *result.curve_beta_upper])
 
 
-@pytest.mark.parametrize(("p", "sigma", "steps", "completed"), [(0.01, 1.0, 200, False), (0.5, 0.5, 3, True)])
+@pytest.mark.parametrize(("p", "sigma", "steps", "completed"), [(0.01, 1.0, 200, False), pytest.param(0.5, 0.5, 3, True, marks=pytest.mark.slow)])
 def test_spared_lower_measures_change_no_figure(monkeypatch, p, sigma, steps, completed):
     # attack_risk composes the add direction upper-only unless it could raise the lower bound at
     # the target; where a figure is then wider than the accuracy (p = 0.5, sigma = 0.5, T = 3,
@@ -387,7 +394,7 @@ def test_riskcal_design_card():
     assert tprs[0] == pytest.approx(6.918e-5, rel=2e-3) and at_1e5.lower == pytest.approx(7.261e-5, rel=1e-3)
 
 
-@pytest.mark.parametrize("p, sigma", [(0.004, 1.1), (0.1, 1.0), (0.05, 0.5)])
+@pytest.mark.parametrize("p, sigma", [pytest.param(0.004, 1.1, marks=pytest.mark.slow), (0.1, 1.0), pytest.param(0.05, 0.5, marks=pytest.mark.slow)])
 def test_riskcal_below_an_attack(p, sigma):
     # T = 1: the Neyman-Pearson test of the remove pair is an attack that exists (P and Q are
     # the outputs on neighbouring datasets), with TPR (1 - p) alpha + p Phi(1/s + Phi^-1(alpha))
@@ -429,7 +436,7 @@ def test_risk_loads_no_masked_arrays():
 
 
 @pytest.mark.parametrize(("p", "sigma", "steps"), [(1e-4, 5.0, 1), (1e-4, 5.0, 100), (0.004, 5.0, 100),
-                                                   (0.01, 1.1, 10_000)])
+                                                   pytest.param(0.01, 1.1, 10_000, marks=pytest.mark.slow)])
 def test_figures_meet_the_accuracy(p, sigma, steps):
     """Runs that ended wider than the accuracy: the first three read on a grid too coarse near eps = 0
     (every TPR 2.4e-3 to 3.5e-3 wide, the grid's step), the last composed for the smallest FPR at the

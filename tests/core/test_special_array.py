@@ -113,6 +113,7 @@ def test_log1p_exp_matches_mpmath():
                 check_relative(one(log1p_exp, x), exact)
 
 
+@pytest.mark.slow
 def test_log_add_matches_mpmath():
     with mp.workdps(DIGITS):
         for a in LOG_VALUES:
@@ -123,6 +124,7 @@ def test_log_add_matches_mpmath():
                 check(one(log_add, a, b), exact, [(a, mp.exp(am - exact)), (b, mp.exp(bm - exact))])
 
 
+@pytest.mark.slow
 def test_log_sub_matches_mpmath():
     with mp.workdps(DIGITS):
         for a in LOG_VALUES:
@@ -244,6 +246,7 @@ def test_no_scipy():
 finite_logs = st.floats(min_value=-700.0, max_value=700.0, allow_nan=False)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(finite_logs, finite_logs)
 def test_log_add_is_symmetric_and_above_both(a, b):
@@ -253,6 +256,7 @@ def test_log_add_is_symmetric_and_above_both(a, b):
     assert value <= max(a, b) + LOG2 * (1 + 2 * U) + 2 * U * abs(max(a, b))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(finite_logs, finite_logs)
 def test_log_sub_undoes_log_add(a, b):
@@ -268,6 +272,7 @@ def test_log_sub_undoes_log_add(a, b):
     assert abs(back - a) <= 2 * C * U * (abs(c) * amplification + abs(a) + abs(b) * math.exp(b - a) + 1e-300)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.floats(min_value=-700.0, max_value=0.0, allow_nan=False, exclude_max=True))
 def test_log1mexp_agrees_with_log_expm1(x):
@@ -277,6 +282,7 @@ def test_log1mexp_agrees_with_log_expm1(x):
     assert abs(value - (x + one(log_expm1, -x))) <= 2 * C * U * (abs(x) + abs(value))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.floats(min_value=-700.0, max_value=700.0, allow_nan=False))
 def test_log1p_exp_is_logistic(x):
@@ -286,6 +292,7 @@ def test_log1p_exp_is_logistic(x):
     assert abs((up - down) - x) <= 2 * C * U * (abs(x) + up + down)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.floats(min_value=1e-300, max_value=700.0))
 def test_log_expm1_and_log1p_exp_round_trip(x):
@@ -293,6 +300,7 @@ def test_log_expm1_and_log1p_exp_round_trip(x):
     assert one(log1p_exp, one(log_expm1, x)) == pytest.approx(x, rel=2 * C * U * (1 + 1 / x), abs=1e-300)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=20))
 def test_no_floating_point_errors_on_any_input(values):

@@ -34,7 +34,7 @@ def _gaussian_delta(epsilon: float, mu: float) -> float:
 ALPHAS = [i / 400 for i in range(401)] + [1e-9, 1e-6, 1e-4, 0.999999]
 
 
-@pytest.mark.parametrize("mu", [0.25, 0.5, 1.0, 2.0, 4.0])
+@pytest.mark.parametrize("mu", [pytest.param(0.25, marks=pytest.mark.slow), pytest.param(0.5, marks=pytest.mark.slow), 1.0, pytest.param(2.0, marks=pytest.mark.slow), pytest.param(4.0, marks=pytest.mark.slow)])
 def test_gaussian_profile_gives_at_most_and_close_to_g_mu(mu):
     # The exact mu-GDP profile on a fine grid (step mu/100 up to delta ~ 1e-16): the curve must
     # never exceed G_mu (soundness: it is a sup of valid lower bounds) and lie within 1e-3 of it
@@ -49,6 +49,7 @@ def test_gaussian_profile_gives_at_most_and_close_to_g_mu(mu):
         assert beta >= exact - 1e-3, (alpha, beta, exact)
 
 
+@pytest.mark.slow
 def test_gaussian_profile_gap_shrinks_with_the_grid():
     mu = 1.0
     gaps = []
@@ -111,6 +112,7 @@ profiles = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(profiles, st.lists(st.floats(0.0, 1.0), min_size=1, max_size=12), st.floats(0.0, 0.5))
 def test_properties(pairs, alphas, loosen):

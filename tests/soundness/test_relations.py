@@ -19,6 +19,7 @@ import pytest
 
 from dpcalc.api import pld_delta
 from tests.conformance.exact import gaussian_delta
+from tests.slow import slow_cases
 from tests.soundness import enumeration as E
 from tests.soundness.cases import Case, check
 
@@ -38,7 +39,7 @@ def test_shuffle_under_add_remove_is_refused(dpcalc):
     assert "zero-out" in run.stderr and "replace-one" in run.stderr and "Traceback" not in run.stderr
 
 
-@pytest.mark.parametrize(("epochs", "sigma", "eps"), [(1, 1.0, 1.0), pytest.param(2, 1.0, 1.0, marks=pytest.mark.slow),
+@pytest.mark.parametrize(("epochs", "sigma", "eps"), [pytest.param(1, 1.0, 1.0, marks=pytest.mark.slow), pytest.param(2, 1.0, 1.0, marks=pytest.mark.slow),
                                                      (1, 0.5, 2.0)])
 def test_shuffle_add_remove_pair_exceeds_the_one_gaussian_per_epoch_bound(epochs, sigma, eps):
     scheme = E.Scheme("shuffle", epochs, batch=3)
@@ -69,7 +70,7 @@ def _bound(case: Case, eps: float) -> Interval:
     return Interval(result.delta_lower, result.delta_upper)
 
 
-@pytest.mark.parametrize("case", UNIFORM[:1] + UNIFORM[3:4], ids=str)
+@pytest.mark.parametrize("case", slow_cases(UNIFORM[:1] + UNIFORM[3:4], 1, one_argument=True), ids=str)
 def test_fixed_size_batches_are_bounded_by_the_derived_pairs(case):
     for eps in case.eps:
         bound = _bound(case, eps)

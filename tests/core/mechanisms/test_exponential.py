@@ -37,6 +37,7 @@ def test_dwork_roth_example_values():
     assert monotone.sampling == "exp(eps u / Delta)" and "monotone" in monotone.source
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     epsilon=st.floats(1e-6, 1e4),
@@ -51,6 +52,7 @@ def test_alpha_matches_mpmath(epsilon, beta, sensitivity, outcomes, monotone):
     assert result.alpha == pytest.approx(float(mp_alpha(epsilon, beta, sensitivity, outcomes, monotone)), rel=RTOL)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     epsilon=st.floats(1e-6, 1e4),

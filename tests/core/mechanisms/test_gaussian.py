@@ -58,7 +58,7 @@ def test_failure_probability_matches_mpmath(x, dims):
     assert failure_probability(x, dims) == pytest.approx(float(reference), rel=1e-12)
 
 
-@pytest.mark.parametrize("q, dims", [(0.5, 1), (0.05, 100), (1e-12, 10), (1e-200, 1), (1e-307, 3), (0.999, 1000)])
+@pytest.mark.parametrize("q, dims", [(0.5, 1), pytest.param(0.05, 100, marks=pytest.mark.slow), pytest.param(1e-12, 10, marks=pytest.mark.slow), pytest.param(1e-200, 1, marks=pytest.mark.slow), pytest.param(1e-307, 3, marks=pytest.mark.slow), (0.999, 1000)])
 def test_scaled_error_matches_mpmath(q, dims):
     # mpmath at 400 digits: u = 1 - (1 - q)^(1/d), then x with erfc(x / sqrt 2) = u, by bisection on log erfc
     with mpmath.workdps(400):
@@ -156,7 +156,7 @@ def test_bad_arguments():
         gaussian_mechanism(sigma=1.0, error=1.0, delta=0.0)
 
 
-@pytest.mark.parametrize("dims, error, sigma", [(1, 2.0, 1.0), (10, 3.0, 1.0), (100, 12.0, 4.0)])
+@pytest.mark.parametrize("dims, error, sigma", [(1, 2.0, 1.0), (10, 3.0, 1.0), pytest.param(100, 12.0, 4.0, marks=pytest.mark.slow)])
 def test_monte_carlo_confidence_is_exact(dims, error, sigma):
     # Stated as exact: 1e5 draws of `dims` independent N(0, sigma^2) coordinates must match the
     # simultaneous confidence within 4 standard errors of a proportion.
@@ -186,6 +186,7 @@ def test_monte_carlo_per_coordinate_privacy_loss_is_mu_gdp():
     assert abs(samples.mean() - expected) <= 4 * samples.std() / math.sqrt(100_000)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.floats(1e-3, 1e3), st.floats(1e-6, 1 - 1e-9), st.integers(1, 10**6))
 def test_error_round_trip(sigma, confidence, dims):
@@ -194,6 +195,7 @@ def test_error_round_trip(sigma, confidence, dims):
     assert back.failure_probability == pytest.approx(forward.failure_probability, rel=1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.floats(0.05, 20.0), st.floats(1e-3, 0.999), st.integers(1, 1000))
 def test_epsilon_round_trip(epsilon, confidence, dims):
@@ -203,6 +205,7 @@ def test_epsilon_round_trip(epsilon, confidence, dims):
     assert back.epsilon <= epsilon * (1 + 1e-12)  # the sigma was rounded up, never down
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.floats(1e-3, 1e3), st.floats(1e-3, 1e3)), min_size=1, max_size=20),
        st.floats(0.1, 10.0))

@@ -99,7 +99,7 @@ def test_bad_arguments():
         laplace_mechanism(scale=1e-320, error=1.0)
 
 
-@pytest.mark.parametrize("bins, error, scale", [(1, 2.0, 1.0), (10, 5.0, 1.0), (100, 12.0, 1.5)])
+@pytest.mark.parametrize("bins, error, scale", [(1, 2.0, 1.0), (10, 5.0, 1.0), pytest.param(100, 12.0, 1.5, marks=pytest.mark.slow)])
 def test_monte_carlo_confidence_is_exact(bins, error, scale):
     # The simultaneous confidence is stated as exact: 1e5 draws of `bins` independent Lap(b)
     # coordinates must match it within sampling error (4 standard errors of a proportion).
@@ -111,6 +111,7 @@ def test_monte_carlo_confidence_is_exact(bins, error, scale):
     assert abs(observed - result.confidence) <= tolerance
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.floats(1e-3, 1e3), st.floats(1e-6, 1 - 1e-9), st.integers(1, 10**6))
 def test_error_round_trip(epsilon, confidence, bins):
@@ -119,6 +120,7 @@ def test_error_round_trip(epsilon, confidence, bins):
     assert back.failure_probability == pytest.approx(forward.failure_probability, rel=1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.floats(1e-3, 1e3), st.floats(1e-6, 1 - 1e-9), st.integers(1, 10**4))
 def test_epsilon_round_trip(error, confidence, bins):

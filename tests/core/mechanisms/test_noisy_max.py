@@ -60,6 +60,7 @@ def test_laplace_pair_tail_is_the_integral(x):
         assert math.exp(log_beta("laplace", x, 2)) == pytest.approx(float(tail), rel=1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(noise=st.sampled_from(NOISES), x=st.floats(0.0, 700.0), m=st.integers(2, 10**12))
 def test_log_beta_matches_mpmath(noise, x, m):
@@ -68,6 +69,7 @@ def test_log_beta_matches_mpmath(noise, x, m):
     assert log_beta(noise, x, m) == pytest.approx(float(mp.log(expected)), rel=RTOL, abs=RTOL)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(noise=st.sampled_from(NOISES), beta=st.floats(1e-300, 0.999), m=st.integers(2, 10**12))
 def test_gap_round_trip(noise, beta, m):
@@ -80,6 +82,7 @@ def test_gap_round_trip(noise, beta, m):
         assert log_beta(noise, x, m) <= math.log(beta)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(noise=st.sampled_from(NOISES), epsilon=st.floats(1e-3, 1e3), beta=st.floats(1e-100, 0.3),
        m=st.integers(2, 10**6), monotone=st.booleans(), sensitivity=st.floats(0.01, 100.0))
@@ -135,7 +138,7 @@ def _noise(rng, noise, scale, shape):
 
 
 @pytest.mark.parametrize("noise", NOISES)
-@pytest.mark.parametrize("m, beta", [(2, 0.2), (10, 0.05), (100, 0.1)])
+@pytest.mark.parametrize("m, beta", [(2, 0.2), (10, 0.05), pytest.param(100, 0.1, marks=pytest.mark.slow)])
 def test_monte_carlo(noise, m, beta):
     # The worst case: the top score exactly gap above the m - 1 others. Exact claims (gumbel,
     # exponential; laplace at m = 2) must match within 4.5 standard errors; the union bound

@@ -58,6 +58,7 @@ def test_distance_for_reply_matches_mpmath(p):
     assert got == pytest.approx(float(expected), rel=1e-12, abs=1e-300)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.floats(1e-3, 10), st.floats(1e-12, 0.5), st.floats(1e-6, 1 - 1e-6))
 def test_distance_round_trip(epsilon, delta, p):
@@ -68,6 +69,7 @@ def test_distance_round_trip(epsilon, delta, p):
     assert no_reply_probability(distance, epsilon, delta)[1] == pytest.approx(p, rel=1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.floats(1e-3, 100), st.floats(1e-3, 100), st.floats(1e-15, 0.999))
 def test_accuracy_round_trips(epsilon, bound, q):

@@ -138,6 +138,7 @@ def test_flip_round_trip(epsilon, k):
     assert epsilon_of_flip(flip, k) == pytest.approx(epsilon, rel=1e-9, abs=4 * k * 1.2e-16)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.floats(1e-4, 30.0), st.integers(2, 1000), st.integers(1, 10**9), st.floats(0.0, 1.0))
 def test_epsilon_round_trip(epsilon, k, n, phi):
@@ -146,6 +147,7 @@ def test_epsilon_round_trip(epsilon, k, n, phi):
     assert back.epsilon == pytest.approx(epsilon, rel=1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.floats(1e-3, 20.0), st.integers(2, 1000), st.floats(1e-4, 0.5))
 def test_respondents_are_the_fewest(epsilon, k, target):

@@ -154,6 +154,7 @@ def test_student_t_parameters():
     assert smooth_sensitivity(noise="student-t", epsilon=1.0, beta=0.05, degrees=2).std == math.inf
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.sampled_from(["laplace", "cauchy", "laplace-log-normal", "student-t"]), st.floats(1e-3, 50), st.floats(1e-3, 1e3),
        st.floats(1e-12, 0.99))

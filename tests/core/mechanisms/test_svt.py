@@ -38,6 +38,7 @@ def test_dwork_roth_constants():
     assert "Thm 3.26" in sparse.source and "Thm 3.25" in sparse.source
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(epsilon=st.floats(1e-6, 1e4), beta=st.floats(1e-300, 0.999), queries=st.integers(1, 10**15),
        answers=st.integers(1, 1000), sensitivity=st.floats(1e-3, 1e3))
@@ -92,8 +93,8 @@ def simulate_sparse(rng, values, threshold, epsilon, answers, sensitivity, alpha
     return float(np.mean(failed))
 
 
-@pytest.mark.parametrize("queries, answers, epsilon, beta", [(20, 1, 1.0, 0.05), (50, 1, 0.3, 0.2),
-                                                              (30, 3, 1.0, 0.1), (40, 5, 2.0, 0.05)])
+@pytest.mark.parametrize("queries, answers, epsilon, beta", [(20, 1, 1.0, 0.05), pytest.param(50, 1, 0.3, 0.2, marks=pytest.mark.slow),
+                                                              pytest.param(30, 3, 1.0, 0.1, marks=pytest.mark.slow), pytest.param(40, 5, 2.0, 0.05, marks=pytest.mark.slow)])
 def test_monte_carlo_bound_holds(queries, answers, epsilon, beta):
     # At most c queries at or above T - alpha (the theorems' condition): c queries just above
     # T + alpha, spread out, the rest just below T - alpha, where any answer the other way is an

@@ -78,7 +78,7 @@ def test_a_limit_before_the_first_grid_is_raised():
         account_grid((gaussian(*DESIGN_CARD),), delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY)
 
 
-@pytest.mark.parametrize("p, sigma, steps", [(0.004, 0.5, 10_000), (0.001, 0.8, 100_000)])
+@pytest.mark.parametrize("p, sigma, steps", [(0.004, 0.5, 10_000), pytest.param(0.001, 0.8, 100_000, marks=pytest.mark.slow)])
 def test_default_accuracy_is_met_at_small_noise(p, sigma, steps):
     """Regression: with one step's discretisation limited to 2^17 bins, these stopped at a
     relative width of 2.4e-3 (lower bound 0.25-0.6% low, with a warning); about 2 s each."""
@@ -110,6 +110,7 @@ def _uniform_card() -> Phase:
     return Phase(sampling_probability=p, noise_multiplier=sigma, steps=steps, sampling="uniform", neighbours="replace-one")
 
 
+@pytest.mark.slow
 def test_a_lower_direction_below_the_lower_bound_needs_no_grid(monkeypatch):
     """Fixed-size batches: the add pair's Chernoff bound (whole MGF, an upper bound on its
     epsilon) lies below the remove pair's lower bound, so the add direction is left out without a

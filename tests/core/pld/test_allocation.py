@@ -35,6 +35,7 @@ from dpcalc.core.phases import Phase
 from dpcalc.core.pld import api, tight_delta, tight_epsilon
 from dpcalc.core.pld.pairs.allocation import AllocationPair, _cells
 from dpcalc.core.pld.pairs.lognormal_lattice import cells_coarser, lattice, spread_coarser
+from tests.slow import slow_cases
 
 DERANDOMIZE = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
@@ -122,6 +123,7 @@ def _cell_reference(a: float, lo: float, hi: float) -> tuple[mp.mpf, mp.mpf]:
     return mass, moment
 
 
+@pytest.mark.slow
 def test_the_two_factor_reference_agrees_with_a_two_dimensional_quadrature():
     """The mpmath route (closed-form inner integral) against scipy's dblquad over (z_1, z_2), the
     region where the integrand is positive given as the inner limits, so the integrand is smooth."""
@@ -184,7 +186,9 @@ def _cell_delta(atoms, epsilon: float, direction: str, side: str) -> float:
     return math.fsum(np.maximum(p_lo - c * q_hi, 0.0))
 
 
-ONE_EPOCH_CASES = [(2, 2, 1.0), (2, 2, 1.5), (3, 2, 1.0), (3, 2, 1.5), (3, 1, 1.0), (3, 1, 1.5)]
+# (3, 2, 1.5) takes the two-factor path of the first three cases: those run in the slow set.
+ONE_EPOCH_CASES = [pytest.param(2, 2, 1.0, marks=pytest.mark.slow), pytest.param(2, 2, 1.5, marks=pytest.mark.slow),
+                   pytest.param(3, 2, 1.0, marks=pytest.mark.slow), (3, 2, 1.5), (3, 1, 1.0), (3, 1, 1.5)]
 
 
 @pytest.mark.parametrize("direction", ["remove", "add"])
@@ -228,7 +232,7 @@ def test_cells_of_ordered_atoms_agree_with_the_general_sums(direction, monkeypat
             assert np.all(np.abs(a - b) <= 1e-9 * np.maximum(a, b) + 1e-300)
 
 
-@pytest.mark.parametrize("t, steps, sigma, epsilon", [(2, 2, 1.0, 0.5), (3, 2, 1.5, 0.1)])
+@pytest.mark.parametrize("t, steps, sigma, epsilon", [pytest.param(2, 2, 1.0, 0.5, marks=pytest.mark.slow), (3, 2, 1.5, 0.1)])
 def test_the_accountant_brackets_one_epoch(t, steps, sigma, epsilon):
     """Through the whole accountant (both orders, the grid): [delta_lower, delta_upper] holds the
     exact max(remove, add) of one epoch; steps < t is one partial epoch of r = steps."""
@@ -269,7 +273,7 @@ def _probe_cells(lat) -> list[int]:
     return sorted({0, 1, 5, one, 3 * one, last // 10, last // 2, last})
 
 
-@pytest.mark.parametrize("sigma", SIGMAS)
+@pytest.mark.parametrize("sigma", slow_cases(SIGMAS, 1, 2, one_argument=True))
 def test_lattice_cells_agree_with_mpmath(sigma):
     """P(w_k <= W < w_(k+1)) and A = E[W - w_k; cell] to 1e-12 relative (measured at most 6.1e-15,
     down to the first cell of sigma = 4, of mass 1.7e-107), within the bounds cells_rel (2e-14 to
@@ -301,7 +305,8 @@ def test_lattice_cells_agree_with_mpmath(sigma):
         assert error <= lat.spread_rel[k], (k, error, lat.spread_rel[k])
 
 
-@pytest.mark.parametrize("sigma", SIGMAS)
+@pytest.mark.slow  # test_lattice_cells_agree_with_mpmath checks the cells against mpmath by default
+@pytest.mark.parametrize("sigma", slow_cases(SIGMAS, 1, 2, one_argument=True))
 def test_merged_cells_agree_with_mpmath(sigma):
     """The cells of width H = 16 h (one factor beyond the bulk, below: the narrow cells merged 16
     at a time, then the lattice's wide cells): their masses within their relative bounds and their
@@ -325,6 +330,7 @@ def test_merged_cells_agree_with_mpmath(sigma):
         assert excess_err[m] <= 1e-9 * c * lat.h, (m, excess_err[m])
 
 
+@pytest.mark.slow
 @given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=80), st.sampled_from([2, 4, 16]))
 @settings(max_examples=50, deadline=None, derandomize=DERANDOMIZE)
 def test_a_coarser_spread_keeps_mass_and_mean(masses, c):
@@ -406,7 +412,7 @@ def test_mnist_sixty_epochs_is_tight():
     assert result.delta_upper <= 1e-5
 
 
-@pytest.mark.parametrize("sigma, t, epochs", [(1.1, 235, 60), (1.0, 10, 1), (2.0, 100, 1), (4.0, 60, 5), (1.0, 2, 1)])
+@pytest.mark.parametrize("sigma, t, epochs", [(1.1, 235, 60), (1.0, 10, 1), (2.0, 100, 1), (4.0, 60, 5), pytest.param(1.0, 2, 1, marks=pytest.mark.slow)])
 def test_allocation_is_no_worse_than_poisson(sigma, t, epochs):
     """Random allocation of t steps against Poisson sampling at p = 1/t, the same steps (Feldman
     and Shenfeld find allocation at least as private for the Gaussian; measured, our allocation
@@ -417,6 +423,7 @@ def test_allocation_is_no_worse_than_poisson(sigma, t, epochs):
     assert ours.epsilon_upper <= theirs.epsilon_lower
 
 
+@pytest.mark.slow
 def test_partial_epoch_lies_between_whole_epochs():
     """t = 20, 50 steps: 2 epochs and a last one of 10 steps, between 2 and 3 full epochs."""
     two = tight_epsilon([allocated(1.5, 20, 40)], 1e-5)
@@ -459,6 +466,7 @@ def test_refusals():
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, derandomize=DERANDOMIZE)
 @given(sigma=st.floats(1.0, 4.0), t=st.integers(2, 60), epochs=st.integers(1, 5), factor=st.floats(1.05, 1.5))
 def test_allocation_is_ordered_and_monotone(sigma, t, epochs, factor):

@@ -39,7 +39,7 @@ DERANDOMIZE = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 @pytest.mark.parametrize(
     "p, sigma, delta",
-    [(0.004, 1.1, 1e-5), (0.01, 0.9, 1e-12), (0.3, 0.7, 1e-5), (1.0, 1.0, 1e-5), (1e-3, 0.5, 1e-12), (0.05, 2.0, 1e-15)],
+    [pytest.param(0.004, 1.1, 1e-5, marks=pytest.mark.slow), (0.01, 0.9, 1e-12), (0.3, 0.7, 1e-5), (1.0, 1.0, 1e-5), (1e-3, 0.5, 1e-12), (0.05, 2.0, 1e-15)],
 )
 def test_one_step_epsilon_bracketed_by_exact_value(p, sigma, delta):
     result = tight_epsilon([gaussian(p, sigma, 1)], delta)
@@ -115,6 +115,7 @@ def _check_random_run(p, sigma, steps, delta, accuracy):
         assert brackets(result.epsilon_lower, exact, result.epsilon_upper, rtol=1e-12)
 
 
+@pytest.mark.slow
 @settings(max_examples=5, deadline=None, derandomize=DERANDOMIZE)
 @given(**RUNS)
 def test_property_random_runs_are_bracketed(p, sigma, steps, delta):
@@ -167,6 +168,7 @@ def test_accuracy_option_narrows_the_interval():
     assert coarse.epsilon_lower <= fine.epsilon_upper and fine.epsilon_lower <= coarse.epsilon_upper
 
 
+@pytest.mark.slow  # test_accuracy_option_narrows_the_interval checks --accuracy by default
 @pytest.mark.parametrize("accuracy", [5e-6, pytest.param(1e-9, marks=pytest.mark.slow)])
 def test_a_finer_accuracy_is_never_looser_than_the_default(accuracy):
     phases = [gaussian(0.004, 1.1, 10_000)]
@@ -191,8 +193,8 @@ def test_long_runs(steps):
 
 
 @pytest.mark.parametrize("p, sigma, steps, accuracy", [
-    (0.004, 1.1, 10_000, 1.6e-2), (0.004, 1.1, 10_000, 4e-3), (0.004, 1.1, 10_000, 1e-3),
-    (0.01, 0.8, 1_000, 1.6e-2), (0.1, 2.0, 100, 4e-3),
+    pytest.param(0.004, 1.1, 10_000, 1.6e-2, marks=pytest.mark.slow), pytest.param(0.004, 1.1, 10_000, 4e-3, marks=pytest.mark.slow), (0.004, 1.1, 10_000, 1e-3),
+    pytest.param(0.01, 0.8, 1_000, 1.6e-2, marks=pytest.mark.slow), (0.1, 2.0, 100, 4e-3),
 ])
 def test_upper_epsilon_is_the_first_grids_upper_bound(p, sigma, steps, accuracy):
     """Where the first grid meets the accuracy (every case here), upper_epsilon is an upper bound
@@ -208,6 +210,7 @@ def test_upper_epsilon_is_the_first_grids_upper_bound(p, sigma, steps, accuracy)
     assert upper >= tight_epsilon(phases, 1e-5, accuracy=1e-4).epsilon_lower
 
 
+@pytest.mark.slow
 def test_upper_epsilon_is_sound_where_the_first_grid_is_too_coarse():
     """p = 1e-4, sigma = 0.5, one step: tight_epsilon refines at 1.6e-2; the first grid's bound
     is looser but still above the true epsilon. (p = 0.004, sigma = 0.75, T = 1e4 served here
@@ -239,7 +242,7 @@ def test_upper_epsilon_past_the_work_limit_is_the_closed_form(monkeypatch):
 
 
 @pytest.mark.parametrize("p, sigma, steps, delta, accuracy", [
-    (0.004, 1.1, 10_000, 1e-5, 1.6e-2), (0.004, 0.6, 10_000, 1e-5, 4e-3), (0.001, 0.8, 20_000, 1e-8, 1.6e-2),
+    (0.004, 1.1, 10_000, 1e-5, 1.6e-2), pytest.param(0.004, 0.6, 10_000, 1e-5, 4e-3, marks=pytest.mark.slow), pytest.param(0.001, 0.8, 20_000, 1e-8, 1.6e-2, marks=pytest.mark.slow),
     (0.1, 2.0, 100, 1e-5, 4e-3), (0.3, 0.7, 1000, 1e-5, 1.6e-2), (0.05, 3.0, 10, 1e-8, 4e-3),
 ])
 def test_steering_epsilon_is_upper_epsilon_where_the_leading_direction_binds(p, sigma, steps, delta, accuracy):
@@ -294,6 +297,7 @@ def test_steering_epsilon_answers_the_runs_off_the_grid_as_upper_epsilon(monkeyp
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_delta_mode_is_consistent_with_epsilon_mode():
     phases = [gaussian(0.004, 1.1, 10_000)]
     by_delta = tight_epsilon(phases, 1e-5)
@@ -337,6 +341,7 @@ def test_one_laplace_step_bracketed(scale, delta):
     assert result.epsilon_lower <= exact + 1e-12 and exact <= result.epsilon_upper + 1e-12
 
 
+@pytest.mark.slow
 def test_subsampled_laplace_is_bounded():
     result = tight_epsilon([Phase("laplace", sampling_probability=0.05, scale=1.0, steps=500)], 1e-5)
     # never above basic composition of the subsampled pure-DP guarantee log(1 + p (e^(1/b) - 1))
@@ -366,7 +371,7 @@ def test_epsilon_zero_when_delta_exceeds_the_total_variation():
     assert result.epsilon_upper == 0.0 == result.epsilon_lower
 
 
-@pytest.mark.parametrize("epsilon", [1e20, 1e100, 1e300])
+@pytest.mark.parametrize("epsilon", [pytest.param(1e20, marks=pytest.mark.slow), 1e100, 1e300])
 def test_delta_at_an_astronomical_epsilon_is_an_answer(epsilon):
     # the grid's window would need indices past int64 (found by the no-internal-errors property):
     # the closed forms answer, with delta_upper the smallest positive float, never 0
@@ -375,6 +380,7 @@ def test_delta_at_an_astronomical_epsilon_is_an_answer(epsilon):
     assert result.delta_upper > 0.0
 
 
+@pytest.mark.slow
 def test_fixed_size_batches_that_meet_the_accuracy_skip_the_closed_forms(monkeypatch):
     """A grid that meets the accuracy on fixed-size batches is the answer (the closed forms are
     not computed, S7); a shuffled run still takes the closed form above (one Gaussian an epoch,
@@ -397,6 +403,7 @@ def test_fixed_size_batches_that_meet_the_accuracy_skip_the_closed_forms(monkeyp
     assert merged.epsilon_upper == pytest.approx(gdp_epsilon(1.1, 40, 1e-5), rel=1e-5)
 
 
+@pytest.mark.slow
 def test_a_result_does_not_depend_on_what_ran_before():
     # the accountant's caches live for one run (`model.PhaseModel`) or are keyed on all their
     # inputs: a run computed after others is the one computed first

@@ -30,6 +30,7 @@ from dpcalc.core.pld.truncation import (
     overflow_share,
     step_distances,
 )
+from tests.slow import slow_cases
 
 
 def binomial_pmf(n: int, p: float) -> list[mpmath.mpf]:
@@ -42,7 +43,7 @@ CASES = [(1000, 0.05, 60), (1000, 0.05, 45), (200, 0.3, 60), (5000, 0.01, 50), (
          (40, 0.9, 40), (10, 0.5, 1)]
 
 
-@pytest.mark.parametrize(("n", "p", "cap"), CASES)
+@pytest.mark.parametrize(("n", "p", "cap"), slow_cases(CASES, 3))
 def test_overflow_share_bounds_the_exact_one_tightly(n, p, cap):
     """w = P[Binomial(n - 1, p) >= B - 1]: taken above the exact value by at most its margin."""
     with mpmath.workdps(50):
@@ -51,7 +52,7 @@ def test_overflow_share_bounds_the_exact_one_tightly(n, p, cap):
     assert exact <= share <= exact * (1 + 1e-8) + 1e-300
 
 
-@pytest.mark.parametrize(("n", "p", "cap"), CASES)
+@pytest.mark.parametrize(("n", "p", "cap"), slow_cases(CASES, 1, 3))
 def test_kept_rate_bounds_the_exact_one_tightly(n, p, cap):
     """q = p E[min(1, B/(K + 1))], K ~ Binomial(n - 1, p): taken below the exact value by a hair."""
     with mpmath.workdps(50):
@@ -158,6 +159,7 @@ def test_costs_are_eta_where_the_step_by_step_analysis_does_not_apply():
     assert above < overflow_probability([add_remove], truncation) and below < above
 
 
+@pytest.mark.slow
 @settings(max_examples=8, deadline=None)
 @given(p=st.sampled_from([0.01, 0.05, 0.2]), sigma=st.sampled_from([0.8, 1.5]), steps=st.integers(1, 200),
        slack=st.integers(-3, 4))

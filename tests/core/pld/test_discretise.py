@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from dpcalc.core.pld import bounds, discretise, layers
 from dpcalc.core.pld.pairs import GaussianPair
@@ -37,6 +38,7 @@ def test_discretised_step_masses():
         assert total(lower) <= 1.0 + 1e-12
 
 
+@pytest.mark.slow
 def test_lower_measure_loses_little_at_the_edges_of_the_support():
     # p = 1e-4, sigma = 0.8: half of one step's mass piles up within p/2 of an end of the
     # support (log(1 - p) in the remove direction, -log(1 - p) in the add one). The lowest

@@ -109,6 +109,7 @@ def test_the_cli_example():
     assert analysis_of(result.phases) == EXACT_ANALYSIS
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, derandomize=DERANDOMIZE)
 @given(sigma=st.floats(0.05, 100.0), steps=st.integers(1, 10**6), log_delta=st.floats(-300.0, -0.5),
        second=st.none() | st.tuples(st.floats(0.05, 100.0), st.integers(1, 1000)))

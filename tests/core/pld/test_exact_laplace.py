@@ -125,8 +125,8 @@ def test_three_releases_match_numerical_integration(scale, eps):
     assert abs(reference - mp.mpf(interval[0])) <= 1e-25 + WIDTH * interval[1]
 
 
-@pytest.mark.parametrize(("k", "scale", "eps"), [(3, 0.7, 1.5), (4, 2.0, 0.3), (5, 0.5, 6.0), (6, 4.0, 1.2),
-                                                  (8, 10.0, 0.5), (8, 10.0, 0.79)])
+@pytest.mark.parametrize(("k", "scale", "eps"), [(3, 0.7, 1.5), pytest.param(4, 2.0, 0.3, marks=pytest.mark.slow), pytest.param(5, 0.5, 6.0, marks=pytest.mark.slow), pytest.param(6, 4.0, 1.2, marks=pytest.mark.slow),
+                                                  pytest.param(8, 10.0, 0.5, marks=pytest.mark.slow), pytest.param(8, 10.0, 0.79, marks=pytest.mark.slow)])
 def test_matches_the_multinomial_form_at_100_digits(k, scale, eps):
     reference = multinomial_delta(k, scale, eps)
     interval = laplace_composed_delta(k, scale, eps)
@@ -134,6 +134,7 @@ def test_matches_the_multinomial_form_at_100_digits(k, scale, eps):
     assert interval[1] - interval[0] <= WIDTH * interval[1]
 
 
+@pytest.mark.slow
 def test_tiny_delta_near_the_largest_loss():
     # eps just below k a: delta is the top atom's 2^-k (1 - e^(eps - ka)) plus a power of the gap
     k, scale = 4, 1.0
@@ -145,8 +146,8 @@ def test_tiny_delta_near_the_largest_loss():
     assert laplace_composed_delta(k, scale, 4.0) == (0.0, 0.0)
 
 
-@pytest.mark.parametrize(("k", "scale", "delta"), [(2, 1.0, 1e-6), (5, 0.5, 1e-3), (10, 2.0, 1e-6), (30, 10.0, 1e-5),
-                                                    (MAX_STEPS, 20.0, 1e-10), (12, 1.0, 1e-300)])
+@pytest.mark.parametrize(("k", "scale", "delta"), [(2, 1.0, 1e-6), (5, 0.5, 1e-3), (10, 2.0, 1e-6), pytest.param(30, 10.0, 1e-5, marks=pytest.mark.slow),
+                                                    pytest.param(MAX_STEPS, 20.0, 1e-10, marks=pytest.mark.slow), (12, 1.0, 1e-300)])
 def test_epsilon_is_certified_by_the_profile(k, scale, delta):
     lower, upper = laplace_composed_epsilon(k, scale, delta)
     assert 0.0 < lower <= upper
@@ -155,6 +156,7 @@ def test_epsilon_is_certified_by_the_profile(k, scale, delta):
     assert laplace_composed_delta(k, scale, lower)[0] > delta
 
 
+@pytest.mark.slow
 def test_epsilon_against_mpmath_root():
     k, scale, delta = 3, 0.7, 1e-3
     with mp.workdps(40):
@@ -171,7 +173,7 @@ def test_epsilon_zero_and_past_the_atom():
     assert lower == math.nextafter(4.0, 0.0) and upper == 4.0
 
 
-@pytest.mark.parametrize(("k", "scale"), [(2, 1.0), (10, 2.0), (5, 0.5), (40, 10.0)])
+@pytest.mark.parametrize(("k", "scale"), [pytest.param(2, 1.0, marks=pytest.mark.slow), pytest.param(10, 2.0, marks=pytest.mark.slow), (5, 0.5), pytest.param(40, 10.0, marks=pytest.mark.slow)])
 def test_the_grid_interval_contains_the_exact_one(k, scale):
     phases = (Phase("laplace", 1.0, None, scale, k),)
     for eps in (0.1, 1.0):
@@ -195,6 +197,7 @@ def test_dp_accounting_laplace_pld(k, scale, eps):
     assert peer.get_delta_for_epsilon(eps) <= upper * (1 + 5e-3) + 1e-12
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, derandomize=DERANDOMIZE)
 @given(k=st.integers(1, 12), scale=st.floats(0.2, 50.0), eps=st.floats(0.0, 5.0), step=st.floats(1e-3, 1.0))
 def test_delta_falls_in_epsilon_and_grows_in_k(k, scale, eps, step):
@@ -208,6 +211,7 @@ def test_delta_falls_in_epsilon_and_grows_in_k(k, scale, eps, step):
     assert abs(nudged[0] - lower) <= 1e-9
 
 
+@pytest.mark.slow
 def test_the_accountant_routes_to_the_exact_profile():
     phases = [Phase("laplace", 1.0, None, 2.0, 10)]
     assert exact_laplace_run(phases)

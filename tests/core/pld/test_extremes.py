@@ -12,6 +12,7 @@ import pytest
 from dpcalc.core import gdp
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import tight_delta, tight_epsilon, work
+from tests.slow import slow_cases
 
 SIGMAS = [1e-300, 1e-200, 1e-10, 1e-3, 0.05, 1e5, 1e10, 1e300]
 PROBABILITIES = [1e-300, 0.004, 1.0]
@@ -39,7 +40,7 @@ def _slow_if(sigma, p, steps):
 
 
 @pytest.mark.parametrize(
-    ("sigma", "p", "steps"), [_slow_if(s, p, t) for s in SIGMAS for p in PROBABILITIES for t in STEPS]
+    ("sigma", "p", "steps"), slow_cases([_slow_if(s, p, t) for s in SIGMAS for p in PROBABILITIES for t in STEPS], 36, 45)
 )
 def test_extreme_gaussian_runs_are_certified_and_quiet(sigma, p, steps):
     phase = Phase("gaussian", sampling_probability=p, noise_multiplier=sigma, steps=steps)

@@ -19,6 +19,7 @@ from dpcalc.core.pld.measure import Tilted
 from tests.core.pld.helpers import masses, tilted
 
 
+@pytest.mark.slow
 def test_fft_convolution_error_is_within_the_bound():
     rng = np.random.default_rng(11)
     for n in (3000, 6000):

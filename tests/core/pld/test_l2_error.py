@@ -234,6 +234,7 @@ _OPS = st.lists(st.sampled_from(["square", "convolve", "coarsen", "add", "piece"
                 min_size=1, max_size=8)
 
 
+@pytest.mark.slow
 @given(ops=_OPS, kind=st.sampled_from(["upper", "lower"]), seed=st.integers(0, 2**16),
        noise=st.sampled_from([0.0, 1e-12, 1e-8]))
 @settings(max_examples=60, deadline=None)
@@ -274,7 +275,7 @@ def test_the_l2_route_only_tightens_the_profile(kind):
         assert np.all(with_l2 >= without)
 
 
-@pytest.mark.parametrize("same", [False, True])
+@pytest.mark.parametrize("same", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_the_largest_atoms_split_off_before_the_fft(monkeypatch, same):
     # measures that are nearly one atom (the first squarings of a subsampled step): only the rests
     # go through the FFT, whose round-off is then relative to their small norms

@@ -42,8 +42,8 @@ def _bisection(phase, delta, target, limit=10**9):
     "phase, delta, target, expected",
     [
         # the design card (bisection over tight_epsilon: 11646) and a Laplace run (181)
-        (Phase("gaussian", 0.004, 1.1, None, 1), 1e-5, 2.0, 11646),
-        (Phase("laplace", 0.05, None, 1.0, 1), 1e-6, 3.0, 181),
+        pytest.param(Phase("gaussian", 0.004, 1.1, None, 1), 1e-5, 2.0, 11646, marks=pytest.mark.slow),
+        pytest.param(Phase("laplace", 0.05, None, 1.0, 1), 1e-6, 3.0, 181, marks=pytest.mark.slow),
         (Phase("gaussian", 0.1, 2.0, None, 1), 1e-5, 1.0, 16),
     ],
 )
@@ -77,6 +77,7 @@ def test_largest_steps_infeasible_and_limit():
     assert count == 5000 and above is None and at.epsilon_upper <= 2.0
 
 
+@pytest.mark.slow
 def test_largest_steps_with_admissible_counts():
     # whole epochs of n = 60000, batch 256: T(e) = ceil(e n / b); the answer is the largest T(e)
     # within the budget and the witness T(e + 1) (bisection over tight_epsilon: 43 epochs, T = 10079)

@@ -35,6 +35,7 @@ from dpcalc.core.pld.api import check_phases
 from dpcalc.core.pld.pairs import GaussianPair, ReplaceOnePair, SymmetrisedPair
 from dpcalc.core.rdp import rdp_accountant
 from tests.core.pld.helpers import GDP_RTOL, brackets, exact_one_step_delta, gaussian_masses, mp_x
+from tests.slow import slow_cases
 
 # Under CI=true the property tests draw the same examples on every run (derandomized).
 DERANDOMIZE = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -249,7 +250,7 @@ CELL_EDGES = np.array([-math.inf, -30.0, -2.0, -0.25, -(2.0**-20), 0.0, 2.0**-30
 
 @pytest.mark.parametrize(
     "p, sigma",
-    REPLACE_ONE_CASES,
+    slow_cases(REPLACE_ONE_CASES, 0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11),
 )
 def test_replace_one_cell_masses_contain_the_exact_ones(p, sigma):
     pair = ReplaceOnePair(p, sigma)
@@ -269,7 +270,7 @@ def test_replace_one_cells_mirror_each_other():
     np.testing.assert_allclose(cells.log_q, mirrored.log_p[::-1], rtol=1e-12)
 
 
-@pytest.mark.parametrize("p, sigma", [(0.004, 1.1), (0.3, 0.7), (1.0, 2.0), (1e-5, 5.0)])
+@pytest.mark.parametrize("p, sigma", [pytest.param(0.004, 1.1, marks=pytest.mark.slow), pytest.param(0.3, 0.7, marks=pytest.mark.slow), pytest.param(1.0, 2.0, marks=pytest.mark.slow), (1e-5, 5.0)])
 def test_replace_one_moments_and_mgf(p, sigma):
     pair = ReplaceOnePair(p, sigma)
     P, s = mp.mpf(p), mp.mpf(sigma)
@@ -303,6 +304,7 @@ def test_replace_one_moments_and_mgf(p, sigma):
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_replace_one_one_step_reference_value_of_the_issue():
     # Lebeda, Regehr, Kamath, Steinke 2024, arXiv 2405.20769: replace-one under Poisson sampling has
     # the tight pair (1 - p) N(0, s^2) + p N(1, s^2) vs (1 - p) N(0, s^2) + p N(-1, s^2), far tighter
@@ -327,7 +329,7 @@ def test_replace_one_one_step_reference_value_of_the_issue():
     assert doubled.delta_lower > 50 * result.delta_upper
 
 
-@pytest.mark.parametrize("p, sigma, eps", [(0.3, 0.7, 0.5), (1e-3, 2.0, 0.01), (0.05, 0.8, 2.0), (1.0, 1.0, 1.0)])
+@pytest.mark.parametrize("p, sigma, eps", [pytest.param(0.3, 0.7, 0.5, marks=pytest.mark.slow), (1e-3, 2.0, 0.01), (0.05, 0.8, 2.0), pytest.param(1.0, 1.0, 1.0, marks=pytest.mark.slow)])
 def test_replace_one_one_step_delta_bracketed(p, sigma, eps):
     exact = replace_one_delta(p, sigma, eps)
     result = tight_delta([replace_one(p, sigma, 1)], eps)
@@ -337,7 +339,7 @@ def test_replace_one_one_step_delta_bracketed(p, sigma, eps):
 
 
 @pytest.mark.parametrize("g, sigma", [(0.004, 1.1), (0.1, 2.0), (0.3, 0.8)])
-@pytest.mark.parametrize("eps", [0.0, 0.05, 2.0])
+@pytest.mark.parametrize("eps", [pytest.param(0.0, marks=pytest.mark.slow), 0.05, pytest.param(2.0, marks=pytest.mark.slow)])
 def test_uniform_one_step_delta_bracketed(g, sigma, eps):
     exact_attained = attained_delta(g, sigma, eps)
     result = tight_delta([uniform(g, sigma, 1)], eps)
@@ -402,7 +404,7 @@ def test_symmetrised_no_atom_without_subsampling():
     assert pair.log_atom == -math.inf
 
 
-@pytest.mark.parametrize("g, s", SYMMETRISED_CASES)
+@pytest.mark.parametrize("g, s", slow_cases(SYMMETRISED_CASES, 0, 1))
 def test_symmetrised_profile_is_the_larger_of_the_two(g, s):
     edges = _partition()
     cells = symmetrised(g, s).cell_masses(edges)
@@ -459,8 +461,8 @@ def _numbers(result):
 
 @pytest.mark.parametrize(
     "phase",
-    [gaussian(0.004, 1.1, 10_000), gaussian(0.05, 0.8, 300), gaussian(1.0, 2.0, 50),
-     Phase("laplace", 0.05, None, 1.0, 100)],
+    [pytest.param(gaussian(0.004, 1.1, 10_000), marks=pytest.mark.slow), gaussian(0.05, 0.8, 300), gaussian(1.0, 2.0, 50),
+     pytest.param(Phase("laplace", 0.05, None, 1.0, 100), marks=pytest.mark.slow)],
     ids=["design-card", "p0.05", "full-batch", "laplace"],
 )
 def test_zero_out_equals_add_remove_under_poisson(phase):
@@ -513,6 +515,7 @@ def test_uniform_lower_bound_is_the_attained_pair(p, sigma, steps):
 # The property of the issue: for random (p, sigma, T) replace-one under Poisson sampling has an ordered
 # interval, is no worse than the 2C route (add-remove at sigma/2), no better than add-remove at sigma,
 # and more noise never costs more. 1e-3 is the accuracy: each upper bound is within it of the truth.
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None, derandomize=DERANDOMIZE)
 @given(
     p=st.floats(-3.0, -1.0).map(lambda e: 10.0**e),

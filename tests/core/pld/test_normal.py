@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import mpmath as mp
 import numpy as np
+import pytest
 
 from dpcalc.core.pld import normal
 from tests.core.pld.helpers import U
 
 
+@pytest.mark.slow
 def test_normal_tails_against_mpmath():
     t = np.concatenate([np.linspace(-8.0, 37.0, 1801), np.random.default_rng(7).uniform(-10.0, 37.0, 400)])
     tail = normal.upper_tail(t)
@@ -25,6 +27,7 @@ def test_normal_tails_against_mpmath():
         assert abs(mp.mpf(li) - mp.log(exact)) <= 32 * U * max(1.0, abs(float(mp.log(exact))))
 
 
+@pytest.mark.slow
 def test_mills_ratio_against_mpmath():
     # Taylor series about anchors below 4, continued fraction above: a few ulps everywhere.
     t = np.concatenate([np.linspace(1.5, 8.0, 2001), np.linspace(8.0, 60.0, 200)])

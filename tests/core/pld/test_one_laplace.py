@@ -23,7 +23,7 @@ def one(scale: float) -> list[Phase]:
 
 
 @pytest.mark.parametrize("scale", SCALES)
-@pytest.mark.parametrize("share", (0.0, 0.3, 0.999999, 1.0, 1.5))
+@pytest.mark.parametrize("share", (0.0, 0.3, pytest.param(0.999999, marks=pytest.mark.slow), 1.0, 1.5))
 def test_delta_interval_contains_the_exact_profile(scale, share):
     pure = mp.mpf(1) / mp.mpf(scale)
     epsilon = float(pure * share)

@@ -28,6 +28,7 @@ def epoch_rows():
     return pld.tight_epsilons_over_steps(DESIGN, 1e-5, EPOCH_STEPS)
 
 
+@pytest.mark.slow
 def test_rows_are_certified_and_as_tight_as_one_call_each(epoch_rows):
     assert [row.phases[0].steps for row in epoch_rows] == EPOCH_STEPS
     for row in epoch_rows[::4]:
@@ -60,6 +61,7 @@ def test_unsubsampled_gaussian_brackets_exact_gdp(sigma):
         assert row.epsilon_lower <= exact * (1 + 1e-9) and exact <= row.epsilon_upper * (1 + 1e-9)
 
 
+@pytest.mark.slow
 def test_laplace_rows_overlap_single_calls():
     phase = Phase("laplace", 0.05, None, 1.0, 1)
     steps = [10, 20, 40, 80]
@@ -68,6 +70,7 @@ def test_laplace_rows_overlap_single_calls():
         assert row.epsilon_lower <= single.epsilon_upper and single.epsilon_lower <= row.epsilon_upper
 
 
+@pytest.mark.slow
 def test_against_dp_accounting_pessimistic_pld():
     dp_accounting = pytest.importorskip("dp_accounting")
     from dp_accounting.pld import pld_privacy_accountant

@@ -20,6 +20,7 @@ from dpcalc.core.pld import DEFAULT_ACCURACY, tight_epsilon
 from tests.core.pld.helpers import exact_one_step_epsilon, gaussian
 
 
+@pytest.mark.slow
 def test_design_card_against_dp_accounting():
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
@@ -30,6 +31,7 @@ def test_design_card_against_dp_accounting():
     assert abs(result.epsilon_upper / pessimistic - 1) <= 2e-3  # "within 0.2%"
 
 
+@pytest.mark.slow
 def test_design_card_against_prv_accountant():
     from prv_accountant import PRVAccountant
     from prv_accountant.privacy_random_variables import PoissonSubsampledGaussianMechanism
@@ -45,6 +47,7 @@ def test_design_card_against_prv_accountant():
     assert (result.epsilon_upper - result.epsilon_lower) * 10 <= high - low
 
 
+@pytest.mark.slow
 def test_heterogeneous_phases_against_dp_accounting():
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
@@ -69,6 +72,7 @@ def test_laplace_composition_against_dp_accounting():
     assert result.epsilon_upper <= pessimistic * 1.002
 
 
+@pytest.mark.slow
 def test_subsampled_laplace_against_dp_accounting():
     from dp_accounting.pld import privacy_loss_distribution as pld_lib
 

@@ -151,8 +151,8 @@ def test_no_offset_without_a_narrow_pile():
 
 @pytest.mark.parametrize("phase", [
     gaussian(*DESIGN_CARD),
-    gaussian(1e-4, 0.8, 1_000_000),
-    Phase(sampling_probability=0.004, noise_multiplier=1.1, steps=10_000, sampling="uniform", neighbours="replace-one"),
+    pytest.param(gaussian(1e-4, 0.8, 1_000_000), marks=pytest.mark.slow),
+    pytest.param(Phase(sampling_probability=0.004, noise_multiplier=1.1, steps=10_000, sampling="uniform", neighbours="replace-one"), marks=pytest.mark.slow),
 ])
 def test_grid_offset_stops_its_bisection_at_the_same_offset(phase, monkeypatch):
     """The bisection of `grid_offset` stops once every point left rounds to one offset
@@ -183,6 +183,7 @@ def test_the_grid_step_is_the_ideal_one_rounded_down_by_less_than_a_third(ideal)
         assert 0.5 * ideal < step <= ideal and math.frexp(step / other)[0] == 0.5
 
 
+@pytest.mark.slow
 def test_the_phases_of_a_run_share_one_lattice(monkeypatch):
     """Phases whose own steps lie on different lattices (remove direction: p = 0.01, sigma = 1 on
     powers of two, p = 0.02, sigma = 0.8 on 1.5 times them) are discretised on the longest phase's,

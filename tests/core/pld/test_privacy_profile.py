@@ -36,6 +36,7 @@ def test_exact_gdp_profile_is_bracketed():
             assert high - low <= 2e-3 * exact
 
 
+@pytest.mark.slow
 def test_design_card_profile_overlaps_tight_delta():
     phase = Phase("gaussian", sampling_probability=0.004, noise_multiplier=1.1, steps=10_000)
     epsilons = np.linspace(0.0, 5.5, 100)  # 3x the epsilon at delta = 1e-5 (1.841, docs/reference-values.md)
@@ -101,6 +102,7 @@ def test_spared_lower_measures_keep_the_bounds_certified():
     assert np.array_equal(completed_lower, full_lower)  # the same two compositions as the full evaluator
 
 
+@pytest.mark.slow
 def test_one_direction_is_spared_only_where_there_are_two():
     # replace-one: one direction, its own reverse; nothing to spare
     assert not ProfileBounds(_poisson(0.01, 1.0, 200, "replace-one"), [(1e-3, None)], spare_lower=True).spared
@@ -124,6 +126,7 @@ def test_advantage_from_one_lower_measure_brackets_the_total_variation(p, sigma)
     assert upper - lower <= 3e-3 * upper
 
 
+@pytest.mark.slow
 def test_advantage_from_one_lower_measure_overlaps_the_full_composition():
     phases = _poisson(0.004, 1.1, 2000)
     (upper,), (lower,) = ProfileBounds(phases, [(None, 0.0)], at_zero=True).at([0.0])

@@ -63,6 +63,7 @@ def test_replace_one_one_step_reference():
     assert doubled.delta_lower > 50 * result.delta_upper
 
 
+@pytest.mark.slow
 def test_uniform_one_step_brackets_the_attained_pair():
     """Fixed-size batches, one step: the attained pair ((1 - g) N(0, s^2) + g N(2, s^2), N(0, s^2))
     has its exact delta (mpmath) inside the certified interval, whose upper end also bounds the
@@ -109,6 +110,7 @@ def test_replace_one_without_subsampling_is_gaussian_with_shift_two():
     assert result.epsilon_lower <= exact <= result.epsilon_upper
 
 
+@pytest.mark.slow
 def test_design_card_orderings():
     """Replace-one lies between add-remove and the doubled sensitivity; fixed-size batches are
     bracketed by the attained pair (= Poisson at sigma/2) and the dominating pair."""

@@ -115,19 +115,20 @@ def test_laplace_at_tiny_delta(scale, steps, delta):
     assert not any("requested accuracy" in item or "cannot certify" in item for item in result.warnings)
 
 
-@pytest.mark.parametrize("delta", [1e-8, 1e-12])
+@pytest.mark.parametrize("delta", [pytest.param(1e-8, marks=pytest.mark.slow), 1e-12])
 def test_k_fold_laplace_brackets_exact_at_moderate_delta(delta):
     result = tight_epsilon([Phase("laplace", 1.0, None, 1.0, 3)], delta)
     _brackets(result, lambda eps: laplace_delta(eps, 1.0, 3))
 
 
-@pytest.mark.parametrize("p, scale", [(0.5, 1.0), (0.1, 0.5), (0.5, 0.25)])
+@pytest.mark.parametrize("p, scale", [(0.5, 1.0), pytest.param(0.1, 0.5, marks=pytest.mark.slow), pytest.param(0.5, 0.25, marks=pytest.mark.slow)])
 def test_subsampled_laplace_one_step_at_1e_12(p, scale):
     result = tight_epsilon([Phase("laplace", p, None, scale, 1)], 1e-12)
     _brackets(result, lambda eps: subsampled_laplace_delta(eps, p, scale))
     assert result.epsilon_upper - result.epsilon_lower <= 1e-3 * result.epsilon_upper
 
 
+@pytest.mark.slow
 def test_delta_near_the_largest_loss():
     # delta at epsilon just below T eps0: the atom's share, bracketed
     phases = [Phase("laplace", 1.0, None, 1.0, 3)]
@@ -138,7 +139,7 @@ def test_delta_near_the_largest_loss():
         assert math.isfinite(result.delta_upper)
 
 
-@pytest.mark.parametrize("p, scale, steps", [(1.0, 0.25, 1), (1.0, 1.0, 3), (0.5, 1.0, 1), (0.5, 0.1, 1)])
+@pytest.mark.parametrize("p, scale, steps", [(1.0, 0.25, 1), (1.0, 1.0, 3), (0.5, 1.0, 1), pytest.param(0.5, 0.1, 1, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("delta", [1e-12, 1e-300, *(pytest.param(d, marks=pytest.mark.slow) for d in TINY[:3])])
 def test_the_grid_completes_at_any_delta(p, scale, steps, delta):
     # the grid itself (no closed forms): it used to raise FloatingPointError (a coarsening's

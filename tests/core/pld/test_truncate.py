@@ -146,7 +146,7 @@ def _fields(m):
     return {key: value.tobytes() if isinstance(value, np.ndarray) else value for key, value in vars(m).items()}
 
 
-@pytest.mark.parametrize("inf_budget", [1e-17, 1e-9, 1e-3])
+@pytest.mark.parametrize("inf_budget", [1e-17, pytest.param(1e-9, marks=pytest.mark.slow), pytest.param(1e-3, marks=pytest.mark.slow)])
 def test_the_top_down_scan_does_not_depend_on_its_chunks(eight_steps, eight_steps_small_tilt, monkeypatch, inf_budget):
     """The upper end is scanned from the top in chunks that stop once the mass above exceeds the
     budget: chunks of 5 points or one chunk over the whole range give the same measures, bit for

@@ -34,7 +34,7 @@ def binomial_tail(records: int, p: float, cap: int) -> mpmath.mpf:
 
 
 @pytest.mark.parametrize(("n", "p", "cap", "steps"), [
-    (1000, 0.05, 60, 1), (1000, 0.05, 80, 30), (5000, 0.01, 75, 200), (200, 0.3, 90, 7), (300, 0.5, 200, 3),
+    (1000, 0.05, 60, 1), (1000, 0.05, 80, 30), pytest.param(5000, 0.01, 75, 200, marks=pytest.mark.slow), (200, 0.3, 90, 7), (300, 0.5, 200, 3),
 ])
 def test_overflow_probability_bounds_the_exact_one_tightly(n, p, cap, steps):
     # add-remove: the largest neighbour has n + 1 records; batches are independent across steps
@@ -91,6 +91,7 @@ def test_an_overflow_too_likely_for_delta_meets_no_epsilon(design_card_profile):
     assert truncated_epsilon(design_card_profile, 1e-5, 0.5) == (math.inf, 0.0)
 
 
+@pytest.mark.slow
 @settings(max_examples=15, deadline=None)
 @given(small=st.floats(1e-14, 1e-7), factor=st.floats(1.0, 100.0))
 def test_the_upper_bound_grows_with_the_overflow(design_card_profile, small, factor):
@@ -99,6 +100,7 @@ def test_the_upper_bound_grows_with_the_overflow(design_card_profile, small, fac
     assert first <= second
 
 
+@pytest.mark.slow
 def test_delta_at_epsilon_moves_by_the_overflow_cost(design_card_profile):
     poisson = tight_delta([DESIGN_CARD], 2.0)
     upper, lower = truncated_delta(design_card_profile, 2.0, 1e-7)

@@ -128,7 +128,7 @@ def test_mixture_inverse_is_within_its_bound(k, p, sigma):
         assert ei <= 1e-9 * (1.0 + abs(xi)) or loss < low + 1e-6
 
 
-@pytest.mark.parametrize("k, p, sigma, epsilon", [(2, 0.05, 1.0, 0.5), (4, 0.004, 1.1, 0.05), (8, 0.01, 0.8, 1.0)])
+@pytest.mark.parametrize("k, p, sigma, epsilon", [(2, 0.05, 1.0, 0.5), pytest.param(4, 0.004, 1.1, 0.05, marks=pytest.mark.slow), pytest.param(8, 0.01, 0.8, 1.0, marks=pytest.mark.slow)])
 def test_one_user_level_step_brackets_the_exact_delta(k, p, sigma, epsilon):
     exact = _mixture_delta(k, p, sigma, epsilon)
     result = tight_delta([user(p, sigma, 1, k)], epsilon)
@@ -136,7 +136,8 @@ def test_one_user_level_step_brackets_the_exact_delta(k, p, sigma, epsilon):
     assert result.delta_upper <= exact * 1.01
 
 
-@pytest.mark.parametrize("k", [2, 4, 8])
+@pytest.mark.slow  # a comparison with group privacy, not a bound: test_user_level_shuffle keeps the bounds
+@pytest.mark.parametrize("k", [pytest.param(2, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.slow), 8])
 def test_user_level_beats_group_privacy_on_the_design_card(k):
     """Below the group-privacy route: an (e1, d1) example-level guarantee gives
     (k e1, k e^((k-1) e1) d1) for groups of k; the best such figure at delta 1e-5 over a grid of
@@ -152,6 +153,7 @@ def test_user_level_beats_group_privacy_on_the_design_card(k):
     assert ours.epsilon_upper - ours.epsilon_lower <= 1e-3 * ours.epsilon_upper
 
 
+@pytest.mark.slow
 def test_user_level_grows_with_the_examples_per_user():
     """k = 1 is the example-level figure, and more examples per user cost more."""
     example = tight_epsilon([Phase("gaussian", 0.004, 1.1, None, 10_000)], 1e-5)
@@ -243,7 +245,7 @@ def test_max_pair_slope_far_below_the_bulk():
             assert float(slope[0]) == pytest.approx(float(exact), rel=1e-12)
 
 
-@pytest.mark.parametrize("t, sigma, epsilon", [(10, 0.7, 0.5), (235, 0.4, 2.0), (235, 1.1, 0.05)])
+@pytest.mark.parametrize("t, sigma, epsilon", [(10, 0.7, 0.5), pytest.param(235, 0.4, 2.0, marks=pytest.mark.slow), pytest.param(235, 1.1, 0.05, marks=pytest.mark.slow)])
 def test_one_shuffled_epoch_brackets_its_attained_pair(t, sigma, epsilon):
     """One epoch: the lower bound is at most the max pair's exact delta, the upper bound at least it
     and equal to the unsubsampled Gaussian's (1/sigma-GDP) to the grid's accuracy."""
@@ -256,6 +258,7 @@ def test_one_shuffled_epoch_brackets_its_attained_pair(t, sigma, epsilon):
     assert exact_gdp * (1 - 1e-9) <= result.delta_upper <= exact_gdp * 1.01
 
 
+@pytest.mark.slow
 def test_shuffled_epochs_upper_is_the_epoch_gaussian_and_replace_one_doubles_it():
     """E epochs begun are (sqrt(E)/sigma)-GDP above (2 sqrt(E)/sigma under replace-one); a partial
     last epoch counts as one. Below, every relation attains distance 1 (replace-one: the record
@@ -272,6 +275,7 @@ def test_shuffled_epochs_upper_is_the_epoch_gaussian_and_replace_one_doubles_it(
     assert lowers[1] == pytest.approx(lowers[0], rel=1e-3)
 
 
+@pytest.mark.slow
 def test_shuffled_lower_bound_grows_with_epochs_and_falls_with_noise():
     e1 = tight_epsilon([shuffled(60_000, 256, 0.5, 235)], 1e-5)
     e3 = tight_epsilon([shuffled(60_000, 256, 0.5, 3 * 235)], 1e-5)
@@ -298,7 +302,8 @@ def test_shuffle_refusals():
         Phase("gaussian", 0.01, 1.0, None, 100, sampling="shuffle", epoch_steps=100)
 
 
-@pytest.mark.parametrize("k, steps", [(2, 1000), (4, 10_000)])
+@pytest.mark.slow
+@pytest.mark.parametrize("k, steps", [(2, 1000), pytest.param(4, 10_000, marks=pytest.mark.slow)])
 def test_user_level_agrees_with_dp_accounting_mixture_of_gaussians(k, steps):
     """dp_accounting's PLD of `MixtureOfGaussiansDpEvent` (the same pair; pessimistic
     discretisation at 1e-3, a test-only oracle and a point estimate, not a certified bound): above our
@@ -325,6 +330,7 @@ def test_user_level_agrees_with_dp_accounting_mixture_of_gaussians(k, steps):
 DERANDOMIZE = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, derandomize=DERANDOMIZE)
 @given(k=st.integers(2, 5), sigma=st.floats(0.7, 3.0), p=st.floats(1e-3, 0.05), steps=st.integers(1, 3000),
        factor=st.floats(1.05, 2.0))
@@ -340,6 +346,7 @@ def test_user_level_is_monotone(k, sigma, p, steps, factor):
         assert base.epsilon_lower <= larger.epsilon_upper
 
 
+@pytest.mark.slow
 @settings(max_examples=5, deadline=None, derandomize=DERANDOMIZE)
 @given(batches=st.integers(2, 300), sigma=st.floats(0.4, 2.0), epochs=st.integers(1, 4), factor=st.floats(1.05, 2.0))
 def test_shuffle_bounds_are_ordered_and_monotone(batches, sigma, epochs, factor):

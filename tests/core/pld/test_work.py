@@ -41,6 +41,7 @@ def test_the_accountant_never_reads_the_clock(monkeypatch):
     assert 1.8400 < result.epsilon_lower <= result.epsilon_upper < 1.8416
 
 
+@pytest.mark.slow
 def test_the_work_limit_is_a_count_and_its_warning_names_it(monkeypatch):
     phases = [gaussian(0.004, 1.1, 10_000)]
     cached.cache_clear()
@@ -57,6 +58,7 @@ def test_the_work_limit_is_a_count_and_its_warning_names_it(monkeypatch):
     assert tight_epsilon(phases, 1e-5) == limited  # bit for bit, whatever the load
 
 
+@pytest.mark.slow
 def test_the_work_of_a_call_is_a_property_of_its_input():
     """The same input costs the same count of bin operations, run after run: a limit in these
     units stops every machine at the same point."""
