@@ -46,7 +46,10 @@ def test_fixed_size_batches_under_add_remove_and_zero_out(case):
 
 
 @pytest.mark.slow
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("combination", list(SLOW), ids="/".join)
 def test_every_case_of_the_grid(combination):
+    """The whole grid (about half an hour on two cores): `python -m pytest -m exhaustive`, or
+    `python -m tests.soundness.report` for the table of ratios. CI runs the other slow tests."""
     for case in SLOW[combination]:
         _assert_sound(case)
