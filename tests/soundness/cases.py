@@ -163,6 +163,7 @@ FAST: tuple[Case, ...] = (
     Case("truncated", "add-remove", 6, 2, 1, 1.0, eps=(1.0,), cap=2),
     Case("truncated", "zero-out", 6, 2, 1, 1.0, eps=(0.5,), cap=3),
     Case("user", "add-remove", 6, 2, 1, 1.0, eps=(1.0,), k=2),
+    Case("user", "zero-out", 6, 2, 1, 1.0, eps=(1.0,), k=2),
 )
 
 # The cases that need the accounting of fixed-size batches under add-remove and zero-out.

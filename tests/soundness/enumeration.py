@@ -236,7 +236,7 @@ def pairs(relation: str, others: Counts, group: Counts = (0, 0, 1)) -> Iterator[
     """The neighbouring pairs built on the records `others`: add-remove (others plus the `group`,
     one record or one user's examples, against others, both orders), replace-one (others plus x
     against others plus x', x != x') and zero-out (others plus x against others plus a null
-    record). Pairs that only mirror others (every gradient negated) are left out."""
+    record; a user's examples against as many null records). Pairs that only mirror others (every gradient negated) are left out."""
     if relation == "add-remove":
         bigger = tuple(o + g for o, g in zip(others, group, strict=True))
         label = f"{others} + {group}"
@@ -245,6 +245,13 @@ def pairs(relation: str, others: Counts, group: Counts = (0, 0, 1)) -> Iterator[
     elif relation == "replace-one":
         for x, y in ((1, -1), (1, 0), (0, 1), (-1, 1), (0, -1), (-1, 0)):
             yield Pair(_with(others, x), _with(others, y), f"{others} + ({x} -> {y})")
+    elif relation == "zero-out" and group != (0, 0, 1):
+        # a user's examples each replaced by a null record (gradient 0, still sampled on its own)
+        bigger = tuple(o + g for o, g in zip(others, group, strict=True))
+        nulled = (others[0], others[1] + sum(group), others[2])
+        label = f"{others} + ({group} -> nulls)"
+        yield Pair(bigger, nulled, label)  # type: ignore[arg-type]  # a 3-tuple
+        yield Pair(nulled, bigger, f"{label} reversed")  # type: ignore[arg-type]
     elif relation == "zero-out":
         for x in (1, -1):
             yield Pair(_with(others, x), _with(others, 0), f"{others} + ({x} -> null)")
