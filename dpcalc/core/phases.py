@@ -48,9 +48,10 @@ ALLOCATION_NEEDS_ADD_REMOVE = (
 )
 
 
-def unsupported(mechanism: str, sampling: str, neighbours: str, examples_per_user: int = 1) -> str | None:
-    """Why `mechanism` under `sampling` and `neighbours` (and `examples_per_user` per user)
-    cannot be accounted, or None."""
+def unsupported(mechanism: str, sampling: str, neighbours: str, examples_per_user: int = 1,
+                sampling_probability: float | None = None) -> str | None:
+    """Why `mechanism` under `sampling` and `neighbours` (and `examples_per_user` per user, at
+    `sampling_probability` when it is known) cannot be accounted, or None."""
     if sampling == "shuffle" and neighbours == "add-remove":
         return SHUFFLE_NEEDS_POSITIONS
     if sampling == "allocation" and neighbours == "replace-one":
@@ -60,6 +61,8 @@ def unsupported(mechanism: str, sampling: str, neighbours: str, examples_per_use
     if mechanism == "laplace" and (sampling != "poisson" or neighbours == "replace-one"):
         return ("the laplace mechanism is accounted under Poisson sampling with add-remove or zero-out "
                 "neighbours only")
+    if sampling == "uniform" and neighbours == "add-remove" and sampling_probability == 1.0:
+        return UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N
     return None
 
 
@@ -196,8 +199,7 @@ class Phase:
                                  if t > 1 else f"{kind} epoch of 1 step needs p = 1, got p={p!r}")
         elif self.epoch_steps is not None:
             POSITIVE_INTEGER.check("epoch_steps", self.epoch_steps)
-        why = unsupported(self.mechanism, self.sampling, self.neighbours, self.examples_per_user)
+        why = unsupported(self.mechanism, self.sampling, self.neighbours, self.examples_per_user,
+                          self.sampling_probability)
         if why is not None:
             raise ValueError(why)
-        if self.sampling == "uniform" and self.neighbours == "add-remove" and self.sampling_probability == 1.0:
-            raise ValueError(UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N)

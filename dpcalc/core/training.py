@@ -166,10 +166,10 @@ def with_relation(phases: list[Phase], sampling: str | None, neighbours: str | N
                        "group privacy: dpcalc convert {group}), got {value}", range=EXAMPLES_PER_USER.requirement,
                        requirement=EXAMPLES_PER_USER.requirement, received=per_user, value=per_user)
     for item in phases:
-        why = unsupported(item.mechanism, chosen_sampling, chosen_neighbours, per_user)
+        why = unsupported(item.mechanism, chosen_sampling, chosen_neighbours, per_user, item.sampling_probability)
+        if why == UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N:
+            raise RunError("{sampling} uniform: {why}", why=why)
         if why is None:
-            if chosen_sampling == "uniform" and chosen_neighbours == "add-remove" and item.sampling_probability == 1.0:
-                raise RunError("{sampling} uniform: {why}", why=UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N)
             if chosen_sampling in EPOCH_SAMPLINGS and item.epoch_steps is None:
                 raise RunError("{sampling} {chosen} needs {n} and {batch_size} (or the phase keys n and "
                                "batch_size): an epoch is ceil(n / batch size) steps, which p alone does not say",

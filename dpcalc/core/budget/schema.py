@@ -29,7 +29,6 @@ from dpcalc.core.mechanisms.noisy_max import NOISES
 from dpcalc.core.phases import (
     NEIGHBOURS,
     SAMPLINGS,
-    UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N,
     Neighbours,
     rdp_covers,
     unsupported,
@@ -263,15 +262,13 @@ def _check_relation(where: str, release: Release, neighbours: str, accountant: s
     if release.mechanism != "subsampled-gaussian":
         return
     per_user = int(release.get("examples_per_user", 1))
-    why = unsupported("gaussian", release.sampling, neighbours, per_user)
+    params = release.parameters
+    # every record in every batch (p = 1, or b = n): only that value of p matters to `unsupported`
+    full = params.get("p") == 1 or ("n" in params and params.get("batch_size") == params["n"])
+    why = unsupported("gaussian", release.sampling, neighbours, per_user, 1.0 if full else None)
     if why is not None:
         raise BudgetFileError(f"{where}: sampling {release.sampling!r} with neighbours {neighbours!r}"
                               f"{f' and examples_per_user {per_user}' if per_user > 1 else ''}: {why}")
-    params = release.parameters
-    full = params.get("p") == 1 or ("n" in params and params.get("batch_size") == params["n"])
-    if release.sampling == "uniform" and neighbours == "add-remove" and full:
-        raise BudgetFileError(f"{where}: sampling 'uniform' with neighbours 'add-remove': "
-                              f"{UNIFORM_ADD_REMOVE_NEEDS_B_BELOW_N}")
     if release.sampling in ("shuffle", "allocation") and "n" not in release.parameters:
         raise BudgetFileError(f"{where}: sampling {release.sampling!r} needs n and batch_size (an epoch is "
                               "ceil(n / batch_size) steps), not p")
