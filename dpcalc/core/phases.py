@@ -81,6 +81,18 @@ def rdp_covers(sampling: str, neighbours: str, examples_per_user: int = 1) -> bo
     return sampling == "poisson" and neighbours != "replace-one"
 
 
+def step_shift(sampling: str, neighbours: str, examples_per_user: int = 1) -> float:
+    """The largest distance between the two datasets' noiseless outputs in one step, in units of
+    the sensitivity: 2 under replace-one (one clipped contribution exchanged for its opposite)
+    and for fixed-size batches under add-remove (the added record takes another's place in the
+    batch), the examples per user at user level (all of a user's examples in one batch), else 1
+    (fixed-size batches under zero-out too: in the steps whose batch holds the record, the two
+    datasets' batches differ in that record alone)."""
+    if neighbours == "replace-one" or (sampling == "uniform" and neighbours == "add-remove"):
+        return 2.0
+    return float(examples_per_user)
+
+
 # The note every command gives for a run that samples nothing (all its phases have p = 0).
 NOTHING_SAMPLED = "p = 0: no record is ever sampled; the run reveals nothing (epsilon 0, RDP 0 at every order)."
 
@@ -138,15 +150,8 @@ class Phase:
 
     @property
     def shift(self) -> float:
-        """The largest distance between the two datasets' noiseless outputs in one step, in units of
-        the sensitivity: 2 under replace-one (one clipped contribution exchanged for its opposite)
-        and for fixed-size batches under add-remove (the added record takes another's place in the
-        batch), the examples per user at user level (all of a user's examples in one batch), else 1
-        (fixed-size batches under zero-out too: in the steps whose batch holds the record, the two
-        datasets' batches differ in that record alone)."""
-        if self.neighbours == "replace-one" or (self.sampling == "uniform" and self.neighbours == "add-remove"):
-            return 2.0
-        return float(self.examples_per_user)
+        """The largest distance between the two datasets' noiseless outputs in one step (`step_shift`)."""
+        return step_shift(self.sampling, self.neighbours, self.examples_per_user)
 
     @property
     def epochs(self) -> tuple[int, int]:

@@ -25,7 +25,7 @@ from dpcalc.core.calibrate.model import LOG_CLIP, laplace_model_log_mu, model_lo
 from dpcalc.core.limits import CALIBRATION_DELTA as CALIBRATION_DELTA  # re-exported: calibrate's limits
 from dpcalc.core.limits import DEFAULT_PRECISION as DEFAULT_PRECISION
 from dpcalc.core.limits import PRECISION as PRECISION
-from dpcalc.core.phases import EPOCH_SAMPLINGS, Mechanism, Neighbours, Phase, Sampling, unsupported
+from dpcalc.core.phases import EPOCH_SAMPLINGS, Mechanism, Neighbours, Phase, Sampling, step_shift, unsupported
 from dpcalc.core.special import find_root
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY, ParameterError
 
@@ -143,8 +143,7 @@ class Problem:
         moves the sum by 2 or k clipping norms, so its model has sigma / 2 or sigma / k; a shuffled run's upper bound is one unsubsampled
         Gaussian an epoch, so its model has p = 1 and T p steps."""
         p, noise, steps = self._model_poisson_run(x)
-        doubled = self.neighbours == "replace-one" or (self.sampling == "uniform" and self.neighbours == "add-remove")
-        noise /= (2.0 if doubled else 1.0) * self.examples_per_user
+        noise /= step_shift(self.sampling, self.neighbours, self.examples_per_user)
         if self.sampling == "shuffle":
             return 1.0, noise, max(steps * min(p, 1.0), 1.0)
         return p, noise, steps
