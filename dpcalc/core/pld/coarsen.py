@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from dpcalc.core.pld.lower import chain_shares, merge_margin
 from dpcalc.core.pld.measure import THETAS, Tilted, U, replace, trim
 
 
@@ -66,7 +67,7 @@ def coarsen(m: Tilted) -> Tilted:
             out.log_theta_mgf = m.log_theta_mgf + _split_growth(h) + 1e-12
     else:
         c = (1.0 + 2.0 * lam) * h
-        margin = m.err + m.deficiency
+        margin = merge_margin(m)
         # pair (odd[i] below, odd[i+1] above) onto even[i+1]. In tilted units the merged ratio
         # is e^(2jh) when the share taken from above is e^c times that from below. Odd atom i
         # offers a fraction a_i to the pair above it (as its lower member) and 1 - a_i to the
@@ -75,7 +76,7 @@ def coarsen(m: Tilted) -> Tilted:
         # odd atoms, uses a geometric (log-linear) stretch completely.
         shift = lam * h  # the largest factor, e^(lam h) for the lower member moved up
         below, above = odd[:-1], odd[1:]
-        alpha, beta = _merge_shares(odd, margin, c)
+        alpha, beta = chain_shares(odd, margin, c)  # (`lower`: the shares along the chain of odd atoms)
         # used_i: the fraction of odd atom i merged (alpha_i up, beta_(i-1) down); its junk,
         # max(0, 1 - used_i), is rounded down to even[i]
         used = np.zeros(len(odd))
