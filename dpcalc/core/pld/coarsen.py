@@ -76,7 +76,7 @@ def coarsen(m: Tilted) -> Tilted:
         # odd atoms, uses a geometric (log-linear) stretch completely.
         shift = lam * h  # the largest factor, e^(lam h) for the lower member moved up
         below, above = odd[:-1], odd[1:]
-        alpha, beta = chain_shares(odd, margin, c)  # (`lower`: the shares along the chain of odd atoms)
+        alpha, beta = chain_shares(odd, margin, c, _merge_shares(odd, margin, c))  # (`lower`: along the chain)
         # used_i: the fraction of odd atom i merged (alpha_i up, beta_(i-1) down); its junk,
         # max(0, 1 - used_i), is rounded down to even[i]
         used = np.zeros(len(odd))

@@ -56,73 +56,69 @@ def merge_margin(m: Tilted) -> float:
     return m.l2
 
 
-def chain_shares(odd: np.ndarray, margin: float, c: float) -> tuple[np.ndarray, np.ndarray]:
+def chain_shares(odd: np.ndarray, margin: float, c: float,
+                 start: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The shares (alpha_i of odd[i], beta_i of odd[i + 1]) that pair i merges onto the even point
     between odd atoms i and i + 1, as `coarsen._merge_shares` returns them: beta_i times the true
     odd[i + 1] is at least e^c alpha_i times the true odd[i], the true masses being within `margin`
-    of the stored ones, and alpha_i + beta_(i-1) <= 1."""
+    of the stored ones, and alpha_i + beta_(i-1) <= 1.
+
+    With `start` (shares that already meet these conditions, `coarsen._merge_shares`'s), the
+    sweeps run only over windows around the atoms those shares leave partly unmerged (a part
+    above 1e-12 of the largest atom), each window's ends keeping the shares of the pairs outside
+    it: the geometric shares merge a log-linear stretch completely, and a loop over the atoms of
+    the whole measure would cost a third of a short run's time."""
     pairs = max(len(odd) - 1, 0)
     if c >= 700.0 or pairs == 0:
         return np.zeros(pairs), np.zeros(pairs)
     ec = math.exp(c) * (1.0 + _SWEEP_MARGIN)
     hi = odd + margin
     lo = np.maximum(odd - margin, 0.0)
-    # pair i needs beta_i >= ratio_i alpha_i, ratio_i = e^c hi_i / lo_(i+1) (inf where lo is 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    # pair i needs beta_i >= ratio_i alpha_i, ratio_i = e^c hi_i / lo_(i+1) (0: the pair is unusable)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         ratio = ec * hi[:-1] / lo[1:]
     usable = (lo[1:] > 0.0) & (hi[:-1] > 0.0) & np.isfinite(ratio)
-    ratio_list = np.where(usable, ratio, math.inf).tolist()
-    alpha = [0.0] * pairs
-    beta = [0.0] * pairs
-    # the sweeps meet where the chain's map changes from contracting upwards to contracting
-    # downwards: the largest odd_i e^(-c i) (the largest sqrt(P Q) of an odd atom, in the untilted
-    # masses), above which odd_(i+1) < e^c odd_i
+    ratio = np.where(usable, ratio, 0.0)
     with np.errstate(divide="ignore"):
+        inverse = np.where(usable, 1.0 / np.where(usable, ratio, 1.0), 0.0)
+        # the sweeps meet where the chain's map changes from contracting upwards to contracting
+        # downwards: the largest odd_i e^(-c i) (the largest sqrt(P Q) of an odd atom, in the
+        # untilted masses), above which odd_(i+1) < e^c odd_i
         log_odd = np.log(np.maximum(odd, 0.0))  # (a stored mass may be slightly negative: FFT noise)
-    mode = int(np.argmax(log_odd - c * np.arange(len(odd))))
-    # upward sweep, pairs 0 .. mode - 1: atom i lifts what its down-share left
-    down = 0.0  # beta_(i-1): the share of atom i given to the pair below
-    for i in range(min(mode, pairs)):
-        r = ratio_list[i]
-        free = 1.0 - down
-        if free <= 0.0 or r == math.inf:
-            down = 0.0
-            continue
-        need = r * free
-        if need <= 1.0:
-            alpha[i], beta[i] = free, need
+    if start is None:
+        alpha, beta = np.zeros(pairs), np.zeros(pairs)
+        windows = [(0, pairs)]
+    else:
+        alpha, beta = start[0].copy(), start[1].copy()
+        windows = _windows(odd, alpha, beta)
+    key = log_odd - c * np.arange(len(odd))
+    r_list, inv_list = ratio.tolist(), inverse.tolist()
+    for first, last in windows:  # atoms first .. last, pairs first .. last - 1
+        down = float(beta[first - 1]) if first > 0 else 0.0  # the share of atom `first` given below
+        up = float(alpha[last]) if last < pairs else 0.0  # the share of atom `last` given above
+        meet = first + int(np.argmax(key[first : last + 1]))
+        # upward, pairs first .. meet - 1: atom i lifts all that its down-share d_i left, so
+        # beta_i = d_(i+1) = min(1, r_i (1 - d_i)) and alpha_i = beta_i / r_i
+        for i in range(first, meet):
+            need = r_list[i] * (1.0 - down)
+            if need > 1.0:
+                need = 1.0
+            beta[i] = need
+            alpha[i] = need * inv_list[i]
             down = need
-        else:
-            alpha[i], beta[i] = 1.0 / r, 1.0
-            down = 1.0
-    # downward sweep, pairs pairs - 1 .. mode: atom i + 1 gives down what its up-share left
-    up = 0.0  # alpha_(i+1): the share of atom i + 1 given to the pair above
-    for i in range(pairs - 1, mode - 1, -1):
-        r = ratio_list[i]
-        free = 1.0 - up
-        if free <= 0.0 or r == math.inf:
-            up = 0.0
-            continue
-        lift = free / r
-        if lift <= 1.0:
-            alpha[i], beta[i] = lift, free
+        # downward, pairs last - 1 .. meet: atom i + 1 gives down all that its up-share u_(i+1)
+        # left, so alpha_i = u_i = min(1, (1 - u_(i+1)) / r_i) and beta_i = r_i alpha_i
+        for i in range(last - 1, meet - 1, -1):
+            lift = inv_list[i] * (1.0 - up)
+            if lift > 1.0:
+                lift = 1.0
+            alpha[i] = lift
+            beta[i] = lift * r_list[i]
             up = lift
-        else:
-            alpha[i], beta[i] = 1.0, r
-            up = 1.0
-    # the mode's atom: beta_(mode-1) from the upward sweep, alpha_mode from the downward one
-    if 0 < mode < pairs:
-        total = beta[mode - 1] + alpha[mode]
-        if total > 1.0:
-            scale = 1.0 / total
-            beta[mode - 1] *= scale
-            alpha[mode - 1] *= scale
-            alpha[mode] *= scale
-            beta[mode] *= scale
-    a = np.array(alpha)
-    b = np.array(beta)
+    a, b = alpha, beta
     np.minimum(b, 1.0, out=b)
-    # the shares of an atom sum to at most 1 (the sweeps keep them so up to rounding)
+    # the shares of an atom sum to at most 1: where the sweeps meet (each window's meeting atom,
+    # and its ends) the up-share gives way
     used = a.copy()
     used[1:] += b[:-1]
     over = used > 1.0
@@ -135,4 +131,37 @@ def chain_shares(odd: np.ndarray, margin: float, c: float) -> tuple[np.ndarray, 
     ok &= np.minimum(hi[:-1], lo[1:]) > 0.0
     a = np.where(ok, a, 0.0)
     b = np.where(ok, b, 0.0)
+    if start is not None and _left_over(odd, *start) < _left_over(odd, a, b):
+        return start  # (where the sweeps' meeting points cost more than they save)
     return a, b
+
+
+def _left_over(odd: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> float:
+    """The tilted mass that the shares leave unmerged (rounded down by h)."""
+    used = np.zeros(len(odd))
+    used[:-1] += alpha
+    used[1:] += beta
+    return float((np.maximum(1.0 - used, 0.0) * np.maximum(odd, 0.0)).sum())
+
+
+# Atoms on each side of a partly unmerged atom that its window takes in (`chain_shares`).
+_WINDOW_REACH = 16
+
+
+def _windows(odd: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> list[tuple[int, int]]:
+    """Runs [first, last] of atoms around those that the shares leave partly unmerged (more than
+    1e-12 of the largest atom), each widened by _WINDOW_REACH atoms and joined where they meet."""
+    used = np.zeros(len(odd))
+    used[:-1] += alpha
+    used[1:] += beta
+    left = np.maximum(1.0 - used, 0.0) * np.maximum(odd, 0.0)
+    bad = np.flatnonzero(left > 1e-12 * float(odd.max()))
+    if len(bad) == 0:
+        return []
+    starts = np.maximum(bad - _WINDOW_REACH, 0)
+    ends = np.minimum(bad + _WINDOW_REACH, len(odd) - 1)
+    # join overlapping or touching windows
+    breaks = np.flatnonzero(starts[1:] > ends[:-1] + 1)
+    firsts = np.concatenate(([starts[0]], starts[breaks + 1]))
+    lasts = np.concatenate((ends[breaks], [ends[-1]]))
+    return list(zip(firsts.tolist(), lasts.tolist(), strict=True))

@@ -193,3 +193,48 @@ def test_the_gaussian_mechanism_lies_inside_with_a_coarse_lower_grid(monkeypatch
         exact = gdp_delta(sigma, steps, eps)
         assert found.delta_lower <= exact * (1 + 1e-9)
         assert exact <= found.delta_upper * (1 + 1e-9)
+
+
+def _reference_shares(odd, margin, c):
+    """The sweeps of `lower.chain_shares` as loops over the atoms (the definition)."""
+    pairs = max(len(odd) - 1, 0)
+    ec = math.exp(c) * (1.0 + lower._SWEEP_MARGIN)
+    hi, lo = odd + margin, np.maximum(odd - margin, 0.0)
+    alpha, beta = np.zeros(pairs), np.zeros(pairs)
+    with np.errstate(divide="ignore"):
+        mode = min(int(np.argmax(np.log(np.maximum(odd, 0.0)) - c * np.arange(len(odd)))), pairs)
+    ratio = [ec * hi[i] / lo[i + 1] if lo[i + 1] > 0.0 and hi[i] > 0.0 else math.inf for i in range(pairs)]
+    down = 0.0
+    for i in range(mode):
+        free, r = 1.0 - down, ratio[i]
+        if free <= 0.0 or r == math.inf:
+            down = 0.0
+            continue
+        beta[i] = down = min(1.0, r * free)
+        alpha[i] = beta[i] / r
+    up = 0.0
+    for i in range(pairs - 1, mode - 1, -1):
+        free, r = 1.0 - up, ratio[i]
+        if free <= 0.0 or r == math.inf:
+            up = 0.0
+            continue
+        alpha[i] = up = min(1.0, free / r)
+        beta[i] = alpha[i] * r
+    return alpha, beta
+
+
+@settings(max_examples=200, deadline=None)
+@given(values=_masses, c=st.floats(1e-7, 3.0))
+def test_the_scan_follows_the_sweeps(values, c):
+    """The parallel prefix gives the shares of the loops, before the meeting atom's scaling and
+    the recheck (which only lower them)."""
+    odd = np.array(values, dtype=float)
+    if len(odd) < 2:
+        return
+    alpha, beta = lower.chain_shares(odd, 0.0, c)
+    ref_alpha, ref_beta = _reference_shares(odd, 0.0, c)
+    with np.errstate(divide="ignore"):
+        mode = min(int(np.argmax(np.log(np.maximum(odd, 0.0)) - c * np.arange(len(odd)))), len(odd) - 1)
+    away = np.abs(np.arange(len(alpha)) - mode) > 1  # the meeting pairs may be scaled down
+    np.testing.assert_allclose(alpha[away], ref_alpha[away], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(beta[away], np.minimum(ref_beta[away], 1.0), rtol=1e-9, atol=1e-12)
