@@ -7,19 +7,22 @@ The package, one concept a module:
 - `schema`: the file's schema, read and checked field by field (`load_budget`, `BudgetFile`,
   `Release`, `BudgetFileError` with the file, the line and the problem);
 - `releases`: mechanism releases as accountant phases (`release_phase`, `steps_of`);
-- `account`: each release's own epsilon and the composed total against the budget
-  (`account_budget`, `BudgetResult`), by the accountants of dpcalc.core.accountants, and the
-  release that takes an over-budget file over its budget (`crossing_release`).
+- `kinds`: how each kind of release is accounted: a group's epsilon at its share of delta, by
+  the accountants of dpcalc.core.accountants or the composition theorems, and each release's
+  own epsilon (`ReleaseEpsilon`);
+- `account`: the releases sorted into groups and the composed total against the budget
+  (`account_budget`, `BudgetResult`), and the release that takes an over-budget file over its
+  budget (`crossing_release`).
 """
 
 from dpcalc.core.budget.account import (
     NO_RELEASES,
     BudgetResult,
     Crossing,
-    ReleaseEpsilon,
     account_budget,
     crossing_release,
 )
+from dpcalc.core.budget.kinds import ReleaseEpsilon
 from dpcalc.core.budget.releases import PHASE_MECHANISMS, release_phase, sampling_probability_of, steps_of
 from dpcalc.core.budget.schema import (
     ACCOUNTANTS,
