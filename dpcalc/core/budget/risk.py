@@ -44,7 +44,6 @@ from dpcalc.core.budget.releases import (
     release_phase,
 )
 from dpcalc.core.budget.schema import BudgetFile, BudgetFileError, Release
-from dpcalc.core.tradeoff import GRID_POINTS, MARGIN, tpr_terms
 
 # The randomized responses' summed losses may take at most this many distinct values (a few
 # dozen (eps, delta) releases of different epsilons); a budget beyond it is refused.
@@ -70,6 +69,7 @@ def budget_risk(budget: BudgetFile, overflow: float = 0.0) -> tuple[tuple[RiskCh
         return (), ()
     from dpcalc.core.pld.model import dominating_phase
     from dpcalc.core.pld.privacy_profile import ProfileBounds
+    from dpcalc.core.tradeoff import GRID_POINTS, MARGIN, tpr_terms
 
     phases = [release_phase(r, budget.neighbours) for r in budget.releases if r.mechanism in PHASE_MECHANISMS]
     phases = merged_phases([dominating_phase(phase) if phase.sampling == "shuffle" else phase for phase in phases])
