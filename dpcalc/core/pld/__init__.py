@@ -51,7 +51,8 @@ dp_accounting and prv_accountant. numpy only: scipy is not imported.
 from typing import TYPE_CHECKING, Any
 
 from dpcalc.core.pld.analysis import analysis_of
-from dpcalc.core.pld.api import check_phases, tight_delta, tight_epsilon, upper_epsilon
+from dpcalc.core.pld.api import tight_delta, tight_epsilon, upper_epsilon
+from dpcalc.core.pld.model import check_phases
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, DIRECTIONS, PLDResult, PrivacyProfile
 from dpcalc.core.pld.work import WorkLimitReached
 
