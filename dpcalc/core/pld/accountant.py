@@ -183,7 +183,8 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
             continue
         # a direction whose bound none of those composed so far gives is composed in any case
         needed = (role.upper and upper == -math.inf) or (want_lower and role.lower and lower is None)
-        if kept and not every_direction and not needed and not role.upper and _below(setup, direction, delta, epsilon, lower):
+        if (kept and not every_direction and not needed and not role.upper
+                and _below(setup, direction, delta, epsilon, lower)):
             # a direction that only bounds from below whose pairs' epsilon (delta) lies below the
             # lower bound found: its lower bound, at most that, cannot raise it (no rough grid needed)
             continue

@@ -48,8 +48,8 @@ def _bounds(log_value: np.ndarray, rel: np.ndarray) -> tuple[np.ndarray, np.ndar
 def discretise_step(pair: Pair, h: float, k_lo: int, k_hi: int, lam: float,
                     drop_multiplicity: int, offset: float = 0.0) -> tuple[Tilted, Tilted]:
     """One step of `pair` on the grid {o + k h : k_lo <= k <= k_hi}, o = `offset` (0, or a
-    multiple of h 2^-12 or of a coarser such unit: `offset.grid_offset`), tilted by exp(lam * loss). Below, "kh" stands for
-    the grid point o + kh.
+    multiple of h 2^-12 or of a coarser such unit: `offset.grid_offset`), tilted by exp(lam * loss).
+    Below, "kh" stands for the grid point o + kh.
 
     Returns the upper measure (S1, S2) and the lower one (S4): both from the pair's cell masses, or
     the lower one from those of its attained pair when the pair itself is not attained (`Pair.attained`).

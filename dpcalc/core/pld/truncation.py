@@ -17,10 +17,11 @@ Poisson batches are independent across steps, so with q = P[Binomial(m, p) > B] 
 of m records, eta = 1 - (1 - q)^T exactly.
 
 Under add-remove neighbours the cap is also accounted step by step (`capped_phase`): when a
-record's batch overflows, the record can only push one other record out, so each step is dominated by a revealed mixture of the Poisson pair at shift 1 and at shift 2,
-and a Poisson pair at the rate at which the record is kept is attained (docs/mathematics.md,
-"Truncated Poisson sampling"). The run's bounds are the tighter ends of the two analyses; they
-are read off the Poisson run's profile with what the cap costs by `truncated_profile`.
+record's batch overflows, the record can only push one other record out, so each step is
+dominated by a revealed mixture of the Poisson pair at shift 1 and at shift 2, and a Poisson
+pair at the rate at which the record is kept is attained (docs/mathematics.md, "Truncated
+Poisson sampling"). The run's bounds are the tighter ends of the two analyses; each is read off
+the Poisson run's profile with what the cap costs (`truncated_profile`).
 """
 
 from __future__ import annotations
