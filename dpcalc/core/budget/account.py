@@ -172,7 +172,7 @@ def account_budget(budget: BudgetFile) -> BudgetResult:
 
     if budget.accountant == "rdp" and (phases or zcdp_releases):
         if cost > 0.0:
-            from dpcalc.core.pld.truncation import capped_epsilon
+            from dpcalc.core.pld.truncated_profile import capped_epsilon
 
             groups["rdp"] = lambda d: capped_epsilon(lambda d2: rdp_with_zcdp_epsilon(phases, rho, d2), d, cost)
         else:

@@ -133,14 +133,16 @@ def capped_pld_epsilon(phases: Sequence[Phase], delta: float, overflow: float,
                         step_by_step: Sequence[Phase] = ()) -> tuple[float, tuple[str, ...]]:
     """(the certified epsilon of a capped run of PLD phases at delta, the accountant's warnings):
     the smallest eps found with delta_upper(eps) + (1 + e^eps) c <= delta on the run's certified
-    profile, c = `overflow` what the caps may add (`core.pld.truncation.capped_upper_epsilon`, as
+    profile, c = `overflow` what the caps may add (`core.pld.truncated_profile.capped_upper_epsilon`, as
     `dpcalc pld --max-batch-size`). Where that lies above the uncapped run's epsilon by more than
     the accuracy and `step_by_step` (the run with its capped phases as `CappedPhase`s) has such
     phases, the smaller of it and their composition (`truncation.composed_upper`)."""
     from dpcalc.core.accountants import merge_full_batch_gaussians
     from dpcalc.core.limits import DEFAULT_ACCURACY
+    from dpcalc.core.pld.capped_phase import CappedPhase
     from dpcalc.core.pld.privacy_profile import ProfileBounds
-    from dpcalc.core.pld.truncation import CappedPhase, capped_upper_epsilon, composed_upper
+    from dpcalc.core.pld.truncated_profile import capped_upper_epsilon
+    from dpcalc.core.pld.truncation import composed_upper
 
     profile = ProfileBounds(merge_full_batch_gaussians(phases), [(delta, None)])
     upper = capped_upper_epsilon(profile, delta, overflow)
@@ -185,7 +187,7 @@ def release_epsilon(release: Release, delta: float, mechanisms: Accountant,
         cap = int(release.number("max_batch_size"))
         step_by_step = capped_phase_of(release, neighbours) is not phase
         if accountant_name == "rdp":
-            from dpcalc.core.pld.truncation import capped_epsilon
+            from dpcalc.core.pld.truncated_profile import capped_epsilon
 
             cost = cap_cost_of(release, neighbours)
             epsilon = capped_epsilon(lambda d: mechanisms.epsilon([phase], d).epsilon, delta, cost)

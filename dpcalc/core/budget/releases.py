@@ -147,12 +147,13 @@ def cap_cost_of(release: Release, neighbours: Neighbours = "add-remove") -> floa
 
 def capped_phase_of(release: Release, neighbours: Neighbours = "add-remove") -> Phase:
     """A release's phase, with its batches capped where it has a cap and the step-by-step analysis
-    applies (`core.pld.truncation.CappedPhase`): what the PLD accountant composes for it."""
+    applies (`core.pld.capped_phase.CappedPhase`): what the PLD accountant composes for it."""
     phase = release_phase(release, neighbours)
     truncation = truncation_of(release)
     if truncation is None:
         return phase
-    from dpcalc.core.pld.truncation import capped, per_step_covers
+    from dpcalc.core.pld.capped_phase import per_step_covers
+    from dpcalc.core.pld.truncation import capped
 
     if not per_step_covers(phase) or samples_nothing(phase):
         return phase
