@@ -6,10 +6,27 @@ their tables show the given and the computed quantity."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, NoReturn
 
-from dpcalc.cli.options import InputError
-from dpcalc.cli.output import format_number, format_upper
+from dpcalc.cli.declare import Exit
+from dpcalc.cli.options import InputError, exact
+from dpcalc.cli.output import emit, format_number, format_upper
 from dpcalc.core.validation import ParameterError
+
+if TYPE_CHECKING:
+    from dpcalc.cli.output import Report
+
+
+def finish(report: Report, json_output: bool, max_eps: float | None) -> NoReturn:
+    """Print a mechanism's report (a table, or JSON with --json; --max-eps gates its epsilon) and
+    end the command with the exit code."""
+    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+
+
+def complement(probability: float | None) -> float | None:
+    """1 - probability, exact from the decimal text the option was written with (options.exact):
+    a confidence near 1 keeps its failure probability's digits."""
+    return None if probability is None else float(1 - exact(probability))
 
 
 def two_of_three(slots: Sequence[tuple[str, str | None, bool]], example: str) -> None:
