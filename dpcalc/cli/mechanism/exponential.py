@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Exit, Option
-from dpcalc.cli.mechanism.given import notes, shown, two_of_three
+from dpcalc.cli.declare import App, Option
+from dpcalc.cli.mechanism.given import finish, notes, shown, two_of_three
 from dpcalc.cli.options import Json, MaxEpsilon, number
-from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.cli.output import Report, Table, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
+
+if TYPE_CHECKING:
+    from dpcalc.core.mechanisms.exponential import ExponentialAccuracy
 
 app = App()
 
@@ -28,40 +32,59 @@ Examples:
 """
 
 
+Outcomes = Annotated[
+    int,
+    Option("--outcomes", metavar="INT", help="Number of possible outputs |R|, an integer >= 1.",
+           click_type=number(POSITIVE_INTEGER)),
+]
+Epsilon = Annotated[
+    float | None, Option("--eps", metavar="FLOAT", help="Epsilon of the mechanism, > 0.", click_type=number(POSITIVE))
+]
+Alpha = Annotated[
+    float | None,
+    Option("--alpha", metavar="FLOAT", help="Error bound: utility at least OPT - alpha, > 0.", click_type=number(POSITIVE)),
+]
+Beta = Annotated[
+    float | None,
+    Option("--beta", metavar="FLOAT", help="Failure probability: Pr[utility <= OPT - alpha], in (0, 1).",
+           click_type=number(OPEN_UNIT)),
+]
+Sensitivity = Annotated[
+    float,
+    Option("--sensitivity", metavar="FLOAT", help="Sensitivity Delta of the utility, > 0.  [default: 1]",
+           show_default=False, click_type=number(POSITIVE)),
+]
+Monotone = Annotated[
+    bool,
+    Option("--monotone", help="Monotone utility, sampled proportionally to exp(eps u / Delta): "
+                              "the refined bound (Delta / eps instead of 2 Delta / eps)."),
+]
+
+
+@dataclass(frozen=True)
+class ExponentialRequest:
+    """The options of `mechanism exponential`: two of epsilon, alpha and beta."""
+
+    outcomes: Outcomes
+    eps: Epsilon = None
+    alpha: Alpha = None
+    beta: Beta = None
+    sensitivity: Sensitivity = 1.0
+    monotone: Monotone = False
+    max_eps: MaxEpsilon = None
+    json_output: Json = False
+
+    def inputs(self) -> dict[str, object]:
+        return {"outcomes": self.outcomes, "eps": self.eps, "alpha": self.alpha, "beta": self.beta,
+                "sensitivity": self.sensitivity, "monotone": self.monotone, "max_eps": self.max_eps}
+
+
 @app.command("exponential", help=HELP)
 def exponential(
-    outcomes: Annotated[
-        int,
-        Option("--outcomes", metavar="INT", help="Number of possible outputs |R|, an integer >= 1.",
-                     click_type=number(POSITIVE_INTEGER)),
-    ],
-    eps: Annotated[
-        float | None,
-        Option("--eps", metavar="FLOAT", help="Epsilon of the mechanism, > 0.", click_type=number(POSITIVE)),
-    ] = None,
-    alpha: Annotated[
-        float | None,
-        Option("--alpha", metavar="FLOAT", help="Error bound: utility at least OPT - alpha, > 0.",
-                     click_type=number(POSITIVE)),
-    ] = None,
-    beta: Annotated[
-        float | None,
-        Option("--beta", metavar="FLOAT", help="Failure probability: Pr[utility <= OPT - alpha], in (0, 1).",
-                     click_type=number(OPEN_UNIT)),
-    ] = None,
-    sensitivity: Annotated[
-        float,
-        Option("--sensitivity", metavar="FLOAT", help="Sensitivity Delta of the utility, > 0.  [default: 1]",
-                     show_default=False, click_type=number(POSITIVE)),
-    ] = 1.0,
-    monotone: Annotated[
-        bool,
-        Option("--monotone", help="Monotone utility, sampled proportionally to exp(eps u / Delta): "
-                                        "the refined bound (Delta / eps instead of 2 Delta / eps)."),
-    ] = False,
-    max_eps: MaxEpsilon = None,
-    json_output: Json = False,
+    outcomes: Outcomes, eps: Epsilon = None, alpha: Alpha = None, beta: Beta = None, sensitivity: Sensitivity = 1.0,
+    monotone: Monotone = False, max_eps: MaxEpsilon = None, json_output: Json = False,
 ) -> None:
+    request = ExponentialRequest(outcomes, eps, alpha, beta, sensitivity, monotone, max_eps, json_output)
     from dpcalc.core.mechanisms import exponential as core
 
     two_of_three((("--eps", "epsilon", eps is not None), ("--alpha", "alpha", alpha is not None),
@@ -69,11 +92,13 @@ def exponential(
                  "--eps 1 --beta 0.05 to get alpha")
     result = core.exponential_accuracy(epsilon=eps, alpha=alpha, beta=beta, sensitivity=sensitivity,
                                        outcomes=outcomes, monotone=monotone)
-    inputs = {"outcomes": outcomes, "eps": eps, "alpha": alpha, "beta": beta, "sensitivity": sensitivity,
-              "monotone": monotone, "max_eps": max_eps}
-    report = Report(
+    finish(_report(request, result, core.PRIVACY_SOURCE), json_output, max_eps)
+
+
+def _report(request: ExponentialRequest, result: ExponentialAccuracy, privacy_source: str) -> Report:
+    return Report(
         command="mechanism exponential",
-        inputs=inputs,
+        inputs=request.inputs(),
         result={
             "epsilon": result.epsilon,
             "alpha": result.alpha,
@@ -89,12 +114,11 @@ def exponential(
         tables=[_table(result)],
         warnings=list(result.warnings),
         epsilon=result.epsilon,
-        basis=f"the exponential mechanism's pure epsilon ({core.PRIVACY_SOURCE})",
+        basis=f"the exponential mechanism's pure epsilon ({privacy_source})",
     )
-    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
-def _table(result) -> Table:
+def _table(result: ExponentialAccuracy) -> Table:
     note = notes(result.solved_for, ("epsilon", "alpha", "beta"))
     factor = "Delta/eps" if result.monotone else "2 Delta/eps"
     theorem = "Thm 3.11, monotone" if result.monotone else "Thm 3.11"

@@ -58,6 +58,28 @@ def two_of_three(slots: Sequence[tuple[str, str | None, bool]], example: str) ->
     raise InputError(f"give two of {listed} (the third is computed), e.g. {example}")
 
 
+def check_two_of_three(eps: float | None, scale: float | None, error: float | None, confidence: float | None) -> None:
+    """Privacy (--eps, or the noise --scale), --error and --confidence: two of them give the
+    third; privacy or noise alone gives the rest of the mechanism."""
+    if eps is not None and scale is not None:
+        raise InputError("--eps and --scale cannot both be given: the scale is the noise the epsilon sets (drop one)")
+    privacy = "--eps" if eps is not None else "--scale" if scale is not None else None
+    if privacy is not None and error is not None and confidence is not None:
+        raise InputError(f"{privacy}, --error and --confidence cannot all be given: drop the one to compute "
+                         f"(drop {privacy} to get epsilon, --error to get the error, --confidence to get the confidence)")
+    if privacy is None:
+        if error is not None and confidence is not None:
+            return
+        if error is not None:
+            raise InputError("give two of --eps (or --scale), --error and --confidence, got only --error: "
+                             "add --confidence (to get epsilon) or --eps (to get the confidence)")
+        if confidence is not None:
+            raise InputError("give two of --eps (or --scale), --error and --confidence, got only --confidence: "
+                             "add --error (to get epsilon) or --eps (to get the error)")
+        raise InputError("give --eps (or --scale), or --error with --confidence to get epsilon, "
+                         "e.g. --eps 1 --confidence 0.95 to get the error")
+
+
 def option_error(error: ParameterError, options: dict[str, str]) -> InputError:
     """A core ParameterError restated with the option's name (`options`: core name -> option)."""
     return InputError(f"{options.get(error.name, error.name)} must be {error.requirement}, got {error.received}")
