@@ -12,7 +12,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Annotated
 
 from dpcalc.cli.convert_report import ConvertInputs, ConvertRequest, report
-from dpcalc.cli.declare import App, Exit, Option
+from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.options import (
     DEFAULT_DELTA,
     Chart,
@@ -29,7 +29,7 @@ from dpcalc.cli.options import (
     order_items,
     parse_real,
 )
-from dpcalc.cli.output import emit
+from dpcalc.cli.output import Answer
 from dpcalc.core.limits import (
     DEFAULT_CONVERT_ORDERS,
     DEFAULT_TRADEOFF_POINTS,
@@ -264,17 +264,8 @@ class ConvertOptions:
 
 
 @app.command("convert", help=HELP)
-def convert(
-    source: From = None, target: To = None, eps: Epsilon = None, delta: Delta = None, mu: Mu = None, rho: Rho = None,
-    order: Order = None, rdp_eps: RdpEpsilon = None, sigma: Sigma = None, scale: Scale = None,
-    sensitivity: Sensitivity = None, orders: Orders = None, points: Points = None, group: GroupSize = None,
-    max_eps: MaxEpsilon = None, max_delta: MaxDelta = None, json_output: Json = False, plot: PlotFile = None,
-    chart: Chart = False,
-) -> None:
-    request = read_request(ConvertOptions(
-        source, target, eps, delta, mu, rho, order, rdp_eps, sigma, scale, sensitivity, orders, points, group,
-        max_eps, max_delta, json_output, plot, chart,
-    ))
+def convert(options: Annotated[ConvertOptions, Group()]) -> Answer:
+    request = read_request(options)
     from dpcalc.core import conversions as core
 
     try:
@@ -283,8 +274,8 @@ def convert(
         raise InputError(_group_message(error)) from None
     except core.ConversionError as error:
         raise InputError(_conversion_message(error)) from None
-    raise Exit(emit(report(request, result), json_mode=request.json_output, max_epsilon=request.max_eps,
-                    plot=request.plot, chart=request.chart, max_delta=request.max_delta))
+    return Answer(report(request, result), json_output=request.json_output, max_epsilon=request.max_eps,
+                  plot=request.plot, chart=request.chart, max_delta=request.max_delta)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Option
-from dpcalc.cli.mechanism.given import finish, notes, shown, two_of_three
+from dpcalc.cli.declare import App, Group, Option
+from dpcalc.cli.mechanism.given import answer, notes, shown, two_of_three
 from dpcalc.cli.options import Json, MaxEpsilon, number
-from dpcalc.cli.output import Report, Table, format_number
+from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
 if TYPE_CHECKING:
@@ -80,19 +80,16 @@ class ExponentialRequest:
 
 
 @app.command("exponential", help=HELP)
-def exponential(
-    outcomes: Outcomes, eps: Epsilon = None, alpha: Alpha = None, beta: Beta = None, sensitivity: Sensitivity = 1.0,
-    monotone: Monotone = False, max_eps: MaxEpsilon = None, json_output: Json = False,
-) -> None:
-    request = ExponentialRequest(outcomes, eps, alpha, beta, sensitivity, monotone, max_eps, json_output)
+def exponential(request: Annotated[ExponentialRequest, Group()]) -> Answer:
     from dpcalc.core.mechanisms import exponential as core
 
-    two_of_three((("--eps", "epsilon", eps is not None), ("--alpha", "alpha", alpha is not None),
-                  ("--beta", "beta", beta is not None)),
+    two_of_three((("--eps", "epsilon", request.eps is not None), ("--alpha", "alpha", request.alpha is not None),
+                  ("--beta", "beta", request.beta is not None)),
                  "--eps 1 --beta 0.05 to get alpha")
-    result = core.exponential_accuracy(epsilon=eps, alpha=alpha, beta=beta, sensitivity=sensitivity,
-                                       outcomes=outcomes, monotone=monotone)
-    finish(_report(request, result, core.PRIVACY_SOURCE), json_output, max_eps)
+    result = core.exponential_accuracy(epsilon=request.eps, alpha=request.alpha, beta=request.beta,
+                                       sensitivity=request.sensitivity, outcomes=request.outcomes,
+                                       monotone=request.monotone)
+    return answer(_report(request, result, core.PRIVACY_SOURCE), request.json_output, request.max_eps)
 
 
 def _report(request: ExponentialRequest, result: ExponentialAccuracy, privacy_source: str) -> Report:

@@ -7,9 +7,9 @@ from enum import Enum
 from functools import partial
 from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Option
+from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.laplace_eps import parse_probability
-from dpcalc.cli.mechanism.given import complement, finish, notes, option_error, two_of_three
+from dpcalc.cli.mechanism.given import answer, complement, notes, option_error, two_of_three
 from dpcalc.cli.options import (
     DEFAULT_DELTA,
     InputError,
@@ -21,7 +21,7 @@ from dpcalc.cli.options import (
     number,
     parse_list,
 )
-from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
+from dpcalc.cli.output import Answer, Report, Table, format_lower, format_number, format_upper
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, ParameterError
 
 if TYPE_CHECKING:
@@ -128,8 +128,7 @@ TargetMultiplier = Annotated[
 
 @dataclass(frozen=True)
 class GaussianRequest:
-    """The options of `mechanism gaussian` as given; `given` names those written on the command
-    line (a default written out still counts: --dims 1 beside --sigmas is refused)."""
+    """The options of `mechanism gaussian` as given."""
 
     eps: Epsilon = None
     delta: Delta = DEFAULT_DELTA
@@ -145,7 +144,6 @@ class GaussianRequest:
     target_multiplier: TargetMultiplier = None
     max_eps: MaxEpsilon = None
     json_output: Json = False
-    given: frozenset[str] = frozenset()
 
     @property
     def per_coordinate(self) -> bool:
@@ -153,17 +151,11 @@ class GaussianRequest:
 
 
 @app.command("gaussian", help=HELP)
-def gaussian(
-    eps: Epsilon = None, delta: Delta = DEFAULT_DELTA, sigma: Sigma = None, sensitivity: Sensitivity = 1.0,
-    error: Error = None, confidence: Confidence = None, dims: Dims = 1,
-    calibration: Calibration = CalibrationChoice.analytic, sensitivities: Sensitivities = None,
-    sigmas: Sigmas = None, clipping: Clipping = ClippingChoice.per_coordinate,
-    target_multiplier: TargetMultiplier = None, max_eps: MaxEpsilon = None, json_output: Json = False,
-) -> None:
-    request = GaussianRequest(eps, delta, sigma, sensitivity, error, confidence, dims, calibration, sensitivities,
-                              sigmas, clipping, target_multiplier, max_eps, json_output, given_on_command_line())
-    report = _per_coordinate(request) if request.per_coordinate else _isotropic(request)
-    finish(report, request.json_output, request.max_eps)
+def gaussian(request: Annotated[GaussianRequest, Group()]) -> Answer:
+    # the options written on the command line (a default written out counts: --dims 1 beside --sigmas is refused)
+    given = given_on_command_line()
+    report = _per_coordinate(request, given) if request.per_coordinate else _isotropic(request, given)
+    return answer(report, request.json_output, request.max_eps)
 
 
 def given_on_command_line() -> frozenset[str]:
@@ -175,9 +167,9 @@ def given_on_command_line() -> frozenset[str]:
                      if (source := ctx.get_parameter_source(name)) is not None and source.name == "COMMANDLINE")
 
 
-def _check_isotropic(request: GaussianRequest) -> None:
+def _check_isotropic(request: GaussianRequest, given: frozenset[str]) -> None:
     for name, option in (("clipping", "--clipping"), ("target_multiplier", "--target-multiplier")):
-        if name in request.given:
+        if name in given:
             raise InputError(f"{option} goes with --sensitivities and --sigmas (per-coordinate noise)")
     eps, sigma = request.eps, request.sigma
     if eps is not None and sigma is not None:
@@ -187,7 +179,7 @@ def _check_isotropic(request: GaussianRequest) -> None:
          ("--confidence", None, request.confidence is not None)),
         "--eps 1 --confidence 0.95 to get the error bound",
     )
-    if "calibration" in request.given and eps is None:
+    if "calibration" in given and eps is None:
         raise InputError("--calibration applies with --eps (how sigma is calibrated from epsilon); with --sigma "
                          "or --error and --confidence, epsilon is exact")
     if request.calibration.value == "classic" and eps is not None and not eps < 1.0:
@@ -195,9 +187,9 @@ def _check_isotropic(request: GaussianRequest) -> None:
                          "use --calibration analytic")
 
 
-def _isotropic(request: GaussianRequest) -> Report:
+def _isotropic(request: GaussianRequest, given: frozenset[str]) -> Report:
     """The isotropic mechanism: two of privacy (epsilon or sigma), error and confidence give the third."""
-    _check_isotropic(request)
+    _check_isotropic(request, given)
     from dpcalc.core.mechanisms import gaussian as core
 
     try:
@@ -241,7 +233,7 @@ def _isotropic(request: GaussianRequest) -> Report:
     )
 
 
-def _check_per_coordinate(request: GaussianRequest) -> tuple[Numbers, Numbers]:
+def _check_per_coordinate(request: GaussianRequest, given: frozenset[str]) -> tuple[Numbers, Numbers]:
     sensitivities, sigmas = request.sensitivities, request.sigmas
     if sensitivities is None or sigmas is None:
         missing, present = ("--sigmas", "--sensitivities") if sigmas is None else ("--sensitivities", "--sigmas")
@@ -249,7 +241,7 @@ def _check_per_coordinate(request: GaussianRequest) -> tuple[Numbers, Numbers]:
                          "coordinate or layer)")
     for name, option in (("sigma", "--sigma"), ("error", "--error"), ("confidence", "--confidence"),
                          ("dims", "--dims"), ("sensitivity", "--sensitivity"), ("calibration", "--calibration")):
-        if name in request.given:
+        if name in given:
             raise InputError(f"{option} does not apply with --sensitivities and --sigmas (per-coordinate noise "
                              "reports mu, the noise multiplier and epsilon at --delta)")
     if len(sensitivities) != len(sigmas):
@@ -260,9 +252,9 @@ def _check_per_coordinate(request: GaussianRequest) -> tuple[Numbers, Numbers]:
     return sensitivities, sigmas
 
 
-def _per_coordinate(request: GaussianRequest) -> Report:
+def _per_coordinate(request: GaussianRequest, given: frozenset[str]) -> Report:
     """Per-coordinate noise (--sensitivities, --sigmas): mu, epsilon at delta, and the factor to a target."""
-    sensitivities, sigmas = _check_per_coordinate(request)
+    sensitivities, sigmas = _check_per_coordinate(request, given)
     from dpcalc.core.mechanisms import gaussian as core
 
     clipping = request.clipping.value

@@ -6,21 +6,20 @@ their tables show the given and the computed quantity."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
-from dpcalc.cli.declare import Exit
 from dpcalc.cli.options import InputError, exact
-from dpcalc.cli.output import emit, format_number, format_upper
+from dpcalc.cli.output import Answer, format_number, format_upper
 from dpcalc.core.validation import ParameterError
 
 if TYPE_CHECKING:
     from dpcalc.cli.output import Report
 
 
-def finish(report: Report, json_output: bool, max_eps: float | None) -> NoReturn:
-    """Print a mechanism's report (a table, or JSON with --json; --max-eps gates its epsilon) and
-    end the command with the exit code."""
-    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+def answer(report: Report, json_output: bool, max_eps: float | None) -> Answer:
+    """What a mechanism command returns: its report, a table or JSON with --json, with --max-eps
+    gating its epsilon."""
+    return Answer(report, json_output=json_output, max_epsilon=max_eps)
 
 
 def complement(probability: float | None) -> float | None:

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Option
+from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.laplace_eps import parse_probability
-from dpcalc.cli.mechanism.given import complement, finish, notes, option_error, two_of_three
+from dpcalc.cli.mechanism.given import answer, complement, notes, option_error, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, conflict, number
-from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
+from dpcalc.cli.output import Answer, Report, Table, format_lower, format_number, format_upper
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, ParameterError
 
 if TYPE_CHECKING:
@@ -113,12 +113,7 @@ class LaplaceRequest:
 
 
 @app.command("laplace", help=HELP)
-def laplace(
-    eps: Epsilon = None, scale: Scale = None, error: Error = None, confidence: Confidence = None, bins: Bins = 1,
-    domain: Domain = DomainChoice.counts, neighbours: Neighbours = None, sensitivity: Sensitivity = None,
-    max_eps: MaxEpsilon = None, json_output: Json = False,
-) -> None:
-    request = LaplaceRequest(eps, scale, error, confidence, bins, domain, neighbours, sensitivity, max_eps, json_output)
+def laplace(request: Annotated[LaplaceRequest, Group()]) -> Answer:
     _check(request)
     from dpcalc.core.mechanisms import laplace as core
 
@@ -130,7 +125,7 @@ def laplace(
         )
     except ParameterError as problem:
         raise option_error(problem, {"scale": "--scale", "epsilon": "--eps", "tolerance": "--error", "bins": "--bins"}) from None
-    finish(_report(request, result), request.json_output, request.max_eps)
+    return answer(_report(request, result), request.json_output, request.max_eps)
 
 
 def _relation(request: LaplaceRequest) -> str:

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import click
 
-from dpcalc.cli.declare import App, Option
-from dpcalc.cli.mechanism.given import finish, notes, shown, two_of_three
+from dpcalc.cli.declare import App, Group, Option
+from dpcalc.cli.mechanism.given import answer, notes, shown, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
-from dpcalc.cli.output import Report, Table, format_number
+from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, Interval, ParameterError
 
 if TYPE_CHECKING:
@@ -102,27 +102,25 @@ class NoisyMaxRequest:
 
 
 @app.command("noisy-max", help=HELP)
-def noisy_max(
-    noise: NoiseName, candidates: Candidates, eps: Epsilon = None, scale: Scale = None, gap: Gap = None,
-    beta: Beta = None, sensitivity: Sensitivity = 1.0, monotone: Monotone = False, max_eps: MaxEpsilon = None,
-    json_output: Json = False,
-) -> None:
-    request = NoisyMaxRequest(noise, candidates, eps, scale, gap, beta, sensitivity, monotone, max_eps, json_output)
+def noisy_max(request: Annotated[NoisyMaxRequest, Group()]) -> Answer:
     from dpcalc.core.mechanisms import noisy_max as core
 
+    eps, scale = request.eps, request.scale
     if eps is not None and scale is not None:
         raise conflict("--eps", "--scale", "the scale is c Delta / eps: give one")
     privacy_option = "--scale" if scale is not None else "--eps"
-    two_of_three(((privacy_option, "epsilon", eps is not None or scale is not None), ("--gap", "gap", gap is not None),
-                  ("--beta", "beta", beta is not None)), "--eps 1 --beta 0.05 to get the gap")
+    two_of_three(((privacy_option, "epsilon", eps is not None or scale is not None),
+                  ("--gap", "gap", request.gap is not None), ("--beta", "beta", request.beta is not None)),
+                 "--eps 1 --beta 0.05 to get the gap")
     try:
-        result = core.noisy_max_accuracy(noise=cast("core.Noise", noise), candidates=candidates, epsilon=eps,
-                                         scale=scale, gap=gap, beta=beta, sensitivity=sensitivity, monotone=monotone)
+        result = core.noisy_max_accuracy(noise=cast("core.Noise", request.noise), candidates=request.candidates,
+                                         epsilon=eps, scale=scale, gap=request.gap, beta=request.beta,
+                                         sensitivity=request.sensitivity, monotone=request.monotone)
     except ParameterError as error:
         if error.name not in OPTION:
             raise
         raise InputError(f"{OPTION[error.name]} must be {error.requirement}, got {error.received:g}") from None
-    finish(_report(request, result, core.PRIVACY_SOURCES[result.noise]), json_output, max_eps)
+    return answer(_report(request, result, core.PRIVACY_SOURCES[result.noise]), request.json_output, request.max_eps)
 
 
 def _report(request: NoisyMaxRequest, result: NoisyMaxAccuracy, privacy_source: str) -> Report:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Option
+from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.laplace_eps import parse_probability
-from dpcalc.cli.mechanism.given import check_two_of_three, complement, finish, notes, option_error
+from dpcalc.cli.mechanism.given import answer, check_two_of_three, complement, notes, option_error
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, number
-from dpcalc.cli.output import Report, Table, format_number
+from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, ParameterError
 
 if TYPE_CHECKING:
@@ -102,27 +102,21 @@ class PTRRequest:
 
 
 @app.command("ptr", help=HELP)
-def ptr(
-    eps: Epsilon = None, scale: Scale = None, delta: Delta = None, bound: Bound = 1.0, error: Error = None,
-    confidence: Confidence = None, distance: Distance = None, reply_probability: ReplyProbability = None,
-    max_eps: MaxEpsilon = None, json_output: Json = False,
-) -> None:
-    request = PTRRequest(eps, scale, delta, bound, error, confidence, distance, reply_probability, max_eps,
-                         json_output)
+def ptr(request: Annotated[PTRRequest, Group()]) -> Answer:
     from dpcalc.core.mechanisms import ptr as core
 
-    if delta is None:
+    if request.delta is None:
         raise InputError("--delta is required: PTR's test threshold ln(1/delta)/eps and its guarantee (2 eps, delta) depend on it")
-    check_two_of_three(eps, scale, error, confidence)
+    check_two_of_three(request.eps, request.scale, request.error, request.confidence)
     try:
         result = core.ptr(
-            epsilon=eps, scale=scale, delta=delta, bound=bound, error=error,
-            failure_probability=complement(confidence), distance=distance, reply_probability=reply_probability,
-            no_reply=complement(reply_probability),
+            epsilon=request.eps, scale=request.scale, delta=request.delta, bound=request.bound, error=request.error,
+            failure_probability=complement(request.confidence), distance=request.distance,
+            reply_probability=request.reply_probability, no_reply=complement(request.reply_probability),
         )
     except ParameterError as problem:
         raise option_error(problem, _OPTION) from None
-    finish(_report(request, result, core.SOURCE), json_output, max_eps)
+    return answer(_report(request, result, core.SOURCE), request.json_output, request.max_eps)
 
 
 def _report(request: PTRRequest, result: PTRResult, source: str) -> Report:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Option
-from dpcalc.cli.mechanism.given import finish, option_error, two_of_three
+from dpcalc.cli.declare import App, Group, Option
+from dpcalc.cli.mechanism.given import answer, option_error, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number, parse_real
-from dpcalc.cli.output import Report, Table, format_number, format_upper
+from dpcalc.cli.output import Answer, Report, Table, format_number, format_upper
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, PROBABILITY, Interval, ParameterError
 
 if TYPE_CHECKING:
@@ -90,21 +90,17 @@ class RandomizedResponseRequest:
 
 
 @app.command("randomized-response", help=HELP)
-def randomized_response(
-    eps: Epsilon = None, flip_probability: FlipProbability = None, k: Values = 2, respondents: Respondents = None,
-    std_error: StdError = None, frequency: Frequency = None, max_eps: MaxEpsilon = None, json_output: Json = False,
-) -> None:
-    request = RandomizedResponseRequest(eps, flip_probability, k, respondents, std_error, frequency, max_eps,
-                                        json_output)
+def randomized_response(request: Annotated[RandomizedResponseRequest, Group()]) -> Answer:
     from dpcalc.core.mechanisms import randomized_response as core
 
-    _check(request, core.flip_interval(k) if flip_probability is not None else None)
+    _check(request, core.flip_interval(request.k) if request.flip_probability is not None else None)
     try:
-        result = core.randomized_response(epsilon=eps, flip=flip_probability, k=k, respondents=respondents,
-                                          std_error=std_error, frequency=frequency)
+        result = core.randomized_response(epsilon=request.eps, flip=request.flip_probability, k=request.k,
+                                          respondents=request.respondents, std_error=request.std_error,
+                                          frequency=request.frequency)
     except ParameterError as problem:
         raise option_error(problem, {"std_error": "--std-error", "flip": "--flip-probability", "respondents": "--n"}) from None
-    finish(_report(request, result), json_output, max_eps)
+    return answer(_report(request, result), request.json_output, request.max_eps)
 
 
 def _check(request: RandomizedResponseRequest, flip_range: Interval | None) -> None:

@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Option
+from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.laplace_eps import parse_probability
-from dpcalc.cli.mechanism.given import check_two_of_three, complement, finish, notes, option_error
+from dpcalc.cli.mechanism.given import answer, check_two_of_three, complement, notes, option_error
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, number
-from dpcalc.cli.output import Report, Table, format_number
+from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, Interval, ParameterError
 
 if TYPE_CHECKING:
@@ -132,25 +132,20 @@ class SmoothSensitivityRequest:
 
 
 @app.command("smooth-sensitivity", help=HELP)
-def smooth_sensitivity(
-    noise: Noise = NoiseChoice.laplace, eps: Epsilon = None, scale: Scale = None, delta: Delta = None,
-    smooth: Smooth = 1.0, error: Error = None, confidence: Confidence = None, beta: Beta = None, sigma: Sigma = None,
-    degrees: Degrees = None, max_eps: MaxEpsilon = None, json_output: Json = False,
-) -> None:
-    request = SmoothSensitivityRequest(noise, eps, scale, delta, smooth, error, confidence, beta, sigma, degrees,
-                                       max_eps, json_output)
+def smooth_sensitivity(request: Annotated[SmoothSensitivityRequest, Group()]) -> Answer:
     from dpcalc.core.mechanisms import smooth_sensitivity as core
 
-    kind = next(name for name in core.NOISES if name == noise.value)
+    kind = next(name for name in core.NOISES if name == request.noise.value)
     _check(request, kind)
     try:
         result = core.smooth_sensitivity(
-            noise=kind, epsilon=eps, scale=scale, delta=delta, smooth_sensitivity=smooth, error=error,
-            failure_probability=complement(confidence), beta=beta, sigma=sigma, degrees=degrees,
+            noise=kind, epsilon=request.eps, scale=request.scale, delta=request.delta,
+            smooth_sensitivity=request.smooth, error=request.error, failure_probability=complement(request.confidence),
+            beta=request.beta, sigma=request.sigma, degrees=request.degrees,
         )
     except ParameterError as problem:
         raise option_error(problem, _OPTION) from None
-    finish(_report(request, result), json_output, max_eps)
+    return answer(_report(request, result), request.json_output, request.max_eps)
 
 
 def _check(request: SmoothSensitivityRequest, kind: str) -> None:

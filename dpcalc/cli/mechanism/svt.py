@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Option
-from dpcalc.cli.mechanism.given import finish, notes, option_error, shown, two_of_three
+from dpcalc.cli.declare import App, Group, Option
+from dpcalc.cli.mechanism.given import answer, notes, option_error, shown, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
-from dpcalc.cli.output import Report, Table, format_number
+from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, ParameterError
 
 if TYPE_CHECKING:
@@ -99,23 +99,19 @@ class SVTRequest:
 
 
 @app.command("svt", help=HELP)
-def svt(
-    queries: Queries, answers: Answers = 1, eps: Epsilon = None, scale: Scale = None, alpha: Alpha = None,
-    beta: Beta = None, sensitivity: Sensitivity = 1.0, max_eps: MaxEpsilon = None, json_output: Json = False,
-) -> None:
-    request = SVTRequest(queries, answers, eps, scale, alpha, beta, sensitivity, max_eps, json_output)
+def svt(request: Annotated[SVTRequest, Group()]) -> Answer:
     from dpcalc.core.mechanisms import svt as core
 
     _check(request)
     try:
-        result = core.svt_accuracy(queries=queries, answers=answers, epsilon=request.epsilon, alpha=alpha, beta=beta,
-                                   sensitivity=sensitivity)
+        result = core.svt_accuracy(queries=request.queries, answers=request.answers, epsilon=request.epsilon,
+                                   alpha=request.alpha, beta=request.beta, sensitivity=request.sensitivity)
     except ParameterError as problem:
         raise option_error(problem, {"sensitivity": "--sensitivity", "epsilon": request.privacy_option,
                                      "alpha": "--alpha", "beta": "--beta", "queries": "--queries",
                                      "answers": "--answers"}) from None
     source = core.PRIVACY_SOURCE[1 if result.answers == 1 else 2]
-    finish(_report(request, result, source), json_output, max_eps)
+    return answer(_report(request, result, source), request.json_output, request.max_eps)
 
 
 def _check(request: SVTRequest) -> None:
