@@ -14,6 +14,7 @@ from dpcalc.core.validation import ParameterError
 
 if TYPE_CHECKING:
     from dpcalc.cli.output import Report
+    from dpcalc.core.mechanisms.accuracy import AccuracyPoint
 
 
 def answer(report: Report, json_output: bool, max_eps: float | None) -> Answer:
@@ -77,6 +78,34 @@ def check_two_of_three(eps: float | None, scale: float | None, error: float | No
                              "add --error (to get epsilon) or --eps (to get the error)")
         raise InputError("give --eps (or --scale), or --error with --confidence to get epsilon, "
                          "e.g. --eps 1 --confidence 0.95 to get the error")
+
+
+def privacy_alone_or_two(privacy: str | None, error: bool, confidence: bool, *, options: str, example: str) -> None:
+    """Privacy alone (the option given, `privacy`: it fixes the noise, whose accuracy is shown at the
+    standard confidences), or two of privacy, --error and --confidence (the third computed).
+    `options` names the privacy options ("--eps or --scale"); `example` completes "e.g. ..."."""
+    if privacy is not None and error and confidence:
+        raise InputError(f"{options}, --error and --confidence cannot all be given: drop the one to compute")
+    if privacy is not None or (error and confidence):
+        return
+    if error:
+        raise InputError(f"--error needs --confidence (to get epsilon) or the privacy, {options} (to get the confidence)")
+    if confidence:
+        raise InputError(f"--confidence needs --error (to get epsilon) or the privacy, {options} (to get the error)")
+    raise InputError(f"give {options} (the noise, and its error at confidences 0.5 to 0.99), or --error with "
+                     f"--confidence (to get epsilon), e.g. {example}")
+
+
+def accuracy_rows(points: Sequence[AccuracyPoint]) -> list[tuple[str, str]]:
+    """The rows of the accuracy table: each standard confidence and the error bound met with it
+    (rounded up: a bound)."""
+    return [(format_number(point.confidence), format_upper(point.error)) for point in points]
+
+
+def accuracy_document(points: Sequence[AccuracyPoint]) -> list[dict[str, float]]:
+    """The JSON `accuracy` list: {"confidence", "failure_probability", "error"} per standard confidence."""
+    return [{"confidence": point.confidence, "failure_probability": point.failure_probability, "error": point.error}
+            for point in points]
 
 
 def option_error(error: ParameterError, options: dict[str, str]) -> InputError:
