@@ -157,3 +157,13 @@ def test_laplace_eps_names_are_aliases(dpcalc):
     assert by_aliases == by_names
     help_text = dpcalc("mechanism", "laplace", "--help").stdout
     assert "--error, --tolerance" in help_text and "(alias --tolerance)" in help_text
+
+
+def test_laplace_eps_takes_the_mechanism_names(dpcalc):
+    # and `dpcalc laplace-eps` takes this command's names for its --tolerance, --probability and --dims
+    canonical = dpcalc("laplace-eps", "--tolerance", "5", "--probability", "0.99", "--dims", "100", "--json")
+    aliased = dpcalc("laplace-eps", "--error", "5", "--confidence", "0.99", "--bins", "100", "--json")
+    assert (canonical.code, aliased.code) == (0, 0) and aliased.json() == canonical.json()
+    # the same epsilon as the mechanism's (sensitivity 1: counts under add-remove)
+    mechanism = run_json(dpcalc, "--error", "5", "--confidence", "0.99", "--bins", "100")["result"]["epsilon"]
+    assert canonical.json()["result"]["epsilon"] == mechanism
