@@ -62,7 +62,8 @@ HELP = f"""Convert a privacy guarantee between notions, calibrate a mechanism, o
   zcdp      --rho (> 0)
   rdp       source: one point --order (> 1) and --rdp-eps (>= 0);
             target: the RDP curve at --orders [default {DEFAULT_ORDERS_TEXT}]
-  gaussian  noise std --sigma (> 0), L2 --sensitivity [default 1]
+  gaussian  --sigma, the noise multiplier (noise std / L2 sensitivity, > 0), or the noise std
+            --noise-std (> 0) with L2 --sensitivity [default 1]
   laplace   scale --scale (> 0), L1 --sensitivity [default 1]; --to dp gives its pure-DP
             epsilon, or with --delta (or --eps) the tight epsilon (delta) of its privacy profile
   tradeoff  (target only) the trade-off curve at --points evenly spaced alphas [default {DEFAULT_POINTS}];
@@ -78,6 +79,7 @@ Examples:
   dpcalc convert --from gdp --mu 0.5 --to dp --delta 1e-6
   dpcalc convert --from zcdp --rho 0.5 --to dp --json
   dpcalc convert --from gaussian --sigma 4 --to rdp --orders 2,8,32
+  dpcalc convert --from gaussian --noise-std 4 --sensitivity 2 --to dp
   dpcalc convert --from dp --eps 0.5 --delta 1e-6 --to dp --group 3
   dpcalc convert --from gdp --mu 1 --to tradeoff --points 5
   dpcalc convert --from dp --eps 1 --delta 1e-5 --to tradeoff --chart
@@ -89,7 +91,7 @@ _SOURCE_OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "gdp": (("--mu",), ()),
     "zcdp": (("--rho",), ()),
     "rdp": (("--order", "--rdp-eps"), ()),
-    "gaussian": (("--sigma",), ("--sensitivity",)),
+    "gaussian": ((), ("--sigma", "--noise-std", "--sensitivity")),  # one of --sigma, --noise-std: _check_noise
     "laplace": (("--scale",), ("--sensitivity",)),
 }
 
@@ -99,7 +101,6 @@ _REQUIRED_HINTS = {
     "--rho": "rho, > 0",
     "--order": "the Renyi order, > 1",
     "--rdp-eps": "the RDP epsilon at that order, >= 0",
-    "--sigma": "the noise standard deviation, > 0",
     "--scale": "the Laplace scale b, > 0",
 }
 
@@ -201,7 +202,12 @@ RdpEpsilon = Annotated[
 ]
 Sigma = Annotated[
     float | None,
-    Option("--sigma", metavar="FLOAT", help="gaussian: noise standard deviation (> 0), not divided by the sensitivity.",
+    Option("--sigma", metavar="FLOAT", help="gaussian: the noise multiplier, noise std / sensitivity (> 0).",
+           click_type=number(POSITIVE)),
+]
+NoiseStd = Annotated[
+    float | None,
+    Option("--noise-std", metavar="FLOAT", help="gaussian: the noise standard deviation (> 0), with --sensitivity.",
            click_type=number(POSITIVE)),
 ]
 Scale = Annotated[
@@ -242,6 +248,7 @@ class ConvertOptions:
     order: Order = None
     rdp_eps: RdpEpsilon = None
     sigma: Sigma = None
+    noise_std: NoiseStd = None
     scale: Scale = None
     sensitivity: Sensitivity = None
     orders: Orders = None
@@ -257,7 +264,8 @@ class ConvertOptions:
         """The options a conversion may take, by name: checked against the pair (`_check_options`)."""
         return {
             "--eps": self.eps, "--delta": self.delta, "--mu": self.mu, "--rho": self.rho, "--order": self.order,
-            "--rdp-eps": self.rdp_eps, "--sigma": self.sigma, "--scale": self.scale,
+            "--rdp-eps": self.rdp_eps, "--sigma": self.sigma, "--noise-std": self.noise_std,
+            "--scale": self.scale,
             "--sensitivity": self.sensitivity, "--orders": self.orders, "--points": self.points,
             "--group": self.group, "--max-eps": self.max_eps, "--max-delta": self.max_delta,
         }
@@ -295,6 +303,8 @@ def read_request(options: ConvertOptions) -> ConvertRequest:
     if refused is not None:
         raise InputError(_conversion_message(refused))
     _check_options(source, target, options.by_option())
+    if source == "gaussian":
+        _check_noise(options)
     plot_path = None
     if options.plot is not None:
         from dpcalc.cli.figures import check_plot_path  # (the drawing module: only for --plot and --chart)
@@ -338,6 +348,19 @@ def _check_options(source: str, target: str, given: dict[str, object]) -> None:
             raise InputError(f"--from {source} needs {option} ({_REQUIRED_HINTS[option]})")
 
 
+def _check_noise(options: ConvertOptions) -> None:
+    """A gaussian source: --sigma (the noise multiplier) or --noise-std (with --sensitivity)."""
+    if options.sigma is not None and options.noise_std is not None:
+        raise conflict("--sigma", "--noise-std", "sigma is noise std / sensitivity; give one")
+    if options.sigma is None and options.noise_std is None:
+        raise InputError("--from gaussian needs --sigma (the noise multiplier, noise std / sensitivity, > 0) or "
+                         "--noise-std (the noise std, > 0)")
+    if options.sigma is not None and options.sensitivity is not None:
+        # --sigma was the noise std here once: beside a sensitivity, the two meanings differ
+        raise InputError("--sensitivity goes with --noise-std: --sigma is the noise multiplier, noise std / "
+                         "sensitivity (for the noise std itself give --noise-std)")
+
+
 def _check_roles(source: str, target: str, options: ConvertOptions) -> None:
     """--eps and --delta of a dp target (one of them), and the gates that fit what is computed."""
     from dpcalc.core.conversions import target_takes_delta_or_epsilon
@@ -371,8 +394,10 @@ def _source(notion: str, options: ConvertOptions, inputs: ConvertInputs) -> tupl
         return (Guarantee(notion, order=options.order, rdp=options.rdp_eps),
                 replace(inputs, order=options.order, rdp_eps=options.rdp_eps))
     if notion == "gaussian":
-        return (Guarantee(notion, sigma=options.sigma, sensitivity=unit),
-                replace(inputs, sigma=options.sigma, sensitivity=unit))
+        # the noise std: --noise-std, or --sigma at sensitivity 1 (the multiplier times 1)
+        std = options.noise_std if options.noise_std is not None else options.sigma
+        return (Guarantee(notion, noise_std=std, sensitivity=unit),
+                replace(inputs, sigma=options.sigma, noise_std=options.noise_std, sensitivity=unit))
     return Guarantee(notion, scale=options.scale, sensitivity=unit), replace(inputs, scale=options.scale, sensitivity=unit)
 
 

@@ -37,6 +37,7 @@ class ConvertInputs:
     order: float | None = None
     rdp_eps: float | None = None
     sigma: float | None = None
+    noise_std: float | None = None
     scale: float | None = None
     sensitivity: float | None = None
     orders: tuple[float, ...] | None = None
@@ -45,7 +46,8 @@ class ConvertInputs:
     def document(self) -> dict[str, Any]:
         return {
             "from": self.source, "to": self.target, "eps": self.eps, "delta": self.delta, "mu": self.mu,
-            "rho": self.rho, "order": self.order, "rdp_eps": self.rdp_eps, "sigma": self.sigma, "scale": self.scale,
+            "rho": self.rho, "order": self.order, "rdp_eps": self.rdp_eps, "sigma": self.sigma,
+            "noise_std": self.noise_std, "scale": self.scale,
             "sensitivity": self.sensitivity, "orders": None if self.orders is None else list(self.orders),
             "points": self.points, "group": self.group, "max_eps": self.max_eps, "max_delta": self.max_delta,
         }
@@ -85,7 +87,7 @@ TARGET_TITLES = {
 
 # Computed values that are upper bounds (privacy spent, or noise to add): printed rounded up.
 _UPWARD = frozenset({"epsilon", "delta", "epsilon_bs16", "delta_bs16", "epsilon_classic", "delta_classic",
-                     "sigma", "sigma_classic", "scale", "rho", "mu"})
+                     "noise_std", "noise_std_classic", "scale", "rho", "mu"})
 
 _NOTES = {
     "epsilon_bs16": "Bun-Steinke bound (simpler, looser)",
@@ -93,7 +95,7 @@ _NOTES = {
     "epsilon_classic": "classic conversion (Mironov Prop. 3)",
     "delta_classic": "classic conversion (Mironov Prop. 3)",
     "order": "Renyi order that achieves it",
-    "sigma_classic": "sqrt(2 ln(1.25/delta)) sensitivity/eps",
+    "noise_std_classic": "sqrt(2 ln(1.25/delta)) sensitivity/eps",
     "classic_valid": "the classic formula needs 0 < eps < 1",
     "scale": "sensitivity / eps",
 }
@@ -139,7 +141,7 @@ def describe_source(source: Guarantee, group: int) -> str:
     elif notion == "rdp":
         text = f"RDP epsilon {number(source.rdp)} at order {number(source.order)}"
     elif notion == "gaussian":
-        text = f"Gaussian noise sigma = {number(source.sigma)}, L2 sensitivity {number(source.sensitivity)}"
+        text = f"Gaussian noise std {number(source.noise_std)}, L2 sensitivity {number(source.sensitivity)}"
     else:
         text = f"Laplace noise scale = {number(source.scale)}, L1 sensitivity {number(source.sensitivity)}"
     if group > 1:
@@ -160,7 +162,7 @@ def _note(result: Conversion, key: str) -> str:
         return "improved conversion"
     if key == "scale" and result.grouped.notion == "dp" and result.grouped.delta > 0.0:  # type: ignore[operator]
         return _SCALE_NOTE_DELTA
-    if key == "sigma" and "sigma_classic" in values:
+    if key == "noise_std" and "noise_std_classic" in values:
         return "analytic: the smallest noise std that meets (eps, delta)"
     return _NOTES.get(key, "")
 
@@ -239,12 +241,12 @@ def tradeoff_panels(result: Conversion) -> list[Any]:
             series.append(Series(f"implied {number(mu)}-GDP (weaker)", alphas,
                                  [gdp.tradeoff(alpha, mu) for alpha in alphas], dashed=True, accountant="gdp"))
     else:
-        mu = float(grouped.mu if grouped.notion == "gdp" else grouped.sensitivity / grouped.sigma)  # type: ignore[operator,arg-type]
+        mu = float(grouped.mu if grouped.notion == "gdp" else grouped.sensitivity / grouped.noise_std)  # type: ignore[operator,arg-type]
         alphas = _plot_alphas()
         title = f"Trade-off curve, mu = {number(mu)}{group}"
         label = f"{number(mu)}-GDP"
         if grouped.notion == "gaussian":
-            label = f"Gaussian mechanism: {label} (mu = sensitivity/sigma)"
+            label = f"Gaussian mechanism: {label} (mu = sensitivity/noise std)"
         series.append(Series(label, alphas, [gdp.tradeoff(alpha, mu) for alpha in alphas], accountant="gdp"))
     series.append(Series("no privacy lost (1 - alpha)", [0.0, 1.0], [1.0, 0.0], dashed=True, accountant="none"))
     # the title names the guarantee drawn; a mechanism's noise, which gives it, goes beneath

@@ -70,10 +70,10 @@ def test_chart_labels_per_source(dpcalc):
     pure = dpcalc("convert", "--from", "dp", "--eps", "1", "--to", "tradeoff", "--chart").stdout
     mu = conversions.pure_dp_to_mu(1.0)
     assert f"· implied {report.format_number(mu)}-GDP (weaker)" in pure and "+ no privacy lost" in pure
-    gaussian = dpcalc("convert", "--from", "gaussian", "--sigma", "4", "--sensitivity", "2", "--to", "tradeoff",
+    gaussian = dpcalc("convert", "--from", "gaussian", "--noise-std", "4", "--sensitivity", "2", "--to", "tradeoff",
                       "--group", "3", "--chart").stdout
     assert "Trade-off curve, mu = 1.5, groups of 3" in gaussian
-    assert "● Gaussian mechanism: 1.5-GDP (mu = sensitivity/sigma)" in gaussian
+    assert "● Gaussian mechanism: 1.5-GDP (mu = sensitivity/noise std)" in gaussian
 
 
 def test_chart_goes_to_stderr_in_json_mode(dpcalc):
