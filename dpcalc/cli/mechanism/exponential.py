@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 from dpcalc.cli.declare import App, Group, Option
-from dpcalc.cli.mechanism.given import answer, notes, shown, two_of_three
+from dpcalc.cli.mechanism.given import answer, beta_document, beta_rows, notes, shown, two_of_three
 from dpcalc.cli.options import Json, MaxEpsilon, number
 from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
 if TYPE_CHECKING:
+    from dpcalc.core.mechanisms.accuracy import AccuracyPoint
     from dpcalc.core.mechanisms.exponential import ExponentialAccuracy
 
 app = App()
@@ -22,11 +23,13 @@ Sampling an output r of R with probability proportional to exp(eps u(r) / (2 Del
 eps-DP, and Pr[u(output) <= OPT - alpha] <= beta at alpha = (2 Delta / eps)(ln|R| + ln(1/beta))
 (Dwork and Roth 2014, Thm 3.10, 3.11). With --monotone (a utility that every record moves the
 same way) the mechanism samples proportionally to exp(eps u(r) / Delta), still eps-DP, and the
-factor 2 drops; the output names the sampling rule assumed.
+factor 2 drops; the output names the sampling rule assumed. --eps alone gives alpha at beta =
+0.5, 0.1, 0.05 and 0.01.
 
 \b
 Examples:
   dpcalc mechanism exponential --outcomes 1000 --eps 1 --beta 0.05
+  dpcalc mechanism exponential --outcomes 1000 --eps 1
   dpcalc mechanism exponential --outcomes 1000 --alpha 20 --beta 0.01 --sensitivity 2
   dpcalc mechanism exponential --outcomes 1e6 --eps 0.5 --alpha 100 --monotone --json
 """
@@ -85,7 +88,7 @@ def exponential(request: Annotated[ExponentialRequest, Group()]) -> Answer:
 
     two_of_three((("--eps", "epsilon", request.eps is not None), ("--alpha", "alpha", request.alpha is not None),
                   ("--beta", "beta", request.beta is not None)),
-                 "--eps 1 --beta 0.05 to get alpha")
+                 "--eps 1 --beta 0.05 to get alpha", alone="alpha at beta 0.5 to 0.01")
     result = core.exponential_accuracy(epsilon=request.eps, alpha=request.alpha, beta=request.beta,
                                        sensitivity=request.sensitivity, outcomes=request.outcomes,
                                        monotone=request.monotone)
@@ -105,10 +108,11 @@ def _report(request: ExponentialRequest, result: ExponentialAccuracy, privacy_so
             "outcomes": result.outcomes,
             "monotone": result.monotone,
             "sampling": result.sampling,
+            "accuracy": beta_document(result.accuracy, "alpha"),
             "solved_for": result.solved_for,
             "source": result.source,
         },
-        tables=[_table(result)],
+        tables=[_table(result)] + ([] if result.alpha is not None else [_accuracy_table(result.accuracy)]),
         warnings=list(result.warnings),
         epsilon=result.epsilon,
         basis=f"the exponential mechanism's pure epsilon ({privacy_source})",
@@ -123,11 +127,18 @@ def _table(result: ExponentialAccuracy) -> Table:
         columns=("quantity", "value", "note"),
         rows=[
             ("epsilon", shown(result.solved_for, "epsilon", result.epsilon), note["epsilon"]),
-            ("alpha", shown(result.solved_for, "alpha", result.alpha), f"{note['alpha']}: error bound"),
-            ("beta", shown(result.solved_for, "beta", result.beta), f"{note['beta']}: Pr[u <= OPT - alpha]"),
+            *([] if result.alpha is None or result.beta is None else [
+                ("alpha", shown(result.solved_for, "alpha", result.alpha), f"{note['alpha']}: error bound"),
+                ("beta", shown(result.solved_for, "beta", result.beta), f"{note['beta']}: Pr[u <= OPT - alpha]"),
+            ]),
             ("outcomes |R|", format_number(result.outcomes), "possible outputs"),
             ("sensitivity", format_number(result.sensitivity), "of the utility"),
             ("sampling", result.sampling, "assumed"),
         ],
         title=f"Exponential mechanism: alpha = ({factor})(ln|R| + ln(1/beta)) (Dwork-Roth {theorem})",
     )
+
+
+def _accuracy_table(points: tuple[AccuracyPoint, ...]) -> Table:
+    return Table(columns=("beta", "alpha"), rows=beta_rows(points),
+                 title="Accuracy at beta")

@@ -29,8 +29,9 @@ def complement(probability: float | None) -> float | None:
     return None if probability is None else float(1 - exact(probability))
 
 
-def two_of_three(slots: Sequence[tuple[str, str | None, bool]], example: str) -> None:
-    """Check that exactly two of three (option, quantity, given) slots are given.
+def two_of_three(slots: Sequence[tuple[str, str | None, bool]], example: str, alone: str | None = None) -> None:
+    """Check that exactly two of three (option, quantity, given) slots are given, or, with `alone`
+    (what the first gives by itself, "alpha at beta 0.5 to 0.01"), the first alone.
 
     With the quantities named, the messages say what dropping or adding each option computes
     ("add --beta (to get alpha)"); with None, they name the options only. `example` completes
@@ -39,8 +40,11 @@ def two_of_three(slots: Sequence[tuple[str, str | None, bool]], example: str) ->
     options = [option for option, _, _ in slots]
     listed = f"{options[0]}, {options[1]} and {options[2]}"
     given = [index for index, (_, _, there) in enumerate(slots) if there]
-    if len(given) == 2:
+    if len(given) == 2 or (alone is not None and given == [0]):
         return
+    if alone is not None and not given:
+        raise InputError(f"give {options[0]} (alone: {alone}), or two of {listed} (the third is computed), "
+                         f"e.g. {example}")
 
     def to_get(index: int) -> str:
         quantity = slots[index][1]
@@ -100,6 +104,17 @@ def accuracy_rows(points: Sequence[AccuracyPoint]) -> list[tuple[str, str]]:
     """The rows of the accuracy table: each standard confidence and the error bound met with it
     (rounded up: a bound)."""
     return [(format_number(point.confidence), format_upper(point.error)) for point in points]
+
+
+def beta_rows(points: Sequence[AccuracyPoint]) -> list[tuple[str, str]]:
+    """The rows of a (beta, bound) accuracy table: each standard failure probability beta and the
+    bound (alpha, or the gap) that holds except with probability beta (rounded up)."""
+    return [(format_number(point.failure_probability), format_upper(point.error)) for point in points]
+
+
+def beta_document(points: Sequence[AccuracyPoint], name: str) -> list[dict[str, float]]:
+    """The JSON `accuracy` list of a (beta, bound) mechanism: {"beta", `name`} per standard beta."""
+    return [{"beta": point.failure_probability, name: point.error} for point in points]
 
 
 def accuracy_document(points: Sequence[AccuracyPoint]) -> list[dict[str, float]]:

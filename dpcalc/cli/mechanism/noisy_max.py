@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import click
 
 from dpcalc.cli.declare import App, Group, Option
-from dpcalc.cli.mechanism.given import answer, notes, shown, two_of_three
+from dpcalc.cli.mechanism.given import answer, beta_document, beta_rows, notes, shown, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
 from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, Interval, ParameterError
@@ -28,7 +28,8 @@ record moves the same way, such as counts): --noise laplace (Dwork and Roth 2014
 gumbel (the exponential mechanism, Thm 3.10) or exponential (permute-and-flip, McKenna and
 Sheldon 2020; Ding et al. 2021). When the top score exceeds every other by at least --gap, the
 top index is reported except with probability at most --beta: exact at the worst case for
-gumbel and exponential noise, a union bound for laplace.
+gumbel and exponential noise, a union bound for laplace. --eps or --scale alone gives the gap
+at beta = 0.5, 0.1, 0.05 and 0.01.
 
 \b
 Examples:
@@ -111,7 +112,7 @@ def noisy_max(request: Annotated[NoisyMaxRequest, Group()]) -> Answer:
     privacy_option = "--scale" if scale is not None else "--eps"
     two_of_three(((privacy_option, "epsilon", eps is not None or scale is not None),
                   ("--gap", "gap", request.gap is not None), ("--beta", "beta", request.beta is not None)),
-                 "--eps 1 --beta 0.05 to get the gap")
+                 "--eps 1 --beta 0.05 to get the gap", alone="the gap at beta 0.5 to 0.01")
     try:
         result = core.noisy_max_accuracy(noise=cast("core.Noise", request.noise), candidates=request.candidates,
                                          epsilon=eps, scale=scale, gap=request.gap, beta=request.beta,
@@ -137,10 +138,12 @@ def _report(request: NoisyMaxRequest, result: NoisyMaxAccuracy, privacy_source: 
             "candidates": result.candidates,
             "sensitivity": result.sensitivity,
             "monotone": result.monotone,
+            "accuracy": beta_document(result.accuracy, "gap"),
             "solved_for": result.solved_for,
             "source": result.source,
         },
-        tables=[_table(result, request.scale is not None)],
+        tables=[_table(result, request.scale is not None)]
+        + ([] if result.gap is not None else [_accuracy_table(result)]),
         warnings=list(result.warnings),
         epsilon=result.epsilon,
         basis=f"report noisy max's pure epsilon ({privacy_source})",
@@ -159,10 +162,18 @@ def _table(result: NoisyMaxAccuracy, scale_given: bool) -> Table:
         rows=[
             ("epsilon", shown(result.solved_for, "epsilon", result.epsilon), note["epsilon"]),
             ("noise scale b", format_number(result.scale), f"{scale_note}, c = {1 if result.monotone else 2}"),
-            ("gap", shown(result.solved_for, "gap", result.gap), f"{note['gap']}: top score minus every other"),
-            ("beta", shown(result.solved_for, "beta", result.beta), f"{note['beta']}: top not reported ({kind})"),
+            *([] if result.gap is None or result.beta is None else [
+                ("gap", shown(result.solved_for, "gap", result.gap), f"{note['gap']}: top score minus every other"),
+                ("beta", shown(result.solved_for, "beta", result.beta), f"{note['beta']}: top not reported ({kind})"),
+            ]),
             ("candidates m", format_number(result.candidates), "scores compared"),
             ("sensitivity", format_number(result.sensitivity), "of each score"),
         ],
         title=f"Report noisy max, {names[result.noise]} noise",
     )
+
+
+def _accuracy_table(result: NoisyMaxAccuracy) -> Table:
+    kind = "exact, worst case" if result.exact else "union bound"
+    return Table(columns=("beta", "gap"), rows=beta_rows(result.accuracy),
+                 title=f"Accuracy at beta ({kind})")

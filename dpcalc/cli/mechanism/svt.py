@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 from dpcalc.cli.declare import App, Group, Option
-from dpcalc.cli.mechanism.given import answer, notes, option_error, shown, two_of_three
+from dpcalc.cli.mechanism.given import answer, beta_document, beta_rows, notes, option_error, shown, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
 from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, ParameterError
 
 if TYPE_CHECKING:
+    from dpcalc.core.mechanisms.accuracy import AccuracyPoint
     from dpcalc.core.mechanisms.svt import SVTAccuracy
 
 app = App()
@@ -24,8 +25,9 @@ redrawn after each positive answer, each query compared after adding Lap(4 c Del
 is eps-DP (Dwork and Roth 2014, Thm 3.23, 3.25). When at most c queries are >= T - alpha, every
 answer is right to within alpha (a positive answer means >= T - alpha, a negative one <= T +
 alpha) except with probability at most beta, for alpha = 8 c Delta (ln k + ln(2 c / beta)) / eps
-(Thm 3.24, 3.26). --scale gives the privacy as the threshold's noise scale instead of --eps. Only these proved variants are offered: many published SVT variants are not
-private (Lyu, Su, Li 2017).
+(Thm 3.24, 3.26). --scale gives the privacy as the threshold's noise scale instead of --eps;
+either alone gives alpha at beta = 0.5, 0.1, 0.05 and 0.01. Only these proved variants are
+offered: many published SVT variants are not private (Lyu, Su, Li 2017).
 
 \b
 Examples:
@@ -122,7 +124,7 @@ def _check(request: SVTRequest) -> None:
     privacy_given = (request.eps if request.scale is None else request.scale) is not None
     two_of_three(((request.privacy_option, "epsilon", privacy_given), ("--alpha", "alpha", request.alpha is not None),
                   ("--beta", "beta", request.beta is not None)),
-                 "--eps 1 --beta 0.05 to get alpha")
+                 "--eps 1 --beta 0.05 to get alpha", alone="alpha at beta 0.5 to 0.01")
 
 
 def _report(request: SVTRequest, result: SVTAccuracy, privacy_source: str) -> Report:
@@ -139,10 +141,11 @@ def _report(request: SVTRequest, result: SVTAccuracy, privacy_source: str) -> Re
             "sensitivity": result.sensitivity,
             "threshold_scale": result.threshold_scale,
             "query_scale": result.query_scale,
+            "accuracy": beta_document(result.accuracy, "alpha"),
             "solved_for": result.solved_for,
             "source": result.source,
         },
-        tables=[_table(result)],
+        tables=[_table(result)] + ([] if result.alpha is not None else [_accuracy_table(result.accuracy)]),
         warnings=list(result.warnings),
         epsilon=result.epsilon,
         basis=f"the pure epsilon of {result.algorithm} ({privacy_source})",
@@ -156,8 +159,10 @@ def _table(result: SVTAccuracy) -> Table:
         columns=("quantity", "value", "note"),
         rows=[
             ("epsilon", shown(result.solved_for, "epsilon", result.epsilon), note["epsilon"]),
-            ("alpha", shown(result.solved_for, "alpha", result.alpha), f"{note['alpha']}: error bound of every answer"),
-            ("beta", shown(result.solved_for, "beta", result.beta), f"{note['beta']}: some answer off by more"),
+            *([] if result.alpha is None or result.beta is None else [
+                ("alpha", shown(result.solved_for, "alpha", result.alpha), f"{note['alpha']}: error bound of every answer"),
+                ("beta", shown(result.solved_for, "beta", result.beta), f"{note['beta']}: some answer off by more"),
+            ]),
             ("queries k", format_number(result.queries), "asked"),
             ("answers c", format_number(result.answers), "positive answers before halting"),
             ("threshold noise", format_number(result.threshold_scale), "Laplace scale 2 c Delta / eps"),
@@ -166,3 +171,8 @@ def _table(result: SVTAccuracy) -> Table:
         ],
         title=f"{result.algorithm}: alpha = 8 c Delta (ln k + ln(2c/beta)) / eps (Dwork-Roth {theorem})",
     )
+
+
+def _accuracy_table(points: tuple[AccuracyPoint, ...]) -> Table:
+    return Table(columns=("beta", "alpha"), rows=beta_rows(points),
+                 title="Accuracy at beta")
