@@ -49,7 +49,7 @@ Examples:
 """
 
 _OPTION = {"epsilon": "--eps", "scale": "--scale", "delta": "--delta", "smooth_sensitivity": "--smooth-sensitivity",
-           "error": "--error", "failure_probability": "--confidence", "beta": "--beta", "sigma": "--sigma",
+           "error": "--error", "failure_probability": "--confidence", "beta": "--beta", "sigma": "--lln-sigma",
            "noise": "--noise", "degrees": "--degrees"}
 
 
@@ -91,10 +91,11 @@ Beta = Annotated[
     Option("--beta", metavar="FLOAT", help="laplace-log-normal, student-t: the smoothness t of S (beta), > 0.",
            click_type=number(POSITIVE)),
 ]
-Sigma = Annotated[
+# --lln-sigma, not --sigma: elsewhere --sigma is a Gaussian noise multiplier (click suggests the new name)
+LogNormalSigma = Annotated[
     float | None,
-    Option("--sigma", metavar="FLOAT",
-           help="laplace-log-normal: sigma of e^(sigma Y), > 0 (default: the best for the other inputs).",
+    Option("--lln-sigma", metavar="FLOAT",
+           help="laplace-log-normal: the shape sigma of e^(sigma Y), > 0 (default: the best for the other inputs).",
            click_type=number(POSITIVE)),
 ]
 Degrees = Annotated[
@@ -120,7 +121,7 @@ class SmoothSensitivityRequest:
     error: Error = None
     confidence: Confidence = None
     beta: Beta = None
-    sigma: Sigma = None
+    lln_sigma: LogNormalSigma = None
     degrees: Degrees = None
     max_eps: MaxEpsilon = None
     json_output: Json = False
@@ -128,7 +129,7 @@ class SmoothSensitivityRequest:
     def inputs(self) -> dict[str, object]:
         return {"noise": self.noise.value, "eps": self.eps, "scale": self.scale, "delta": self.delta,
                 "smooth_sensitivity": self.smooth, "error": self.error, "confidence": self.confidence,
-                "beta": self.beta, "sigma": self.sigma, "degrees": self.degrees, "max_eps": self.max_eps}
+                "beta": self.beta, "lln_sigma": self.lln_sigma, "degrees": self.degrees, "max_eps": self.max_eps}
 
 
 @app.command("smooth-sensitivity", help=HELP)
@@ -141,7 +142,7 @@ def smooth_sensitivity(request: Annotated[SmoothSensitivityRequest, Group()]) ->
         result = core.smooth_sensitivity(
             noise=kind, epsilon=request.eps, scale=request.scale, delta=request.delta,
             smooth_sensitivity=request.smooth, error=request.error, failure_probability=complement(request.confidence),
-            beta=request.beta, sigma=request.sigma, degrees=request.degrees,
+            beta=request.beta, sigma=request.lln_sigma, degrees=request.degrees,
         )
     except ParameterError as problem:
         raise option_error(problem, _OPTION) from None
@@ -149,7 +150,7 @@ def smooth_sensitivity(request: Annotated[SmoothSensitivityRequest, Group()]) ->
 
 
 def _check(request: SmoothSensitivityRequest, kind: str) -> None:
-    """The parameters of each noise family (--delta, --beta, --sigma, --degrees), then two of
+    """The parameters of each noise family (--delta, --beta, --lln-sigma, --degrees), then two of
     privacy, error and confidence."""
     delta, beta = request.delta, request.beta
     if kind == "laplace" and delta is None:
@@ -166,9 +167,9 @@ def _check(request: SmoothSensitivityRequest, kind: str) -> None:
         raise InputError(f"--beta is required with --noise {kind}: the smoothness t of S, > 0")
     if kind in ("laplace", "cauchy") and beta is not None:
         raise InputError(f"--beta must be absent with --noise {kind}: beta follows from eps, got {beta}")
-    if kind != "laplace-log-normal" and request.sigma is not None:
-        raise InputError(f"--sigma must be absent with --noise {kind}: sigma belongs to laplace-log-normal, "
-                         f"got {request.sigma}")
+    if kind != "laplace-log-normal" and request.lln_sigma is not None:
+        raise InputError(f"--lln-sigma must be absent with --noise {kind}: it belongs to laplace-log-normal, "
+                         f"got {request.lln_sigma}")
     if kind != "student-t" and request.degrees is not None:
         raise InputError(f"--degrees must be absent with --noise {kind}: degrees belong to student-t, "
                          f"got {request.degrees}")
@@ -189,7 +190,7 @@ def _report(request: SmoothSensitivityRequest, result: SmoothSensitivityResult) 
             "rho": result.rho,
             "alpha": result.alpha,
             "beta": result.beta,
-            "sigma": result.sigma,
+            "lln_sigma": result.sigma,
             "degrees": result.degrees,
             "smooth_sensitivity": result.smooth_sensitivity,
             "scale": result.scale,
