@@ -160,7 +160,7 @@ def test_gaussian_at_a_subnormal_sigma_answers(dpcalc):
     run = dpcalc("mechanism", "gaussian", "--sigma", "1e-320", "--error", "10", "--json")
     assert run.code == 0
     result = run.json()["result"]
-    assert result["epsilon"] == "inf" and result["confidence"] == 1.0 and result["sigma_classic"] == 0.0
+    assert result["epsilon"] == "inf" and result["confidence"] == 1.0 and result["noise_std_classic"] == 0.0
 
 
 @pytest.mark.parametrize("epsilon, beta", [("1e-100", "0.1"), ("1e100", "0.1"), ("1", "1e-300"), ("1", "1e300")])
