@@ -173,5 +173,5 @@ def test_laplace_log_normal_far_from_epsilon_equal_to_beta(dpcalc, epsilon, beta
     else:
         result = run.json()["result"]
         # the variance-minimising sigma is the root of 5 (eps / t) sigma^3 - 5 sigma^2 - 1
-        sigma, a = result["sigma"], 5.0 * float(epsilon) / float(beta)
+        sigma, a = result["lln_sigma"], 5.0 * float(epsilon) / float(beta)
         assert math.isclose(a * sigma**3, 5.0 * sigma**2 + 1.0, rel_tol=1e-9)
