@@ -40,12 +40,12 @@ Examples:
 def laplace_eps(
     tolerance: Annotated[
         float | None,
-        Option("--tolerance", metavar="FLOAT", help="Largest acceptable noise per coordinate, > 0.",
+        Option("--tolerance", "--error", metavar="FLOAT", help="Largest acceptable noise per coordinate, > 0 (alias --error).",
                      click_type=number(POSITIVE)),
     ] = None,
     probability: Annotated[
         float | None,
-        Option("--probability", metavar="FLOAT", help="Probability that all coordinates are within the tolerance, in (0, 1).",
+        Option("--probability", "--confidence", metavar="FLOAT", help="Probability that all coordinates are within the tolerance, in (0, 1) (alias --confidence).",
                      click_type=Parsed(parse_probability)),
     ] = None,
     eps: Annotated[
@@ -60,7 +60,7 @@ def laplace_eps(
     ] = 1.0,
     dims: Annotated[
         int,
-        Option("--dims", metavar="INT", help="Number of i.i.d. noisy coordinates that must all be within.", show_default=True,
+        Option("--dims", "--bins", metavar="INT", help="Number of i.i.d. noisy coordinates that must all be within (alias --bins).", show_default=True,
                      click_type=number(POSITIVE_INTEGER)),
     ] = 1,
     one_sided: Annotated[

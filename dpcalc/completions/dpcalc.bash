@@ -48,6 +48,7 @@ _dpcalc() {
                 --order) return ;;
                 --rdp-eps) return ;;
                 --sigma) return ;;
+                --noise-std) return ;;
                 --scale) return ;;
                 --sensitivity) return ;;
                 --orders) return ;;
@@ -58,19 +59,19 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--from --to --eps --delta --mu --rho --order --rdp-eps --sigma --scale --sensitivity --orders --points --group --max-eps --max-delta --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--from --to --eps --delta --mu --rho --order --rdp-eps --sigma --noise-std --scale --sensitivity --orders --points --group --max-eps --max-delta --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         dpcalc/laplace-eps)
             case "$prev" in
-                --tolerance) return ;;
-                --probability) return ;;
+                --tolerance|--error) return ;;
+                --probability|--confidence) return ;;
                 --eps) return ;;
                 --sensitivity) return ;;
-                --dims) return ;;
+                --dims|--bins) return ;;
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--tolerance --probability --eps --sensitivity --dims --one-sided --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--tolerance --error --probability --confidence --eps --sensitivity --dims --bins --one-sided --max-eps --json -h --help" -- "$cur"))
             fi ;;
         dpcalc/advanced-composition)
             case "$prev" in
@@ -212,22 +213,23 @@ _dpcalc() {
             case "$prev" in
                 --eps) return ;;
                 --scale) return ;;
-                --error) return ;;
-                --confidence) return ;;
-                --bins) return ;;
+                --error|--tolerance) return ;;
+                --confidence|--probability) return ;;
+                --bins|--dims) return ;;
                 --domain) COMPREPLY=($(compgen -W "counts simplex real" -- "$cur")); return ;;
                 --neighbours) COMPREPLY=($(compgen -W "add-remove replace-one" -- "$cur")); return ;;
                 --sensitivity) return ;;
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--eps --scale --error --confidence --bins --domain --neighbours --sensitivity --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--eps --scale --error --tolerance --confidence --probability --bins --dims --domain --neighbours --sensitivity --max-eps --json -h --help" -- "$cur"))
             fi ;;
         dpcalc/mechanism/gaussian)
             case "$prev" in
                 --eps) return ;;
                 --delta) return ;;
                 --sigma) return ;;
+                --noise-std) return ;;
                 --sensitivity) return ;;
                 --error) return ;;
                 --confidence) return ;;
@@ -240,7 +242,7 @@ _dpcalc() {
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--eps --delta --sigma --sensitivity --error --confidence --dims --calibration --sensitivities --sigmas --clipping --target-multiplier --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--eps --delta --sigma --noise-std --sensitivity --error --confidence --dims --calibration --sensitivities --sigmas --clipping --target-multiplier --max-eps --json -h --help" -- "$cur"))
             fi ;;
         dpcalc/mechanism/exponential)
             case "$prev" in
@@ -320,12 +322,12 @@ _dpcalc() {
                 --error) return ;;
                 --confidence) return ;;
                 --beta) return ;;
-                --sigma) return ;;
+                --lln-sigma) return ;;
                 --degrees) return ;;
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--noise --eps --scale --delta --smooth-sensitivity --error --confidence --beta --sigma --degrees --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--noise --eps --scale --delta --smooth-sensitivity --error --confidence --beta --lln-sigma --degrees --max-eps --json -h --help" -- "$cur"))
             fi ;;
         dpcalc/completions)
             if [[ "$cur" == -* ]]; then

@@ -311,13 +311,18 @@ def _check_cap(where: str, parameters: dict[str, float], texts: dict[str, str]) 
 
 def _check_gaussian(where: str, parameters: dict[str, float], lists: dict[str, tuple[float, ...]],
                     texts: dict[str, str]) -> None:
-    """A gaussian release: one of sigma, noise_std, or the lists sensitivities and sigmas (per-coordinate
-    noise, as long as each other; clipping only with them, sensitivity not)."""
+    """A gaussian release: one of sigma (the noise multiplier), noise_std (with sensitivity), or the lists
+    sensitivities and sigmas (per-coordinate noise, as long as each other; clipping only with them,
+    sensitivity not)."""
     given = [key for key in ("sigma", "noise_std", "sigmas") if key in parameters or key in lists]
     if len(given) != 1:
         if not lists:
             raise BudgetFileError(f"{where}: give exactly one of 'sigma' and 'noise_std'")
         raise BudgetFileError(f"{where}: give exactly one of 'sigma', 'noise_std' and 'sigmas' (with 'sensitivities')")
+    if "sigma" in parameters and "sensitivity" in parameters:
+        # sigma is the noise multiplier, as in every release (it was the noise std here: refused, not reread)
+        raise BudgetFileError(f"{where}: 'sensitivity' goes with 'noise_std': 'sigma' is the noise multiplier, "
+                              "noise std / sensitivity (for the noise std itself write noise_std)")
     if ("sensitivities" in lists) != ("sigmas" in lists):
         missing = "sensitivities" if "sigmas" in lists else "sigmas"
         raise BudgetFileError(f"{where}: missing '{missing}' for per-coordinate noise (one sensitivity and one sigma "

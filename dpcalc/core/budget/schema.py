@@ -43,8 +43,9 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
         "n": POSITIVE_INTEGER, "batch_size": POSITIVE_INTEGER, "epochs": POSITIVE,
         "examples_per_user": EXAMPLES_PER_USER, "max_batch_size": POSITIVE_INTEGER,
     },
-    # sigma (or its alias noise_std) is the noise std itself, sensitivity the L2 sensitivity; or
-    # per-coordinate noise, the lists sensitivities and sigmas (LIST_KEYS) with clipping
+    # sigma is the noise multiplier (noise std / L2 sensitivity, as in subsampled-gaussian), or
+    # noise_std with sensitivity; or per-coordinate noise, the lists sensitivities and sigmas
+    # (LIST_KEYS, each sigma_i a noise std) with clipping
     "gaussian": {"sigma": POSITIVE, "noise_std": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
     # sensitivity: the L1 sensitivity, set by domain (counts 1, simplex 2) unless domain is real
     "laplace": {"scale": POSITIVE, "epsilon": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
