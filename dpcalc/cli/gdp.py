@@ -5,39 +5,28 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
-from dpcalc.cli.declare import App, Option
+from dpcalc.cli.declare import App, Group, Option
+from dpcalc.cli.errors import conflict
 from dpcalc.cli.options import (
     GIVEN_DELTA,
     GIVEN_EPSILON,
-    BatchSize,
-    Chart,
-    Csv,
-    DatasetSize,
     Delta,
-    Epochs,
     Epsilon,
-    GaussianSensitivity,
-    Json,
-    MaxDelta,
-    MaxEpsilon,
-    NoiseMultiplier,
-    NoiseStd,
-    PlotFile,
-    SamplingProbability,
-    Steps,
+    GaussianRun,
+    Gates,
+    Outputs,
+    Swept,
     SweepableReal,
-    conflict,
     sweepable,
 )
-from dpcalc.cli.output import Report, Table, format_number, format_upper
-from dpcalc.cli.phases import (
-    TRAINING_FLAGS,
-)
+from dpcalc.cli.output import Answer, Report, Table, format_number, format_upper
+from dpcalc.cli.phases import TRAINING_FLAGS
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
-from dpcalc.core.training import training_run
+from dpcalc.core.training import RunParameters, training_run
 from dpcalc.core.validation import POSITIVE, large_delta_warnings
 
 if TYPE_CHECKING:
@@ -72,16 +61,19 @@ one row is printed per combination, in the order given, and --max-eps checks eve
 """
 
 
+@dataclass(frozen=True)
+class GdpInputs:
+    """What gdp computes from: a training run or a given mu, and the target delta or epsilon."""
+
+    run: GaussianRun
+    mu: float | Swept | None
+    delta: float | Swept | None
+    eps: float | Swept | None
+
+
 @app.command("gdp", help=HELP)
 def gdp(
-    p: SamplingProbability = None,
-    sigma: NoiseMultiplier = None,
-    noise_std: NoiseStd = None,
-    sensitivity: GaussianSensitivity = None,
-    T: Steps = None,
-    n: DatasetSize = None,
-    batch_size: BatchSize = None,
-    epochs: Epochs = None,
+    run: Annotated[GaussianRun, Group()],
     sampling: Annotated[
         SamplingScheme,
         Option("--sampling", help="poisson, or uniform (fixed-size batches without replacement)."),
@@ -93,19 +85,13 @@ def gdp(
     ] = None,
     delta: Delta = None,
     eps: Epsilon = None,
-    max_eps: MaxEpsilon = None,
-    max_delta: MaxDelta = None,
+    gates: Annotated[Gates, Group()] = Gates(),
     no_tight: NoTight = False,
-    json_output: Json = False,
-    csv_output: Csv = False,
-    plot: PlotFile = None,
-    chart: Chart = False,
-) -> None:
-    request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "T": T, "n": n, "batch_size": batch_size, "epochs": epochs, "mu": mu,
-                     "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, plot=plot, chart=chart,
-                    csv_output=csv_output, max_delta=max_delta)
+    outputs: Annotated[Outputs, Group()] = Outputs(),
+) -> Answer:
+    request = start(GdpInputs(run, mu, delta, eps), outputs=outputs, gates=gates)
     if request.is_sweep:
-        _gdp_sweep(request, sampling, no_tight)
+        return _gdp_sweep(request, sampling, no_tight)
     result, tight, warnings, inputs = _evaluate(request.rows[0], sampling, no_tight)
     inputs["max_eps"] = request.max_epsilon
     inputs["max_delta"] = request.max_delta
@@ -130,7 +116,13 @@ def gdp(
                                    tight_run=None if tight is None else _tight_run(result),
                                    caption=_caption(inputs), targets=(inputs["delta"], inputs["eps"])),
     )
-    request.finish(report)
+    return request.answer(report)
+
+
+def training_parameters(run: GaussianRun) -> RunParameters:
+    """The core's parameters of a training run given by the options (a row: no sweep left)."""
+    return RunParameters(p=run.p, sigma=run.sigma, noise_std=run.noise_std, sensitivity=run.sensitivity, T=run.T,
+                         n=run.n, batch_size=run.batch_size, epochs=run.epochs)
 
 
 class _Gate(TypedDict):
@@ -185,7 +177,7 @@ def _gate(result: GDPResult, tight: float | None, *, given_mu: bool, no_tight: b
     return _Gate(epsilon=epsilon, basis=basis, no_gate=why, delta=None, delta_basis=None, no_delta_gate=GIVEN_DELTA)
 
 
-def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quote_gap: bool = True,
+def _evaluate(row: GdpInputs, sampling: SamplingScheme, no_tight: bool, quote_gap: bool = True,
               tight_given: tuple[float | None, list[str]] | None = None) -> _Evaluated:
     """One run (a row of the Request): (core result, tight epsilon or None, warnings, echoed inputs
     without max_eps/no_tight).
@@ -195,18 +187,19 @@ def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quo
     """
     from dpcalc.core import gdp as core
 
-    target_delta, target_epsilon = row["delta"], row["eps"]
-    if row["mu"] is not None:
+    target_delta, target_epsilon = row.delta, row.eps
+    assert not isinstance(target_delta, Swept) and not isinstance(target_epsilon, Swept), "a row sweeps nothing"
+    if row.mu is not None:
         for option, name in TRAINING_FLAGS:
-            if row[name] is not None:
+            if getattr(row.run, name) is not None:
                 raise conflict("--mu", option, "--mu converts a given mu; the training run gives its own")
-        result = core.gdp_guarantee(row["mu"], delta=target_delta, epsilon=target_epsilon)
+        result = core.gdp_guarantee(row.mu, delta=target_delta, epsilon=target_epsilon)
         run = None
     else:
-        run = training_run(row)  # (p, sigma, T)
+        run = training_run(training_parameters(row.run))  # (p, sigma, T)
         result = core.noisy_sgd_gdp(*run, sampling=sampling.value, delta=target_delta, epsilon=target_epsilon)
     probability, noise, steps = (None, None, None) if run is None else run
-    warnings = list(result.warnings) + large_delta_warnings(row["n"], target_delta)
+    warnings = list(result.warnings) + large_delta_warnings(row.run.n, target_delta)
     tight = None
     if run is not None and target_delta is not None and not no_tight:
         (phase,) = _tight_phases(*run, sampling.value)
@@ -223,14 +216,14 @@ def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quo
     inputs: dict[str, Any] = {
         "p": probability,
         "sigma": noise,
-        "noise_std": row["noise_std"],
-        "sensitivity": row["sensitivity"],
+        "noise_std": row.run.noise_std,
+        "sensitivity": row.run.sensitivity,
         "T": steps,
-        "n": row["n"],
-        "batch_size": row["batch_size"],
-        "epochs": row["epochs"],
-        "sampling": sampling.value if row["mu"] is None else None,
-        "mu": None if row["mu"] is None else result.mu,
+        "n": row.run.n,
+        "batch_size": row.run.batch_size,
+        "epochs": row.run.epochs,
+        "sampling": sampling.value if row.mu is None else None,
+        "mu": None if row.mu is None else result.mu,
         "delta": target_delta,
         "eps": target_epsilon,
     }
@@ -244,7 +237,7 @@ _CAPTION_KEYS = (("mu", "mu"), ("p", "p"), ("sigma", "sigma"), ("T", "T"), ("del
 _ROW_RESULT_KEYS = ("mu", "epsilon", "delta", "max_advantage", "tight_epsilon")
 
 
-def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> NoReturn:
+def _gdp_sweep(request: Request[GdpInputs], sampling: SamplingScheme, no_tight: bool) -> Answer:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
     A row holds the swept inputs, the run (p, sigma, T) when it comes from the training form,
@@ -268,9 +261,9 @@ def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> No
 
         runs, positions = [], []
         for position, row in enumerate(request.rows):
-            if row["mu"] is None and row["delta"] is not None:
-                probability, noise, steps = training_run(row)
-                runs.append(([Phase("gaussian", probability, noise, None, steps)], row["delta"]))
+            if row.mu is None and row.delta is not None:
+                probability, noise, steps = training_run(training_parameters(row.run))
+                runs.append(([Phase("gaussian", probability, noise, None, steps)], row.delta))
                 positions.append(position)
         for position, answer in zip(positions, tight_epsilons(runs)):
             tights[position] = answer
@@ -322,7 +315,7 @@ def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> No
         ),
         rows,
     )
-    request.finish(report)
+    return request.answer(report)
 
 
 def gdp_panels(mu: float, delta: float, tight_run: Sequence[Phase] | None = None,

@@ -49,7 +49,7 @@ from dpcalc.cli.options import (
 )
 from dpcalc.cli.output import Table, format_number
 from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
-from dpcalc.core.training import single_phase
+from dpcalc.core.training import RunParameters, single_phase
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY
 
 if TYPE_CHECKING:
@@ -162,20 +162,21 @@ TRAINING_FLAGS = (("--p", "p"), ("--sigma", "sigma"), ("--noise-std", "noise_std
 _FLAGS = (*TRAINING_FLAGS, ("--mechanism", "mechanism"), ("--scale", "scale"))
 
 
-def parse_phases(phase_specs: list[str] | None, flags: Mapping[str, Any]) -> list[Phase]:
+def parse_phases(phase_specs: list[str] | None, flags: RunParameters | Mapping[str, Any]) -> list[Phase]:
     """The run's phases, from repeated --phase or from the single-phase flags (not both).
 
-    `flags` holds the flags' values by input name (p, sigma, noise_std, sensitivity, T, n,
-    batch_size, epochs, mechanism, scale; a missing one is not given).
+    `flags` holds the flags' values (p, sigma, noise_std, sensitivity, T, n, batch_size, epochs,
+    mechanism, scale; None, or missing from a mapping, when not given).
     """
-    given = {name: flags.get(name) for _, name in _FLAGS}
+    if not isinstance(flags, RunParameters):
+        flags = RunParameters(**{name: flags.get(name) for _, name in _FLAGS})
     if phase_specs:
         for option, name in _FLAGS:
-            if given[name] is not None:
+            if getattr(flags, name) is not None:
                 raise conflict("--phase", option, "describe every phase with --phase, or give one phase with the flags")
         return [parse_phase_spec(spec, index) for index, spec in enumerate(phase_specs, start=1)]
     with options_named():
-        return single_phase(given)
+        return single_phase(flags)
 
 
 def parse_phase_spec(spec: str, index: int) -> Phase:

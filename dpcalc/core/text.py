@@ -1,6 +1,6 @@
 """Numbers as text: as they were written (`WrittenFloat`, `WrittenInt`, `exact`) and as they are
 shown to people (`format_number`; certified bounds rounded outward, `format_upper` and
-`format_lower`).
+`format_lower`; a message wrapped to a width, `wrap_words`).
 
 A number parsed from text keeps the text it was written as: messages about a value quote it as
 typed, and `exact` takes the decimal itself, so that quotients such as epochs / p are exact. A
@@ -111,3 +111,17 @@ def format_lower(value: Any) -> str:
     return format_bound(value, False)
 
 
+# Indent of a wrapped warning's second and later lines.
+CONTINUATION_INDENT = "  "
+
+
+def wrap_words(text: str, width: int, indent: str = CONTINUATION_INDENT) -> str:
+    """`text` wrapped at spaces to lines of at most `width` characters, later lines indented.
+
+    A word is never broken, nor split at a hyphen ("add-remove", "1e-05"): a word longer than
+    the line stands alone on its line, whole.
+    """
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width=max(width, len(indent) + 1), subsequent_indent=indent,
+                                   break_long_words=False, break_on_hyphens=False)) or text

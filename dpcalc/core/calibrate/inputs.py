@@ -149,8 +149,7 @@ def parse_problem(row: GivenRun, solve: str, mechanism: str = "gaussian") -> Tas
                        "x {sensitivity})")
     _check_given_form(solve, p, T, n, batch_size, epochs)
     if solve != "sigma":
-        task = dataclasses.replace(task, noise_multiplier=noise_multiplier(
-            {"sigma": row.sigma, "noise_std": row.noise_std, "sensitivity": row.sensitivity}))
+        task = dataclasses.replace(task, noise_multiplier=noise_multiplier(row.sigma, row.noise_std, row.sensitivity))
     if solve in ("sigma", "T", "epochs"):
         _probability, exact_probability = sampling_probability(p, n, batch_size)
         task = dataclasses.replace(task, sampling_probability=exact_probability)
