@@ -4,25 +4,23 @@ target epsilon."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Exit, Option
+from dpcalc.cli.declare import App, Group, Option
+from dpcalc.cli.errors import InputError
 from dpcalc.cli.options import (
     DEFAULT_DELTA,
     BatchSize,
-    Chart,
-    Csv,
     DatasetSize,
     Epochs,
-    InputError,
-    Json,
     MaxBatchSize,
     MaxEpsilon,
     NoiseMultiplier,
     NoiseStd,
-    PlotFile,
+    Outputs,
     SamplingProbability,
     Steps,
     SweepableCount,
@@ -32,7 +30,7 @@ from dpcalc.cli.options import (
     single,
     sweepable,
 )
-from dpcalc.cli.output import EXIT_OVER_BUDGET
+from dpcalc.cli.output import EXIT_OVER_BUDGET, Answer
 from dpcalc.cli.phases import ExamplesPerUserOption, MechanismChoice, NeighboursOption, SamplingOption
 from dpcalc.cli.request import start
 from dpcalc.core.limits import CALIBRATION_DELTA, DEFAULT_PRECISION, PRECISION
@@ -160,8 +158,44 @@ AtFPR = Annotated[
 
 
 @dataclass(frozen=True)
+class CalibratedRun:
+    """The run's quantities but the sensitivity: --p, --sigma or --noise-std, --T, or the training
+    form --n, --batch-size, --epochs (all but the one solved for are given)."""
+
+    p: SamplingProbability = None
+    sigma: NoiseMultiplier = None
+    noise_std: NoiseStd = None
+    T: Steps = None
+    n: DatasetSize = None
+    batch_size: BatchSize = None
+    epochs: Epochs = None
+
+
+@dataclass(frozen=True)
+class SchemeOptions:
+    """How the Gaussian run's batches are drawn and what neighbouring datasets are."""
+
+    sampling: SamplingOption = None
+    neighbours: NeighboursOption = None
+    examples_per_user: ExamplesPerUserOption = None
+
+
+@dataclass(frozen=True)
+class RiskOptions:
+    """An attack-risk target instead of --target-eps."""
+
+    target_advantage: TargetAdvantage = None
+    target_tpr: TargetTPR = None
+    at_fpr: AtFPR = None
+
+
+_RUN, _SCHEME, _RISK, _OUTPUTS = CalibratedRun(), SchemeOptions(), RiskOptions(), Outputs()
+
+
+@dataclass(frozen=True)
 class Quantities:
-    """The numeric options of a calibration as given: a number, a list or range (`Swept`), or None."""
+    """The numeric inputs of a calibration to epsilon, by their JSON names, in the JSON's order: a
+    number, a list or range (`Swept`), or None; a Request's rows hold one number each."""
 
     target_epsilon: SweepableReal | None
     delta: SweepableReal | None
@@ -175,20 +209,34 @@ class Quantities:
     epochs: SweepableReal | None
     precision: SweepableReal | None
 
-    def inputs(self) -> dict[str, Any]:
-        """By input name, in the order the JSON `inputs` lists them (`request.start`'s argument)."""
-        return dict(vars(self))
+
+@dataclass(frozen=True)
+class RiskQuantities:
+    """The numeric inputs of a calibration to an attack-risk target (one run, no sweep)."""
+
+    delta: SweepableReal | None
+    p: SweepableReal | None
+    sigma: SweepableReal | None
+    T: SweepableCount | None
+    n: SweepableCount | None
+    batch_size: SweepableCount | None
+    epochs: SweepableReal | None
+    precision: SweepableReal | None
 
 
 @dataclass(frozen=True)
-class Output:
-    """How the report is printed: the --max-eps gate, --json or --csv, --plot and --chart."""
+class Calibrated:
+    """What calibrate prints: the report, then a line on stderr for each run no value solves
+    (exit 1, whatever the gates say)."""
 
-    max_eps: float | None
-    json_output: bool
-    csv_output: bool
-    plot: str | None
-    chart: bool
+    answer: Answer
+    no_solution: tuple[str | None, ...] = ()
+
+    def emit(self) -> int:
+        code = self.answer.emit()
+        for message in self.no_solution:
+            sys.stderr.write(f"No solution: {message}\n")
+        return EXIT_OVER_BUDGET if self.no_solution else code
 
 
 @app.command("calibrate", help=HELP)
@@ -199,78 +247,72 @@ def calibrate(
     solve: Solve = None,
     mechanism: Mechanism = None,
     sensitivity: QuerySensitivity = None,
-    p: SamplingProbability = None,
-    sigma: NoiseMultiplier = None,
-    noise_std: NoiseStd = None,
-    T: Steps = None,
-    n: DatasetSize = None,
-    batch_size: BatchSize = None,
-    epochs: Epochs = None,
-    sampling: SamplingOption = None,
-    neighbours: NeighboursOption = None,
-    examples_per_user: ExamplesPerUserOption = None,
+    run: Annotated[CalibratedRun, Group()] = _RUN,
+    scheme: Annotated[SchemeOptions, Group()] = _SCHEME,
     precision: Precision = None,
-    target_advantage: TargetAdvantage = None,
-    target_tpr: TargetTPR = None,
-    at_fpr: AtFPR = None,
+    risk: Annotated[RiskOptions, Group()] = _RISK,
     max_batch_size: MaxBatchSize = None,
     max_eps: MaxEpsilon = None,
-    json_output: Json = False,
-    csv_output: Csv = False,
-    plot: PlotFile = None,
-    chart: Chart = False,
-) -> None:
-    from dpcalc.core.calibrate.inputs import check_calibration, tasks
+    outputs: Annotated[Outputs, Group()] = _OUTPUTS,
+) -> Calibrated:
+    from dpcalc.core.calibrate.inputs import check_calibration
+
+    calibration = _calibration(accountant, solve, mechanism, sensitivity, scheme, max_batch_size, risk)
+    check_calibration(calibration, dataset_size_given=run.n is not None, noise_std_given=run.noise_std is not None)
+    if calibration.risk.given:
+        return _to_risk(calibration, target_epsilon is not None, RiskQuantities(
+            delta, run.p, run.sigma, run.T, run.n, run.batch_size, run.epochs, precision), max_eps, outputs)
+    return _to_epsilon(calibration, Quantities(target_epsilon, delta, run.p, run.sigma, run.noise_std, sensitivity,
+                                               run.T, run.n, run.batch_size, run.epochs, precision), max_eps, outputs)
+
+
+def _calibration(accountant: AccountantChoice, solve: SolveChoice | None, mechanism: MechanismChoice | None,
+                 sensitivity: float | None, scheme: SchemeOptions, max_batch_size: int | None,
+                 risk: RiskOptions) -> Calibration:
+    """The core's statement of the calibration the options ask for."""
     from dpcalc.core.calibrate.request import Calibration, RiskTarget, Scheme
 
     mechanism_name = "gaussian" if mechanism is None else mechanism.value
-    calibration = Calibration(
+    return Calibration(
         solve=solve.value if solve is not None else ("scale" if mechanism_name == "laplace" else "sigma"),
         accountant=accountant.value, mechanism=mechanism_name, sensitivity=sensitivity,
-        scheme=Scheme(None if sampling is None else sampling.value, None if neighbours is None else neighbours.value,
-                      examples_per_user),
-        max_batch_size=max_batch_size, risk=RiskTarget(target_advantage, target_tpr, at_fpr))
-    quantities = Quantities(target_epsilon, delta, p, sigma, noise_std, sensitivity, T, n, batch_size, epochs, precision)
-    output = Output(max_eps, json_output, csv_output, plot, chart)
-    check_calibration(calibration, dataset_size_given=n is not None, noise_std_given=noise_std is not None)
-    if calibration.risk.given:
-        _to_risk(calibration, quantities, output)
-    request = start(quantities.inputs(), max_eps=output.max_eps, json_output=output.json_output, plot=output.plot,
-                    chart=output.chart, csv_output=output.csv_output)
+        scheme=Scheme(None if scheme.sampling is None else scheme.sampling.value,
+                      None if scheme.neighbours is None else scheme.neighbours.value, scheme.examples_per_user),
+        max_batch_size=max_batch_size, risk=RiskTarget(risk.target_advantage, risk.target_tpr, risk.at_fpr))
+
+
+def _to_epsilon(calibration: Calibration, quantities: Quantities, max_eps: float | None,
+                outputs: Outputs) -> Calibrated:
+    """Calibrate each row to its target epsilon (every row checked before any is solved)."""
+    from dpcalc.core.calibrate.inputs import tasks
+
+    request = start(quantities, outputs=outputs, max_eps=max_eps)
     if (request.plot is not None or request.chart) and not request.is_sweep:
         raise InputError(
             "--plot and --chart draw a sweep: give a list or range, e.g. --target-eps 1,2,4,8 or --epochs 10:60:10"
         )
     runs = [given_run(row) for row in request.rows]
-    # Every row is checked before any is computed, so that a bad value fails at once.
     results = _solve(calibration, runs, tasks(calibration, runs))
 
     from dpcalc.cli.calibrate_report import calibration_report, no_solution_message
 
-    code = request.emit(calibration_report(calibration, request, results))
-    infeasible = [result for result in results if not result.feasible]
-    for result in infeasible:
-        import sys
-
-        sys.stderr.write(f"No solution: {no_solution_message(result)}\n")
-    raise Exit(EXIT_OVER_BUDGET if infeasible else code)
+    answer = request.answer(calibration_report(calibration, request, results))
+    return Calibrated(answer, tuple(no_solution_message(result) for result in results if not result.feasible))
 
 
-def _to_risk(calibration: Calibration, quantities: Quantities, output: Output) -> NoReturn:
-    """Check a calibration to an attack-risk target, solve it, print it and exit (1 when infeasible)."""
+def _to_risk(calibration: Calibration, epsilon_target_given: bool, quantities: RiskQuantities,
+             max_eps: float | None, outputs: Outputs) -> Calibrated:
+    """Calibrate one run to the attack-risk target (certified by the PLD accountant)."""
     from dpcalc.core.calibrate.inputs import check_risk_target, parse_problem
 
-    check_risk_target(calibration.risk, quantities.target_epsilon is not None, calibration.accountant)
-    if output.plot is not None or output.chart:
+    check_risk_target(calibration.risk, epsilon_target_given, calibration.accountant)
+    if outputs.plot is not None or outputs.chart:
         raise InputError("--plot and --chart draw sweeps of epsilon targets; a risk calibration has no figure")
-    given = quantities.inputs()
-    swept = next((value for value in given.values() if isinstance(value, Swept)), None)
+    swept = next((value for value in vars(quantities).values() if isinstance(value, Swept)), None)
     if swept is not None:
         raise InputError(f"a risk calibration takes one run, got a list or range for {swept.option}: "
                          "run it once per value")
-    request = start({key: value for key, value in given.items()
-                     if key not in ("target_epsilon", "noise_std", "sensitivity")},
-                    max_eps=output.max_eps, json_output=output.json_output, csv_output=output.csv_output)
+    request = start(quantities, outputs=outputs, max_eps=max_eps)
     task = parse_problem(dataclasses.replace(given_run(request.rows[0]), target_epsilon=0.0), calibration.solve)
 
     from dpcalc.cli import progress
@@ -280,29 +322,24 @@ def _to_risk(calibration: Calibration, quantities: Quantities, output: Output) -
     progress.describe(f"solving for {calibration.solve} at the attack-risk target (PLD accountant)")
     with paused_gc():
         result = task.solve_risk(calibration.risk)
-    code = request.emit(risk_report(calibration, request, result))
-    if not result.feasible:
-        import sys
-
-        sys.stderr.write(f"No solution: {result.message}\n")
-        raise Exit(EXIT_OVER_BUDGET)
-    raise Exit(code)
+    answer = request.answer(risk_report(calibration, request, result))
+    return Calibrated(answer, () if result.feasible else (result.message,))
 
 
-def given_run(row: dict[str, Any]) -> GivenRun:
-    """One row of a Request as the core's run quantities (the inputs it does not hold: None)."""
+def given_run(row: Quantities | RiskQuantities) -> GivenRun:
+    """One row of a Request (one number per input) as the core's run quantities."""
     from dpcalc.core.calibrate.request import GivenRun
 
-    return GivenRun(**{key: row[key] for key in GivenRun.__dataclass_fields__ if key in row})
+    return GivenRun(**{item.name: getattr(row, item.name) for item in dataclasses.fields(row)})
 
 
 def _solve(calibration: Calibration, runs: list[GivenRun], found: list[Task]) -> list[CalibrationResult]:
     """Each run's answer with its certified epsilon and warnings, a sweep's rows each starting
     from the previous row's answer."""
     from dpcalc.cli import progress
-    from dpcalc.cli.options import large_delta_warnings
     from dpcalc.cli.tight import paused_gc
     from dpcalc.core.calibrate.inputs import certified_result
+    from dpcalc.core.validation import large_delta_warnings
 
     accountant = calibration.accountant
     results: list[CalibrationResult] = []

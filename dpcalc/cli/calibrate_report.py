@@ -66,7 +66,7 @@ def calibration_report(calibration: Calibration, request: Request, results: list
                       tables=[_summary_table(result, solved_std, calibration)], warnings=list(result.warnings),
                       epsilon=gate_epsilon, basis=gate_basis, no_gate=no_gate)
     swept_keys = list(request.swept)
-    rows = [Row({**{key: row[key] for key in swept_keys}, **_result_keys(result, solved_std)}, result.warnings,
+    rows = [Row({**{key: getattr(row, key) for key in swept_keys}, **_result_keys(result, solved_std)}, result.warnings,
                 *_gate(result))
             for row, result in zip(request.rows, results)]
     echo_rows(inputs, rows, swept_keys, swept_keys)
