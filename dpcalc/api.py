@@ -257,8 +257,6 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
     target. Its `certified_epsilon` is a sound upper bound on epsilon at the answer (for the gdp
     accountant, the PLD accountant's; None where it could not be certified).
     """
-    from dataclasses import replace
-
     from dpcalc.core.calibrate.inputs import (
         capped,
         certified_result,
@@ -287,7 +285,7 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
         scheme = Scheme(sampling, neighbours, examples_per_user)
         check_accountant(accountant, scheme)
         check_scheme(row, solved, scheme)
-        problem = replace(problem, scheme=scheme)
+        problem = problem._replace(scheme=scheme)
     if max_batch_size is not None:
         POSITIVE_INTEGER.check("max_batch_size", max_batch_size)
         check_cap(max_batch_size, solved, accountant, "gaussian", sampling, False, n is not None)

@@ -210,27 +210,15 @@ class Quantities:
     precision: SweepableReal | None
 
 
-@dataclass(frozen=True)
-class RiskQuantities:
-    """The numeric inputs of a calibration to an attack-risk target (one run, no sweep)."""
-
-    delta: SweepableReal | None
-    p: SweepableReal | None
-    sigma: SweepableReal | None
-    T: SweepableCount | None
-    n: SweepableCount | None
-    batch_size: SweepableCount | None
-    epochs: SweepableReal | None
-    precision: SweepableReal | None
-
-
-@dataclass(frozen=True)
 class Calibrated:
     """What calibrate prints: the report, then a line on stderr for each run no value solves
-    (exit 1, whatever the gates say)."""
+    (exit 1, whatever the gates say). A plain class: a dataclass costs its start-up."""
 
-    answer: Answer
-    no_solution: tuple[str | None, ...] = ()
+    __slots__ = ("answer", "no_solution")
+
+    def __init__(self, answer: Answer, no_solution: tuple[str | None, ...] = ()) -> None:
+        self.answer = answer
+        self.no_solution = no_solution
 
     def emit(self) -> int:
         code = self.answer.emit()
@@ -259,11 +247,11 @@ def calibrate(
 
     calibration = _calibration(accountant, solve, mechanism, sensitivity, scheme, max_batch_size, risk)
     check_calibration(calibration, dataset_size_given=run.n is not None, noise_std_given=run.noise_std is not None)
+    quantities = Quantities(target_epsilon, delta, run.p, run.sigma, run.noise_std, sensitivity, run.T, run.n,
+                            run.batch_size, run.epochs, precision)
     if calibration.risk.given:
-        return _to_risk(calibration, target_epsilon is not None, RiskQuantities(
-            delta, run.p, run.sigma, run.T, run.n, run.batch_size, run.epochs, precision), max_eps, outputs)
-    return _to_epsilon(calibration, Quantities(target_epsilon, delta, run.p, run.sigma, run.noise_std, sensitivity,
-                                               run.T, run.n, run.batch_size, run.epochs, precision), max_eps, outputs)
+        return _to_risk(calibration, quantities, max_eps, outputs)
+    return _to_epsilon(calibration, quantities, max_eps, outputs)
 
 
 def _calibration(accountant: AccountantChoice, solve: SolveChoice | None, mechanism: MechanismChoice | None,
@@ -300,12 +288,12 @@ def _to_epsilon(calibration: Calibration, quantities: Quantities, max_eps: float
     return Calibrated(answer, tuple(no_solution_message(result) for result in results if not result.feasible))
 
 
-def _to_risk(calibration: Calibration, epsilon_target_given: bool, quantities: RiskQuantities,
-             max_eps: float | None, outputs: Outputs) -> Calibrated:
-    """Calibrate one run to the attack-risk target (certified by the PLD accountant)."""
+def _to_risk(calibration: Calibration, quantities: Quantities, max_eps: float | None, outputs: Outputs) -> Calibrated:
+    """Calibrate one run to the attack-risk target (certified by the PLD accountant); the target
+    epsilon, noise std and sensitivity are not given (refused before)."""
     from dpcalc.core.calibrate.inputs import check_risk_target, parse_problem
 
-    check_risk_target(calibration.risk, epsilon_target_given, calibration.accountant)
+    check_risk_target(calibration.risk, quantities.target_epsilon is not None, calibration.accountant)
     if outputs.plot is not None or outputs.chart:
         raise InputError("--plot and --chart draw sweeps of epsilon targets; a risk calibration has no figure")
     swept = next((value for value in vars(quantities).values() if isinstance(value, Swept)), None)
@@ -313,7 +301,7 @@ def _to_risk(calibration: Calibration, epsilon_target_given: bool, quantities: R
         raise InputError(f"a risk calibration takes one run, got a list or range for {swept.option}: "
                          "run it once per value")
     request = start(quantities, outputs=outputs, max_eps=max_eps)
-    task = parse_problem(dataclasses.replace(given_run(request.rows[0]), target_epsilon=0.0), calibration.solve)
+    task = parse_problem(given_run(request.rows[0])._replace(target_epsilon=0.0), calibration.solve)
 
     from dpcalc.cli import progress
     from dpcalc.cli.calibrate_risk import risk_report
@@ -326,7 +314,7 @@ def _to_risk(calibration: Calibration, epsilon_target_given: bool, quantities: R
     return Calibrated(answer, () if result.feasible else (result.message,))
 
 
-def given_run(row: Quantities | RiskQuantities) -> GivenRun:
+def given_run(row: Quantities) -> GivenRun:
     """One row of a Request (one number per input) as the core's run quantities."""
     from dpcalc.core.calibrate.request import GivenRun
 

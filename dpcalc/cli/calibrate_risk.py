@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from dpcalc.core.calibrate.request import Calibration
     from dpcalc.core.calibrate.risk_target import RiskCalibration
 
+# The run's inputs as the JSON `inputs` lists them first.
+_RUN_INPUTS = ("delta", "p", "sigma", "T", "n", "batch_size", "epochs", "precision")
+
 _ROUNDING = {
     "sigma": "smallest meeting the target, rounded up",
     "T": "largest meeting the target (exact)",
@@ -26,7 +29,7 @@ def risk_report(calibration: Calibration, request: Request, result: RiskCalibrat
     """The report of a calibration to an attack-risk target: the answer, the risk figure and the
     answer's (epsilon, delta), which --max-eps gates on."""
     risk = calibration.risk
-    inputs = dict(request.given)
+    inputs = {key: request.given[key] for key in _RUN_INPUTS}
     inputs.update({"target_advantage": risk.advantage, "target_tpr": risk.tpr, "at_fpr": risk.fpr,
                    "target_epsilon": None, "accountant": "pld", "solve": calibration.quantity,
                    "max_eps": request.max_epsilon, "precision": result.precision, "mechanism": "gaussian",

@@ -94,12 +94,12 @@ def tasks(calibration: Calibration, runs: Sequence[GivenRun]) -> list[Task]:
             raise RunError("{" + keyword + "} {value}: {mechanism} laplace calibrates releases without subsampling; "
                            "the sampling scheme and relation apply to Gaussian runs", value=value)
         sensitivity = 1.0 if calibration.sensitivity is None else calibration.sensitivity
-        found = [dataclasses.replace(task, mechanism="laplace", sensitivity=sensitivity) for task in found]
+        found = [task._replace(mechanism="laplace", sensitivity=sensitivity) for task in found]
     if scheme.given:
         check_accountant(calibration.accountant, scheme)
         for run in runs:
             check_scheme(run, calibration.solve, scheme)
-        found = [dataclasses.replace(task, scheme=scheme) for task in found]
+        found = [task._replace(scheme=scheme) for task in found]
     if calibration.max_batch_size is not None:
         found = [capped(task, run, calibration.max_batch_size) for task, run in zip(found, runs)]
     return found
@@ -140,7 +140,7 @@ def parse_problem(row: GivenRun, solve: str, mechanism: str = "gaussian") -> Tas
     quantity = SOLVED_KEY[solve]
     task = Task(quantity, target, row.delta, DEFAULT_PRECISION if row.precision is None else row.precision)
     if solve == "scale":
-        return dataclasses.replace(task, steps=T)
+        return task._replace(steps=T)
     if getattr(row, quantity) is not None:
         raise RunError("{solve} {value} and {" + quantity + "} cannot be given together; {value} is what "
                        "calibrate solves for", value=solve)
@@ -149,21 +149,21 @@ def parse_problem(row: GivenRun, solve: str, mechanism: str = "gaussian") -> Tas
                        "x {sensitivity})")
     _check_given_form(solve, p, T, n, batch_size, epochs)
     if solve != "sigma":
-        task = dataclasses.replace(task, noise_multiplier=noise_multiplier(row.sigma, row.noise_std, row.sensitivity))
+        task = task._replace(noise_multiplier=noise_multiplier(row.sigma, row.noise_std, row.sensitivity))
     if solve in ("sigma", "T", "epochs"):
         _probability, exact_probability = sampling_probability(p, n, batch_size)
-        task = dataclasses.replace(task, sampling_probability=exact_probability)
+        task = task._replace(sampling_probability=exact_probability)
         if solve == "epochs" and exact_probability == 0:
             raise RunError("{solve} epochs needs {p} above 0 (an epoch is 1/p steps); solve T with {p} 0")
         if solve == "sigma":
-            task = dataclasses.replace(task, steps=steps_of(T, epochs, exact_probability))
+            task = task._replace(steps=steps_of(T, epochs, exact_probability))
         return task
     if solve == "batch-size":
-        task = dataclasses.replace(task, dataset_size=n)
+        task = task._replace(dataset_size=n)
     if T is not None:
-        return dataclasses.replace(task, steps=T)
+        return task._replace(steps=T)
     if epochs is not None:
-        return dataclasses.replace(task, epochs=exact(epochs))
+        return task._replace(epochs=exact(epochs))
     raise RunError("give the number of steps: {T}, or {epochs}")
 
 
@@ -243,8 +243,8 @@ def capped(task: Task, row: GivenRun, max_batch_size: int) -> Task:
     if row.n is None:  # pragma: no cover - check_cap refuses a cap without n
         raise RunError("{max_batch_size} needs one {n} a row")
     if task.sampling_probability is not None:  # sigma, T, epochs: p = batch size / n, given as the two
-        task = dataclasses.replace(task, sampling_probability=None, batch_size=row.batch_size)
-    return dataclasses.replace(task, dataset_size=row.n, max_batch_size=max_batch_size)
+        task = task._replace(sampling_probability=None, batch_size=row.batch_size)
+    return task._replace(dataset_size=row.n, max_batch_size=max_batch_size)
 
 
 def solved_noise_std(sigma: float | int | None, sensitivity: float | None) -> float | None:
