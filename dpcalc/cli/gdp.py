@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from enum import Enum
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 from dpcalc.cli.declare import App, Group, Option
@@ -13,17 +13,18 @@ from dpcalc.cli.errors import conflict
 from dpcalc.cli.options import (
     GIVEN_DELTA,
     GIVEN_EPSILON,
+    TRAINING_FLAGS,
     Delta,
     Epsilon,
-    GaussianRun,
     Gates,
+    GaussianRun,
     Outputs,
-    Swept,
     SweepableReal,
+    Swept,
+    one,
     sweepable,
 )
 from dpcalc.cli.output import Answer, Report, Table, format_number, format_upper
-from dpcalc.cli.phases import TRAINING_FLAGS
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
 from dpcalc.core.training import RunParameters, training_run
@@ -121,8 +122,8 @@ def gdp(
 
 def training_parameters(run: GaussianRun) -> RunParameters:
     """The core's parameters of a training run given by the options (a row: no sweep left)."""
-    return RunParameters(p=run.p, sigma=run.sigma, noise_std=run.noise_std, sensitivity=run.sensitivity, T=run.T,
-                         n=run.n, batch_size=run.batch_size, epochs=run.epochs)
+    return RunParameters(p=one(run.p), sigma=one(run.sigma), noise_std=one(run.noise_std), sensitivity=run.sensitivity,
+                         T=one(run.T), n=one(run.n), batch_size=one(run.batch_size), epochs=one(run.epochs))
 
 
 class _Gate(TypedDict):
@@ -187,19 +188,18 @@ def _evaluate(row: GdpInputs, sampling: SamplingScheme, no_tight: bool, quote_ga
     """
     from dpcalc.core import gdp as core
 
-    target_delta, target_epsilon = row.delta, row.eps
-    assert not isinstance(target_delta, Swept) and not isinstance(target_epsilon, Swept), "a row sweeps nothing"
+    target_delta, target_epsilon = one(row.delta), one(row.eps)
     if row.mu is not None:
         for option, name in TRAINING_FLAGS:
             if getattr(row.run, name) is not None:
                 raise conflict("--mu", option, "--mu converts a given mu; the training run gives its own")
-        result = core.gdp_guarantee(row.mu, delta=target_delta, epsilon=target_epsilon)
+        result = core.gdp_guarantee(one(row.mu), delta=target_delta, epsilon=target_epsilon)
         run = None
     else:
         run = training_run(training_parameters(row.run))  # (p, sigma, T)
         result = core.noisy_sgd_gdp(*run, sampling=sampling.value, delta=target_delta, epsilon=target_epsilon)
     probability, noise, steps = (None, None, None) if run is None else run
-    warnings = list(result.warnings) + large_delta_warnings(row.run.n, target_delta)
+    warnings = list(result.warnings) + large_delta_warnings(one(row.run.n), target_delta)
     tight = None
     if run is not None and target_delta is not None and not no_tight:
         (phase,) = _tight_phases(*run, sampling.value)

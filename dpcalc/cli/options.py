@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import click
 
@@ -51,6 +51,16 @@ class Swept:
     option: str  # e.g. "--sigma"
     text: str  # as given
     values: tuple[Any, ...]  # WrittenFloat or WrittenInt, in the order given
+
+
+Value = TypeVar("Value")
+
+
+def one(value: Value | Swept) -> Value:
+    """An input of one row of a request: a number (or None), never a `Swept` (a sweep's rows each
+    hold one of its values: dpcalc.cli.request)."""
+    assert not isinstance(value, Swept), "a row of a request holds one value per input"
+    return value
 
 
 class Numbers(tuple[float, ...]):
@@ -222,6 +232,10 @@ else:
     SweepableCount = int
 
 DEFAULT_DELTA = 1e-5
+
+# The options of a training run: (option, input name), in the order a conflict names them.
+TRAINING_FLAGS = (("--p", "p"), ("--sigma", "sigma"), ("--noise-std", "noise_std"), ("--sensitivity", "sensitivity"),
+                  ("--T", "T"), ("--n", "n"), ("--batch-size", "batch_size"), ("--epochs", "epochs"))
 
 # --plot and --chart of the commands that draw (the drawing itself: `dpcalc.cli.figures`, loaded
 # only when one is asked for)

@@ -32,24 +32,37 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
 from dpcalc.cli.declare import Option
 from dpcalc.cli.options import (
+    TRAINING_FLAGS,
+    BatchSize,
+    DatasetSize,
+    Epochs,
     InputError,
+    NoiseMultiplier,
+    NoiseStd,
+    SamplingProbability,
+    Sensitivity,
+    Steps,
     SweepableReal,
+    Swept,
     conflict,
     exact,
     number,
+    one,
     options_named,
     parse_integer,
     parse_real,
     sweepable,
 )
 from dpcalc.cli.output import Table, format_number
+from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
 from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
-from dpcalc.core.training import RunParameters, single_phase
+from dpcalc.core.training import RunParameters, single_phase, with_relation
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY
 
 if TYPE_CHECKING:
@@ -88,6 +101,19 @@ Scale = Annotated[
     Option("--scale", metavar="FLOAT", help="Laplace scale b (> 0) of --mechanism laplace, accounted as b / --sensitivity (L1).",
                  click_type=sweepable(POSITIVE)),
 ]
+
+# --accuracy of pld and risk (here, not in options.py: the closed-form commands' start-up does
+# not load core.limits for it)
+Accuracy = Annotated[
+    SweepableReal | None,
+    Option(
+        "--accuracy",
+        metavar="FLOAT",
+        help=f"Target relative width of the PLD accountant's certified interval, in (0, 1) [default: {DEFAULT_ACCURACY:g}].",
+        click_type=sweepable(ACCURACY),
+    ),
+]
+
 
 class SamplingChoice(str, Enum):
     poisson = "poisson"
@@ -137,6 +163,68 @@ ExamplesPerUserOption = Annotated[
     ),
 ]
 
+@dataclass(frozen=True)
+class RunNumbers:
+    """The numbers of a one-phase run as the flags give them (each a number, a `Swept` in a
+    sweep's request, or None when not given), in the order the JSON `inputs` echo them."""
+
+    p: float | Swept | None = None
+    sigma: float | Swept | None = None
+    noise_std: float | Swept | None = None
+    sensitivity: float | None = None
+    scale: float | Swept | None = None
+    T: int | Swept | None = None
+    n: int | Swept | None = None
+    batch_size: int | Swept | None = None
+    epochs: float | Swept | None = None
+
+
+@dataclass(frozen=True)
+class PhaseFlags:
+    """The run of rdp: the single-phase flags (the training form among them) or repeated --phase,
+    and the relation of its batches (--sampling, --neighbours)."""
+
+    p: SamplingProbability = None
+    sigma: NoiseMultiplier = None
+    noise_std: NoiseStd = None
+    sensitivity: Sensitivity = None
+    T: Steps = None
+    n: DatasetSize = None
+    batch_size: BatchSize = None
+    epochs: Epochs = None
+    mechanism: Mechanism = None
+    scale: Scale = None
+    phase: PhaseList = None
+    sampling: SamplingOption = None
+    neighbours: NeighboursOption = None
+
+    def numbers(self) -> RunNumbers:
+        """The run's numbers, for the command's request (which sweeps them)."""
+        return RunNumbers(p=self.p, sigma=self.sigma, noise_std=self.noise_std, sensitivity=self.sensitivity,
+                          scale=self.scale, T=self.T, n=self.n, batch_size=self.batch_size, epochs=self.epochs)
+
+    def phases(self, numbers: RunNumbers, *, examples_per_user: int | None = None) -> list[Phase]:
+        """The run's phases for one row of the request: --phase, or the core's single phase of the
+        flags' `numbers` (`core.training.single_phase`: --sigma becomes the phase's noise multiplier),
+        under --sampling and --neighbours."""
+        parameters = RunParameters(p=one(numbers.p), sigma=one(numbers.sigma), noise_std=one(numbers.noise_std),
+                                   sensitivity=numbers.sensitivity, T=one(numbers.T), n=one(numbers.n),
+                                   batch_size=one(numbers.batch_size), epochs=one(numbers.epochs),
+                                   mechanism=self.mechanism, scale=one(numbers.scale))
+        return with_relation(parse_phases(self.phase, parameters), self.sampling, self.neighbours, examples_per_user)
+
+
+@dataclass(frozen=True)
+class RunOptions(PhaseFlags):
+    """The run of pld and risk: rdp's, and user-level privacy (--examples-per-user)."""
+
+    examples_per_user: ExamplesPerUserOption = None
+
+    def phases(self, numbers: RunNumbers, *, examples_per_user: int | None = None) -> list[Phase]:
+        return super().phases(numbers, examples_per_user=self.examples_per_user)
+
+
+
 PHASE_KEYS = ("mechanism", "p", "sigma", "noise_std", "sensitivity", "scale", "T", "n", "batch_size", "epochs")
 
 
@@ -155,10 +243,7 @@ def phase_inputs(item: Phase) -> dict:
     }
 
 
-# The options of a training run and the single-phase flags: (option, input name), in the order
-# a conflict names them.
-TRAINING_FLAGS = (("--p", "p"), ("--sigma", "sigma"), ("--noise-std", "noise_std"), ("--sensitivity", "sensitivity"),
-                  ("--T", "T"), ("--n", "n"), ("--batch-size", "batch_size"), ("--epochs", "epochs"))
+# The single-phase flags: (option, input name), in the order a conflict names them.
 _FLAGS = (*TRAINING_FLAGS, ("--mechanism", "mechanism"), ("--scale", "scale"))
 
 

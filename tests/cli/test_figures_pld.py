@@ -69,7 +69,7 @@ def test_pld_figure_gdp_curve_only_for_gaussian_runs(dpcalc):
 
 
 def test_pld_panels_are_certified_curves():
-    from dpcalc.cli.pld import pld_panels
+    from dpcalc.cli.pld_figures import pld_panels
     from dpcalc.core import gdp
     from dpcalc.core.phases import Phase
     from dpcalc.core.pld import tight_epsilon
@@ -174,7 +174,7 @@ def test_gdp_figure_draws_the_run_its_tight_epsilon_accounts(sampling, phase_key
     """gdp's certified curves are those of the run behind its tight_epsilon: for fixed-size batches
     the uniform, replace-one run (a Poisson curve would not bound it), equal to pld's figure of it."""
     from dpcalc.cli import gdp as cli
-    from dpcalc.cli.pld import pld_panels
+    from dpcalc.cli.pld_figures import pld_panels
     from dpcalc.core import gdp
     from dpcalc.core.phases import Phase
 
