@@ -31,7 +31,7 @@ from dpcalc.core.training import RunParameters, training_run
 from dpcalc.core.validation import POSITIVE, large_delta_warnings
 
 if TYPE_CHECKING:
-    from dpcalc.cli.figures import Panel, TightCurves
+    from dpcalc.cli.figures import Panel
     from dpcalc.core.gdp import GDPResult
     from dpcalc.core.phases import Phase
 
@@ -113,9 +113,7 @@ def gdp(
         tables=[_summary_table(result, not given_mu, tight), _tradeoff_table(tradeoff)],
         warnings=warnings,
         **_gate(result, tight, given_mu=given_mu, no_tight=no_tight, epsilon_given=inputs["eps"] is not None),
-        figures=lambda: gdp_panels(result.mu, result.delta, approximate=result.approximate,
-                                   tight_run=None if tight is None else _tight_run(result),
-                                   caption=_caption(inputs), targets=(inputs["delta"], inputs["eps"])),
+        figures=lambda: _figure(result, tight, inputs),
     )
     return request.answer(report)
 
@@ -237,6 +235,26 @@ _CAPTION_KEYS = (("mu", "mu"), ("p", "p"), ("sigma", "sigma"), ("T", "T"), ("del
 _ROW_RESULT_KEYS = ("mu", "epsilon", "delta", "max_advantage", "tight_epsilon")
 
 
+def _sweep_tights(rows: Sequence[GdpInputs], sampling: SamplingScheme,
+                  no_tight: bool) -> list[tuple[float | None, list[str]] | None]:
+    """The tight epsilon (and its warnings) of each row of a Poisson sweep, None where it is not
+    computed here: the rows that differ only in T share one PLD composition."""
+    tights: list[tuple[float | None, list[str]] | None] = [None] * len(rows)
+    if no_tight or sampling is not SamplingScheme.poisson:
+        return tights
+    from dpcalc.core.phases import Phase
+
+    runs, positions = [], []
+    for position, row in enumerate(rows):
+        if row.mu is None and row.delta is not None:
+            probability, noise, steps = training_run(training_parameters(row.run))
+            runs.append(([Phase("gaussian", probability, noise, None, steps)], one(row.delta)))
+            positions.append(position)
+    for position, answer in zip(positions, tight_epsilons(runs)):
+        tights[position] = answer
+    return tights
+
+
 def _gdp_sweep(request: Request[GdpInputs], sampling: SamplingScheme, no_tight: bool) -> Answer:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
@@ -254,21 +272,8 @@ def _gdp_sweep(request: Request[GdpInputs], sampling: SamplingScheme, no_tight: 
         sweep_report,
     )
 
-    tights: list[tuple[float | None, list[str]] | None] = [None] * len(request.rows)
-    if not no_tight and sampling is SamplingScheme.poisson:
-        # the tight figures of rows that differ only in T share one PLD composition
-        from dpcalc.core.phases import Phase
-
-        runs, positions = [], []
-        for position, row in enumerate(request.rows):
-            if row.mu is None and row.delta is not None:
-                probability, noise, steps = training_run(training_parameters(row.run))
-                runs.append(([Phase("gaussian", probability, noise, None, steps)], row.delta))
-                positions.append(position)
-        for position, answer in zip(positions, tight_epsilons(runs)):
-            tights[position] = answer
     evaluated = [_evaluate(row, sampling, no_tight, quote_gap=False, tight_given=tight_given)
-                 for row, tight_given in zip(request.rows, tights)]
+                 for row, tight_given in zip(request.rows, _sweep_tights(request.rows, sampling, no_tight))]
     swept_keys = list(request.swept)
     first_inputs = evaluated[0][3]
     training = first_inputs["mu"] is None
@@ -318,42 +323,13 @@ def _gdp_sweep(request: Request[GdpInputs], sampling: SamplingScheme, no_tight: 
     return request.answer(report)
 
 
-def gdp_panels(mu: float, delta: float, tight_run: Sequence[Phase] | None = None,
-               approximate: bool = False, caption: str = "",
-               targets: tuple[float | None, float | None] = (None, None)) -> list[Panel]:
-    """The trade-off curve of mu-GDP beside the no-privacy diagonal, and its privacy profile.
+def _figure(result: GDPResult, tight: float | None, inputs: dict[str, Any]) -> list[Panel]:
+    """The figure of one run (dpcalc.cli.gdp_figures, loaded only to draw it)."""
+    from dpcalc.cli.gdp_figures import gdp_panels
 
-    `approximate`: mu is the central-limit mu of a training run (so labelled in the legend).
-    `caption` names the run; `targets` (the given delta, the given epsilon) are marked on the
-    profile.
-
-    With `tight_run` (the run's phases, when its tight epsilon was computed) both panels also
-    show the certified curves of the PLD accountant (dpcalc.cli.figures.tight_curves): the
-    certified privacy profile and the trade-off curve it implies, which the central-limit
-    mu-GDP curve may cross (at finite T it is an approximation, not a bound).
-    """
-    from dpcalc.cli.figures import Series, positive_points, profile_panel, target_guides, tradeoff_panel
-    from dpcalc.core import gdp as core
-
-    curves = _tight_curves(tight_run, delta) if tight_run is not None else None
-    alphas = [i / 200 for i in range(201)]
-    label = f"{format_number(mu)}-GDP" + (" (central-limit mu)" if approximate else "")
-    tight_series = [Series("tight (PLD, certified)", curves.alphas, curves.betas)] if curves is not None else []
-    tradeoff = tradeoff_panel(f"Trade-off curve, mu = {format_number(mu)}", [
-        Series(label, alphas, [core.tradeoff(a, mu) for a in alphas], accountant="gdp"),
-        *tight_series,
-        Series("no privacy lost (1 - alpha)", alphas, [1.0 - a for a in alphas], dashed=True, accountant="none"),
-    ], caption=caption)
-    if not math.isfinite(mu) or mu == 0.0:
-        return [tradeoff]
-    top = core.epsilon_for_delta(min(delta, 1e-12), mu)
-    epsilons = [top * i / 100 for i in range(101)]
-    profile_series = [Series(label, epsilons, [core.delta_for_epsilon(e, mu) for e in epsilons], accountant="gdp")]
-    if curves is not None:
-        profile_series.append(Series("tight delta (PLD, certified upper bound)",
-                                     *positive_points(curves.epsilons, curves.delta_upper)))
-    profile = profile_panel(profile_series, caption=caption, guides=target_guides(*targets))
-    return [tradeoff, profile]
+    return gdp_panels(result.mu, result.delta, approximate=result.approximate,
+                      tight_run=None if tight is None else _tight_run(result), caption=_caption(inputs),
+                      targets=(inputs["delta"], inputs["eps"]))
 
 
 def _caption(inputs: dict[str, Any]) -> str:
@@ -381,21 +357,6 @@ def _tight_phases(p: float, sigma: float, steps: int, sampling: str | None) -> l
     if sampling == "uniform":
         return [Phase("gaussian", p, sigma, None, steps, sampling="uniform", neighbours="replace-one")]
     return [Phase("gaussian", p, sigma, None, steps)]
-
-
-def _tight_curves(phases: Sequence[Phase], delta: float) -> TightCurves | None:
-    """The certified curves of the run for the figure, or None when the accountant cannot draw them
-    (the tight figure is an addition: its absence must not fail the command)."""
-    import warnings as python_warnings
-
-    from dpcalc.cli.figures import SMALLEST_DELTA_DRAWN, tight_curves
-
-    try:
-        with python_warnings.catch_warnings():
-            python_warnings.simplefilter("ignore", RuntimeWarning)
-            return tight_curves(phases, smallest_delta=min(delta, SMALLEST_DELTA_DRAWN))
-    except (ArithmeticError, ValueError):
-        return None
 
 
 def _gap_sentence(clt_epsilon: float, tight: float) -> str:

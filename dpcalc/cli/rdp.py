@@ -69,6 +69,49 @@ Rows that differ only in T share one per-step RDP curve. Not with --phase.
 """
 
 
+def parse_orders(option: str, text: str) -> Numbers:
+    """--orders as a sorted list of distinct floats in (1, MAX_ORDER] (the option's click type);
+    items may be ranges start:stop:step (`options.order_items`)."""
+    requirement = f"a comma-separated list of orders in (1, {MAX_ORDER:g}] or ranges start:stop:step"
+    items = order_items(option, text)
+    if not any(items):
+        raise InputError(f"{option} must be {requirement}, got {text!r}")
+    values = []
+    for item in items:
+        if not item:
+            raise InputError(f"{option} must be {requirement}, got an empty item in {text!r}")
+        cleaned = decimal_text(item)
+        if cleaned is None:
+            raise not_a_number(option, requirement, item)
+        value = float(cleaned)
+        if not (1.0 < value <= MAX_ORDER):  # also refuses nan
+            raise InputError(f"{option} must be {requirement}, got {item}")
+        values.append(value)
+    orders = sorted(set(values))
+    terms = order_terms(orders)
+    if terms > MAX_ORDER_TERMS:  # the work, not the count: an order a up to 1e5 sums about a terms
+        raise InputError(f"{option}: the orders up to {SUMMED_ORDER:g} must sum to at most {MAX_ORDER_TERMS:g} "
+                         f"(each order a sums about a series terms: the work), got {terms:g}")
+    return Numbers(orders)
+
+
+Orders = Annotated[
+    Numbers | None,
+    Option(
+        "--orders",
+        metavar="LIST",
+        help=f"Comma-separated Renyi orders in (1, {MAX_ORDER:g}], fractional allowed, or ranges start:stop:step "
+        f"(stop included; e.g. 1.001:2:0.001,4,8; at most {MAX_ORDERS} orders, summing to at most "
+        f"{MAX_ORDER_TERMS:g} below {SUMMED_ORDER:g}) [default: the grid above].",
+        click_type=Parsed(parse_orders),
+    ),
+]
+Conversion = Annotated[
+    ConversionChoice,
+    Option("--conversion", help="RDP to (epsilon, delta): improved (CKS 2020) or classic (Mironov 2017)."),
+]
+
+
 @dataclass(frozen=True)
 class RdpInputs:
     """What rdp computes from: the run's numbers and the target delta or epsilon."""
@@ -81,21 +124,8 @@ class RdpInputs:
 @app.command("rdp", help=HELP)
 def rdp(
     run: Annotated[PhaseFlags, Group()],
-    orders: Annotated[
-        Numbers | None,
-        Option(
-            "--orders",
-            metavar="LIST",
-            help=f"Comma-separated Renyi orders in (1, {MAX_ORDER:g}], fractional allowed, or ranges start:stop:step "
-            f"(stop included; e.g. 1.001:2:0.001,4,8; at most {MAX_ORDERS} orders, summing to at most "
-            f"{MAX_ORDER_TERMS:g} below {SUMMED_ORDER:g}) [default: the grid above].",
-            click_type=Parsed(parse_orders),
-        ),
-    ] = None,
-    conversion: Annotated[
-        ConversionChoice,
-        Option("--conversion", help="RDP to (epsilon, delta): improved (CKS 2020) or classic (Mironov 2017)."),
-    ] = ConversionChoice.improved,
+    orders: Orders = None,
+    conversion: Conversion = ConversionChoice.improved,
     delta: Delta = None,
     eps: Epsilon = None,
     gates: Annotated[Gates, Group()] = Gates(),
@@ -257,32 +287,6 @@ def _rdp_sweep(request: Request[RdpInputs], run: PhaseFlags, grid: Numbers | Non
         rows,
     )
     return request.answer(report)
-
-
-def parse_orders(option: str, text: str) -> Numbers:
-    """--orders as a sorted list of distinct floats in (1, MAX_ORDER] (the option's click type);
-    items may be ranges start:stop:step (`options.order_items`)."""
-    requirement = f"a comma-separated list of orders in (1, {MAX_ORDER:g}] or ranges start:stop:step"
-    items = order_items(option, text)
-    if not any(items):
-        raise InputError(f"{option} must be {requirement}, got {text!r}")
-    values = []
-    for item in items:
-        if not item:
-            raise InputError(f"{option} must be {requirement}, got an empty item in {text!r}")
-        cleaned = decimal_text(item)
-        if cleaned is None:
-            raise not_a_number(option, requirement, item)
-        value = float(cleaned)
-        if not (1.0 < value <= MAX_ORDER):  # also refuses nan
-            raise InputError(f"{option} must be {requirement}, got {item}")
-        values.append(value)
-    orders = sorted(set(values))
-    terms = order_terms(orders)
-    if terms > MAX_ORDER_TERMS:  # the work, not the count: an order a up to 1e5 sums about a terms
-        raise InputError(f"{option}: the orders up to {SUMMED_ORDER:g} must sum to at most {MAX_ORDER_TERMS:g} "
-                         f"(each order a sums about a series terms: the work), got {terms:g}")
-    return Numbers(orders)
 
 
 def _summary_table(result, epsilon_solved: bool, tight: float | None) -> Table:

@@ -38,6 +38,7 @@ from dpcalc.core.validation import FALSE_POSITIVE_RATE, OPEN_UNIT
 if TYPE_CHECKING:
     from dpcalc.cli.caps import Cap
     from dpcalc.cli.figures import Panel
+    from dpcalc.core.phases import Phase
     from dpcalc.core.risk import Bounds, RiskResult
 
 app = App()
@@ -85,6 +86,31 @@ TPR = FPR of an attack that learns nothing. One run: no sweeps.
 
 
 @dataclass(frozen=True)
+class Attacks:
+    """What risk asks of the attacks: the false-positive rates, the prior, the reconstruction baseline."""
+
+    fpr: Annotated[
+        Numbers | None,
+        Option("--fpr", metavar="FLOATS",
+                     help="False-positive rates, a comma list, each in [1e-300, 1) [default: "
+                          f"{','.join(f'{value:g}' for value in DEFAULT_FPRS)}].",
+                     click_type=Parsed(partial(parse_list, interval=FALSE_POSITIVE_RATE))),
+    ] = None
+    prior: Annotated[
+        float | None,
+        Option("--prior", metavar="FLOAT",
+                     help=f"Prior probability that the record is in, in (0, 1) [default: {DEFAULT_PRIOR:g}].",
+                     click_type=number(OPEN_UNIT)),
+    ] = None
+    kappa: Annotated[
+        float | None,
+        Option("--kappa", metavar="FLOAT",
+                     help="Baseline success of a reconstruction attack, in [1e-300, 1): bound its success.",
+                     click_type=number(FALSE_POSITIVE_RATE)),
+    ] = None
+
+
+@dataclass(frozen=True)
 class RiskInputs:
     """What risk computes from: the run's numbers and the accuracy (risk takes one run: no sweep)."""
 
@@ -95,25 +121,7 @@ class RiskInputs:
 @app.command("risk", help=HELP)
 def risk(
     run: Annotated[RunOptions, Group()],
-    fpr: Annotated[
-        Numbers | None,
-        Option("--fpr", metavar="FLOATS",
-                     help="False-positive rates, a comma list, each in [1e-300, 1) [default: "
-                          f"{','.join(f'{value:g}' for value in DEFAULT_FPRS)}].",
-                     click_type=Parsed(partial(parse_list, interval=FALSE_POSITIVE_RATE))),
-    ] = None,
-    prior: Annotated[
-        float | None,
-        Option("--prior", metavar="FLOAT",
-                     help=f"Prior probability that the record is in, in (0, 1) [default: {DEFAULT_PRIOR:g}].",
-                     click_type=number(OPEN_UNIT)),
-    ] = None,
-    kappa: Annotated[
-        float | None,
-        Option("--kappa", metavar="FLOAT",
-                     help="Baseline success of a reconstruction attack, in [1e-300, 1): bound its success.",
-                     click_type=number(FALSE_POSITIVE_RATE)),
-    ] = None,
+    attacks: Annotated[Attacks, Group()] = Attacks(),
     max_batch_size: MaxBatchSize = None,
     accuracy: Accuracy = None,
     outputs: Annotated[Outputs, Group()] = Outputs(),
@@ -129,46 +137,48 @@ def risk(
                          "run it once per value, or sweep epsilon with dpcalc pld")
     row = request.rows[0]
     width = DEFAULT_ACCURACY if row.accuracy is None else one(row.accuracy)
-    fprs = tuple(DEFAULT_FPRS if fpr is None else fpr)
-    chosen_prior = DEFAULT_PRIOR if prior is None else prior
+    fprs = tuple(DEFAULT_FPRS if attacks.fpr is None else attacks.fpr)
+    chosen_prior = DEFAULT_PRIOR if attacks.prior is None else attacks.prior
     phases = run.phases(row.run)
 
     from dpcalc.core.risk import attack_risk
 
-    cap: Cap | None = None
-    above = below = 0.0
-    if max_batch_size is not None:
-        from dpcalc.cli.caps import cap_costs
-
-        n = one(row.run.n)
-        assert n is not None, "a cap needs the dataset size (check_cap)"
-        cap, above, below = cap_costs(phases, n, max_batch_size)
+    cap, above, below = _cap(phases, one(row.run.n), max_batch_size)
     progress.describe("certified attack risk (PLD accountant)")
     with paused_gc():
-        result = attack_risk(phases, fprs=fprs, prior=chosen_prior, kappa=kappa, accuracy=width, overflow=above,
-                             overflow_below=below)
+        result = attack_risk(phases, fprs=fprs, prior=chosen_prior, kappa=attacks.kappa, accuracy=width,
+                             overflow=above, overflow_below=below)
     inputs = {
         "phases": [phase_inputs(item) for item in phases],
         "noise_std": row.run.noise_std,
         "sensitivity": row.run.sensitivity,
         "fprs": list(fprs),
         "prior": chosen_prior,
-        "kappa": kappa,
+        "kappa": attacks.kappa,
         "accuracy": width,
         "max_batch_size": max_batch_size,
     }
-    warnings = list(result.warnings) + _gdp_warnings(result) + _cap_warnings(cap, above, below)
-    report = Report(
+    return request.answer(Report(
         command="risk",
         inputs=inputs,
         result={**result_keys(result), "truncation": None if cap is None else cap.keys()},
         tables=[_summary_table(result, cap), _attack_table(result)]
         + ([phases_table(phases)] if len(phases) > 1 else []),
-        warnings=warnings,
+        warnings=list(result.warnings) + _gdp_warnings(result) + _cap_warnings(cap, above, below),
         no_gate="dpcalc risk bounds attack success, not epsilon: gate a budget with dpcalc pld --max-eps",
         figures=(lambda: risk_panels(result)) if (request.plot is not None or request.chart) else None,
-    )
-    return request.answer(report)
+    ))
+
+
+def _cap(phases: list[Phase], n: int | None, max_batch_size: int | None) -> tuple[Cap | None, float, float]:
+    """The cap of the run's batches (None without --max-batch-size) and what it may move the
+    figures by above and below (dpcalc.cli.caps.cap_costs)."""
+    if max_batch_size is None:
+        return None, 0.0, 0.0
+    from dpcalc.cli.caps import cap_costs
+
+    assert n is not None, "a cap needs the dataset size (check_cap)"
+    return cap_costs(phases, n, max_batch_size)
 
 
 def _cap_warnings(cap: Cap | None, above: float, below: float) -> list[str]:
