@@ -15,8 +15,8 @@ import click
 import pytest
 
 from dpcalc.cli import completions
-from dpcalc.cli.completions import scripts
 from dpcalc.cli.app import COMMANDS
+from dpcalc.cli.completions import scripts
 from dpcalc.cli.declare import App, Option
 from dpcalc.cli.mechanism import MECHANISMS
 
