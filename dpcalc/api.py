@@ -27,7 +27,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY, MAX_ORDER, PRECISION
 from dpcalc.core.phases import NEIGHBOURS, SAMPLINGS, Phase
@@ -334,7 +334,7 @@ _RANGES: dict[str, Interval] = {
 }
 
 
-def _checked(**values: float | None) -> dict[str, float | None]:
+def _checked(**values: float | None) -> dict[str, Any]:
     """The run's keywords, each checked against its interval; counts as int, the others as float."""
     checked: dict[str, float | None] = {}
     for name, value in values.items():
