@@ -278,7 +278,7 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
     row = GivenRun(target_epsilon=NON_NEGATIVE.check("target_eps", target_eps), delta=OPEN_UNIT.check("delta", delta),
                    precision=precision,
                    **_checked(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
-                              sensitivity=sensitivity))  # type: ignore[arg-type]  # counts are ints
+                              sensitivity=sensitivity))
     check_mechanism("gaussian", solved, accountant, row, sensitivity)
     problem = parse_problem(row, solved)
     if (sampling, neighbours, examples_per_user) != ("poisson", "add-remove", 1):
