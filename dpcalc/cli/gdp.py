@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from enum import Enum
 from dataclasses import dataclass
+from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 from dpcalc.cli.declare import App, Group, Option
@@ -13,24 +13,25 @@ from dpcalc.cli.errors import conflict
 from dpcalc.cli.options import (
     GIVEN_DELTA,
     GIVEN_EPSILON,
+    TRAINING_FLAGS,
     Delta,
     Epsilon,
-    GaussianRun,
     Gates,
+    GaussianRun,
     Outputs,
-    Swept,
     SweepableReal,
+    Swept,
+    one,
     sweepable,
 )
 from dpcalc.cli.output import Answer, Report, Table, format_number, format_upper
-from dpcalc.cli.phases import TRAINING_FLAGS
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
 from dpcalc.core.training import RunParameters, training_run
 from dpcalc.core.validation import POSITIVE, large_delta_warnings
 
 if TYPE_CHECKING:
-    from dpcalc.cli.figures import Panel, TightCurves
+    from dpcalc.cli.figures import Panel
     from dpcalc.core.gdp import GDPResult
     from dpcalc.core.phases import Phase
 
@@ -112,17 +113,15 @@ def gdp(
         tables=[_summary_table(result, not given_mu, tight), _tradeoff_table(tradeoff)],
         warnings=warnings,
         **_gate(result, tight, given_mu=given_mu, no_tight=no_tight, epsilon_given=inputs["eps"] is not None),
-        figures=lambda: gdp_panels(result.mu, result.delta, approximate=result.approximate,
-                                   tight_run=None if tight is None else _tight_run(result),
-                                   caption=_caption(inputs), targets=(inputs["delta"], inputs["eps"])),
+        figures=lambda: _figure(result, tight, inputs),
     )
     return request.answer(report)
 
 
 def training_parameters(run: GaussianRun) -> RunParameters:
     """The core's parameters of a training run given by the options (a row: no sweep left)."""
-    return RunParameters(p=run.p, sigma=run.sigma, noise_std=run.noise_std, sensitivity=run.sensitivity, T=run.T,
-                         n=run.n, batch_size=run.batch_size, epochs=run.epochs)
+    return RunParameters(p=one(run.p), sigma=one(run.sigma), noise_std=one(run.noise_std), sensitivity=run.sensitivity,
+                         T=one(run.T), n=one(run.n), batch_size=one(run.batch_size), epochs=one(run.epochs))
 
 
 class _Gate(TypedDict):
@@ -187,19 +186,18 @@ def _evaluate(row: GdpInputs, sampling: SamplingScheme, no_tight: bool, quote_ga
     """
     from dpcalc.core import gdp as core
 
-    target_delta, target_epsilon = row.delta, row.eps
-    assert not isinstance(target_delta, Swept) and not isinstance(target_epsilon, Swept), "a row sweeps nothing"
+    target_delta, target_epsilon = one(row.delta), one(row.eps)
     if row.mu is not None:
         for option, name in TRAINING_FLAGS:
             if getattr(row.run, name) is not None:
                 raise conflict("--mu", option, "--mu converts a given mu; the training run gives its own")
-        result = core.gdp_guarantee(row.mu, delta=target_delta, epsilon=target_epsilon)
+        result = core.gdp_guarantee(one(row.mu), delta=target_delta, epsilon=target_epsilon)
         run = None
     else:
         run = training_run(training_parameters(row.run))  # (p, sigma, T)
         result = core.noisy_sgd_gdp(*run, sampling=sampling.value, delta=target_delta, epsilon=target_epsilon)
     probability, noise, steps = (None, None, None) if run is None else run
-    warnings = list(result.warnings) + large_delta_warnings(row.run.n, target_delta)
+    warnings = list(result.warnings) + large_delta_warnings(one(row.run.n), target_delta)
     tight = None
     if run is not None and target_delta is not None and not no_tight:
         (phase,) = _tight_phases(*run, sampling.value)
@@ -237,6 +235,26 @@ _CAPTION_KEYS = (("mu", "mu"), ("p", "p"), ("sigma", "sigma"), ("T", "T"), ("del
 _ROW_RESULT_KEYS = ("mu", "epsilon", "delta", "max_advantage", "tight_epsilon")
 
 
+def _sweep_tights(rows: Sequence[GdpInputs], sampling: SamplingScheme,
+                  no_tight: bool) -> list[tuple[float | None, list[str]] | None]:
+    """The tight epsilon (and its warnings) of each row of a Poisson sweep, None where it is not
+    computed here: the rows that differ only in T share one PLD composition."""
+    tights: list[tuple[float | None, list[str]] | None] = [None] * len(rows)
+    if no_tight or sampling is not SamplingScheme.poisson:
+        return tights
+    from dpcalc.core.phases import Phase
+
+    runs, positions = [], []
+    for position, row in enumerate(rows):
+        if row.mu is None and row.delta is not None:
+            probability, noise, steps = training_run(training_parameters(row.run))
+            runs.append(([Phase("gaussian", probability, noise, None, steps)], one(row.delta)))
+            positions.append(position)
+    for position, answer in zip(positions, tight_epsilons(runs)):
+        tights[position] = answer
+    return tights
+
+
 def _gdp_sweep(request: Request[GdpInputs], sampling: SamplingScheme, no_tight: bool) -> Answer:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
@@ -254,21 +272,8 @@ def _gdp_sweep(request: Request[GdpInputs], sampling: SamplingScheme, no_tight: 
         sweep_report,
     )
 
-    tights: list[tuple[float | None, list[str]] | None] = [None] * len(request.rows)
-    if not no_tight and sampling is SamplingScheme.poisson:
-        # the tight figures of rows that differ only in T share one PLD composition
-        from dpcalc.core.phases import Phase
-
-        runs, positions = [], []
-        for position, row in enumerate(request.rows):
-            if row.mu is None and row.delta is not None:
-                probability, noise, steps = training_run(training_parameters(row.run))
-                runs.append(([Phase("gaussian", probability, noise, None, steps)], row.delta))
-                positions.append(position)
-        for position, answer in zip(positions, tight_epsilons(runs)):
-            tights[position] = answer
     evaluated = [_evaluate(row, sampling, no_tight, quote_gap=False, tight_given=tight_given)
-                 for row, tight_given in zip(request.rows, tights)]
+                 for row, tight_given in zip(request.rows, _sweep_tights(request.rows, sampling, no_tight))]
     swept_keys = list(request.swept)
     first_inputs = evaluated[0][3]
     training = first_inputs["mu"] is None
@@ -318,42 +323,13 @@ def _gdp_sweep(request: Request[GdpInputs], sampling: SamplingScheme, no_tight: 
     return request.answer(report)
 
 
-def gdp_panels(mu: float, delta: float, tight_run: Sequence[Phase] | None = None,
-               approximate: bool = False, caption: str = "",
-               targets: tuple[float | None, float | None] = (None, None)) -> list[Panel]:
-    """The trade-off curve of mu-GDP beside the no-privacy diagonal, and its privacy profile.
+def _figure(result: GDPResult, tight: float | None, inputs: dict[str, Any]) -> list[Panel]:
+    """The figure of one run (dpcalc.cli.gdp_figures, loaded only to draw it)."""
+    from dpcalc.cli.gdp_figures import gdp_panels
 
-    `approximate`: mu is the central-limit mu of a training run (so labelled in the legend).
-    `caption` names the run; `targets` (the given delta, the given epsilon) are marked on the
-    profile.
-
-    With `tight_run` (the run's phases, when its tight epsilon was computed) both panels also
-    show the certified curves of the PLD accountant (dpcalc.cli.figures.tight_curves): the
-    certified privacy profile and the trade-off curve it implies, which the central-limit
-    mu-GDP curve may cross (at finite T it is an approximation, not a bound).
-    """
-    from dpcalc.cli.figures import Series, positive_points, profile_panel, target_guides, tradeoff_panel
-    from dpcalc.core import gdp as core
-
-    curves = _tight_curves(tight_run, delta) if tight_run is not None else None
-    alphas = [i / 200 for i in range(201)]
-    label = f"{format_number(mu)}-GDP" + (" (central-limit mu)" if approximate else "")
-    tight_series = [Series("tight (PLD, certified)", curves.alphas, curves.betas)] if curves is not None else []
-    tradeoff = tradeoff_panel(f"Trade-off curve, mu = {format_number(mu)}", [
-        Series(label, alphas, [core.tradeoff(a, mu) for a in alphas], accountant="gdp"),
-        *tight_series,
-        Series("no privacy lost (1 - alpha)", alphas, [1.0 - a for a in alphas], dashed=True, accountant="none"),
-    ], caption=caption)
-    if not math.isfinite(mu) or mu == 0.0:
-        return [tradeoff]
-    top = core.epsilon_for_delta(min(delta, 1e-12), mu)
-    epsilons = [top * i / 100 for i in range(101)]
-    profile_series = [Series(label, epsilons, [core.delta_for_epsilon(e, mu) for e in epsilons], accountant="gdp")]
-    if curves is not None:
-        profile_series.append(Series("tight delta (PLD, certified upper bound)",
-                                     *positive_points(curves.epsilons, curves.delta_upper)))
-    profile = profile_panel(profile_series, caption=caption, guides=target_guides(*targets))
-    return [tradeoff, profile]
+    return gdp_panels(result.mu, result.delta, approximate=result.approximate,
+                      tight_run=None if tight is None else _tight_run(result), caption=_caption(inputs),
+                      targets=(inputs["delta"], inputs["eps"]))
 
 
 def _caption(inputs: dict[str, Any]) -> str:
@@ -381,21 +357,6 @@ def _tight_phases(p: float, sigma: float, steps: int, sampling: str | None) -> l
     if sampling == "uniform":
         return [Phase("gaussian", p, sigma, None, steps, sampling="uniform", neighbours="replace-one")]
     return [Phase("gaussian", p, sigma, None, steps)]
-
-
-def _tight_curves(phases: Sequence[Phase], delta: float) -> TightCurves | None:
-    """The certified curves of the run for the figure, or None when the accountant cannot draw them
-    (the tight figure is an addition: its absence must not fail the command)."""
-    import warnings as python_warnings
-
-    from dpcalc.cli.figures import SMALLEST_DELTA_DRAWN, tight_curves
-
-    try:
-        with python_warnings.catch_warnings():
-            python_warnings.simplefilter("ignore", RuntimeWarning)
-            return tight_curves(phases, smallest_delta=min(delta, SMALLEST_DELTA_DRAWN))
-    except (ArithmeticError, ValueError):
-        return None
 
 
 def _gap_sentence(clt_epsilon: float, tight: float) -> str:

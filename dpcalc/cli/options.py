@@ -5,7 +5,7 @@ line: the command receives numbers (or, for a list or range, a `Swept`), never t
 value, whether "abc", "nan", "inf" or out of range, gets the same one-line message naming the
 option, its allowed range and the value received (`InputError`, exit code 2).
 
-Numbers are read in ASCII decimal notation only (dpcalc.cli.syntax.decimal_text, the one gate every numeric
+Numbers are read in ASCII decimal notation only (dpcalc.core.text.decimal_text, the one gate every numeric
 text passes, sweep ranges and --phase values included): Python's float() and int() would also
 take digits of other scripts (Arabic-Indic "\u0661\u0661" is 11) and underscores ("1_1" is 11), which dpcalc refuses by
 name rather than read silently.
@@ -17,22 +17,29 @@ the decimal itself, so that quotients such as epochs / p are exact.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import click
 
 from dpcalc.cli.declare import Option
 from dpcalc.cli.errors import InputError, conflict  # noqa: F401 - re-exported for the commands
-from dpcalc.cli.syntax import INTEGER, decimal_text, expand, not_a_number, shown
-from dpcalc.core.text import WrittenFloat, WrittenInt, exact, written  # noqa: F401 - re-exported for the commands
+from dpcalc.cli.syntax import expand
+from dpcalc.core.text import (  # noqa: F401 - re-exported for the commands
+    TextError,
+    WrittenFloat,
+    WrittenInt,
+    decimal_text,
+    exact,
+    read_integer,
+    read_real,
+    written,
+)
+from dpcalc.core.text import not_a_number as text_error
 from dpcalc.core.validation import (
-    MAX_COUNT,
-    MAX_COUNT_DIGITS,
     NON_NEGATIVE,
     OPEN_UNIT,
     POSITIVE,
@@ -53,6 +60,16 @@ class Swept:
     values: tuple[Any, ...]  # WrittenFloat or WrittenInt, in the order given
 
 
+Value = TypeVar("Value")
+
+
+def one(value: Value | Swept) -> Value:
+    """An input of one row of a request: a number (or None), never a `Swept` (a sweep's rows each
+    hold one of its values: dpcalc.cli.request)."""
+    assert not isinstance(value, Swept), "a row of a request holds one value per input"
+    return value
+
+
 class Numbers(tuple[float, ...]):
     """Several numbers given as one option, a comma list (--orders 2,4,8; not a sweep).
 
@@ -61,49 +78,25 @@ class Numbers(tuple[float, ...]):
 
 
 def parse_real(option: str, text: str, interval: Interval) -> WrittenFloat:
-    """Parse `text` as a finite real in `interval`."""
-    cleaned = decimal_text(text)
-    if cleaned is None:
-        raise not_a_number(option, f"a number {interval.requirement}", text)
-    value = float(cleaned)
-    if not interval.contains(value) or math.isnan(value):
-        raise InputError(f"{option} must be {interval.requirement}, got {shown(text)}")
-    if value == 0 and any(digit in "123456789" for digit in cleaned.partition("e")[0].partition("E")[0]):
-        # 1e-400 is not 0: read as 0.0 it would turn a tiny p or epsilon into none at all
-        raise InputError(f"{option} must be {interval.requirement}, 0 or at least 5e-324 (the smallest float64 "
-                         f"number), got {shown(text)}")
-    return WrittenFloat(value, text)
-
-
-def _too_large(option: str, interval: Interval, text: str) -> InputError:
-    return InputError(f"{option} must be {interval.requirement} and below 1e{MAX_COUNT_DIGITS}, got {shown(text)}")
+    """Parse `text` as a finite real in `interval` (`core.text.read_real`, its error an InputError)."""
+    try:
+        return read_real(option, text, interval)
+    except TextError as error:
+        raise InputError(str(error)) from None
 
 
 def parse_integer(option: str, text: str, interval: Interval = POSITIVE_INTEGER) -> WrittenInt:
-    """Parse `text` as an integer in `interval` ("10000" and "1e4" are accepted, exactly)."""
-    cleaned = decimal_text(text)
-    if cleaned is None:
-        raise not_a_number(option, interval.requirement, text)
-    if INTEGER.fullmatch(cleaned) and len(cleaned) <= MAX_COUNT_DIGITS + 1:
-        value = int(cleaned)
-    else:
-        # scientific notation ("1e4", "2.5e20") is read exactly, not through a float
-        from decimal import Decimal, InvalidOperation
+    """Parse `text` as an integer in `interval` ("10000" and "1e4" are accepted, exactly;
+    `core.text.read_integer`, its error an InputError)."""
+    try:
+        return read_integer(option, text, interval)
+    except TextError as error:
+        raise InputError(str(error)) from None
 
-        try:
-            number = Decimal(cleaned)
-        except InvalidOperation:  # an exponent beyond what a decimal holds (1e99999999999999999999)
-            raise _too_large(option, interval, text) from None
-        if not number.is_finite() or number != number.to_integral_value():
-            raise InputError(f"{option} must be {interval.requirement}, got {shown(text)}") from None
-        if number.adjusted() >= MAX_COUNT_DIGITS:  # before int(): 1e999999999 would not fit in memory
-            raise _too_large(option, interval, text) from None
-        value = int(number)
-    if abs(value) >= MAX_COUNT:
-        raise _too_large(option, interval, text)
-    if not interval.contains(value):
-        raise InputError(f"{option} must be {interval.requirement}, got {shown(text)}")
-    return WrittenInt(value, text)
+
+def not_a_number(option: str, what: str, text: str, *, where: str = "") -> InputError:
+    """The InputError for a text that is not an ASCII decimal number (`core.text.not_a_number`)."""
+    return InputError(str(text_error(option, what, text, where=where)))
 
 
 def parse_number(option: str, text: str, interval: Interval) -> WrittenFloat | WrittenInt:
@@ -222,6 +215,10 @@ else:
     SweepableCount = int
 
 DEFAULT_DELTA = 1e-5
+
+# The options of a training run: (option, input name), in the order a conflict names them.
+TRAINING_FLAGS = (("--p", "p"), ("--sigma", "sigma"), ("--noise-std", "noise_std"), ("--sensitivity", "sensitivity"),
+                  ("--T", "T"), ("--n", "n"), ("--batch-size", "batch_size"), ("--epochs", "epochs"))
 
 # --plot and --chart of the commands that draw (the drawing itself: `dpcalc.cli.figures`, loaded
 # only when one is asked for)

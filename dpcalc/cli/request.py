@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, overload
 
 from dpcalc.cli.declare import Exit
 from dpcalc.cli.errors import InputError, conflict
-from dpcalc.cli.options import DEFAULT_DELTA, Gates, Outputs, Swept, check_gates
+from dpcalc.cli.options import DEFAULT_DELTA, Formats, Gates, Outputs, Swept, check_gates
 from dpcalc.cli.output import Answer
 from dpcalc.cli.syntax import MAX_ROWS
 
@@ -77,13 +77,13 @@ class Request(Generic[Row]):
 
 
 @overload
-def start(inputs: dict[str, Any], *, outputs: Outputs | None = ..., gates: Gates | None = ...,
+def start(inputs: dict[str, Any], *, outputs: Formats | None = ..., gates: Gates | None = ...,
           max_eps: float | None = ..., json_output: bool = ..., plot: str | None = ..., chart: bool = ...,
           phase: list[str] | None = ..., csv_output: bool = ..., max_delta: float | None = ...) -> Request[dict[str, Any]]: ...
 
 
 @overload
-def start(inputs: Inputs, *, outputs: Outputs | None = ..., gates: Gates | None = ...,
+def start(inputs: Inputs, *, outputs: Formats | None = ..., gates: Gates | None = ...,
           max_eps: float | None = ..., json_output: bool = ..., plot: str | None = ..., chart: bool = ...,
           phase: list[str] | None = ..., csv_output: bool = ..., max_delta: float | None = ...) -> Request[Inputs]: ...
 
@@ -91,7 +91,7 @@ def start(inputs: Inputs, *, outputs: Outputs | None = ..., gates: Gates | None 
 def start(
     inputs: Any,
     *,
-    outputs: Outputs | None = None,
+    outputs: Formats | None = None,
     gates: Gates | None = None,
     max_eps: float | None = None,
     json_output: bool = False,
@@ -104,14 +104,17 @@ def start(
     """The Request of a command whose numeric options are `inputs`: a frozen dataclass (whose fields,
     and its groups' fields, are named as the JSON names the inputs), or a dict by input name; each
     value a number, a `Swept`, or None when not given. The rows are of the same type. `phase` holds the --phase values (refused
-    beside a sweep); `outputs` and `gates` are the option groups of the same names, the other
-    arguments the options of the same names (for a command that takes them one by one)."""
+    beside a sweep); `outputs` (Outputs, or Formats for a command that draws nothing) and `gates`
+    are the option groups of those names, the other arguments the options of the same names (for
+    a command that takes them one by one)."""
     if outputs is not None:
-        json_output, csv_output, plot, chart = outputs.json_output, outputs.csv_output, outputs.plot, outputs.chart
+        json_output, csv_output = outputs.json_output, outputs.csv_output
+    if isinstance(outputs, Outputs):
+        plot, chart = outputs.plot, outputs.chart
     if gates is not None:
         max_eps, max_delta = gates.max_eps, gates.max_delta
     typed = dataclasses.is_dataclass(inputs)
-    values = _fields(inputs) if typed else inputs
+    values = fields_of(inputs) if typed else inputs
     sweeps = {name: value for name, value in values.items() if isinstance(value, Swept)}
     if json_output and csv_output:
         raise conflict("--json", "--csv", "give one output format")
@@ -150,13 +153,13 @@ def _is_group(value: Any) -> bool:
     return dataclasses.is_dataclass(value) and not isinstance(value, Swept)
 
 
-def _fields(inputs: Any) -> dict[str, Any]:
+def fields_of(inputs: Any) -> dict[str, Any]:
     """The fields of a dataclass of inputs by name, a group's fields (a dataclass field) in its place."""
     values: dict[str, Any] = {}
     for item in dataclasses.fields(inputs):
         value = getattr(inputs, item.name)
         if _is_group(value):
-            values.update(_fields(value))
+            values.update(fields_of(value))
         else:
             values[item.name] = value
     return values

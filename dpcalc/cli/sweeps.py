@@ -106,7 +106,8 @@ class PhaseSweep:
 
 
 def phase_row(swept: Sequence[str], row: dict[str, Any], phase: Any, results: dict[str, Any]) -> dict[str, Any]:
-    """One JSON row of a one-phase sweep: the swept inputs, then the run, then the result keys."""
+    """One JSON row of a one-phase sweep: the swept inputs (of `row`, the request's row by input
+    name: request.fields_of), then the run, then the result keys."""
     values = {key: row[key] for key in swept}
     for key, value in {**phase_run(phase), **results}.items():
         values.setdefault(key, value)

@@ -1,10 +1,9 @@
-"""How numbers, lists and ranges are written on the command line: the text, before any option's range.
+"""How a list or range of numbers is written on the command line, before any option's range.
 
-Numbers are read in ASCII decimal notation only (`decimal_text`, the one gate every numeric
-text passes, sweep ranges and --phase values included). A list or range (`1,2,4`, `1:60:1`, or a
-list mixing both: `1:5:1,10,20`) is expanded into the texts of its values (`expand`), which the
+A list or range (`1,2,4`, `1:60:1`, or a list mixing both: `1:5:1,10,20`) is expanded into the texts of its values (`expand`), which the
 option's own parser then reads one by one (dpcalc.cli.options), so a bad value gets the same
-message as it would alone.
+message as it would alone. Numbers are read in ASCII decimal notation only
+(`core.text.decimal_text`, the one gate every numeric text passes).
 
 Ranges use exact decimal arithmetic, so `0.1:0.5:0.1` is 0.1, 0.2, 0.3, 0.4, 0.5: the stop is
 included when it lands on the grid of start + k step, and the step may be negative for a
@@ -13,43 +12,13 @@ falling range. Integer options take integer ranges only.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from dpcalc.cli.errors import InputError
+from dpcalc.core.text import decimal_text, not_a_number
 
 if TYPE_CHECKING:
     from decimal import Decimal
-
-# A number as dpcalc reads it: an optional sign, ASCII digits with an optional point, an
-# optional exponent; or the words inf and nan, which each option's range then refuses by name.
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_WORDS = re.compile(r"[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
-INTEGER = re.compile(r"[+-]?[0-9]+")
-_BLANKS = " \t\n\r\f\v"  # ASCII whitespace around a number is ignored; other whitespace is not
-
-
-def decimal_text(text: str) -> str | None:
-    """`text` without its surrounding ASCII blanks when it is a number in ASCII decimal notation
-    ("12", "-0.5", "1e-5", ".5", "inf", "nan"); None otherwise ("abc", "1_1", "\u0661", "0x10", "")."""
-    cleaned = text.strip(_BLANKS)
-    return cleaned if _DECIMAL.fullmatch(cleaned) or _WORDS.fullmatch(cleaned) else None
-
-
-def not_a_number(option: str, what: str, text: str, *, where: str = "") -> InputError:
-    """The error for a text that is not an ASCII decimal number: "{option} must be {what}, got
-    {text!r}{where}", saying why when the text holds an underscore or a character outside ASCII
-    (digits of another script, which float() would read)."""
-    if "_" in text or not text.isascii():
-        return InputError(f"{option} must be {what}, written with the ASCII digits 0-9 only (no underscores, no "
-                          f"digits of other scripts), got {shown(text)!r}{where}")
-    return InputError(f"{option} must be {what}, got {shown(text)!r}{where}")
-
-
-def shown(text: str) -> str:
-    """A value as a message quotes it: shortened in the middle when it is long."""
-    return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
-
 
 # The largest number of rows (combinations) one sweep may have: beyond it the output is no
 # longer a table anyone reads, and a typo such as 1:1e9:1 should fail at once, not run for hours.
@@ -91,7 +60,8 @@ def _expand_range(option: str, item: str, integer: bool, limit: int = MAX_ROWS,
     for name, part in zip(("start", "stop", "step"), parts):
         cleaned = decimal_text(part)
         if cleaned is None:
-            raise not_a_number(f"{option}: the range {name}", "a number", part.strip(), where=f" in {item!r}")
+            raise InputError(str(not_a_number(f"{option}: the range {name}", "a number", part.strip(),
+                                              where=f" in {item!r}")))
         try:
             number = Decimal(cleaned)
         except InvalidOperation:  # an exponent beyond a decimal's own (1e99999999999999999999)

@@ -217,3 +217,19 @@ def _value(choice: str) -> str:
 
 if TYPE_CHECKING:
     from dpcalc.core.phases import Neighbours, Sampling
+
+
+def check_cap_dataset(n: object) -> None:
+    """Truncated Poisson sampling (a cap on the batch size) needs the dataset size: the chance of a
+    batch above the cap depends on it (docs/mathematics.md, "Truncated Poisson sampling")."""
+    if n is None:
+        raise RunError("{max_batch_size} needs the dataset size: give the run as {n}, {batch_size} and {epochs} "
+                       "(or {T}), so that the chance of a batch above the cap is known")
+
+
+def check_capped_phases(phases: list[Phase]) -> None:
+    """A cap on the batch size applies to Poisson-sampled Gaussian phases only."""
+    for item in phases:
+        if item.mechanism != "gaussian" or item.sampling != "poisson":
+            raise RunError("{max_batch_size} caps Poisson batches of the gaussian mechanism, got {scheme} sampling of "
+                           "the {kind} mechanism", scheme=item.sampling, kind=item.mechanism)
