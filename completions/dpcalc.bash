@@ -6,7 +6,7 @@ _dpcalc() {
     # the (sub)command being completed: dpcalc, dpcalc/gdp, dpcalc/mechanism/NAME, ...
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case "$path/$word" in
-            dpcalc/gdp|dpcalc/convert|dpcalc/laplace-eps|dpcalc/advanced-composition|dpcalc/rdp|dpcalc/check|dpcalc/pld|dpcalc/risk|dpcalc/calibrate|dpcalc/mechanism|dpcalc/mechanism/laplace|dpcalc/mechanism/gaussian|dpcalc/mechanism/exponential|dpcalc/mechanism/noisy-max|dpcalc/mechanism/svt|dpcalc/mechanism/ptr|dpcalc/mechanism/randomized-response|dpcalc/mechanism/smooth-sensitivity|dpcalc/completions|dpcalc/completions/install|dpcalc/completions/show) path="$path/$word" ;;
+            dpcalc/gdp|dpcalc/convert|dpcalc/laplace-eps|dpcalc/advanced-composition|dpcalc/rdp|dpcalc/check|dpcalc/pld|dpcalc/risk|dpcalc/calibrate|dpcalc/statement|dpcalc/mechanism|dpcalc/mechanism/laplace|dpcalc/mechanism/gaussian|dpcalc/mechanism/exponential|dpcalc/mechanism/noisy-max|dpcalc/mechanism/svt|dpcalc/mechanism/ptr|dpcalc/mechanism/randomized-response|dpcalc/mechanism/smooth-sensitivity|dpcalc/completions|dpcalc/completions/install|dpcalc/completions/show) path="$path/$word" ;;
         esac
     done
     case "$path" in
@@ -14,7 +14,7 @@ _dpcalc() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--version --debug --install-completion --show-completion -h --help" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp check pld risk calibrate mechanism completions" -- "$cur"))
+                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp check pld risk calibrate statement mechanism completions" -- "$cur"))
             fi ;;
         dpcalc/gdp)
             case "$prev" in
@@ -202,6 +202,28 @@ _dpcalc() {
             esac
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --sampling --neighbours --examples-per-user --precision --target-advantage --target-tpr --at-fpr --max-batch-size --max-eps --json --csv --plot --chart -h --help" -- "$cur"))
+            fi ;;
+        dpcalc/statement)
+            case "$prev" in
+                --p|--sample-rate|--sampling-probability) return ;;
+                --sigma|--noise-multiplier) return ;;
+                --noise-std) return ;;
+                --sensitivity) return ;;
+                --T|--steps) return ;;
+                --n) return ;;
+                --batch-size) return ;;
+                --epochs) return ;;
+                --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
+                --scale) return ;;
+                --phase) return ;;
+                --sampling) COMPREPLY=($(compgen -W "poisson uniform shuffle allocation" -- "$cur")); return ;;
+                --neighbours) COMPREPLY=($(compgen -W "add-remove replace-one zero-out" -- "$cur")); return ;;
+                --examples-per-user) return ;;
+                --accuracy) return ;;
+                --delta) return ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --accuracy --delta --json -h --help" -- "$cur"))
             fi ;;
         dpcalc/mechanism)
             if [[ "$cur" == -* ]]; then

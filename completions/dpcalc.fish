@@ -6,7 +6,7 @@ function __dpcalc_at
     set -l path dpcalc
     for word in (commandline -opc)[2..-1]
         switch "$path/$word"
-            case dpcalc/gdp dpcalc/convert dpcalc/laplace-eps dpcalc/advanced-composition dpcalc/rdp dpcalc/check dpcalc/pld dpcalc/risk dpcalc/calibrate dpcalc/mechanism dpcalc/mechanism/laplace dpcalc/mechanism/gaussian dpcalc/mechanism/exponential dpcalc/mechanism/noisy-max dpcalc/mechanism/svt dpcalc/mechanism/ptr dpcalc/mechanism/randomized-response dpcalc/mechanism/smooth-sensitivity dpcalc/completions dpcalc/completions/install dpcalc/completions/show
+            case dpcalc/gdp dpcalc/convert dpcalc/laplace-eps dpcalc/advanced-composition dpcalc/rdp dpcalc/check dpcalc/pld dpcalc/risk dpcalc/calibrate dpcalc/statement dpcalc/mechanism dpcalc/mechanism/laplace dpcalc/mechanism/gaussian dpcalc/mechanism/exponential dpcalc/mechanism/noisy-max dpcalc/mechanism/svt dpcalc/mechanism/ptr dpcalc/mechanism/randomized-response dpcalc/mechanism/smooth-sensitivity dpcalc/completions dpcalc/completions/install dpcalc/completions/show
                 set path "$path/$word"
         end
     end
@@ -26,6 +26,7 @@ complete -c dpcalc -n '__dpcalc_at dpcalc' -a check -d 'Check a privacy budget f
 complete -c dpcalc -n '__dpcalc_at dpcalc' -a pld -d 'Tight epsilon(delta) with a certified interval: privacy loss distributions by FFT'
 complete -c dpcalc -n '__dpcalc_at dpcalc' -a risk -d 'What an attacker can learn, certified: membership-inference TPR at low FPR, advantage, reconstruction'
 complete -c dpcalc -n '__dpcalc_at dpcalc' -a calibrate -d 'Solve for sigma, T, epochs, p or batch size that meets a target epsilon; sweeps'
+complete -c dpcalc -n '__dpcalc_at dpcalc' -a statement -d 'A privacy statement of a training run: Markdown for a paper or a model card'
 complete -c dpcalc -n '__dpcalc_at dpcalc' -a mechanism -d 'Textbook mechanisms: privacy, noise and accuracy - give two, get the third'
 complete -c dpcalc -n '__dpcalc_at dpcalc' -a completions -d 'Shell completions: install the static script for bash, zsh or fish, or print it'
 complete -c dpcalc -n '__dpcalc_at dpcalc/gdp' -l p -l sample-rate -l sampling-probability -x -d 'Poisson sampling probability per step, in [0, 1] (0: nothing sampled, epsilon 0)'
@@ -191,6 +192,24 @@ complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l csv -d 'Print CSV instea
 complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l plot -r -F -d 'Write a figure to FILE (.png, .svg or .pdf; needs matplotlib)'
 complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l chart -d 'Draw the curve in the terminal with Unicode characters'
 complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -s h -l help -d 'Show this message and exit'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l p -l sample-rate -l sampling-probability -x -d 'Poisson sampling probability per step, in [0, 1] (0: nothing sampled, epsilon 0)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l sigma -l noise-multiplier -x -d 'Noise multiplier: noise std / L2 sensitivity, > 0'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l noise-std -x -d 'Instead of --sigma: the Gaussian noise std (> 0)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l sensitivity -x -d 'The querys sensitivity (> 0; L2 for --noise-std, L1 for --scale) that the noise given is divided by [default: 1]'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l T -l steps -x -d 'Number of steps, an integer >= 1'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l n -x -d 'Training form: dataset size (p = batch-size / n)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l batch-size -x -d 'Training form: expected batch size'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l epochs -x -d 'Training form: epochs (T = ceil(epochs * n / batch-size))'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l mechanism -x -a 'gaussian laplace' -d 'Single-phase form: gaussian (default; --sigma) or laplace (--scale)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l scale -x -d 'Laplace scale b (> 0) of --mechanism laplace, accounted as b / --sensitivity (L1)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l phase -x -d 'One phase of the run'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l sampling -x -a 'poisson uniform shuffle allocation' -d 'How each steps batch is drawn: poisson (each record independently with probability p; default), uniform (a fixed-size batch of b of the n records, p = b/n), shuffle (each epoch a random permutation cut into ceil(n/b) batches; needs --neighbours zero-out or replace-one) or allocation (random allocation, balls and bins: each record joins one of an epochs ceil(n/b) steps at random; add-remove or zero-out)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l neighbours -x -a 'add-remove replace-one zero-out' -d 'Neighbouring datasets: add-remove (one record added or removed; default), replace-one (one record replaced by another) or zero-out (one record replaced by a null record)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l examples-per-user -x -d 'User-level privacy: each user contributes up to this many examples, each sampled on its own (Poisson; add-remove or zero-out users) [default: 1, example level]'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l accuracy -x -d 'Target relative width of the PLD accountants certified interval, in (0, 1) [default: 0.001]'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l delta -x -d 'Target delta in (0, 1) giving epsilon [default: 1e-05]'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l json -d 'Print one strict JSON object instead of a table'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -s h -l help -d 'Show this message and exit'
 complete -c dpcalc -n '__dpcalc_at dpcalc/mechanism' -s h -l help -d 'Show this message and exit'
 complete -c dpcalc -n '__dpcalc_at dpcalc/mechanism' -a laplace -d 'Laplace noise on counts, histograms, probability vectors: epsilon, error, confidence'
 complete -c dpcalc -n '__dpcalc_at dpcalc/mechanism' -a gaussian -d 'Gaussian noise, isotropic or per coordinate: epsilon at delta, error, confidence'

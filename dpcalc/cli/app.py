@@ -56,6 +56,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pld": ("dpcalc.cli.pld", "Tight epsilon(delta) with a certified interval: privacy loss distributions by FFT."),
     "risk": ("dpcalc.cli.risk", "What an attacker can learn, certified: membership-inference TPR at low FPR, advantage, reconstruction."),
     "calibrate": ("dpcalc.cli.calibrate", "Solve for sigma, T, epochs, p or batch size that meets a target epsilon; sweeps."),
+    "statement": ("dpcalc.cli.statement", "A privacy statement of a training run: Markdown for a paper or a model card."),
     "mechanism": ("dpcalc.cli.mechanism", "Textbook mechanisms: privacy, noise and accuracy - give two, get the third."),
     "completions": ("dpcalc.cli.completions", "Shell completions: install the static script for bash, zsh or fish, or print it."),
 }

@@ -81,6 +81,8 @@ class Report:
     # The rows --csv prints, one per result (a sweep's combinations, a budget's releases); None:
     # one row, the result itself.
     csv_rows: list[dict[str, Any]] | None = None
+    # Plain text printed instead of the tables (the Markdown of `dpcalc statement`); None: the tables.
+    text: str | None = None
 
     def __post_init__(self) -> None:
         # one line per distinct warning, in order (the command and its tight figure may say the same)
@@ -193,7 +195,10 @@ def emit(
         for warning in report.warnings:
             text = f"Warning: {warning}"
             sys.stderr.write((text if width is None else wrap_words(text, width)) + "\n")
-        _print_tables(console, report.tables, budget)
+        if report.text is not None:
+            sys.stdout.write(report.text)
+        else:
+            _print_tables(console, report.tables, budget)
     if (plot is not None or chart) and report.figures is not None:
         from dpcalc.cli import figures
 
