@@ -27,7 +27,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY, MAX_ORDER, PRECISION
 from dpcalc.core.phases import NEIGHBOURS, SAMPLINGS, Phase
@@ -163,9 +163,9 @@ def gdp(*, delta: float | None = None, eps: float | None = None, p: float | None
         if given:
             raise conflict("{mu}", "{" + given[0] + "}", "mu converts a given mu; the training run gives its own")
         return core.gdp_guarantee(POSITIVE.check("mu", mu), delta=target_delta, epsilon=target_epsilon)
-    from dpcalc.core.training import training_run
+    from dpcalc.core.training import RunParameters, training_run
 
-    run = training_run(training)
+    run = training_run(RunParameters(**training))
     return core.noisy_sgd_gdp(*run, sampling=sampling, delta=target_delta, epsilon=target_epsilon)
 
 
@@ -335,7 +335,7 @@ _RANGES: dict[str, Interval] = {
 }
 
 
-def _checked(**values: float | None) -> dict[str, float | None]:
+def _checked(**values: float | None) -> dict[str, Any]:
     """The run's keywords, each checked against its interval; counts as int, the others as float."""
     checked: dict[str, float | None] = {}
     for name, value in values.items():
@@ -357,7 +357,7 @@ def _checked(**values: float | None) -> dict[str, float | None]:
 def _phases(*, phases: Sequence[Phase] | None, mechanism: str | None, sampling: str | None,
             neighbours: str | None, examples_per_user: int | None, **flags: float | None) -> list[Phase]:
     """The run's phases, as the command builds them from its flags or from --phase."""
-    from dpcalc.core.training import single_phase, with_relation
+    from dpcalc.core.training import RunParameters, single_phase, with_relation
 
     if mechanism is not None and mechanism not in ("gaussian", "laplace"):
         raise ParameterError("mechanism", "gaussian or laplace", repr(mechanism))
@@ -380,7 +380,7 @@ def _phases(*, phases: Sequence[Phase] | None, mechanism: str | None, sampling: 
         if sampling is None and neighbours is None and examples_per_user is None:
             return run
     else:
-        run = single_phase({**given, "mechanism": mechanism})
+        run = single_phase(RunParameters(**given, mechanism=mechanism))
     return with_relation(run, sampling, neighbours, None if examples_per_user is None else int(examples_per_user))
 
 

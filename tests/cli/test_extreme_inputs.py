@@ -9,7 +9,7 @@ import math
 import pytest
 
 from dpcalc.cli.options import InputError, decimal_text, parse_integer, parse_real
-from dpcalc.cli.sweeps import expand
+from dpcalc.cli.syntax import expand
 from dpcalc.core.validation import POSITIVE, PROBABILITY
 
 HUGE_STOP = "1:1e999999999:1"

@@ -11,7 +11,7 @@ import pytest
 from dpcalc.core.as_poisson import PoissonComparison, batch_scheme, compare_with_poisson
 from dpcalc.core.calibrate.inputs import check_cap, parse_problem
 from dpcalc.core.phases import Phase
-from dpcalc.core.training import single_phase, training_run, with_relation
+from dpcalc.core.training import RunParameters, single_phase, training_run, with_relation
 from dpcalc.core.validation import ParameterError, RunError, conflict
 
 
@@ -31,8 +31,8 @@ def test_a_refusal_names_keywords_and_is_worded_with_options_by_the_caller():
 
 def test_the_training_form_is_exact():
     # 2.5 / 0.1 is 25.000000000000004 in floats: T = ceil(epochs / p) is computed on the decimals
-    assert training_run({"p": 0.1, "sigma": 1.0, "epochs": 2.5}) == (0.1, 1.0, 25)
-    assert training_run({"n": 60000, "batch_size": 256, "epochs": 3, "noise_std": 2.2, "sensitivity": 2.0}) == (
+    assert training_run(RunParameters(p=0.1, sigma=1.0, epochs=2.5)) == (0.1, 1.0, 25)
+    assert training_run(RunParameters(n=60000, batch_size=256, epochs=3, noise_std=2.2, sensitivity=2.0)) == (
         256 / 60000, 1.1, 704)
 
 
@@ -51,7 +51,7 @@ def test_the_training_form_is_exact():
 ])
 def test_refusals_of_a_run_name_its_keywords(values, name, message, worded):
     with pytest.raises(RunError) as raised:
-        single_phase(values)
+        single_phase(RunParameters(**values))
     assert raised.value.name == name and str(raised.value).startswith(message)
     assert raised.value.worded(flag).startswith(worded)
 

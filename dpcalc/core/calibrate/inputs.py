@@ -101,7 +101,7 @@ def parse_problem(row: dict[str, Any], solve: str, mechanism: str = "gaussian") 
     else:
         check_training_form(p, T, n, batch_size, epochs)
     if solve != "sigma":
-        problem["noise_multiplier"] = noise_multiplier(row)
+        problem["noise_multiplier"] = noise_multiplier(row.get("sigma"), row.get("noise_std"), row.get("sensitivity"))
     if solve in ("sigma", "T", "epochs"):
         _probability, exact_probability = sampling_probability(p, n, batch_size)
         problem["sampling_probability"] = exact_probability
