@@ -11,6 +11,7 @@ import click
 import pytest
 
 from dpcalc.cli import completions
+from dpcalc.cli.completions import scripts
 from dpcalc.cli.declare import App, Argument, Exit, Group, Option, build
 from dpcalc.cli.options import number
 from dpcalc.core.validation import POSITIVE
@@ -148,7 +149,7 @@ def test_a_list_argument_takes_one_or_more_values():
     with pytest.raises(click.MissingParameter) as missing:
         command.main([], prog_name="many", standalone_mode=False)
     assert missing.value.format_message() == "Missing argument 'FILE...'."
-    spec = completions._argument_spec(command.params[0])
+    spec = scripts._argument_spec(command.params[0])
     assert spec.many and spec.pattern is None
 
 
