@@ -9,7 +9,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 from dpcalc.cli.declare import App, Group, Option
-from dpcalc.cli.errors import conflict
+from dpcalc.cli.errors import Choice, conflict
 from dpcalc.cli.options import (
     GIVEN_DELTA,
     GIVEN_EPSILON,
@@ -39,6 +39,13 @@ if TYPE_CHECKING:
 class SamplingScheme(str, Enum):
     poisson = "poisson"
     uniform = "uniform"
+
+
+# pld's schemes that have no central-limit mu: where to go (the mu of Bu et al. 2020 is for Poisson
+# and fixed-size batches only)
+_ELSEWHERE = {scheme: (f"gdp --sampling takes poisson or uniform, got {scheme}: gdp's central-limit mu covers Poisson "
+                       f"and fixed-size batches only; for {scheme} use dpcalc pld --sampling {scheme}")
+              for scheme in ("shuffle", "allocation")}
 
 
 app = App()
@@ -77,7 +84,8 @@ def gdp(
     run: Annotated[GaussianRun, Group()],
     sampling: Annotated[
         SamplingScheme,
-        Option("--sampling", help="poisson, or uniform (fixed-size batches without replacement)."),
+        Option("--sampling", help="poisson, or uniform (fixed-size batches without replacement).",
+               click_type=Choice([scheme.value for scheme in SamplingScheme], elsewhere=_ELSEWHERE)),
     ] = SamplingScheme.poisson,
     mu: Annotated[
         SweepableReal | None,

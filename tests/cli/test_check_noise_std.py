@@ -50,5 +50,5 @@ def test_gaussian_noise_std_is_sigma(dpcalc, tmp_path):
 ])
 def test_refusals_name_the_line(dpcalc, tmp_path, body, message):
     path, run = check(dpcalc, tmp_path, body)
-    assert run.code == 2 and run.stdout == ""
+    assert run.code == 2 and run.only_error
     assert run.stderr == f"Error: {path}{message}\n"
