@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated
@@ -169,8 +170,16 @@ def rdp(
         + [_curve_table(result)],
         warnings=warnings,
         **_gate(result, tight, target_delta is not None),
+        csv_rows=_csv_rows(phases, curve, target_delta, target_epsilon, result.conversion) if request.csv_output else None,
     )
     return request.answer(report)
+
+
+def _csv_rows(phases, curve, target_delta, target_epsilon, conversion) -> list[dict]:
+    """--csv: one row per order (dpcalc.cli.rdp_csv, loaded only then)."""
+    from dpcalc.cli.rdp_csv import order_rows, run_inputs
+
+    return order_rows(run_inputs(phases), curve, delta=target_delta, epsilon=target_epsilon, conversion=conversion)
 
 
 def _gate(result, tight: float | None, epsilon_solved: bool) -> dict:
@@ -286,6 +295,11 @@ def _rdp_sweep(request: Request[RdpInputs], run: PhaseFlags, grid: Numbers | Non
         ),
         rows,
     )
+    if request.csv_output:  # one row per order of each combination (dpcalc.cli.rdp_csv)
+        from dpcalc.cli.rdp_csv import sweep_rows
+
+        targets = [(one(row.delta), one(row.eps)) for row in request.rows]
+        report = dataclasses.replace(report, csv_rows=sweep_rows([row.values for row in rows], targets, conversion.value))
     return request.answer(report)
 
 
