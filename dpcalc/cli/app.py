@@ -288,7 +288,7 @@ def _failed(command: click.Command, args: list[str], error: BaseException, messa
         write_json(command, args, error, message)
     except OSError:
         raise  # main's: a closed pipe (141) or an output not written (74)
-    except Exception:  # noqa: BLE001, S110 - out of memory again: the line on stderr has said it
+    except Exception:  # noqa: BLE001 - out of memory again: the line on stderr has said it
         pass
     return code
 

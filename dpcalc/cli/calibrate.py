@@ -25,6 +25,7 @@ from dpcalc.cli.options import (
     SamplingProbability,
     Steps,
     SweepableReal,
+    XAxis,
     number,
     single,
     sweepable,
@@ -38,7 +39,7 @@ from dpcalc.cli.phases import (
     SamplingChoice,
     SamplingOption,
 )
-from dpcalc.cli.request import start
+from dpcalc.cli.request import Request, start
 from dpcalc.cli.sweeps import (
     Column,
     Row,
@@ -219,6 +220,7 @@ def calibrate(
     csv_output: Csv = False,
     plot: PlotFile = None,
     chart: Chart = False,
+    x_axis: XAxis = None,
 ) -> None:
     from dpcalc.core.calibrate.inputs import (
         SOLVED_KEY,
@@ -261,7 +263,7 @@ def calibrate(
     request = start({"target_epsilon": target_epsilon, "delta": delta, "p": p, "sigma": sigma, "noise_std": noise_std,
                      "sensitivity": sensitivity, "T": T, "n": n,
                      "batch_size": batch_size, "epochs": epochs, "precision": precision},
-                    max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, csv_output=csv_output)
+                    max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, csv_output=csv_output, x_axis=x_axis)
     if (request.plot is not None or request.chart) and not request.is_sweep:
         raise InputError(
             "--plot and --chart draw a sweep: give a list or range, e.g. --target-eps 1,2,4,8 or --epochs 10:60:10"
@@ -331,7 +333,7 @@ def calibrate(
                 columns=_sweep_columns(swept_keys, quantity),
                 title=f"Calibration sweep: {TITLE[quantity]} with epsilon <= target ({accountant.value})",
                 max_epsilon=request.max_epsilon,
-                figures=lambda: _sweep_figure([row.values for row in rows], swept_keys, quantity, accountant.value,
+                figures=lambda: _sweep_figure([row.values for row in rows], request, quantity, accountant.value,
                                               sweep_caption(inputs, _CAPTION_KEYS)),
             ),
             rows,
@@ -536,18 +538,18 @@ _CAPTION_KEYS = (("accountant", "accountant"), ("target_epsilon", "target epsilo
                  ("epochs", "epochs"))
 
 
-def _sweep_figure(rows: list[dict[str, Any]], swept_keys: list[str], quantity: str, accountant: str,
+def _sweep_figure(rows: list[dict[str, Any]], request: Request, quantity: str, accountant: str,
                   caption: str):
     """The solved quantity against the last swept input, one series per value of the others, in
     the accountant's colour; `caption` names the target and run the rows share."""
-    x_key = swept_keys[-1]
+    x_key = request.x_key  # --x, or the last swept input
     plotted = [{**row, "T": row["run"]["T"]} for row in rows]
     names = {"target_epsilon": "target epsilon", "batch_size": "batch size"}
     return sweep_panels(
         plotted,
         x_key=x_key,
         y_key=quantity,
-        series_keys=swept_keys[:-1],
+        series_keys=request.series_keys,
         title=f"{names.get(quantity, quantity)} against {names.get(x_key, x_key)}",
         xlabel=names.get(x_key, x_key),
         ylabel=names.get(quantity, quantity),

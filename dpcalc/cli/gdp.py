@@ -306,7 +306,7 @@ def _gdp_sweep(request: Request[GdpInputs], sampling: SamplingScheme, no_tight: 
     # --epochs), mu, the solved epsilon (or delta) and the tight epsilon; --json has every key.
     shown = [key for key in ("mu", y_key, "tight_epsilon") if key in result_keys
              and not (key == "tight_epsilon" and all(row.values[key] is None for row in rows))]
-    x_key = swept_keys[-1]
+    x_key = request.x_key
     report = sweep_report(
         SweepOutput(
             command="gdp",
@@ -318,7 +318,7 @@ def _gdp_sweep(request: Request[GdpInputs], sampling: SamplingScheme, no_tight: 
             max_epsilon=request.max_epsilon,
             max_delta=request.max_delta,
             figures=lambda: sweep_panels(
-                [row.values for row in rows], x_key=x_key, y_key=y_key, series_keys=swept_keys[:-1],
+                [row.values for row in rows], x_key=x_key, y_key=y_key, series_keys=request.series_keys,
                 title=f"{y_key} against {x_key}", xlabel=x_key, ylabel=y_key,
                 accountant="gdp", name=f"{y_key} ({'central-limit ' if training else ''}mu-GDP)",
                 also=[("tight_epsilon", "pld", "tight epsilon (PLD, certified)")] if "tight_epsilon" in shown else [],

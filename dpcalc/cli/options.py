@@ -338,6 +338,12 @@ def check_gates(*, epsilon_given: bool, max_eps: float | None, max_delta: float 
         raise InputError(GIVEN_EPSILON)
     if not epsilon_given and max_delta is not None:
         raise InputError(GIVEN_DELTA)
+XAxis = Annotated[
+    str | None,
+    Option("--x", metavar="OPTION",
+           help="The swept option on the x axis of a sweep's --plot or --chart (default: the last one swept); "
+                "one line per value of the other swept options."),
+]
 Csv = Annotated[
     bool,
     Option("--csv", help="Print CSV instead of a table: a header line, one row per result (per combination of a sweep)."),
@@ -367,6 +373,7 @@ class Outputs(Formats):
 
     plot: PlotFile = None
     chart: Chart = False
+    x_axis: XAxis = None
 
 
 @dataclass(frozen=True)
