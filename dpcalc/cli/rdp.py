@@ -76,17 +76,18 @@ def parse_orders(option: str, text: str) -> Numbers:
     requirement = f"a comma-separated list of orders in (1, {MAX_ORDER:g}] or ranges start:stop:step"
     items = order_items(option, text)
     if not any(items):
-        raise InputError(f"{option} must be {requirement}, got {text!r}")
+        raise InputError(f"{option} must be {requirement}, got {text!r}", option=option, allowed=requirement, got=text)
     values = []
     for item in items:
         if not item:
-            raise InputError(f"{option} must be {requirement}, got an empty item in {text!r}")
+            raise InputError(f"{option} must be {requirement}, got an empty item in {text!r}", option=option,
+                             allowed=requirement, got=text)
         cleaned = decimal_text(item)
         if cleaned is None:
             raise not_a_number(option, requirement, item)
         value = float(cleaned)
         if not (1.0 < value <= MAX_ORDER):  # also refuses nan
-            raise InputError(f"{option} must be {requirement}, got {item}")
+            raise InputError(f"{option} must be {requirement}, got {item}", option=option, allowed=requirement, got=item)
         values.append(value)
     orders = sorted(set(values))
     terms = order_terms(orders)
