@@ -41,7 +41,7 @@ def test_install_writes_the_same_file_at_the_same_target(dpcalc, monkeypatch, ho
     assert flag.code == command.code == 0
     assert flag.stdout == command.stdout and flag.stdout.startswith("Installed the ")
     assert _files(home) == installed_by_flag and len(installed_by_flag) == 1
-    assert list(installed_by_flag.values())[0] == dpcalc("completions", "show", shell).stdout
+    assert next(iter(installed_by_flag.values())) == dpcalc("completions", "show", shell).stdout
 
 
 def test_an_unknown_shell_is_the_same_error(dpcalc, monkeypatch, home):
