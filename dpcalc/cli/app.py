@@ -285,7 +285,7 @@ def _failed(command: click.Command, args: list[str], error: BaseException, messa
     try:
         from dpcalc.cli.failure import write_json
 
-        write_json(command, args, error, message)
+        write_json(command, args, error, message, code)
     except OSError:
         raise  # main's: a closed pipe (141) or an output not written (74)
     except Exception:  # noqa: BLE001 - out of memory again: the line on stderr has said it

@@ -7,8 +7,9 @@ A script that reads `dpcalc ... --json` gets one strict JSON object whatever hap
      "got": "0", "choices": null}}
 
 for bad input (exit 2: a bad value, a conflict, a missing option, click's usage errors) and for
-an internal error (exit 70); never for an output that cannot be written (74: stdout itself
-failed, or the result was printed already). What an error is about comes from where it was
+an internal error (exit 70) met before the report is printed (one met while it is printed or
+drawn, in `output.emit`, may follow the result's own JSON: none then); never for an output that
+cannot be written (74: stdout itself failed, or the result was printed already). What an error is about comes from where it was
 raised (dpcalc.cli.errors.InputError's fields, core.validation.ParameterError's, the click
 parameter of click's errors), never from its message's text. Loaded only when a command fails.
 """
@@ -22,6 +23,7 @@ from typing import Any
 import click
 
 from dpcalc.cli.errors import ChoiceError, InputError
+from dpcalc.cli.output import EXIT_USAGE
 from dpcalc.core.validation import ParameterError, RunError
 
 
@@ -78,6 +80,18 @@ def _text(value: object) -> str | None:
     return value.text if hasattr(value, "text") else str(value)
 
 
+def _while_printing(error: BaseException) -> bool:
+    """Whether `error` was raised while a report was printed (`output.emit` in its traceback)."""
+    from dpcalc.cli.output import emit  # loaded already: the commands print through it
+
+    traceback = error.__traceback__
+    while traceback is not None:
+        if traceback.tb_frame.f_code is emit.__code__:
+            return True
+        traceback = traceback.tb_next
+    return False
+
+
 def json_command(root: click.Command, args: list[str]) -> str | None:
     """The command `args` run ("gdp", "mechanism gaussian") when it takes --json and `args` give
     it (before any "--"); None otherwise, and for a command that cannot be found."""
@@ -102,10 +116,10 @@ def json_command(root: click.Command, args: list[str]) -> str | None:
     return " ".join(path) if "--json" in given else None
 
 
-def write_json(root: click.Command, args: list[str], error: BaseException, message: str) -> None:
+def write_json(root: click.Command, args: list[str], error: BaseException, message: str, code: int) -> None:
     """With --json, the error as one strict JSON object on stdout (nothing without --json)."""
     command = json_command(root, args)
-    if command is None:
+    if command is None or (code != EXIT_USAGE and _while_printing(error)):
         return
     import json
 

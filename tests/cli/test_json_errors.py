@@ -122,3 +122,14 @@ def test_choice_errors_are_one_line(dpcalc):
     run = dpcalc("pld", "--sampling", "foo")
     assert run.stderr == ("Error: Invalid value for '--sampling': 'foo' is not one of 'poisson', 'uniform', "
                           "'shuffle', 'allocation'.\n")
+
+
+def test_an_internal_error_while_the_result_is_printed_adds_no_second_object(dpcalc, monkeypatch):
+    import dpcalc.cli.output as output
+
+    def broken(*args, **kwargs):
+        raise ZeroDivisionError("boom")
+
+    monkeypatch.setattr(output, "_budget", broken)  # inside emit
+    run = dpcalc("gdp", *RUN, "--no-tight", "--json")
+    assert run.code == 70 and run.stdout == "" and "internal error" in run.stderr
