@@ -20,15 +20,17 @@ class InputError(Exception):
     Where the error is raised knows what it is about, and says so for `--json`'s error object
     (dpcalc.cli.failure): `option`, the first option named (as typed: --T); `options`, every
     option it names, in order; `allowed`, the requirement ("an integer in [1, inf)"); `got`,
-    the value as typed. Each is None (or empty) where the error has none."""
+    the value as typed; `choices`, the values of an option that takes one of a list. Each is None
+    (or empty) where the error has none."""
 
     def __init__(self, message: str, *, option: str | None = None, options: tuple[str, ...] = (),
-                 allowed: str | None = None, got: str | None = None) -> None:
+                 allowed: str | None = None, got: str | None = None, choices: tuple[str, ...] | None = None) -> None:
         super().__init__(message)
         self.option = option
         self.options = options or ((option,) if option else ())
         self.allowed = allowed
         self.got = got
+        self.choices = choices
 
     @classmethod
     def of_text(cls, error: Any, option: str) -> InputError:
@@ -75,8 +77,9 @@ class Choice(click.Choice):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and value in self.elsewhere:
             option = param.opts[0] if isinstance(param, click.Option) else None
-            raise InputError(self.elsewhere[value], option=option, allowed=f"one of {', '.join(map(str, self.choices))}",
-                             got=value)
+            choices = tuple(str(choice) for choice in self.choices)
+            raise InputError(self.elsewhere[value], option=option, allowed=f"one of {', '.join(choices)}", got=value,
+                             choices=choices)
         try:
             return super().convert(value, param, ctx)
         except click.BadParameter as error:

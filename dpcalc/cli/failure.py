@@ -46,7 +46,7 @@ def error_fields(error: BaseException, message: str) -> ErrorFields:
     allowed = got = None
     choices: tuple[str, ...] | None = None
     if isinstance(error, InputError):
-        option, options, allowed, got = error.option, error.options, error.allowed, error.got
+        option, options, allowed, got, choices = error.option, error.options, error.allowed, error.got, error.choices
     elif isinstance(error, RunError):
         from dpcalc.cli.options import option_name
 

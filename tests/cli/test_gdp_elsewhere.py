@@ -19,6 +19,7 @@ def test_shuffle_and_allocation_point_to_pld(dpcalc, scheme):
 def test_the_json_error_names_the_option_and_value(dpcalc):
     error = dpcalc("gdp", *RUN, "--sampling", "shuffle", "--json").json()["error"]
     assert (error["option"], error["got"], error["allowed"]) == ("--sampling", "shuffle", "one of poisson, uniform")
+    assert error["choices"] == ["poisson", "uniform"]
 
 
 @pytest.mark.parametrize("option", ["--neighbours", "--examples-per-user", "--max-batch-size"])
