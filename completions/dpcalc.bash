@@ -171,10 +171,9 @@ _dpcalc() {
                 --max-batch-size) return ;;
                 --accuracy) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-                --x) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --fpr --prior --kappa --max-batch-size --accuracy --json --csv --plot --chart --x -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --fpr --prior --kappa --max-batch-size --accuracy --json --csv --plot --chart -h --help" -- "$cur"))
             fi ;;
         dpcalc/calibrate)
             case "$prev" in

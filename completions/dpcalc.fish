@@ -164,7 +164,6 @@ complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l json -d 'Print one strict JSO
 complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l csv -d 'Print CSV instead of a table: a header line, one row per result (per combination of a sweep)'
 complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l plot -r -F -d 'Write a figure to FILE (.png, .svg or .pdf; needs matplotlib)'
 complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l chart -d 'Draw the curve in the terminal with Unicode characters'
-complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l x -x -d 'The swept option on the x axis of a sweeps --plot or --chart (default: the last one swept)'
 complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -s h -l help -d 'Show this message and exit'
 complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l target-eps -l target-epsilon -x -d 'The epsilon to meet (>= 0) at --delta'
 complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l delta -x -d 'Target delta in [1e-300, 1) giving epsilon [default: 1e-05]'

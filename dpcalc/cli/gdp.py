@@ -18,8 +18,8 @@ from dpcalc.cli.options import (
     Epsilon,
     Gates,
     GaussianRun,
-    Outputs,
     SweepableReal,
+    SweepOutputs,
     Swept,
     one,
     sweepable,
@@ -96,7 +96,7 @@ def gdp(
     eps: Epsilon = None,
     gates: Annotated[Gates, Group()] = Gates(),
     no_tight: NoTight = False,
-    outputs: Annotated[Outputs, Group()] = Outputs(),
+    outputs: Annotated[SweepOutputs, Group()] = SweepOutputs(),
 ) -> Answer:
     request = start(GdpInputs(run, mu, delta, eps), outputs=outputs, gates=gates)
     if request.is_sweep:

@@ -373,6 +373,12 @@ class Outputs(Formats):
 
     plot: PlotFile = None
     chart: Chart = False
+
+
+@dataclass(frozen=True)
+class SweepOutputs(Outputs):
+    """Outputs, and the x axis of a sweep's figure: --x."""
+
     x_axis: XAxis = None
 
 

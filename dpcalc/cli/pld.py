@@ -16,7 +16,7 @@ from dpcalc.cli.options import (
     Epsilon,
     Gates,
     MaxBatchSize,
-    Outputs,
+    SweepOutputs,
     Swept,
     one,
 )
@@ -120,7 +120,7 @@ def pld(
     delta: Delta = None,
     eps: Epsilon = None,
     gates: Annotated[Gates, Group()] = Gates(),
-    outputs: Annotated[Outputs, Group()] = Outputs(),
+    outputs: Annotated[SweepOutputs, Group()] = SweepOutputs(),
 ) -> Answer:
     if max_batch_size is not None:
         from dpcalc.cli.caps import check_cap

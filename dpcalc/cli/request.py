@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, overload
 
 from dpcalc.cli.declare import Exit
 from dpcalc.cli.errors import InputError, conflict
-from dpcalc.cli.options import DEFAULT_DELTA, Formats, Gates, Outputs, Swept, check_gates
+from dpcalc.cli.options import DEFAULT_DELTA, Formats, Gates, Outputs, SweepOutputs, Swept, check_gates
 from dpcalc.cli.output import Answer
 from dpcalc.cli.syntax import MAX_ROWS
 
@@ -124,7 +124,9 @@ def start(
     if outputs is not None:
         json_output, csv_output = outputs.json_output, outputs.csv_output
     if isinstance(outputs, Outputs):
-        plot, chart, x_axis = outputs.plot, outputs.chart, outputs.x_axis
+        plot, chart = outputs.plot, outputs.chart
+    if isinstance(outputs, SweepOutputs):
+        x_axis = outputs.x_axis
     if gates is not None:
         max_eps, max_delta = gates.max_eps, gates.max_delta
     typed = dataclasses.is_dataclass(inputs)
