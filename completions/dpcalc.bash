@@ -33,9 +33,10 @@ _dpcalc() {
                 --max-eps) return ;;
                 --max-delta) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --x) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --max-delta --no-tight --json --csv --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --max-delta --no-tight --json --csv --plot --chart --x -h --help" -- "$cur"))
             fi ;;
         dpcalc/convert)
             case "$prev" in
@@ -144,9 +145,10 @@ _dpcalc() {
                 --max-eps) return ;;
                 --max-delta) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --x) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --max-batch-size --accuracy --delta --eps --max-eps --max-delta --json --csv --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --max-batch-size --accuracy --delta --eps --max-eps --max-delta --json --csv --plot --chart --x -h --help" -- "$cur"))
             fi ;;
         dpcalc/risk)
             case "$prev" in
@@ -199,9 +201,10 @@ _dpcalc() {
                 --max-batch-size) return ;;
                 --max-eps) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --x) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --sampling --neighbours --examples-per-user --precision --target-advantage --target-tpr --at-fpr --max-batch-size --max-eps --json --csv --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --sampling --neighbours --examples-per-user --precision --target-advantage --target-tpr --at-fpr --max-batch-size --max-eps --json --csv --plot --chart --x -h --help" -- "$cur"))
             fi ;;
         dpcalc/statement)
             case "$prev" in

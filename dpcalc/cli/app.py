@@ -249,39 +249,49 @@ def _run(args: list[str] | None) -> int:
         # a core refusal of a run names keywords: worded here with the options (--T for T)
         message = option_error(error) if isinstance(error, RunError) else error
         # one line even when the value quoted holds a line break (--sigma $'\\n-1')
-        sys.stderr.write("Error: {}\n".format(str(message).replace("\r", "\\r").replace("\n", "\\n")))
-        return EXIT_USAGE
+        return _failed(command, args, error, str(message).replace("\r", "\\r").replace("\n", "\\n"), EXIT_USAGE)
     except click.UsageError as error:
-        sys.stderr.write(f"Error: {_case_hint(error) or _one_line(error.format_message())}\n")
-        return EXIT_USAGE
+        from dpcalc.cli.elsewhere import elsewhere_hint
+
+        hint = elsewhere_hint(error) or _case_hint(error)
+        return _failed(command, args, error, hint or _one_line(error.format_message()), EXIT_USAGE)
     except click.ClickException as error:
-        sys.stderr.write(f"Error: {_one_line(error.format_message())}\n")
-        return error.exit_code
+        return _failed(command, args, error, _one_line(error.format_message()), error.exit_code)
     except (click.Abort, BrokenPipeError, _ClosedPipe, OutputError):
         raise  # main's: exit 130, 141 or 74 (Abort is a RuntimeError, the others OSErrors)
-    except MemoryError:
+    except MemoryError as error:
         # never met by a bound decided from the inputs (the work and size limits), so it depends on
         # the memory this process may use: an error, never a silent change of method
         if debug:
             import traceback
 
             traceback.print_exc()
-        sys.stderr.write("Error: out of memory: the computation needed more memory than this process may use; "
-                         "no other method was substituted. Rerun with more memory.\n")
-        return EXIT_INTERNAL
+        return _failed(command, args, error, "out of memory: the computation needed more memory than this process "
+                       "may use; no other method was substituted. Rerun with more memory.", EXIT_INTERNAL)
     except Exception as error:  # noqa: BLE001 - the one edge where every failure becomes a message
         if debug:
             import traceback  # only here: start-up time
 
             traceback.print_exc()
-        sys.stderr.write(
-            f"Error: internal error ({type(error).__name__}: {error}). This is a bug in dpcalc; "
-            "rerun with --debug for the traceback and report it.\n"
-        )
-        return EXIT_INTERNAL
+        return _failed(command, args, error, f"internal error ({type(error).__name__}: {error}). This is a bug in dpcalc; "
+                       "rerun with --debug for the traceback and report it.", EXIT_INTERNAL)
     if outcome == EXIT_INTERRUPTED:  # an exit code 130 raised as such (Exit(130)): reported as a Ctrl-C
         return _interrupted()
     return outcome if isinstance(outcome, int) else 0
+
+
+def _failed(command: click.Command, args: list[str], error: BaseException, message: str, code: int) -> int:
+    """The failure's one line on stderr, and with --json its JSON object on stdout (dpcalc.cli.failure)."""
+    sys.stderr.write(f"Error: {message}\n")
+    try:
+        from dpcalc.cli.failure import write_json
+
+        write_json(command, args, error, message, code)
+    except OSError:
+        raise  # main's: a closed pipe (141) or an output not written (74)
+    except Exception:  # noqa: BLE001 - out of memory again: the line on stderr has said it
+        pass
+    return code
 
 
 # SIGTERM and SIGHUP end dpcalc as Ctrl-C does (one line, no traceback, what is half-written

@@ -25,6 +25,7 @@ from dpcalc.cli.options import (
     Steps,
     SweepableCount,
     SweepableReal,
+    SweepOutputs,
     Swept,
     number,
     single,
@@ -189,7 +190,7 @@ class RiskOptions:
     at_fpr: AtFPR = None
 
 
-_RUN, _SCHEME, _RISK, _OUTPUTS = CalibratedRun(), SchemeOptions(), RiskOptions(), Outputs()
+_RUN, _SCHEME, _RISK, _OUTPUTS = CalibratedRun(), SchemeOptions(), RiskOptions(), SweepOutputs()
 
 
 @dataclass(frozen=True)
@@ -241,7 +242,7 @@ def calibrate(
     risk: Annotated[RiskOptions, Group()] = _RISK,
     max_batch_size: MaxBatchSize = None,
     max_eps: MaxEpsilon = None,
-    outputs: Annotated[Outputs, Group()] = _OUTPUTS,
+    outputs: Annotated[SweepOutputs, Group()] = _OUTPUTS,
 ) -> Calibrated:
     from dpcalc.core.calibrate.inputs import check_calibration
 

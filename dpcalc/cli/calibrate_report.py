@@ -78,7 +78,7 @@ def calibration_report(calibration: Calibration, request: Request, results: list
         columns=_sweep_columns(swept_keys, quantity),
         title=f"Calibration sweep: {TITLE[quantity]} with epsilon <= target ({accountant})",
         max_epsilon=request.max_epsilon,
-        figures=lambda: _sweep_figure([row.values for row in rows], swept_keys, quantity, accountant,
+        figures=lambda: _sweep_figure([row.values for row in rows], request, quantity, accountant,
                                       sweep_caption(inputs, _CAPTION_KEYS)),
     )
     return sweep_report(output, rows)
@@ -245,18 +245,18 @@ def _sweep_columns(swept_keys: list[str], quantity: str) -> list[Column]:
     return sweep_columns([], swept_keys, (), shown, headers={"run.T": "T", "run.p": "p"}, upward={"epsilon": True})
 
 
-def _sweep_figure(rows: list[dict[str, Any]], swept_keys: list[str], quantity: str, accountant: str,
+def _sweep_figure(rows: list[dict[str, Any]], request: Request[Any], quantity: str, accountant: str,
                   caption: str) -> Any:
     """The solved quantity against the last swept input, one series per value of the others, in
     the accountant's colour; `caption` names the target and run the rows share."""
-    x_key = swept_keys[-1]
+    x_key = request.x_key  # --x, or the last swept input
     plotted = [{**row, "T": row["run"]["T"]} for row in rows]
     names = {"target_epsilon": "target epsilon", "batch_size": "batch size"}
     return sweep_panels(
         plotted,
         x_key=x_key,
         y_key=quantity,
-        series_keys=swept_keys[:-1],
+        series_keys=request.series_keys,
         title=f"{names.get(quantity, quantity)} against {names.get(x_key, x_key)}",
         xlabel=names.get(x_key, x_key),
         ylabel=names.get(quantity, quantity),

@@ -293,34 +293,37 @@ def _read(path, shown: str) -> str:
     import os
     import stat
 
+    def _file_error(message: str) -> InputError:  # for --json's error object: the argument and the path given
+        return InputError(message, option="BUDGET", got=shown)
+
     if not shown:
-        raise InputError("BUDGET: the path is empty; give the budget file (TOML) to check")
+        raise _file_error("BUDGET: the path is empty; give the budget file (TOML) to check")
     try:
         status = os.stat(path)
     except FileNotFoundError:
-        raise InputError(f"BUDGET: no such file: {shown}") from None
+        raise _file_error(f"BUDGET: no such file: {shown}") from None
     except (OSError, ValueError) as error:  # a symlink loop, a name too long, a file in the path
-        raise InputError(f"BUDGET: cannot read {shown}: {_reason(error)}") from None
+        raise _file_error(f"BUDGET: cannot read {shown}: {_reason(error)}") from None
     if stat.S_ISDIR(status.st_mode):
-        raise InputError(f"BUDGET: {shown} is a directory; give the budget file (TOML) to check")
+        raise _file_error(f"BUDGET: {shown} is a directory; give the budget file (TOML) to check")
     if not stat.S_ISREG(status.st_mode):
-        raise InputError(f"BUDGET: {shown} is not a regular file (a device, pipe or socket); give the budget file "
+        raise _file_error(f"BUDGET: {shown} is not a regular file (a device, pipe or socket); give the budget file "
                          "(TOML) to check")
     if status.st_size > MAX_BUDGET_BYTES:
-        raise InputError(f"BUDGET: a budget file must be at most {MAX_BUDGET_BYTES} bytes (1 MiB), got {shown} of "
+        raise _file_error(f"BUDGET: a budget file must be at most {MAX_BUDGET_BYTES} bytes (1 MiB), got {shown} of "
                          f"{status.st_size} bytes")
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_BUDGET_BYTES + 1)
     except (OSError, ValueError) as error:
-        raise InputError(f"BUDGET: cannot read {shown}: {_reason(error)}") from None
+        raise _file_error(f"BUDGET: cannot read {shown}: {_reason(error)}") from None
     if len(data) > MAX_BUDGET_BYTES:  # grown since it was measured
-        raise InputError(f"BUDGET: a budget file must be at most {MAX_BUDGET_BYTES} bytes (1 MiB), got {shown} of "
+        raise _file_error(f"BUDGET: a budget file must be at most {MAX_BUDGET_BYTES} bytes (1 MiB), got {shown} of "
                          f"more than {MAX_BUDGET_BYTES} bytes")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise InputError(f"BUDGET: cannot read {shown}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+        raise _file_error(f"BUDGET: cannot read {shown}: not UTF-8 text ({error.reason} at byte {error.start})") from None
 
 
 def _reason(error: BaseException) -> str:

@@ -42,6 +42,8 @@ from typing import Any, Protocol
 import click
 from click.exceptions import Exit  # `raise Exit(code)` ends a command with that exit code
 
+from dpcalc.cli.errors import Choice
+
 __all__ = ["Answer", "App", "Argument", "Exit", "Group", "Option", "build"]
 
 _MISSING: Any = inspect.Parameter.empty
@@ -258,8 +260,10 @@ def _parameter(name: str, annotation: Any, declared: Option | Argument,
     click_type = declared.click_type if isinstance(declared, Option) else None
     if click_type is None:
         click_type, convert = _click_type(base, declared)
-        if convert is not None and isinstance(default, enum.Enum):
-            default = default.value
+    elif isinstance(click_type, click.Choice) and isinstance(base, type) and issubclass(base, enum.Enum):
+        convert = _enum_of(base)  # a choice of the Enum's values given as click_type (dpcalc.cli.errors.Choice)
+    if convert is not None and isinstance(default, enum.Enum):
+        default = default.value
     once = isinstance(declared, Option) and declared.once
     if repeated:
         each = convert
@@ -302,8 +306,7 @@ def _click_type(base: Any, declared: Option | Argument) -> tuple[click.ParamType
     if isinstance(base, type) and issubclass(base, enum.Enum):
         enumeration = base
         case_sensitive = declared.case_sensitive if isinstance(declared, Option) else True
-        choice = click.Choice([str(member.value) for member in enumeration], case_sensitive=case_sensitive)
-        return choice, (lambda value: None if value is None else enumeration(value))
+        return Choice([str(member.value) for member in enumeration], case_sensitive=case_sensitive), _enum_of(enumeration)
     if base is int:
         minimum = declared.min if isinstance(declared, Option) else None
         return (click.INT if minimum is None else click.IntRange(min=minimum)), None
@@ -314,6 +317,10 @@ def _click_type(base: Any, declared: Option | Argument) -> tuple[click.ParamType
     raise TypeError(f"no click type for {base!r}: give the option a click_type")
 
 
+def _enum_of(enumeration: type[enum.Enum]) -> Callable[[Any], Any]:
+    return lambda value: None if value is None else enumeration(value)
+
+
 def _once_converter(option: str, each: Callable[[Any], Any] | None, default: Any) -> Callable[[Any], Any]:
     """The one value of an option declared `once` (collected by click as a repeated option), or
     its default when it was not given; a usage error (exit 2) naming it when it was given twice."""
@@ -322,7 +329,7 @@ def _once_converter(option: str, each: Callable[[Any], Any] | None, default: Any
         values = tuple(values or ())
         if len(values) > 1:
             shown = " ".join(f"{option} {getattr(value, 'text', value)}" for value in values)
-            raise click.UsageError(f"{option} was given {len(values)} times ({shown}): give it once")
+            raise click.BadOptionUsage(option, f"{option} was given {len(values)} times ({shown}): give it once")
         if not values:
             return default
         return values[0] if each is None else each(values[0])

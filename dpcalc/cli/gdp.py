@@ -9,7 +9,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 from dpcalc.cli.declare import App, Group, Option
-from dpcalc.cli.errors import conflict
+from dpcalc.cli.errors import Choice, conflict
 from dpcalc.cli.options import (
     GIVEN_DELTA,
     GIVEN_EPSILON,
@@ -18,8 +18,8 @@ from dpcalc.cli.options import (
     Epsilon,
     Gates,
     GaussianRun,
-    Outputs,
     SweepableReal,
+    SweepOutputs,
     Swept,
     one,
     sweepable,
@@ -39,6 +39,13 @@ if TYPE_CHECKING:
 class SamplingScheme(str, Enum):
     poisson = "poisson"
     uniform = "uniform"
+
+
+# pld's schemes that have no central-limit mu: where to go (the mu of Bu et al. 2020 is for Poisson
+# and fixed-size batches only)
+_ELSEWHERE = {scheme: (f"gdp --sampling takes poisson or uniform, got {scheme}: gdp's central-limit mu covers Poisson "
+                       f"and fixed-size batches only; for {scheme} use dpcalc pld --sampling {scheme}")
+              for scheme in ("shuffle", "allocation")}
 
 
 app = App()
@@ -77,7 +84,8 @@ def gdp(
     run: Annotated[GaussianRun, Group()],
     sampling: Annotated[
         SamplingScheme,
-        Option("--sampling", help="poisson, or uniform (fixed-size batches without replacement)."),
+        Option("--sampling", help="poisson, or uniform (fixed-size batches without replacement).",
+               click_type=Choice([scheme.value for scheme in SamplingScheme], elsewhere=_ELSEWHERE)),
     ] = SamplingScheme.poisson,
     mu: Annotated[
         SweepableReal | None,
@@ -88,7 +96,7 @@ def gdp(
     eps: Epsilon = None,
     gates: Annotated[Gates, Group()] = Gates(),
     no_tight: NoTight = False,
-    outputs: Annotated[Outputs, Group()] = Outputs(),
+    outputs: Annotated[SweepOutputs, Group()] = SweepOutputs(),
 ) -> Answer:
     request = start(GdpInputs(run, mu, delta, eps), outputs=outputs, gates=gates)
     if request.is_sweep:
@@ -298,7 +306,7 @@ def _gdp_sweep(request: Request[GdpInputs], sampling: SamplingScheme, no_tight: 
     # --epochs), mu, the solved epsilon (or delta) and the tight epsilon; --json has every key.
     shown = [key for key in ("mu", y_key, "tight_epsilon") if key in result_keys
              and not (key == "tight_epsilon" and all(row.values[key] is None for row in rows))]
-    x_key = swept_keys[-1]
+    x_key = request.x_key
     report = sweep_report(
         SweepOutput(
             command="gdp",
@@ -310,7 +318,7 @@ def _gdp_sweep(request: Request[GdpInputs], sampling: SamplingScheme, no_tight: 
             max_epsilon=request.max_epsilon,
             max_delta=request.max_delta,
             figures=lambda: sweep_panels(
-                [row.values for row in rows], x_key=x_key, y_key=y_key, series_keys=swept_keys[:-1],
+                [row.values for row in rows], x_key=x_key, y_key=y_key, series_keys=request.series_keys,
                 title=f"{y_key} against {x_key}", xlabel=x_key, ylabel=y_key,
                 accountant="gdp", name=f"{y_key} ({'central-limit ' if training else ''}mu-GDP)",
                 also=[("tight_epsilon", "pld", "tight epsilon (PLD, certified)")] if "tight_epsilon" in shown else [],

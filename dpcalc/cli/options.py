@@ -27,7 +27,7 @@ import click
 
 from dpcalc.cli.declare import Option
 from dpcalc.cli.errors import InputError, conflict  # noqa: F401 - re-exported for the commands
-from dpcalc.cli.syntax import expand
+from dpcalc.cli.syntax import expand, refuse_digit_groups
 from dpcalc.core.text import (  # noqa: F401 - re-exported for the commands
     TextError,
     WrittenFloat,
@@ -82,7 +82,7 @@ def parse_real(option: str, text: str, interval: Interval) -> WrittenFloat:
     try:
         return read_real(option, text, interval)
     except TextError as error:
-        raise InputError(str(error)) from None
+        raise InputError.of_text(error, option) from None
 
 
 def parse_integer(option: str, text: str, interval: Interval = POSITIVE_INTEGER) -> WrittenInt:
@@ -91,12 +91,12 @@ def parse_integer(option: str, text: str, interval: Interval = POSITIVE_INTEGER)
     try:
         return read_integer(option, text, interval)
     except TextError as error:
-        raise InputError(str(error)) from None
+        raise InputError.of_text(error, option) from None
 
 
 def not_a_number(option: str, what: str, text: str, *, where: str = "") -> InputError:
     """The InputError for a text that is not an ASCII decimal number (`core.text.not_a_number`)."""
-    return InputError(str(text_error(option, what, text, where=where)))
+    return InputError.of_text(text_error(option, what, text, where=where), option)
 
 
 def parse_number(option: str, text: str, interval: Interval) -> WrittenFloat | WrittenInt:
@@ -113,6 +113,7 @@ def parse_sweepable(option: str, text: str, interval: Interval) -> WrittenFloat 
     """One number, or the numbers of a list or range (dpcalc.cli.syntax), each checked against `interval`."""
     if not is_sweep_text(text):
         return parse_number(option, text, interval)
+    refuse_digit_groups(option, text, interval)
     items = expand(option, text, integer=interval.integer)
     return Swept(option, text, tuple(parse_number(option, item, interval) for item in items))
 
@@ -120,7 +121,9 @@ def parse_sweepable(option: str, text: str, interval: Interval) -> WrittenFloat 
 def parse_single(option: str, text: str, interval: Interval) -> WrittenFloat | WrittenInt:
     """One number in `interval`, a list or range refused by name (an option that is not swept)."""
     if is_sweep_text(text):
-        raise InputError(f"{option} takes one value, not a list or range, got {text}")
+        refuse_digit_groups(option, text, interval, sweeps=False)
+        raise InputError(f"{option} takes one value, not a list or range, got {text}", option=option,
+                         allowed=f"one number {interval.requirement}", got=text)
     return parse_number(option, text, interval)
 
 
@@ -132,8 +135,11 @@ def parse_list(option: str, text: str, interval: Interval) -> Numbers:
     values = []
     for position, item in enumerate(items, start=1):
         if not item.strip():
-            raise InputError(f"{option} item {position} of {len(items)} is empty, got {text!r}")
-        values.append(parse_real(f"{option} item {position} of {len(items)}", item, interval))
+            raise InputError(f"{option} item {position} of {len(items)} is empty, got {text!r}", option=option, got=text)
+        try:
+            values.append(read_real(f"{option} item {position} of {len(items)}", item, interval))
+        except TextError as error:
+            raise InputError.of_text(error, option) from None
     return Numbers(values)
 
 
@@ -332,6 +338,12 @@ def check_gates(*, epsilon_given: bool, max_eps: float | None, max_delta: float 
         raise InputError(GIVEN_EPSILON)
     if not epsilon_given and max_delta is not None:
         raise InputError(GIVEN_DELTA)
+XAxis = Annotated[
+    str | None,
+    Option("--x", metavar="OPTION",
+           help="The swept option on the x axis of a sweep's --plot or --chart (default: the last one swept); "
+                "one line per value of the other swept options."),
+]
 Csv = Annotated[
     bool,
     Option("--csv", help="Print CSV instead of a table: a header line, one row per result (per combination of a sweep)."),
@@ -361,6 +373,13 @@ class Outputs(Formats):
 
     plot: PlotFile = None
     chart: Chart = False
+
+
+@dataclass(frozen=True)
+class SweepOutputs(Outputs):
+    """Outputs, and the x axis of a sweep's figure: --x."""
+
+    x_axis: XAxis = None
 
 
 @dataclass(frozen=True)

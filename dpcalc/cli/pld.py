@@ -16,7 +16,7 @@ from dpcalc.cli.options import (
     Epsilon,
     Gates,
     MaxBatchSize,
-    Outputs,
+    SweepOutputs,
     Swept,
     one,
 )
@@ -120,7 +120,7 @@ def pld(
     delta: Delta = None,
     eps: Epsilon = None,
     gates: Annotated[Gates, Group()] = Gates(),
-    outputs: Annotated[Outputs, Group()] = Outputs(),
+    outputs: Annotated[SweepOutputs, Group()] = SweepOutputs(),
 ) -> Answer:
     if max_batch_size is not None:
         from dpcalc.cli.caps import check_cap
@@ -313,7 +313,7 @@ def _pld_sweep(request: Request[PldInputs], run: RunOptions) -> Answer:
     y_key = layout.y_key
     shown = [key for key in (y_key, f"{y_key}_lower") if key not in request.swept]
     table_rows = [row.values for row in rows]
-    x_key = request.swept[-1]
+    x_key = request.x_key
     report = sweep_report(
         SweepOutput(
             command="pld",
@@ -325,7 +325,7 @@ def _pld_sweep(request: Request[PldInputs], run: RunOptions) -> Answer:
             title=f"Tight accounting (PLD) sweep{': ' + layout.fixed if layout.fixed else ''}",
             max_epsilon=request.max_epsilon,
             max_delta=request.max_delta,
-            figures=lambda: sweep_figure(table_rows, x_key, y_key, list(request.swept[:-1]),
+            figures=lambda: sweep_figure(table_rows, x_key, y_key, request.series_keys,
                                           sweep_caption(inputs, _CAPTION_KEYS), request.max_epsilon),
         ),
         rows,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated
@@ -75,17 +76,18 @@ def parse_orders(option: str, text: str) -> Numbers:
     requirement = f"a comma-separated list of orders in (1, {MAX_ORDER:g}] or ranges start:stop:step"
     items = order_items(option, text)
     if not any(items):
-        raise InputError(f"{option} must be {requirement}, got {text!r}")
+        raise InputError(f"{option} must be {requirement}, got {text!r}", option=option, allowed=requirement, got=text)
     values = []
     for item in items:
         if not item:
-            raise InputError(f"{option} must be {requirement}, got an empty item in {text!r}")
+            raise InputError(f"{option} must be {requirement}, got an empty item in {text!r}", option=option,
+                             allowed=requirement, got=text)
         cleaned = decimal_text(item)
         if cleaned is None:
             raise not_a_number(option, requirement, item)
         value = float(cleaned)
         if not (1.0 < value <= MAX_ORDER):  # also refuses nan
-            raise InputError(f"{option} must be {requirement}, got {item}")
+            raise InputError(f"{option} must be {requirement}, got {item}", option=option, allowed=requirement, got=item)
         values.append(value)
     orders = sorted(set(values))
     terms = order_terms(orders)
@@ -169,8 +171,16 @@ def rdp(
         + [_curve_table(result)],
         warnings=warnings,
         **_gate(result, tight, target_delta is not None),
+        csv_rows=_csv_rows(phases, curve, target_delta, target_epsilon, result.conversion) if request.csv_output else None,
     )
     return request.answer(report)
+
+
+def _csv_rows(phases, curve, target_delta, target_epsilon, conversion) -> list[dict]:
+    """--csv: one row per order (dpcalc.cli.rdp_csv, loaded only then)."""
+    from dpcalc.cli.rdp_csv import order_rows, run_inputs
+
+    return order_rows(run_inputs(phases), curve, delta=target_delta, epsilon=target_epsilon, conversion=conversion)
 
 
 def _gate(result, tight: float | None, epsilon_solved: bool) -> dict:
@@ -286,6 +296,11 @@ def _rdp_sweep(request: Request[RdpInputs], run: PhaseFlags, grid: Numbers | Non
         ),
         rows,
     )
+    if request.csv_output:  # one row per order of each combination (dpcalc.cli.rdp_csv)
+        from dpcalc.cli.rdp_csv import sweep_rows
+
+        targets = [(one(row.delta), one(row.eps)) for row in request.rows]
+        report = dataclasses.replace(report, csv_rows=sweep_rows([row.values for row in rows], targets, conversion.value))
     return request.answer(report)
 
 

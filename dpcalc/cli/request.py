@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, overload
 
 from dpcalc.cli.declare import Exit
 from dpcalc.cli.errors import InputError, conflict
-from dpcalc.cli.options import DEFAULT_DELTA, Formats, Gates, Outputs, Swept, check_gates
+from dpcalc.cli.options import DEFAULT_DELTA, Formats, Gates, Outputs, SweepOutputs, Swept, check_gates
 from dpcalc.cli.output import Answer
 from dpcalc.cli.syntax import MAX_ROWS
 
@@ -56,10 +56,21 @@ class Request(Generic[Row]):
     chart: bool = False
     csv_output: bool = False
     max_delta: float | None = None
+    x_axis: str | None = None  # --x: the swept input on a sweep figure's x axis (None: the last swept)
 
     @property
     def is_sweep(self) -> bool:
         return bool(self.swept)
+
+    @property
+    def x_key(self) -> str:
+        """The swept input a sweep's figure puts on its x axis (--x, or the last one swept)."""
+        return self.x_axis or self.swept[-1]
+
+    @property
+    def series_keys(self) -> list[str]:
+        """The other swept inputs: the figure draws one line per combination of their values."""
+        return [name for name in self.swept if name != self.x_key]
 
     def answer(self, report: Report) -> Answer:
         """The report with how this request prints it (a table, or JSON with --json; the figure
@@ -79,13 +90,15 @@ class Request(Generic[Row]):
 @overload
 def start(inputs: dict[str, Any], *, outputs: Formats | None = ..., gates: Gates | None = ...,
           max_eps: float | None = ..., json_output: bool = ..., plot: str | None = ..., chart: bool = ...,
-          phase: list[str] | None = ..., csv_output: bool = ..., max_delta: float | None = ...) -> Request[dict[str, Any]]: ...
+          phase: list[str] | None = ..., csv_output: bool = ..., max_delta: float | None = ...,
+          x_axis: str | None = ...) -> Request[dict[str, Any]]: ...
 
 
 @overload
 def start(inputs: Inputs, *, outputs: Formats | None = ..., gates: Gates | None = ...,
           max_eps: float | None = ..., json_output: bool = ..., plot: str | None = ..., chart: bool = ...,
-          phase: list[str] | None = ..., csv_output: bool = ..., max_delta: float | None = ...) -> Request[Inputs]: ...
+          phase: list[str] | None = ..., csv_output: bool = ..., max_delta: float | None = ...,
+          x_axis: str | None = ...) -> Request[Inputs]: ...
 
 
 def start(
@@ -100,6 +113,7 @@ def start(
     phase: list[str] | None = None,
     csv_output: bool = False,
     max_delta: float | None = None,
+    x_axis: str | None = None,
 ) -> Request[Any]:
     """The Request of a command whose numeric options are `inputs`: a frozen dataclass (whose fields,
     and its groups' fields, are named as the JSON names the inputs), or a dict by input name; each
@@ -111,6 +125,8 @@ def start(
         json_output, csv_output = outputs.json_output, outputs.csv_output
     if isinstance(outputs, Outputs):
         plot, chart = outputs.plot, outputs.chart
+    if isinstance(outputs, SweepOutputs):
+        x_axis = outputs.x_axis
     if gates is not None:
         max_eps, max_delta = gates.max_eps, gates.max_delta
     typed = dataclasses.is_dataclass(inputs)
@@ -145,7 +161,11 @@ def start(
         from dpcalc.cli.figures import check_plot_path
 
         plot_path = check_plot_path(plot)
-    return Request(given, tuple(swept), rows, max_eps, json_output, plot_path, chart, csv_output, max_delta)
+    if x_axis is not None:  # --x (dpcalc.cli.axis)
+        from dpcalc.cli.axis import x_key
+
+        x_axis = x_key(x_axis, swept, sweeps, plot is not None or chart)
+    return Request(given, tuple(swept), rows, max_eps, json_output, plot_path, chart, csv_output, max_delta, x_axis)
 
 
 def _is_group(value: Any) -> bool:

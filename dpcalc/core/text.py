@@ -138,7 +138,13 @@ def wrap_words(text: str, width: int, indent: str = CONTINUATION_INDENT) -> str:
 
 class TextError(ValueError):
     """A text that is not a number in the range asked for: the message names it, says the
-    range and quotes the text."""
+    range and quotes the text; `requirement` is the range ("an integer in [1, inf)") and `text`
+    the text as given."""
+
+    def __init__(self, message: str, *, requirement: str | None = None, text: str | None = None) -> None:
+        super().__init__(message)
+        self.requirement = requirement
+        self.text = text
 
 
 # A number as dpcalc reads it: an optional sign, ASCII digits with an optional point, an
@@ -162,8 +168,8 @@ def not_a_number(name: str, what: str, text: str, *, where: str = "") -> TextErr
     (digits of another script, which float() would read)."""
     if "_" in text or not text.isascii():
         return TextError(f"{name} must be {what}, written with the ASCII digits 0-9 only (no underscores, no "
-                          f"digits of other scripts), got {shown(text)!r}{where}")
-    return TextError(f"{name} must be {what}, got {shown(text)!r}{where}")
+                          f"digits of other scripts), got {shown(text)!r}{where}", requirement=what, text=text)
+    return TextError(f"{name} must be {what}, got {shown(text)!r}{where}", requirement=what, text=text)
 
 
 def shown(text: str) -> str:
@@ -178,18 +184,20 @@ def read_real(name: str, text: str, interval: Interval) -> WrittenFloat:
         raise not_a_number(name, f"a number {interval.requirement}", text)
     value = float(cleaned)
     if not interval.contains(value) or math.isnan(value):
-        raise TextError(f"{name} must be {interval.requirement}, got {shown(text)}")
+        raise TextError(f"{name} must be {interval.requirement}, got {shown(text)}", requirement=interval.requirement,
+                        text=text)
     if value == 0 and any(digit in "123456789" for digit in cleaned.partition("e")[0].partition("E")[0]):
         # 1e-400 is not 0: read as 0.0 it would turn a tiny p or epsilon into none at all
-        raise TextError(f"{name} must be {interval.requirement}, 0 or at least 5e-324 (the smallest float64 "
-                         f"number), got {shown(text)}")
+        requirement = f"{interval.requirement}, 0 or at least 5e-324 (the smallest float64 number)"
+        raise TextError(f"{name} must be {requirement}, got {shown(text)}", requirement=requirement, text=text)
     return WrittenFloat(value, text)
 
 
 def _too_large(name: str, interval: Interval, text: str) -> TextError:
     from dpcalc.core.validation import MAX_COUNT_DIGITS
 
-    return TextError(f"{name} must be {interval.requirement} and below 1e{MAX_COUNT_DIGITS}, got {shown(text)}")
+    requirement = f"{interval.requirement} and below 1e{MAX_COUNT_DIGITS}"
+    return TextError(f"{name} must be {requirement}, got {shown(text)}", requirement=requirement, text=text)
 
 
 def read_integer(name: str, text: str, interval: Interval | None = None) -> WrittenInt:
@@ -211,12 +219,14 @@ def read_integer(name: str, text: str, interval: Interval | None = None) -> Writ
         except InvalidOperation:  # an exponent beyond what a decimal holds (1e99999999999999999999)
             raise _too_large(name, interval, text) from None
         if not number.is_finite() or number != number.to_integral_value():
-            raise TextError(f"{name} must be {interval.requirement}, got {shown(text)}") from None
+            raise TextError(f"{name} must be {interval.requirement}, got {shown(text)}", requirement=interval.requirement,
+                            text=text) from None
         if number.adjusted() >= MAX_COUNT_DIGITS:  # before int(): 1e999999999 would not fit in memory
             raise _too_large(name, interval, text) from None
         value = int(number)
     if abs(value) >= MAX_COUNT:
         raise _too_large(name, interval, text)
     if not interval.contains(value):
-        raise TextError(f"{name} must be {interval.requirement}, got {shown(text)}")
+        raise TextError(f"{name} must be {interval.requirement}, got {shown(text)}", requirement=interval.requirement,
+                        text=text)
     return WrittenInt(value, text)

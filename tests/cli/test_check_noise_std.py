@@ -55,5 +55,5 @@ def test_gaussian_sigma_is_the_noise_multiplier(dpcalc, tmp_path):
 ])
 def test_refusals_name_the_line(dpcalc, tmp_path, body, message):
     path, run = check(dpcalc, tmp_path, body)
-    assert run.code == 2 and run.stdout == ""
+    assert run.code == 2 and run.only_error
     assert run.stderr == f"Error: {path}{message}\n"
