@@ -72,7 +72,7 @@ def test_click_usage_errors_choice_unknown_option_and_missing_value(dpcalc):
 
 
 def test_a_subcommand_of_a_group_is_named_whole(dpcalc):
-    document = refused(dpcalc, "mechanism", "gaussian", "--eps", "1", "--json")
+    document = refused(dpcalc, "mechanism", "gaussian", "--eps", "-1", "--json")
     assert document["command"] == "mechanism gaussian"
 
 
