@@ -77,12 +77,12 @@ def strategy_matrix(matrix: npt.ArrayLike) -> Strategy:
         raise ParameterError("strategy", requirement, f"an array of shape {array.shape}")
     if not np.isfinite(array).all():
         row, column = np.argwhere(~np.isfinite(array))[0]
-        raise ParameterError("strategy", requirement, f"{array[row, column]} at row {row + 1}, column {column + 1}")
+        raise ParameterError("strategy", requirement, f"{float(array[row, column])!r} at row {row + 1}, column {column + 1}")
     above = np.argwhere(np.triu(array, 1) != 0)
     if above.size:
         row, column = above[0]
         raise ParameterError("strategy", "lower-triangular (every entry above the diagonal 0)",
-                             f"{array[row, column]!r} at row {row + 1}, column {column + 1}")
+                             f"{float(array[row, column])!r} at row {row + 1}, column {column + 1}")
     if not array.any():
         raise ParameterError("strategy", "a matrix with a nonzero entry", "a zero matrix")
     array.setflags(write=False)
