@@ -48,7 +48,7 @@ class Participation:
         k, s, n = self.participations, self.min_separation, self.steps
         if k == 1:
             return f"one participation in {n} steps"
-        return f"at most {k} participations at least {s} steps apart, in {n} steps"
+        return f"at most {k} participations at least {s} step{'s' if s != 1 else ''} apart, in {n} steps"
 
     @property
     def greedy_pattern(self) -> tuple[int, ...]:

@@ -38,10 +38,10 @@ class Strategy:
     @property
     def described(self) -> str:
         """The factorisation in words, for results."""
-        n = self.steps
+        n, bands = self.steps, f"{self.bands} band{'s' if self.bands != 1 else ''}"
         if self.coefficients is not None:
-            return f"banded Toeplitz strategy matrix C ({n} x {n}, {self.bands} bands)"
-        return f"lower-triangular strategy matrix C ({n} x {n}, {self.bands} bands)"
+            return f"banded Toeplitz strategy matrix C ({n} x {n}, {bands})"
+        return f"lower-triangular strategy matrix C ({n} x {n}, {bands})"
 
     def dense(self) -> FloatArray:
         """C as an n x n array (a Toeplitz strategy materialised)."""
