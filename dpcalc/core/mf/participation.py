@@ -16,7 +16,7 @@ from itertools import combinations
 import numpy as np
 import numpy.typing as npt
 
-from dpcalc.core.validation import POSITIVE_INTEGER, RunError
+from dpcalc.core.validation import POSITIVE_INTEGER, ParameterError, RunError
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -35,6 +35,8 @@ class Participation:
             POSITIVE_INTEGER.check(name, getattr(self, name))
             object.__setattr__(self, name, int(getattr(self, name)))
         k, s, n = self.participations, self.min_separation, self.steps
+        if s > n:
+            raise ParameterError("min_separation", f"an integer in [1, {n}] (at most the number of steps)", s)
         if (k - 1) * s >= n:
             raise RunError(
                 "{participations} = {k} participations at least {min_separation} = {s} steps apart do not fit "

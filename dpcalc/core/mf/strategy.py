@@ -9,6 +9,7 @@ as its coefficients and materialised only when a computation needs the whole mat
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -97,6 +98,23 @@ def _bands(array: FloatArray) -> int:
     last = n - 1 - np.argmax(nonzero[::-1], axis=0)
     used = nonzero.any(axis=0)
     return int((last - np.arange(n))[used].max()) + 1
+
+
+def read_strategy(path: str | os.PathLike[str]) -> Strategy:
+    """The strategy matrix in a `.npy` file (numpy's format, no pickled objects) or a text file of
+    comma-separated rows (`.csv`, any other name)."""
+    name = os.fspath(path)
+    try:
+        if name.endswith(".npy"):
+            array = np.load(name, allow_pickle=False)
+        else:
+            array = np.loadtxt(name, delimiter=",", dtype=np.float64, ndmin=2)
+    except OSError as error:
+        raise ParameterError("strategy", "a readable .npy file or CSV file", f"{name!r} ({error.strerror or error})") from None
+    except ValueError as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ParameterError("strategy", "a .npy file or CSV file of numbers", f"{name!r} ({reason})") from None
+    return strategy_matrix(array)
 
 
 def toeplitz_strategy(coefficients: Sequence[float] | npt.ArrayLike, steps: int) -> Strategy:

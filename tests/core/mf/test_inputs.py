@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from dpcalc.core.mf.participation import Participation, best_linear, patterns_of_size
-from dpcalc.core.mf.strategy import strategy_matrix, toeplitz_strategy
+from dpcalc.core.mf.strategy import read_strategy, strategy_matrix, toeplitz_strategy
 from dpcalc.core.validation import ParameterError
 from tests.core.mf.oracle import patterns
 
@@ -72,6 +72,7 @@ def test_toeplitz_matrix_and_bands():
     (3, 3, 6, "participations = 3 participations at least min_separation = 3 steps apart do not fit in "
               "steps = 6 steps: they need (k - 1) s < n; lower participations or min_separation"),
     (2, 10, 10, "do not fit in steps = 10 steps"),
+    (1, 11, 10, "min_separation must be an integer in [1, 10] (at most the number of steps), got 11"),
 ])
 def test_bad_schemas(k, s, n, message):
     with pytest.raises(ParameterError) as error:
@@ -95,9 +96,31 @@ def test_pattern_counts_and_enumeration():
 def test_best_linear_against_every_pattern():
     rng = np.random.default_rng(11)
     for n, k, s in itertools.product((1, 4, 9), (1, 2, 3), (1, 2, 4)):
-        if (k - 1) * s >= n:
+        if (k - 1) * s >= n or s > n:
             continue
         weights = rng.normal(size=(3, n))
         best = best_linear(weights, Participation(k, s, n))
         expected = [max([0.0] + [row[list(p)].sum() for p in patterns(n, k, s)]) for row in weights]
         np.testing.assert_allclose(best, expected, rtol=1e-12, atol=1e-15)
+
+
+def test_read_strategy_files(tmp_path):
+    matrix = np.tril(np.arange(1.0, 10.0).reshape(3, 3))
+    np.save(tmp_path / "c.npy", matrix)
+    np.savetxt(tmp_path / "c.csv", matrix, delimiter=",")
+    for name in ("c.npy", "c.csv"):
+        strategy = read_strategy(tmp_path / name)
+        np.testing.assert_array_equal(strategy.matrix, matrix)
+    (tmp_path / "one.csv").write_text("2.5\n")
+    assert read_strategy(tmp_path / "one.csv").steps == 1
+    (tmp_path / "upper.csv").write_text("1,1\n0,1\n")
+    with pytest.raises(ParameterError, match=r"strategy must be lower-triangular .* got 1.0 at row 1, column 2"):
+        read_strategy(tmp_path / "upper.csv")
+    (tmp_path / "words.csv").write_text("1,0\nx,1\n")
+    with pytest.raises(ParameterError, match=r"strategy must be a \.npy file or CSV file of numbers, got .*words\.csv"):
+        read_strategy(tmp_path / "words.csv")
+    with pytest.raises(ParameterError, match=r"strategy must be a readable \.npy file or CSV file, got .*missing\.npy"):
+        read_strategy(tmp_path / "missing.npy")
+    np.save(tmp_path / "objects.npy", np.array([[{}]], dtype=object), allow_pickle=True)
+    with pytest.raises(ParameterError, match="of numbers"):
+        read_strategy(tmp_path / "objects.npy")
