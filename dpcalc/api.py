@@ -27,7 +27,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY, MAX_ORDER, PRECISION
 from dpcalc.core.phases import NEIGHBOURS, SAMPLINGS, Phase
@@ -163,9 +163,9 @@ def gdp(*, delta: float | None = None, eps: float | None = None, p: float | None
         if given:
             raise conflict("{mu}", "{" + given[0] + "}", "mu converts a given mu; the training run gives its own")
         return core.gdp_guarantee(POSITIVE.check("mu", mu), delta=target_delta, epsilon=target_epsilon)
-    from dpcalc.core.training import training_run
+    from dpcalc.core.training import RunParameters, training_run
 
-    run = training_run(training)
+    run = training_run(RunParameters(**training))
     return core.noisy_sgd_gdp(*run, sampling=sampling, delta=target_delta, epsilon=target_epsilon)
 
 
@@ -257,9 +257,7 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
     target. Its `certified_epsilon` is a sound upper bound on epsilon at the answer (for the gdp
     accountant, the PLD accountant's; None where it could not be certified).
     """
-    from dpcalc.core import calibrate as core
     from dpcalc.core.calibrate.inputs import (
-        SOLVED_KEY,
         capped,
         certified_result,
         check_accountant,
@@ -268,6 +266,7 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
         check_scheme,
         parse_problem,
     )
+    from dpcalc.core.calibrate.request import GivenRun, Scheme
 
     solved = "batch-size" if solve == "batch_size" else solve
     if solved not in ("sigma", "T", "epochs", "p", "batch-size"):
@@ -276,22 +275,22 @@ def calibrate(*, solve: Solve = "sigma", target_eps: float, delta: float, accoun
         raise ParameterError("accountant", "pld, rdp or gdp", repr(accountant))
     if precision is not None:
         PRECISION.check("precision", precision)
-    row = {"target_epsilon": NON_NEGATIVE.check("target_eps", target_eps), "delta": OPEN_UNIT.check("delta", delta),
-           "precision": precision,
-           **_checked(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
-                      sensitivity=sensitivity)}
+    row = GivenRun(target_epsilon=NON_NEGATIVE.check("target_eps", target_eps), delta=OPEN_UNIT.check("delta", delta),
+                   precision=precision,
+                   **_checked(p=p, sigma=sigma, T=T, n=n, batch_size=batch_size, epochs=epochs, noise_std=noise_std,
+                              sensitivity=sensitivity))
     check_mechanism("gaussian", solved, accountant, row, sensitivity)
     problem = parse_problem(row, solved)
     if (sampling, neighbours, examples_per_user) != ("poisson", "add-remove", 1):
-        scheme = {"sampling": sampling, "neighbours": neighbours, "examples_per_user": examples_per_user}
+        scheme = Scheme(sampling, neighbours, examples_per_user)
         check_accountant(accountant, scheme)
-        check_scheme(row, solved, sampling, neighbours, examples_per_user)
-        problem.update(scheme)
+        check_scheme(row, solved, scheme)
+        problem = problem._replace(scheme=scheme)
     if max_batch_size is not None:
         POSITIVE_INTEGER.check("max_batch_size", max_batch_size)
-        check_cap(max_batch_size, solved, accountant, "gaussian", sampling, False, n)
-        capped(problem, row, max_batch_size)
-    return certified_result(core.calibrate(SOLVED_KEY[solved], accountant=accountant, **problem))
+        check_cap(max_batch_size, solved, accountant, "gaussian", sampling, False, n is not None)
+        problem = capped(problem, row, max_batch_size)
+    return certified_result(problem.solve(accountant))
 
 
 def calibrate_sigma(target_eps: float, *, delta: float, accountant: Accountant = "pld", p: float | None = None,
@@ -335,7 +334,7 @@ _RANGES: dict[str, Interval] = {
 }
 
 
-def _checked(**values: float | None) -> dict[str, float | None]:
+def _checked(**values: float | None) -> dict[str, Any]:
     """The run's keywords, each checked against its interval; counts as int, the others as float."""
     checked: dict[str, float | None] = {}
     for name, value in values.items():
@@ -357,7 +356,7 @@ def _checked(**values: float | None) -> dict[str, float | None]:
 def _phases(*, phases: Sequence[Phase] | None, mechanism: str | None, sampling: str | None,
             neighbours: str | None, examples_per_user: int | None, **flags: float | None) -> list[Phase]:
     """The run's phases, as the command builds them from its flags or from --phase."""
-    from dpcalc.core.training import single_phase, with_relation
+    from dpcalc.core.training import RunParameters, single_phase, with_relation
 
     if mechanism is not None and mechanism not in ("gaussian", "laplace"):
         raise ParameterError("mechanism", "gaussian or laplace", repr(mechanism))
@@ -380,7 +379,7 @@ def _phases(*, phases: Sequence[Phase] | None, mechanism: str | None, sampling: 
         if sampling is None and neighbours is None and examples_per_user is None:
             return run
     else:
-        run = single_phase({**given, "mechanism": mechanism})
+        run = single_phase(RunParameters(**given, mechanism=mechanism))
     return with_relation(run, sampling, neighbours, None if examples_per_user is None else int(examples_per_user))
 
 

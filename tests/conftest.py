@@ -37,6 +37,15 @@ class Run:
     def json(self):
         return strict_json(self.stdout)
 
+    @property
+    def only_error(self) -> bool:
+        """A refusal prints nothing on stdout, or with --json only its error object, the same line
+        as stderr's (docs/json.md, "Errors")."""
+        if self.stdout == "":
+            return True
+        document = self.json()
+        return set(document) == {"command", "version", "error"} and self.stderr == f"Error: {document['error']['message']}\n"
+
 
 @pytest.fixture
 def dpcalc(capsys):

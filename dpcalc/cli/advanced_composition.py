@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
-from dpcalc.cli.declare import App, Exit, Option
-from dpcalc.cli.options import InputError, Json, MaxEpsilon, Numbers, Parsed, conflict, number, parse_list, written
-from dpcalc.cli.output import Report, Table, emit, format_bound, format_lower, format_number, format_upper
+from dpcalc.cli.declare import App, Option
+from dpcalc.cli.errors import InputError, conflict
+from dpcalc.cli.options import Json, MaxEpsilon, Numbers, Parsed, number, parse_list, written
+from dpcalc.cli.output import Answer, Report, Table, format_bound, format_lower, format_number, format_upper
 from dpcalc.core.composition import COMPOSITIONS, PER_MECHANISM_DELTA
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, ParameterError
 
@@ -52,61 +54,88 @@ _NOTES = {
 }
 
 
+Epsilons = Annotated[
+    Numbers | None,
+    Option("--eps", metavar="FLOAT[,FLOAT...]", help="Epsilon of each mechanism, >= 0, or a comma list (one per mechanism).",
+           click_type=Parsed(partial(parse_list, interval=NON_NEGATIVE))),
+]
+Deltas = Annotated[
+    Numbers | None,
+    Option("--delta", metavar="FLOAT[,FLOAT...]", help="Delta of each mechanism, in [0, 1), or a comma list [default: 0].",
+           click_type=Parsed(partial(parse_list, interval=PER_MECHANISM_DELTA))),
+]
+Count = Annotated[
+    int | None,
+    Option("--k", metavar="INT", help="Number of mechanisms, an integer in [1, 1e10] (the list length with lists).",
+           click_type=number(COMPOSITIONS)),
+]
+DeltaPrime = Annotated[
+    float | None,
+    Option("--delta-prime", metavar="FLOAT", help=f"The slack delta' in (0, 1) of the advanced theorems [default: {DEFAULT_DELTA_PRIME:g}].",
+           click_type=number(OPEN_UNIT)),
+]
+TotalDelta = Annotated[
+    float | None,
+    Option(
+        "--total-delta",
+        metavar="FLOAT",
+        help="One total delta in (0, 1) at which every theorem is stated (advanced: delta' = total-delta - k delta); "
+        "instead of --delta-prime, and needed with --target-eps when --delta > 0.",
+        click_type=number(OPEN_UNIT),
+    ),
+]
+TargetEpsilon = Annotated[
+    float | None,
+    Option("--target-eps", metavar="FLOAT", help="Inverse question: the total epsilon to stay within (with --eps: max k; with --k: max eps per mechanism).",
+           click_type=number(NON_NEGATIVE)),
+]
+
+
+@dataclass(frozen=True)
+class Question:
+    """What is composed: each mechanism's epsilon (one value or a list; None with --k and
+    --target-eps) and delta, their number k, and the delta the theorems are stated at, delta'
+    (`slack`) or one total delta; with `target_eps`, the inverse question."""
+
+    epsilons: Numbers | None
+    deltas: Numbers
+    k: int | None
+    slack: float | None
+    total_delta: float | None
+    target_eps: float | None = None
+
+
 @app.command("advanced-composition", help=HELP)
 def advanced_composition(
-    eps: Annotated[
-        Numbers | None,
-        Option("--eps", metavar="FLOAT[,FLOAT...]", help="Epsilon of each mechanism, >= 0, or a comma list (one per mechanism).",
-                     click_type=Parsed(partial(parse_list, interval=NON_NEGATIVE))),
-    ] = None,
-    delta: Annotated[
-        Numbers | None,
-        Option("--delta", metavar="FLOAT[,FLOAT...]", help="Delta of each mechanism, in [0, 1), or a comma list [default: 0].",
-                     click_type=Parsed(partial(parse_list, interval=PER_MECHANISM_DELTA))),
-    ] = None,
-    k: Annotated[
-        int | None,
-        Option("--k", metavar="INT", help="Number of mechanisms, an integer in [1, 1e10] (the list length with lists).",
-                     click_type=number(COMPOSITIONS)),
-    ] = None,
-    delta_prime: Annotated[
-        float | None,
-        Option("--delta-prime", metavar="FLOAT", help=f"The slack delta' in (0, 1) of the advanced theorems [default: {DEFAULT_DELTA_PRIME:g}].",
-                     click_type=number(OPEN_UNIT)),
-    ] = None,
-    total_delta: Annotated[
-        float | None,
-        Option(
-            "--total-delta",
-            metavar="FLOAT",
-            help="One total delta in (0, 1) at which every theorem is stated (advanced: delta' = total-delta - k delta); "
-            "instead of --delta-prime, and needed with --target-eps when --delta > 0.",
-            click_type=number(OPEN_UNIT),
-        ),
-    ] = None,
-    target_eps: Annotated[
-        float | None,
-        Option("--target-eps", metavar="FLOAT", help="Inverse question: the total epsilon to stay within (with --eps: max k; with --k: max eps per mechanism).",
-                     click_type=number(NON_NEGATIVE)),
-    ] = None,
+    eps: Epsilons = None,
+    delta: Deltas = None,
+    k: Count = None,
+    delta_prime: DeltaPrime = None,
+    total_delta: TotalDelta = None,
+    target_eps: TargetEpsilon = None,
     max_eps: MaxEpsilon = None,
     json_output: Json = False,
-) -> None:
-    from dpcalc.core import composition as core
-
+) -> Answer:
     if total_delta is not None and delta_prime is not None:
         raise conflict("--total-delta", "--delta-prime", "with --total-delta the advanced theorems' delta' is total-delta - k * delta")
     slack = None
     if total_delta is None:
         slack = DEFAULT_DELTA_PRIME if delta_prime is None else delta_prime
-    deltas = delta if delta is not None else Numbers((0.0,))
+    question = Question(eps, delta if delta is not None else Numbers((0.0,)), k, slack, total_delta, target_eps)
     if target_eps is not None:
         if max_eps is not None:
             raise conflict("--max-eps", "--target-eps", "--target-eps already is the budget")
-        inverse = _inverse(eps, deltas, k, target_eps, slack, total_delta)
-        report = _inverse_report(inverse, eps, deltas, k, slack, total_delta)
-        raise Exit(emit(report, json_mode=json_output))
+        return Answer(_inverse_report(_inverse(question), question), json_output=json_output)
+    return Answer(_forward_report(_forward(question), max_eps, total_delta), json_output=json_output,
+                  max_epsilon=max_eps)
 
+
+def _forward(question: Question) -> CompositionResult:
+    """The total epsilon of the mechanisms under each theorem (dpcalc.core.composition)."""
+    from dpcalc.core import composition as core
+
+    eps, deltas, k, slack, total_delta = (question.epsilons, question.deltas, question.k, question.slack,
+                                          question.total_delta)
     if eps is None:
         raise InputError("--eps is required (the epsilon of each mechanism, >= 0, or a comma list)")
     if len(eps) > 1 or len(deltas) > 1:
@@ -114,16 +143,13 @@ def advanced_composition(
         if slack is not None:  # no --total-delta: the total is the deltas plus delta'
             _check_total_delta(sum(mechanisms[1]), slack, len(mechanisms[0]), deltas, per_mechanism=False)
         with _total_delta_errors(total_delta):
-            result = core.compose_heterogeneous(*mechanisms, slack, total_delta)
-    else:
-        if k is None:
-            raise InputError("--k is required with a single --eps (or give --eps as a comma list, one value per mechanism)")
-        if slack is not None:
-            _check_total_delta(k * deltas[0], slack, k, deltas, per_mechanism=True)
-        with _total_delta_errors(total_delta):
-            result = core.compose(eps[0], deltas[0], k, slack, total_delta)
-    report = _forward_report(result, max_eps, total_delta)
-    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
+            return core.compose_heterogeneous(*mechanisms, slack, total_delta)
+    if k is None:
+        raise InputError("--k is required with a single --eps (or give --eps as a comma list, one value per mechanism)")
+    if slack is not None:
+        _check_total_delta(k * deltas[0], slack, k, deltas, per_mechanism=True)
+    with _total_delta_errors(total_delta):
+        return core.compose(eps[0], deltas[0], k, slack, total_delta)
 
 
 def _mechanism_lists(epsilons: Numbers, deltas: Numbers, count: int | None) -> tuple[list[float], list[float]]:
@@ -164,11 +190,15 @@ def _total_delta_errors(total_delta: float | None) -> Iterator[None]:
         raise InputError(f"--total-delta must be {error.requirement}, got {written(total_delta)}") from None
 
 
-def _inverse(epsilons: Numbers | None, deltas: Numbers, count: int | None, target: float, slack: float | None,
-             fixed_total: float | None) -> InverseResult:
+def _inverse(question: Question) -> InverseResult:
     """The inverse question (--target-eps): the largest k (given --eps) or the largest epsilon per
     mechanism (given --k) under each theorem (dpcalc.core.composition.inverse)."""
     from dpcalc.core import composition as core
+
+    epsilons, deltas, count, slack, fixed_total = (question.epsilons, question.deltas, question.k, question.slack,
+                                                   question.total_delta)
+    target = question.target_eps
+    assert target is not None, "the inverse question has its target"
 
     if (epsilons is None) == (count is None):
         raise InputError(
@@ -274,8 +304,9 @@ def _forward_report(result: CompositionResult, max_epsilon: float | None, fixed_
     )
 
 
-def _inverse_report(result: InverseResult, epsilons: Numbers | None, deltas: Numbers, count: int | None,
-                    slack: float | None, fixed_total: float | None) -> Report:
+def _inverse_report(result: InverseResult, question: Question) -> Report:
+    epsilons, deltas, count, slack, fixed_total = (question.epsilons, question.deltas, question.k, question.slack,
+                                                   question.total_delta)
     key = result.question
     entries: dict[str, dict[str, Any]] = {}
     rows = []

@@ -18,17 +18,17 @@ _SIGNAL_MASK = (_signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
 
 import contextlib  # noqa: E402 - after the mask
 import importlib  # noqa: E402
-import io  # noqa: E402
 import os  # noqa: E402
 import signal  # noqa: E402
 import sys  # noqa: E402
 from collections.abc import Callable, Iterator  # noqa: E402
-from typing import Annotated, Any, TextIO  # noqa: E402
+from typing import Annotated, Any  # noqa: E402
 
 # One BLAS thread, set before numpy loads: dpcalc's numerics are elementwise work and FFTs, and
 # OpenBLAS starts a thread per core with a buffer each, which under a memory limit (ulimit -v) fails
-# its allocations and ends the process with exit 1, the code of "over budget". The user's own
-# setting is kept.
+# its allocations and ends the process with exit 1, the code of "over budget"; its worker threads
+# would also spin on a second core without saving wall time at these sizes (a calibrate sweep:
+# 3.3 s of CPU for 2.3 s of wall time, 2.1 s with one thread). The user's own setting is kept.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import click  # noqa: E402
@@ -43,12 +43,7 @@ from dpcalc.cli.output import (  # noqa: E402
     EXIT_USAGE,
     OutputError,
 )
-
-# Before numpy loads: the accountants' few vector products go through OpenBLAS, whose worker
-# threads then spin on a second core without saving any wall time at these sizes (measured: a
-# calibrate sweep used 3.3 s of CPU for 2.3 s of wall time, 2.1 s with one thread; one pld
-# call starts about 5 ms sooner). A value the user set is kept.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+from dpcalc.cli.streams import checked_stdout, flush_or_silence, quiet_stderr  # noqa: E402
 
 # name -> (module that defines `app` with the one command, one-line help for `dpcalc --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -61,6 +56,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pld": ("dpcalc.cli.pld", "Tight epsilon(delta) with a certified interval: privacy loss distributions by FFT."),
     "risk": ("dpcalc.cli.risk", "What an attacker can learn, certified: membership-inference TPR at low FPR, advantage, reconstruction."),
     "calibrate": ("dpcalc.cli.calibrate", "Solve for sigma, T, epochs, p or batch size that meets a target epsilon; sweeps."),
+    "statement": ("dpcalc.cli.statement", "A privacy statement of a training run: Markdown for a paper or a model card."),
     "mechanism": ("dpcalc.cli.mechanism", "Textbook mechanisms: privacy, noise and accuracy - give two, get the third."),
     "completions": ("dpcalc.cli.completions", "Shell completions: install the static script for bash, zsh or fish, or print it."),
 }
@@ -210,11 +206,11 @@ def main(argv: list[str] | None = None) -> int:
     stdout, stderr = sys.stdout, sys.stderr
     handlers = _catch_termination()
     try:
-        sys.stderr = _quiet_stderr(stderr)
+        sys.stderr = quiet_stderr(stderr)
         if stdout is None:  # started with stdout closed (`dpcalc ... >&-`): nothing could be printed
             return _io_error(OutputError("the output to stdout", OSError(9, os.strerror(9))))  # 9: EBADF
         try:
-            sys.stdout = _checked_stdout(stdout)
+            sys.stdout = checked_stdout(stdout)
             with keep_lost_interrupts():
                 code = _run(argv)
                 raise_lost_interrupt()
@@ -228,10 +224,10 @@ def main(argv: list[str] | None = None) -> int:
             return _io_error(error)
     finally:
         if sys.stdout is not stdout:
-            _flush_or_silence(sys.stdout)
+            flush_or_silence(sys.stdout)
             sys.stdout = stdout
         if sys.stderr is not stderr:
-            _flush_or_silence(sys.stderr)
+            flush_or_silence(sys.stderr)
             sys.stderr = stderr
         for signum, handler in handlers.items():
             signal.signal(signum, handler)
@@ -253,39 +249,49 @@ def _run(args: list[str] | None) -> int:
         # a core refusal of a run names keywords: worded here with the options (--T for T)
         message = option_error(error) if isinstance(error, RunError) else error
         # one line even when the value quoted holds a line break (--sigma $'\\n-1')
-        sys.stderr.write("Error: {}\n".format(str(message).replace("\r", "\\r").replace("\n", "\\n")))
-        return EXIT_USAGE
+        return _failed(command, args, error, str(message).replace("\r", "\\r").replace("\n", "\\n"), EXIT_USAGE)
     except click.UsageError as error:
-        sys.stderr.write(f"Error: {_case_hint(error) or _one_line(error.format_message())}\n")
-        return EXIT_USAGE
+        from dpcalc.cli.elsewhere import elsewhere_hint
+
+        hint = elsewhere_hint(error) or _case_hint(error)
+        return _failed(command, args, error, hint or _one_line(error.format_message()), EXIT_USAGE)
     except click.ClickException as error:
-        sys.stderr.write(f"Error: {_one_line(error.format_message())}\n")
-        return error.exit_code
+        return _failed(command, args, error, _one_line(error.format_message()), error.exit_code)
     except (click.Abort, BrokenPipeError, _ClosedPipe, OutputError):
         raise  # main's: exit 130, 141 or 74 (Abort is a RuntimeError, the others OSErrors)
-    except MemoryError:
+    except MemoryError as error:
         # never met by a bound decided from the inputs (the work and size limits), so it depends on
         # the memory this process may use: an error, never a silent change of method
         if debug:
             import traceback
 
             traceback.print_exc()
-        sys.stderr.write("Error: out of memory: the computation needed more memory than this process may use; "
-                         "no other method was substituted. Rerun with more memory.\n")
-        return EXIT_INTERNAL
+        return _failed(command, args, error, "out of memory: the computation needed more memory than this process "
+                       "may use; no other method was substituted. Rerun with more memory.", EXIT_INTERNAL)
     except Exception as error:  # noqa: BLE001 - the one edge where every failure becomes a message
         if debug:
             import traceback  # only here: start-up time
 
             traceback.print_exc()
-        sys.stderr.write(
-            f"Error: internal error ({type(error).__name__}: {error}). This is a bug in dpcalc; "
-            "rerun with --debug for the traceback and report it.\n"
-        )
-        return EXIT_INTERNAL
+        return _failed(command, args, error, f"internal error ({type(error).__name__}: {error}). This is a bug in dpcalc; "
+                       "rerun with --debug for the traceback and report it.", EXIT_INTERNAL)
     if outcome == EXIT_INTERRUPTED:  # an exit code 130 raised as such (Exit(130)): reported as a Ctrl-C
         return _interrupted()
     return outcome if isinstance(outcome, int) else 0
+
+
+def _failed(command: click.Command, args: list[str], error: BaseException, message: str, code: int) -> int:
+    """The failure's one line on stderr, and with --json its JSON object on stdout (dpcalc.cli.failure)."""
+    sys.stderr.write(f"Error: {message}\n")
+    try:
+        from dpcalc.cli.failure import write_json
+
+        write_json(command, args, error, message, code)
+    except OSError:
+        raise  # main's: a closed pipe (141) or an output not written (74)
+    except Exception:  # noqa: BLE001 - out of memory again: the line on stderr has said it
+        pass
+    return code
 
 
 # SIGTERM and SIGHUP end dpcalc as Ctrl-C does (one line, no traceback, what is half-written
@@ -324,7 +330,7 @@ def _interrupted() -> int:
         sys.stderr.write(f"{echo}{_STOPPED_BY[signum]}\n")
         sys.stderr.flush()
     except (AttributeError, OSError, ValueError):  # stderr closed as well: the exit code says it
-        _flush_or_silence(sys.stderr)
+        flush_or_silence(sys.stderr)
     return EXIT_INTERRUPTED if signum == signal.SIGINT else 128 + signum
 
 
@@ -363,115 +369,18 @@ def _closed_pipe() -> int:
     command killed by SIGPIPE (128 + 13), so that `set -o pipefail` tells it from a failed
     budget check (1). What is still buffered for the closed stream goes to /dev/null, or the
     interpreter would report the pipe again as it flushes at exit."""
-    _flush_or_silence(sys.stdout)
-    _flush_or_silence(sys.stderr)
+    flush_or_silence(sys.stdout)
+    flush_or_silence(sys.stderr)
     return EXIT_BROKEN_PIPE
 
 
 def _io_error(error: OutputError) -> int:
     """The output could not be written (stdout closed or full, the --plot file): one line on
     stderr where it works, exit 74 (EX_IOERR), never 1 (over budget)."""
-    _flush_or_silence(sys.stdout)
+    flush_or_silence(sys.stdout)
     sys.stderr.write(f"Error: cannot write {error.target}: {error.strerror}\n")
-    _flush_or_silence(sys.stderr)
+    flush_or_silence(sys.stderr)
     return EXIT_IO_ERROR
-
-
-def _flush_or_silence(stream: TextIO | None) -> None:
-    if stream is None:  # started closed
-        return
-    try:
-        stream.flush()
-        return
-    except ValueError:  # already closed
-        return
-    except OSError:
-        pass
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, stream.fileno())
-        finally:
-            os.close(devnull)
-        stream.flush()
-    except (OSError, ValueError):
-        pass
-
-
-class _Stdout(io.FileIO):
-    """stdout's file descriptor, whose failed write says it is the output's (OutputError: exit
-    74). A closed pipe stays BrokenPipeError (141), a would-block write what it is."""
-
-    def write(self, data: Any, /) -> int:
-        try:
-            return super().write(data)
-        except (BrokenPipeError, BlockingIOError):
-            raise
-        except OSError as error:
-            raise OutputError("the output to stdout", error) from None
-
-
-class _Stderr(io.FileIO):
-    """stderr's file descriptor, where a failed write (closed, full) is dropped: warnings are
-    lost, the result on stdout and the exit code are not."""
-
-    def write(self, data: Any, /) -> int:
-        try:
-            return super().write(data)
-        except OSError:
-            return memoryview(data).nbytes
-
-
-def _checked_stdout(stream: TextIO) -> TextIO:
-    """sys.stdout on a writer whose failures dpcalc tells apart (`_Stdout`), keeping its encoding
-    and buffering; an in-memory stream (tests) is kept as it is.
-
-    Characters the encoding cannot hold (`PYTHONIOENCODING=ascii` and a release named in
-    another script) are replaced by "?" instead of failing; JSON is ASCII-escaped anyway. Under
-    `python -u` / PYTHONUNBUFFERED sys.stdout hands each write to the file descriptor once and
-    ignores a short write: a reader that goes away in the middle of a long output (`dpcalc ...
-    --json | head -c 10`) would cut it without an error. This writer is buffered, so it writes
-    the rest and raises BrokenPipeError; line buffering keeps the output as prompt as before.
-    """
-    try:
-        raw = _Stdout(stream.fileno(), "w", closefd=False)
-    except (AttributeError, OSError, ValueError):
-        return stream
-    unbuffered = isinstance(getattr(stream, "buffer", None), io.RawIOBase)
-    return io.TextIOWrapper(
-        io.BufferedWriter(raw), encoding=stream.encoding, errors=_lenient(stream.errors),
-        line_buffering=bool(unbuffered or stream.line_buffering), write_through=getattr(stream, "write_through", False),
-    )
-
-
-def _quiet_stderr(stream: TextIO | None) -> TextIO:
-    """sys.stderr on a writer that drops what it cannot write (`_Stderr`). Started with stderr
-    closed (`2>&-`), descriptor 2 is opened on /dev/null first, so that no file dpcalc opens
-    takes its number."""
-    encoding: str
-    errors: str | None
-    if stream is None:
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            if null != 2:
-                os.dup2(null, 2)
-                os.close(null)
-        except OSError:
-            pass
-        encoding, errors = "utf-8", "backslashreplace"
-    else:
-        encoding, errors = stream.encoding, stream.errors
-    try:
-        raw = _Stderr(2 if stream is None else stream.fileno(), "w", closefd=False)
-    except (AttributeError, OSError, ValueError):
-        return stream if stream is not None else io.StringIO()
-    return io.TextIOWrapper(io.BufferedWriter(raw), encoding=encoding, errors=_lenient(errors or "strict"),
-                            line_buffering=True, write_through=True)
-
-
-def _lenient(errors: str | None) -> str:
-    """An encoding error handler that never fails on a character: "strict" becomes "replace"."""
-    return "replace" if errors in (None, "strict") else errors
 
 
 # The module's last lines: a Ctrl-C that came while it loaded is raised as the mask is lifted.

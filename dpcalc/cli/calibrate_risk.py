@@ -1,17 +1,20 @@
-"""`dpcalc calibrate --target-advantage | --target-tpr --at-fpr`: calibration to an attack-risk
-target (dpcalc.core.calibrate.risk_target), the risk counterpart of calibrating to epsilon."""
+"""The report of `dpcalc calibrate --target-advantage | --target-tpr --at-fpr`: calibration to an
+attack-risk target (dpcalc.core.calibrate.risk_target), the risk counterpart of calibrating to
+epsilon."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
-from dpcalc.cli.declare import Exit
-from dpcalc.cli.options import InputError, Swept, conflict
-from dpcalc.cli.output import EXIT_OVER_BUDGET, Report, Table, format_lower, format_number, format_upper
-from dpcalc.cli.request import start
+from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
 
 if TYPE_CHECKING:
+    from dpcalc.cli.request import Request
+    from dpcalc.core.calibrate.request import Calibration
     from dpcalc.core.calibrate.risk_target import RiskCalibration
+
+# The run's inputs as the JSON `inputs` lists them first.
+_RUN_INPUTS = ("delta", "p", "sigma", "T", "n", "batch_size", "epochs", "precision")
 
 _ROUNDING = {
     "sigma": "smallest meeting the target, rounded up",
@@ -22,54 +25,16 @@ _ROUNDING = {
 }
 
 
-def calibrate_to_risk(given: dict[str, Any], *, quantity: str, solve: str, accountant: str, max_eps: float | None,
-                      json_output: bool, plot: str | None, chart: bool, csv_output: bool = False) -> NoReturn:
-    """Parse the options of a risk calibration, solve it, print it and exit (1 when infeasible)."""
-    from dpcalc.core.calibrate.inputs import parse_problem
-
-    advantage, tpr, fpr = given["target_advantage"], given["target_tpr"], given["at_fpr"]
-    if advantage is not None and tpr is not None:
-        raise conflict("--target-advantage", "--target-tpr", "calibrate to one risk figure at a time")
-    if given["target_epsilon"] is not None:
-        raise conflict("--target-advantage" if advantage is not None else "--target-tpr", "--target-eps",
-                       "calibrate to attack risk or to epsilon")
-    if tpr is not None and fpr is None:
-        raise InputError("--target-tpr needs --at-fpr (the false-positive rate it is stated at, in (0, 1))")
-    if fpr is not None and tpr is None:
-        raise InputError("--at-fpr goes with --target-tpr (the largest TPR to allow at that FPR)")
-    if tpr is not None and fpr is not None and not tpr > fpr:
-        raise InputError(f"--target-tpr must exceed --at-fpr {format_number(fpr)} (no attack does worse than "
-                         f"guessing: TPR >= FPR), got {format_number(tpr)}")
-    if accountant != "pld":
-        raise InputError(f"--accountant {accountant}: risk targets are certified by the PLD accountant "
-                         "(the default); drop --accountant")
-    if plot is not None or chart:
-        raise InputError("--plot and --chart draw sweeps of epsilon targets; a risk calibration has no figure")
-    swept = next((value for value in given.values() if isinstance(value, Swept)), None)
-    if swept is not None:
-        raise InputError(f"a risk calibration takes one run, got a list or range for {swept.option}: "
-                         "run it once per value")
-    request = start({key: value for key, value in given.items()
-                     if key not in ("target_advantage", "target_tpr", "at_fpr", "target_epsilon")},
-                    max_eps=max_eps, json_output=json_output, csv_output=csv_output)
-    row = {**request.rows[0], "target_epsilon": 0.0}
-    problem = parse_problem(row, solve)
-    problem.pop("target_epsilon")
-
-    from dpcalc.cli import progress
-    from dpcalc.cli.tight import paused_gc
-    from dpcalc.core.calibrate.risk_target import calibrate_risk
-
-    figure = "advantage" if advantage is not None else "tpr"
-    target = advantage if advantage is not None else tpr
-    progress.describe(f"solving for {solve} at the attack-risk target (PLD accountant)")
-    with paused_gc():
-        result = calibrate_risk(quantity, figure, target, fpr=fpr, **problem)  # type: ignore[arg-type]
-    inputs = {key: value for key, value in request.given.items()}
-    inputs.update({"target_advantage": advantage, "target_tpr": tpr, "at_fpr": fpr, "target_epsilon": None,
-                   "accountant": "pld", "solve": quantity, "max_eps": request.max_epsilon,
-                   "precision": result.precision, "mechanism": "gaussian", "noise_std": None, "sensitivity": None})
-    report = Report(
+def risk_report(calibration: Calibration, request: Request, result: RiskCalibration) -> Report:
+    """The report of a calibration to an attack-risk target: the answer, the risk figure and the
+    answer's (epsilon, delta), which --max-eps gates on."""
+    risk = calibration.risk
+    inputs = {key: request.given[key] for key in _RUN_INPUTS}
+    inputs.update({"target_advantage": risk.advantage, "target_tpr": risk.tpr, "at_fpr": risk.fpr,
+                   "target_epsilon": None, "accountant": "pld", "solve": calibration.quantity,
+                   "max_eps": request.max_epsilon, "precision": result.precision, "mechanism": "gaussian",
+                   "noise_std": None, "sensitivity": None})
+    return Report(
         command="calibrate",
         inputs=inputs,
         result=_result_keys(result),
@@ -79,13 +44,6 @@ def calibrate_to_risk(given: dict[str, Any], *, quantity: str, solve: str, accou
         basis="PLD certified upper bound at the answer",
         no_gate="no value meets the target, so there is no answer to check against --max-eps",
     )
-    code = request.emit(report)
-    if not result.feasible:
-        import sys
-
-        sys.stderr.write(f"No solution: {result.message}\n")
-        raise Exit(EXIT_OVER_BUDGET)
-    raise Exit(code)
 
 
 def _result_keys(result: RiskCalibration) -> dict[str, Any]:

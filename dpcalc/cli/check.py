@@ -4,21 +4,26 @@ from __future__ import annotations
 
 import enum
 import sys
-from typing import Annotated
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
 
 from dpcalc.cli import progress
-from dpcalc.cli.declare import App, Argument, Exit, Option
-from dpcalc.cli.options import Csv, InputError, Json, conflict
+from dpcalc.cli.declare import App, Argument, Group, Option
+from dpcalc.cli.errors import InputError, conflict
+from dpcalc.cli.options import Formats
 from dpcalc.cli.output import (
     EXIT_OVER_BUDGET,
     EXIT_USAGE,
+    Answer,
     Report,
     Table,
-    emit,
     format_lower,
     format_number,
     format_upper,
 )
+
+if TYPE_CHECKING:
+    from dpcalc.core.budget import BudgetResult
 
 app = App()
 
@@ -55,13 +60,66 @@ FORMAT_HELP = ("What follows each table: nothing (table) or GitHub Actions annot
                "table and at the release that takes the total over it, for a malformed file at the line named.")
 
 
+@dataclass(frozen=True)
+class Checked:
+    """One budget file checked: its report, then, over budget, the workflow commands of --format
+    github on stdout and a line on stderr for each limit exceeded (exit 1). `where` names the
+    file in those lines when several are checked; `text` is the file's, for the annotations' lines."""
+
+    answer: Answer
+    result: BudgetResult
+    text: str
+    github: bool = False
+    where: str = ""
+
+    def emit(self) -> int:
+        code = self.answer.emit()
+        if self.result.within_budget:
+            return code
+        if self.github:
+            sys.stdout.write(_over_budget_annotations(self.result, self.text))
+        for line in _over_budget_lines(self.result, self.where):
+            sys.stderr.write(line)
+        return EXIT_OVER_BUDGET
+
+
+@dataclass(frozen=True)
+class CheckedFiles:
+    """Several files, or annotations: each file checked and printed in turn, a malformed one
+    reported (and annotated with --format github) and the rest still checked. The exit code is
+    the worst: 2 when any file is malformed, else 1 when any is over budget."""
+
+    budget_files: tuple[str, ...]
+    github: bool
+
+    def emit(self) -> int:
+        from dpcalc.core.validation import ParameterError
+
+        code = 0
+        for budget_file in self.budget_files:
+            try:
+                outcome = _check(budget_file, Formats(), github=self.github,
+                                 named=len(self.budget_files) > 1).emit()
+            except (InputError, ParameterError) as error:
+                message = str(error).replace("\r", "\\r").replace("\n", "\\n")
+                sys.stderr.write(f"Error: {message}\n")
+                if self.github:
+                    sys.stdout.write(_malformed_annotation(budget_file, str(error)))
+                outcome = EXIT_USAGE
+            code = max(code, outcome)
+        return code
+
+
+_FORMATS = Formats()
+
+
 @app.command("check", help=HELP)
 def check(
     budget_files: Annotated[list[str], Argument(metavar="BUDGET...", help="The budget files (TOML) to check, one or more.")],
-    json_output: Json = False,
-    csv_output: Csv = False,
+    formats: Annotated[Formats, Group()] = _FORMATS,
     output_format: Annotated[Format, Option("--format", help=FORMAT_HELP)] = Format.table,
-) -> None:
+) -> Checked | CheckedFiles:
+    json_output, csv_output = formats.json_output, formats.csv_output
     if json_output and csv_output:
         raise conflict("--json", "--csv", "give one output format")
     github = output_format is Format.github
@@ -71,30 +129,14 @@ def check(
         raise InputError(f"BUDGET: {'--json' if json_output else '--csv'} takes one budget file, got "
                          f"{len(budget_files)}; check each file in a call of its own")
     if len(budget_files) == 1 and not github:
-        raise Exit(_check(budget_files[0], json_output, csv_output))
-    # Several files, or annotations: each file in turn, a malformed one reported and the rest still
-    # checked; the exit code is the worst: 2 when any file is malformed, else 1 when any is over budget.
-    from dpcalc.core.validation import ParameterError
-
-    code = 0
-    for budget_file in budget_files:
-        try:
-            outcome = _check(budget_file, False, False, github=github, named=len(budget_files) > 1)
-        except (InputError, ParameterError) as error:
-            message = str(error).replace("\r", "\\r").replace("\n", "\\n")
-            sys.stderr.write(f"Error: {message}\n")
-            if github:
-                sys.stdout.write(_malformed_annotation(budget_file, str(error)))
-            outcome = EXIT_USAGE
-        code = max(code, outcome)
-    raise Exit(code)
+        return _check(budget_files[0], formats)
+    return CheckedFiles(tuple(budget_files), github)
 
 
-def _check(budget_file: str, json_output: bool, csv_output: bool, *, github: bool = False,
-           named: bool = False) -> int:
-    """Check one budget file: print its report, and return the exit code (0 within budget, 1 over);
-    `github` adds the workflow commands of an over-budget file, `named` names the file in the
-    over-budget lines on stderr (several files checked)."""
+def _check(budget_file: str, formats: Formats, *, github: bool = False, named: bool = False) -> Checked:
+    """Check one budget file: its report, and what says that it is over budget; `github` adds the
+    workflow commands of an over-budget file, `named` names the file in the over-budget lines on
+    stderr (several files checked)."""
     from pathlib import Path
 
     from dpcalc.core.budget import BudgetFileError, account_budget, load_budget
@@ -109,6 +151,14 @@ def _check(budget_file: str, json_output: bool, csv_output: bool, *, github: boo
         result = account_budget(budget)
     except BudgetFileError as error:  # a combination of releases the risk limits cannot compose
         raise InputError(str(error)) from None
+    answer = Answer(_report(result, budget_file, formats.csv_output), json_output=formats.json_output,
+                    csv_output=formats.csv_output)
+    return Checked(answer, result, text, github, f"{budget_file}: " if named else "")
+
+
+def _report(result: BudgetResult, budget_file: str, csv_output: bool) -> Report:
+    """The report of a checked budget: each release, the total and the headroom, the risk limits."""
+    budget = result.budget
     releases = [
         {"name": r.name, "mechanism": r.mechanism, "epsilon": r.epsilon, "delta": r.delta, "method": r.method,
          "overflow_probability": r.overflow}
@@ -137,22 +187,21 @@ def _check(budget_file: str, json_output: bool, csv_output: bool, *, github: boo
         report.csv_rows = [*releases, {"name": "total", "mechanism": "composed", "epsilon": result.total_epsilon,
                                        "delta": result.total_delta, "method": result.method,
                                        "overflow_probability": result.overflow}]
-    code = emit(report, json_mode=json_output, csv_mode=csv_output)
-    if not result.within_budget:
-        if github:
-            sys.stdout.write(_over_budget_annotations(result, text))
-        where = f"{budget_file}: " if named else ""
-        if not result.epsilon_within:
-            sys.stderr.write(
-                f"Over budget: {where}total epsilon {format_upper(result.total_epsilon)} > budget "
-                f"{format_number(budget.epsilon)} at delta {format_number(budget.delta)}\n"
-            )
-        for check in result.risk:
-            if not check.within:
-                sys.stderr.write(f"Over budget: {where}{_risk_name(check)} {format_upper(check.value)} > "
-                                 f"{format_number(check.limit)} (certified, all releases composed)\n")
-        code = EXIT_OVER_BUDGET
-    return code
+    return report
+
+
+def _over_budget_lines(result: BudgetResult, where: str) -> list[str]:
+    """The lines on stderr of a result over its budget: the total epsilon, each risk limit exceeded."""
+    budget = result.budget
+    lines = []
+    if not result.epsilon_within:
+        lines.append(f"Over budget: {where}total epsilon {format_upper(result.total_epsilon)} > budget "
+                     f"{format_number(budget.epsilon)} at delta {format_number(budget.delta)}\n")
+    for check in result.risk:
+        if not check.within:
+            lines.append(f"Over budget: {where}{_risk_name(check)} {format_upper(check.value)} > "
+                         f"{format_number(check.limit)} (certified, all releases composed)\n")
+    return lines
 
 
 def _workflow_command(file: str, line: int | None, title: str, message: str) -> str:
@@ -244,34 +293,37 @@ def _read(path, shown: str) -> str:
     import os
     import stat
 
+    def _file_error(message: str) -> InputError:  # for --json's error object: the argument and the path given
+        return InputError(message, option="BUDGET", got=shown)
+
     if not shown:
-        raise InputError("BUDGET: the path is empty; give the budget file (TOML) to check")
+        raise _file_error("BUDGET: the path is empty; give the budget file (TOML) to check")
     try:
         status = os.stat(path)
     except FileNotFoundError:
-        raise InputError(f"BUDGET: no such file: {shown}") from None
+        raise _file_error(f"BUDGET: no such file: {shown}") from None
     except (OSError, ValueError) as error:  # a symlink loop, a name too long, a file in the path
-        raise InputError(f"BUDGET: cannot read {shown}: {_reason(error)}") from None
+        raise _file_error(f"BUDGET: cannot read {shown}: {_reason(error)}") from None
     if stat.S_ISDIR(status.st_mode):
-        raise InputError(f"BUDGET: {shown} is a directory; give the budget file (TOML) to check")
+        raise _file_error(f"BUDGET: {shown} is a directory; give the budget file (TOML) to check")
     if not stat.S_ISREG(status.st_mode):
-        raise InputError(f"BUDGET: {shown} is not a regular file (a device, pipe or socket); give the budget file "
+        raise _file_error(f"BUDGET: {shown} is not a regular file (a device, pipe or socket); give the budget file "
                          "(TOML) to check")
     if status.st_size > MAX_BUDGET_BYTES:
-        raise InputError(f"BUDGET: a budget file must be at most {MAX_BUDGET_BYTES} bytes (1 MiB), got {shown} of "
+        raise _file_error(f"BUDGET: a budget file must be at most {MAX_BUDGET_BYTES} bytes (1 MiB), got {shown} of "
                          f"{status.st_size} bytes")
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_BUDGET_BYTES + 1)
     except (OSError, ValueError) as error:
-        raise InputError(f"BUDGET: cannot read {shown}: {_reason(error)}") from None
+        raise _file_error(f"BUDGET: cannot read {shown}: {_reason(error)}") from None
     if len(data) > MAX_BUDGET_BYTES:  # grown since it was measured
-        raise InputError(f"BUDGET: a budget file must be at most {MAX_BUDGET_BYTES} bytes (1 MiB), got {shown} of "
+        raise _file_error(f"BUDGET: a budget file must be at most {MAX_BUDGET_BYTES} bytes (1 MiB), got {shown} of "
                          f"more than {MAX_BUDGET_BYTES} bytes")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise InputError(f"BUDGET: cannot read {shown}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+        raise _file_error(f"BUDGET: cannot read {shown}: not UTF-8 text ({error.reason} at byte {error.start})") from None
 
 
 def _reason(error: BaseException) -> str:

@@ -1,15 +1,20 @@
-"""`dpcalc convert`: move between privacy notions, calibrate a single mechanism, apply group privacy."""
+"""`dpcalc convert`: move between privacy notions, calibrate a single mechanism, apply group privacy.
+
+The options are read into one `ConvertRequest` (dpcalc.cli.convert_report): the source guarantee
+and the target of dpcalc.core.conversions, the group size and the output settings; the core
+converts; convert_report renders the Conversion.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Exit, Option
+from dpcalc.cli.convert_report import ConvertInputs, ConvertRequest, report
+from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.options import (
     DEFAULT_DELTA,
-    GIVEN_DELTA,
-    GIVEN_EPSILON,
     Chart,
     InputError,
     Json,
@@ -24,7 +29,7 @@ from dpcalc.cli.options import (
     order_items,
     parse_real,
 )
-from dpcalc.cli.output import Report, Table, emit, format_bound, format_number
+from dpcalc.cli.output import Answer
 from dpcalc.core.limits import (
     DEFAULT_CONVERT_ORDERS,
     DEFAULT_TRADEOFF_POINTS,
@@ -34,8 +39,10 @@ from dpcalc.core.limits import (
 )
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval
 
-app = App()
+if TYPE_CHECKING:
+    from dpcalc.core.conversions import Guarantee, Target
 
+app = App()
 SOURCES = SOURCE_NOTIONS
 TARGETS = TARGET_NOTIONS
 # Built from the tuples above so that the two cannot drift; mypy reads only literal members.
@@ -55,7 +62,8 @@ HELP = f"""Convert a privacy guarantee between notions, calibrate a mechanism, o
   zcdp      --rho (> 0)
   rdp       source: one point --order (> 1) and --rdp-eps (>= 0);
             target: the RDP curve at --orders [default {DEFAULT_ORDERS_TEXT}]
-  gaussian  noise std --sigma (> 0), L2 --sensitivity [default 1]
+  gaussian  --sigma, the noise multiplier (noise std / L2 sensitivity, > 0), or the noise std
+            --noise-std (> 0) with L2 --sensitivity [default 1]
   laplace   scale --scale (> 0), L1 --sensitivity [default 1]; --to dp gives its pure-DP
             epsilon, or with --delta (or --eps) the tight epsilon (delta) of its privacy profile
   tradeoff  (target only) the trade-off curve at --points evenly spaced alphas [default {DEFAULT_POINTS}];
@@ -71,6 +79,7 @@ Examples:
   dpcalc convert --from gdp --mu 0.5 --to dp --delta 1e-6
   dpcalc convert --from zcdp --rho 0.5 --to dp --json
   dpcalc convert --from gaussian --sigma 4 --to rdp --orders 2,8,32
+  dpcalc convert --from gaussian --noise-std 4 --sensitivity 2 --to dp
   dpcalc convert --from dp --eps 0.5 --delta 1e-6 --to dp --group 3
   dpcalc convert --from gdp --mu 1 --to tradeoff --points 5
   dpcalc convert --from dp --eps 1 --delta 1e-5 --to tradeoff --chart
@@ -82,7 +91,7 @@ _SOURCE_OPTIONS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "gdp": (("--mu",), ()),
     "zcdp": (("--rho",), ()),
     "rdp": (("--order", "--rdp-eps"), ()),
-    "gaussian": (("--sigma",), ("--sensitivity",)),
+    "gaussian": ((), ("--sigma", "--noise-std", "--sensitivity")),  # one of --sigma, --noise-std: _check_noise
     "laplace": (("--scale",), ("--sensitivity",)),
 }
 
@@ -92,39 +101,11 @@ _REQUIRED_HINTS = {
     "--rho": "rho, > 0",
     "--order": "the Renyi order, > 1",
     "--rdp-eps": "the RDP epsilon at that order, >= 0",
-    "--sigma": "the noise standard deviation, > 0",
     "--scale": "the Laplace scale b, > 0",
 }
 
 SOURCE_DELTA = Interval(0.0, 1.0, low_closed=True)  # a source (eps, delta)-DP guarantee may be pure
 ORDER = Interval(1.0, float("inf"))
-
-_TARGET_TITLES = {
-    "dp": "(epsilon, delta)-DP",
-    "gdp": "mu-GDP",
-    "zcdp": "rho-zCDP",
-    "rdp": "RDP curve",
-    "gaussian": "Gaussian noise",
-    "laplace": "Laplace noise",
-    "tradeoff": "trade-off curve",
-}
-
-# Computed values that are upper bounds (privacy spent, or noise to add): printed rounded up.
-_UPWARD = frozenset({"epsilon", "delta", "epsilon_bs16", "delta_bs16", "epsilon_classic", "delta_classic",
-                     "sigma", "sigma_classic", "scale", "rho", "mu"})
-
-_NOTES = {
-    "epsilon_bs16": "Bun-Steinke bound (simpler, looser)",
-    "delta_bs16": "Bun-Steinke bound (simpler, looser)",
-    "epsilon_classic": "classic conversion (Mironov Prop. 3)",
-    "delta_classic": "classic conversion (Mironov Prop. 3)",
-    "order": "Renyi order that achieves it",
-    "sigma_classic": "sqrt(2 ln(1.25/delta)) sensitivity/eps",
-    "classic_valid": "the classic formula needs 0 < eps < 1",
-    "scale": "sensitivity / eps",
-}
-_SCALE_NOTE_DELTA = "smallest scale that meets (eps, delta): sensitivity / (eps - 2 log(1 - delta))"
-
 
 def _target_options(source: str, target: str) -> tuple[str, ...]:
     if target == "dp":
@@ -187,7 +168,157 @@ def _parse_orders(option: str, text: str) -> Numbers:
     return Numbers(parse_real(option, piece, ORDER) for piece in pieces)
 
 
-def _check_options(source: str, target: str, given: dict[str, Any]) -> None:
+# ---------------------------------------------------------------------------------------------
+# The options, declared once
+
+From = Annotated[
+    SourceNotion | None,
+    Option("--from", metavar="NOTION", help="Source notion: " + ", ".join(SOURCES) + "."),
+]
+To = Annotated[
+    TargetNotion | None,
+    Option("--to", metavar="NOTION", help="Target notion: " + ", ".join(TARGETS) + " (tradeoff is a target only)."),
+]
+Epsilon = Annotated[
+    float | None,
+    Option("--eps", metavar="FLOAT", help="dp: epsilon (>= 0); as a target, gives delta at this epsilon.",
+           click_type=number(NON_NEGATIVE)),
+]
+# text: its range depends on its role (a source may be pure DP; a target delta is > 0), parsed later
+Delta = Annotated[
+    str | None,
+    Option("--delta", metavar="FLOAT",
+           help=f"dp: delta, in [0, 1) as a source (default 0), in (0, 1) as a target (default {DEFAULT_DELTA:g})."),
+]
+Mu = Annotated[float | None, Option("--mu", metavar="FLOAT", help="gdp: mu (> 0).", click_type=number(POSITIVE))]
+Rho = Annotated[float | None, Option("--rho", metavar="FLOAT", help="zcdp: rho (> 0).", click_type=number(POSITIVE))]
+Order = Annotated[
+    float | None, Option("--order", metavar="FLOAT", help="rdp source: the Renyi order (> 1).", click_type=number(ORDER))
+]
+RdpEpsilon = Annotated[
+    float | None,
+    Option("--rdp-eps", metavar="FLOAT", help="rdp source: the RDP epsilon at --order (>= 0).",
+           click_type=number(NON_NEGATIVE)),
+]
+Sigma = Annotated[
+    float | None,
+    Option("--sigma", metavar="FLOAT", help="gaussian: the noise multiplier, noise std / sensitivity (> 0).",
+           click_type=number(POSITIVE)),
+]
+NoiseStd = Annotated[
+    float | None,
+    Option("--noise-std", metavar="FLOAT", help="gaussian: the noise standard deviation (> 0), with --sensitivity.",
+           click_type=number(POSITIVE)),
+]
+Scale = Annotated[
+    float | None, Option("--scale", metavar="FLOAT", help="laplace: noise scale b (> 0).", click_type=number(POSITIVE))
+]
+Sensitivity = Annotated[
+    float | None,
+    Option("--sensitivity", metavar="FLOAT", help="gaussian: L2, laplace: L1 sensitivity of the query (> 0) [default: 1].",
+           click_type=number(POSITIVE)),
+]
+Orders = Annotated[
+    Numbers | None,
+    Option("--orders", metavar="LIST", help=f"rdp target: comma list of orders > 1 or ranges start:stop:step (e.g. 2:8:2,16) "
+           f"[default: {DEFAULT_ORDERS_TEXT}].", click_type=Parsed(_parse_orders)),
+]
+Points = Annotated[
+    int | None,
+    Option("--points", metavar="INT", help=f"tradeoff target: number of alphas in [0, 1], 2..100000 [default: {DEFAULT_POINTS}].",
+           click_type=number(TRADEOFF_POINTS)),
+]
+GroupSize = Annotated[
+    int | None,
+    Option("--group", metavar="INT", help="Group privacy: protect groups of k individuals (integer >= 1) [default: 1].",
+           click_type=number(POSITIVE_INTEGER)),
+]
+
+
+@dataclass(frozen=True)
+class ConvertOptions:
+    """The options of `convert` as given (None: not given)."""
+
+    source: From = None
+    target: To = None
+    eps: Epsilon = None
+    delta: Delta = None
+    mu: Mu = None
+    rho: Rho = None
+    order: Order = None
+    rdp_eps: RdpEpsilon = None
+    sigma: Sigma = None
+    noise_std: NoiseStd = None
+    scale: Scale = None
+    sensitivity: Sensitivity = None
+    orders: Orders = None
+    points: Points = None
+    group: GroupSize = None
+    max_eps: MaxEpsilon = None
+    max_delta: MaxDelta = None
+    json_output: Json = False
+    plot: PlotFile = None
+    chart: Chart = False
+
+    def by_option(self) -> dict[str, object]:
+        """The options a conversion may take, by name: checked against the pair (`_check_options`)."""
+        return {
+            "--eps": self.eps, "--delta": self.delta, "--mu": self.mu, "--rho": self.rho, "--order": self.order,
+            "--rdp-eps": self.rdp_eps, "--sigma": self.sigma, "--noise-std": self.noise_std,
+            "--scale": self.scale,
+            "--sensitivity": self.sensitivity, "--orders": self.orders, "--points": self.points,
+            "--group": self.group, "--max-eps": self.max_eps, "--max-delta": self.max_delta,
+        }
+
+
+@app.command("convert", help=HELP)
+def convert(options: Annotated[ConvertOptions, Group()]) -> Answer:
+    request = read_request(options)
+    from dpcalc.core import conversions as core
+
+    try:
+        result = core.convert(request.source, request.target, request.group)
+    except core.GroupRefusal as error:
+        raise InputError(_group_message(error)) from None
+    except core.ConversionError as error:
+        raise InputError(_conversion_message(error)) from None
+    return Answer(report(request, result), json_output=request.json_output, max_epsilon=request.max_eps,
+                  plot=request.plot, chart=request.chart, max_delta=request.max_delta)
+
+
+# ---------------------------------------------------------------------------------------------
+# From the options to the request
+
+
+def read_request(options: ConvertOptions) -> ConvertRequest:
+    """The request the options make, or the InputError of the first option that does not fit."""
+    source = _notion("--from", options.source, SOURCES)
+    target = _notion("--to", options.target, TARGETS)
+    for option, value in (("--plot", options.plot), ("--chart", options.chart or None)):
+        if value is not None and target != "tradeoff":
+            raise InputError(f"{option} draws a trade-off curve: it applies only with --to tradeoff, got --to {target}")
+    from dpcalc.core import conversions as core
+
+    refused = core.refusal(source, target)
+    if refused is not None:
+        raise InputError(_conversion_message(refused))
+    _check_options(source, target, options.by_option())
+    if source == "gaussian":
+        _check_noise(options)
+    plot_path = None
+    if options.plot is not None:
+        from dpcalc.cli.figures import check_plot_path  # (the drawing module: only for --plot and --chart)
+
+        plot_path = check_plot_path(options.plot)
+    _check_roles(source, target, options)
+    group = 1 if options.group is None else options.group
+    inputs = ConvertInputs(source, target, group, options.max_eps, options.max_delta)
+    guarantee, inputs = _source(source, options, inputs)
+    aim, inputs = _target(source, target, options, inputs)
+    return ConvertRequest(guarantee, aim, group, inputs, options.json_output, plot_path, options.chart)
+
+
+def _check_options(source: str, target: str, given: dict[str, object]) -> None:
     """Refuse options that do not belong to `source -> target`, then name the missing ones."""
     from dpcalc.core.conversions import group_refusal
 
@@ -217,327 +348,80 @@ def _check_options(source: str, target: str, given: dict[str, Any]) -> None:
             raise InputError(f"--from {source} needs {option} ({_REQUIRED_HINTS[option]})")
 
 
-@app.command("convert", help=HELP)
-def convert(
-    source: Annotated[
-        SourceNotion | None,
-        Option("--from", metavar="NOTION", help="Source notion: " + ", ".join(SOURCES) + "."),
-    ] = None,
-    target: Annotated[
-        TargetNotion | None,
-        Option(
-            "--to", metavar="NOTION", help="Target notion: " + ", ".join(TARGETS) + " (tradeoff is a target only)."
-        ),
-    ] = None,
-    eps: Annotated[
-        float | None,
-        Option("--eps", metavar="FLOAT", help="dp: epsilon (>= 0); as a target, gives delta at this epsilon.",
-                     click_type=number(NON_NEGATIVE)),
-    ] = None,
-    delta: Annotated[
-        str | None,
-        Option(
-            "--delta", metavar="FLOAT",
-            help=f"dp: delta, in [0, 1) as a source (default 0), in (0, 1) as a target (default {DEFAULT_DELTA:g}).",
-        ),
-    ] = None,
-    mu: Annotated[
-        float | None, Option("--mu", metavar="FLOAT", help="gdp: mu (> 0).", click_type=number(POSITIVE))
-    ] = None,
-    rho: Annotated[
-        float | None, Option("--rho", metavar="FLOAT", help="zcdp: rho (> 0).", click_type=number(POSITIVE))
-    ] = None,
-    order: Annotated[
-        float | None,
-        Option("--order", metavar="FLOAT", help="rdp source: the Renyi order (> 1).", click_type=number(ORDER)),
-    ] = None,
-    rdp_eps: Annotated[
-        float | None,
-        Option("--rdp-eps", metavar="FLOAT", help="rdp source: the RDP epsilon at --order (>= 0).",
-                     click_type=number(NON_NEGATIVE)),
-    ] = None,
-    sigma: Annotated[
-        float | None,
-        Option(
-            "--sigma", metavar="FLOAT", help="gaussian: noise standard deviation (> 0), not divided by the sensitivity.",
-            click_type=number(POSITIVE),
-        ),
-    ] = None,
-    scale: Annotated[
-        float | None,
-        Option("--scale", metavar="FLOAT", help="laplace: noise scale b (> 0).", click_type=number(POSITIVE)),
-    ] = None,
-    sensitivity: Annotated[
-        float | None,
-        Option(
-            "--sensitivity", metavar="FLOAT",
-            help="gaussian: L2, laplace: L1 sensitivity of the query (> 0) [default: 1].",
-            click_type=number(POSITIVE),
-        ),
-    ] = None,
-    orders: Annotated[
-        Numbers | None,
-        Option(
-            "--orders", metavar="LIST", help=f"rdp target: comma list of orders > 1 or ranges start:stop:step (e.g. 2:8:2,16) "
-            f"[default: {DEFAULT_ORDERS_TEXT}].",
-            click_type=Parsed(_parse_orders),
-        ),
-    ] = None,
-    points: Annotated[
-        int | None,
-        Option(
-            "--points", metavar="INT",
-            help=f"tradeoff target: number of alphas in [0, 1], 2..100000 [default: {DEFAULT_POINTS}].",
-            click_type=number(TRADEOFF_POINTS),
-        ),
-    ] = None,
-    group: Annotated[
-        int | None,
-        Option(
-            "--group", metavar="INT", help="Group privacy: protect groups of k individuals (integer >= 1) [default: 1].",
-            click_type=number(POSITIVE_INTEGER),
-        ),
-    ] = None,
-    max_eps: MaxEpsilon = None,
-    max_delta: MaxDelta = None,
-    json_output: Json = False,
-    plot: PlotFile = None,
-    chart: Chart = False,
-) -> None:
-    source_notion = _notion("--from", source, SOURCES)
-    target_notion = _notion("--to", target, TARGETS)
-    for option, value in (("--plot", plot), ("--chart", chart or None)):
-        if value is not None and target_notion != "tradeoff":
-            raise InputError(
-                f"{option} draws a trade-off curve: it applies only with --to tradeoff, got --to {target_notion}"
-            )
-    from dpcalc.core import conversions as core
+def _check_noise(options: ConvertOptions) -> None:
+    """A gaussian source: --sigma (the noise multiplier) or --noise-std (with --sensitivity)."""
+    if options.sigma is not None and options.noise_std is not None:
+        raise conflict("--sigma", "--noise-std", "sigma is noise std / sensitivity; give one")
+    if options.sigma is None and options.noise_std is None:
+        raise InputError("--from gaussian needs --sigma (the noise multiplier, noise std / sensitivity, > 0) or "
+                         "--noise-std (the noise std, > 0)")
+    if options.sigma is not None and options.sensitivity is not None:
+        # --sigma was the noise std here once: beside a sensitivity, the two meanings differ
+        raise InputError("--sensitivity goes with --noise-std: --sigma is the noise multiplier, noise std / "
+                         "sensitivity (for the noise std itself give --noise-std)")
 
-    refused = core.refusal(source_notion, target_notion)
-    if refused is not None:
-        raise InputError(_conversion_message(refused))
-    given = {
-        "--eps": eps, "--delta": delta, "--mu": mu, "--rho": rho, "--order": order, "--rdp-eps": rdp_eps,
-        "--sigma": sigma, "--scale": scale, "--sensitivity": sensitivity, "--orders": orders,
-        "--points": points, "--group": group, "--max-eps": max_eps, "--max-delta": max_delta,
-    }
-    _check_options(source_notion, target_notion, given)
-    plot_path = None
-    if plot is not None:
-        from dpcalc.cli.figures import check_plot_path  # (the drawing module: only for --plot and --chart)
 
-        plot_path = check_plot_path(plot)
-    takes_delta_or_epsilon = core.target_takes_delta_or_epsilon(source_notion, target_notion)
-    if takes_delta_or_epsilon and delta is not None and eps is not None:
+def _check_roles(source: str, target: str, options: ConvertOptions) -> None:
+    """--eps and --delta of a dp target (one of them), and the gates that fit what is computed."""
+    from dpcalc.core.conversions import target_takes_delta_or_epsilon
+
+    takes_delta_or_epsilon = target_takes_delta_or_epsilon(source, target)
+    if takes_delta_or_epsilon and options.delta is not None and options.eps is not None:
         raise conflict("--delta", "--eps", "give --delta to get epsilon, or --eps to get delta")
-    if max_delta is not None and source_notion == "dp":
+    if options.max_delta is not None and source == "dp":
         raise InputError("--max-delta checks the delta computed at a target --eps; from dp, --eps and --delta are "
                          "the source's own: gate the epsilon with --max-eps")
-    if target_notion == "dp":
+    if target == "dp":
         # a target --eps is given to get delta (from dp, --eps is the source's own)
-        check_gates(epsilon_given=takes_delta_or_epsilon and eps is not None, max_eps=max_eps, max_delta=max_delta)
-
-    group_size = 1 if group is None else group
-    unit = 1.0 if sensitivity is None else sensitivity
-    inputs: dict[str, Any] = {
-        "from": source_notion, "to": target_notion, "eps": None, "delta": None, "mu": None, "rho": None,
-        "order": None, "rdp_eps": None, "sigma": None, "scale": None, "sensitivity": None,
-        "orders": None, "points": None, "group": group_size, "max_eps": max_eps,
-        "max_delta": max_delta,
-    }
-
-    fields: dict[str, Any] = {}
-    if source_notion == "dp":
-        fields["epsilon"] = inputs["eps"] = eps
-        # --delta's range depends on its role (a source may be pure DP; a target delta is > 0): parsed here
-        fields["delta"] = inputs["delta"] = parse_real("--delta", delta, SOURCE_DELTA) if delta is not None else 0.0
-    elif source_notion == "gdp":
-        fields["mu"] = inputs["mu"] = mu
-    elif source_notion == "zcdp":
-        fields["rho"] = inputs["rho"] = rho
-    elif source_notion == "rdp":
-        fields["order"] = inputs["order"] = order
-        fields["rdp"] = inputs["rdp_eps"] = rdp_eps
-    elif source_notion == "gaussian":
-        fields["sigma"] = inputs["sigma"] = sigma
-        fields["sensitivity"] = inputs["sensitivity"] = unit
-    else:
-        fields["scale"] = inputs["scale"] = scale
-        fields["sensitivity"] = inputs["sensitivity"] = unit
-
-    target_fields: dict[str, Any] = {}
-    if source_notion == "laplace" and target_notion == "dp" and eps is None:
-        # optional here: without it (or at --delta 0) the pure-DP epsilon sensitivity/scale
-        target_delta = parse_real("--delta", delta, SOURCE_DELTA) if delta is not None else 0.0
-        inputs["delta"] = None if delta is None else target_delta
-        if target_delta > 0.0:
-            target_fields["delta"] = target_delta
-    elif takes_delta_or_epsilon:
-        if eps is not None:
-            target_fields["epsilon"] = inputs["eps"] = eps
-        else:
-            target_fields["delta"] = inputs["delta"] = (
-                parse_real("--delta", delta, OPEN_UNIT) if delta is not None else DEFAULT_DELTA
-            )
-    elif target_notion == "rdp":
-        target_fields["orders"] = orders if orders is not None else DEFAULT_CONVERT_ORDERS
-        inputs["orders"] = list(target_fields["orders"])
-    elif target_notion == "tradeoff":
-        target_fields["points"] = inputs["points"] = DEFAULT_POINTS if points is None else points
-    elif target_notion in ("gaussian", "laplace"):
-        target_fields["sensitivity"] = inputs["sensitivity"] = unit
-
-    try:
-        result = core.convert(
-            core.Guarantee(source_notion, **fields), core.Target(target_notion, **target_fields), group_size
-        )
-    except core.GroupRefusal as error:
-        raise InputError(_group_message(error)) from None
-    except core.ConversionError as error:
-        raise InputError(_conversion_message(error)) from None
-
-    report = Report(
-        command="convert",
-        inputs=inputs,
-        result={**result.values, "theorem": result.theorem},
-        tables=_tables(result, inputs),
-        warnings=list(result.warnings),
-        **_gates(result, source_notion, target_notion),
-        figures=(lambda: tradeoff_panels(result, inputs)) if target_notion == "tradeoff" else None,
-    )
-    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps, plot=plot_path, chart=chart,
-                    max_delta=max_delta))
+        check_gates(epsilon_given=takes_delta_or_epsilon and options.eps is not None, max_eps=options.max_eps,
+                    max_delta=options.max_delta)
 
 
-def _gates(result, source: str, target: str) -> dict[str, Any]:
-    """What the gates compare: --max-eps the converted epsilon, --max-delta the delta at a target
-    --eps (both sound bounds: see the theorem); never the figure given (options.check_gates)."""
-    basis = f"{source} -> dp conversion (a sound bound; see theorem)"
-    if target != "dp":
-        why = f"--to {target} yields no epsilon to compare"
-        return {"no_gate": f"--max-eps applies with --to dp: {why}", "no_delta_gate": f"--max-delta applies with --to dp: {why}"}
-    if result.target.epsilon is not None:  # delta at the given epsilon
-        return {"no_gate": GIVEN_EPSILON, "delta": result.values["delta"], "delta_basis": basis}
-    return {"epsilon": result.epsilon, "basis": basis, "no_delta_gate": GIVEN_DELTA}
+def _source(notion: str, options: ConvertOptions, inputs: ConvertInputs) -> tuple[Guarantee, ConvertInputs]:
+    """The source guarantee the options give, and the inputs with the source's values."""
+    from dpcalc.core.conversions import Guarantee
 
-
-def _describe_source(inputs: dict[str, Any]) -> str:
-    notion = inputs["from"]
-    number = format_number
+    unit = 1.0 if options.sensitivity is None else options.sensitivity
     if notion == "dp":
-        text = f"({number(inputs['eps'])}, {number(inputs['delta'])})-DP"
-    elif notion == "gdp":
-        text = f"{number(inputs['mu'])}-GDP"
-    elif notion == "zcdp":
-        text = f"{number(inputs['rho'])}-zCDP"
-    elif notion == "rdp":
-        text = f"RDP epsilon {number(inputs['rdp_eps'])} at order {number(inputs['order'])}"
-    elif notion == "gaussian":
-        text = f"Gaussian noise sigma = {number(inputs['sigma'])}, L2 sensitivity {number(inputs['sensitivity'])}"
-    else:
-        text = f"Laplace noise scale = {number(inputs['scale'])}, L1 sensitivity {number(inputs['sensitivity'])}"
-    if inputs["group"] > 1:
-        text += f", for groups of {inputs['group']}"
-    return text
+        # a source delta may be 0 (pure DP): [0, 1)
+        delta = parse_real("--delta", options.delta, SOURCE_DELTA) if options.delta is not None else 0.0
+        return Guarantee(notion, epsilon=options.eps, delta=delta), replace(inputs, eps=options.eps, delta=delta)
+    if notion == "gdp":
+        return Guarantee(notion, mu=options.mu), replace(inputs, mu=options.mu)
+    if notion == "zcdp":
+        return Guarantee(notion, rho=options.rho), replace(inputs, rho=options.rho)
+    if notion == "rdp":
+        return (Guarantee(notion, order=options.order, rdp=options.rdp_eps),
+                replace(inputs, order=options.order, rdp_eps=options.rdp_eps))
+    if notion == "gaussian":
+        # the noise std: --noise-std, or --sigma at sensitivity 1 (the multiplier times 1)
+        std = options.noise_std if options.noise_std is not None else options.sigma
+        return (Guarantee(notion, noise_std=std, sensitivity=unit),
+                replace(inputs, sigma=options.sigma, noise_std=options.noise_std, sensitivity=unit))
+    return Guarantee(notion, scale=options.scale, sensitivity=unit), replace(inputs, scale=options.scale, sensitivity=unit)
 
 
-def _tables(result, inputs: dict[str, Any]) -> list[Table]:
-    """A table of the scalar values and the theorem used, then the curve, if any."""
-    target = result.target
-    title = f"{_describe_source(inputs)} -> {_TARGET_TITLES[target.notion]}"
-    rows = []
-    for key, value in result.values.items():
-        if key == "curve":
-            rows.append(("RDP curve", f"{len(value)} orders", "below"))
-            continue
-        if key == "tradeoff":
-            rows.append(("trade-off curve", f"{len(value)} points", "below"))
-            continue
-        note = _NOTES.get(key, "")
-        if key == "delta" and target.notion == "dp" and target.delta is not None:
-            note = "given"
-        elif key == "epsilon" and target.notion == "dp" and target.epsilon is not None:
-            note = "given"
-        elif key in ("epsilon", "delta") and ("epsilon_bs16" in result.values or "delta_bs16" in result.values):
-            note = "optimal over the Renyi order for the RDP-to-DP conversion of Canonne, Kamath, Steinke 2020"
-        elif key in ("epsilon", "delta") and ("epsilon_classic" in result.values or "delta_classic" in result.values):
-            note = "improved conversion"
-        elif key == "scale" and result.grouped.notion == "dp" and result.grouped.delta > 0.0:
-            note = _SCALE_NOTE_DELTA
-        elif key == "sigma" and "sigma_classic" in result.values:
-            note = "analytic: the smallest noise std that meets (eps, delta)"
-        rows.append((key, format_number(value) if note == "given" or not isinstance(value, float)
-                     or key not in _UPWARD else format_bound(value, True), note))
-    rows.append(("theorem", "", result.theorem))
-    tables = [Table(columns=("quantity", "value", "note"), rows=rows, title=title, justify=("left", "right", "left"))]
-    if "curve" in result.values:
-        tables.append(Table(
-            columns=("order", "RDP epsilon"),
-            rows=[(format_number(point["order"]), format_bound(point["rdp"], True)) for point in result.values["curve"]],
-        ))
-    if "tradeoff" in result.values:
-        tables.append(Table(
-            columns=("alpha (type I)", "beta (type II)"),
-            # beta is a lower bound on the type II error of any test: rounded down
-            rows=[(format_number(point["alpha"]), format_bound(point["beta"], False))
-                  for point in result.values["tradeoff"]],
-        ))
-    return tables
+def _target(source: str, notion: str, options: ConvertOptions, inputs: ConvertInputs) -> tuple[Target, ConvertInputs]:
+    """The target the options give, and the inputs with the target's parameters."""
+    from dpcalc.core.conversions import Target, target_takes_delta_or_epsilon
 
-
-# The figure's type-I errors: an even grid for the body of the curve and a geometric one towards
-# alpha = 0, where a strong guarantee's curve falls fastest (G_mu'(0) is infinite). Independent
-# of --points, which only sets the printed table.
-_PLOT_EVEN_POINTS = 400
-_PLOT_SMALL_ALPHAS = tuple(10.0 ** (exponent / 4) for exponent in range(-32, -9))  # 1e-8 .. 10^-2.5
-
-
-def _plot_alphas(kinks: tuple[float, ...] = ()) -> list[float]:
-    """Sorted type-I errors in [0, 1] for a figure, with `kinks` (corners of a curve) included exactly."""
-    grid = {i / _PLOT_EVEN_POINTS for i in range(_PLOT_EVEN_POINTS + 1)}
-    grid.update(_PLOT_SMALL_ALPHAS)
-    grid.update(alpha for alpha in kinks if 0.0 <= alpha <= 1.0)
-    return sorted(grid)
-
-
-def tradeoff_panels(result, inputs: dict[str, Any]):
-    """The converted guarantee's trade-off curve beside the no-privacy diagonal 1 - alpha.
-
-    GDP and the Gaussian mechanism draw G_mu (labelled with mu); (eps, delta)-DP draws f_eps,delta,
-    and pure eps-DP adds, dashed, the weaker mu-GDP curve it implies (pure_dp_to_mu).
-    Group privacy is already applied: `result.grouped` is the guarantee drawn.
-    """
-    import math
-
-    from dpcalc.cli.figures import Series, tradeoff_panel
-    from dpcalc.core import gdp
-    from dpcalc.core.conversions import dp_tradeoff, pure_dp_to_mu
-
-    grouped = result.grouped
-    number = format_number
-    group = f", groups of {inputs['group']}" if inputs["group"] > 1 else ""
-    series = []
-    if grouped.notion == "dp":
-        epsilon, delta = grouped.epsilon, grouped.delta
-        remaining = 1.0 - delta
-        corner = remaining / (1.0 + math.exp(epsilon)) if epsilon < 700.0 else 0.0
-        alphas = _plot_alphas((corner, remaining))
-        name = f"({number(epsilon)}, {number(delta)})-DP"
-        title = f"Trade-off curve of {name}{group}"
-        series.append(Series(name, alphas, [dp_tradeoff(alpha, epsilon, delta) for alpha in alphas], accountant="dp"))
-        if delta == 0.0 and 0.0 < epsilon < math.inf:
-            mu = pure_dp_to_mu(epsilon)
-            series.append(Series(f"implied {number(mu)}-GDP (weaker)", alphas,
-                                 [gdp.tradeoff(alpha, mu) for alpha in alphas], dashed=True, accountant="gdp"))
-    else:
-        mu = grouped.mu if grouped.notion == "gdp" else grouped.sensitivity / grouped.sigma
-        alphas = _plot_alphas()
-        title = f"Trade-off curve, mu = {number(mu)}{group}"
-        label = f"{number(mu)}-GDP"
-        if grouped.notion == "gaussian":
-            label = f"Gaussian mechanism: {label} (mu = sensitivity/sigma)"
-        series.append(Series(label, alphas, [gdp.tradeoff(alpha, mu) for alpha in alphas], accountant="gdp"))
-    series.append(Series("no privacy lost (1 - alpha)", [0.0, 1.0], [1.0, 0.0], dashed=True, accountant="none"))
-    # the title names the guarantee drawn; a mechanism's noise, which gives it, goes beneath
-    caption = _describe_source(inputs) if grouped.notion == "gaussian" else ""
-    return [tradeoff_panel(title, series, caption=caption)]
+    if source == "laplace" and notion == "dp" and options.eps is None:
+        # optional here: without it (or at --delta 0) the pure-DP epsilon sensitivity/scale
+        delta = parse_real("--delta", options.delta, SOURCE_DELTA) if options.delta is not None else 0.0
+        inputs = replace(inputs, delta=None if options.delta is None else delta)
+        return (Target(notion, delta=delta) if delta > 0.0 else Target(notion)), inputs
+    if target_takes_delta_or_epsilon(source, notion):
+        if options.eps is not None:
+            return Target(notion, epsilon=options.eps), replace(inputs, eps=options.eps)
+        delta = parse_real("--delta", options.delta, OPEN_UNIT) if options.delta is not None else DEFAULT_DELTA
+        return Target(notion, delta=delta), replace(inputs, delta=delta)
+    if notion == "rdp":
+        orders = tuple(options.orders) if options.orders is not None else DEFAULT_CONVERT_ORDERS
+        return Target(notion, orders=orders), replace(inputs, orders=orders)
+    if notion == "tradeoff":
+        points = DEFAULT_POINTS if options.points is None else options.points
+        return Target(notion, points=points), replace(inputs, points=points)
+    if notion in ("gaussian", "laplace"):
+        unit = 1.0 if options.sensitivity is None else options.sensitivity
+        return Target(notion, sensitivity=unit), replace(inputs, sensitivity=unit)
+    return Target(notion), inputs

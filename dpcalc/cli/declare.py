@@ -12,6 +12,15 @@ flag; an Enum: a click.Choice of its values, handed to the function as the Enum;
 option given repeatedly, a list or None; int, float, str), the default shown in the help unless
 show_default=False.
 
+Options that several commands share are declared once, as the fields of a frozen dataclass
+(`Annotated[type, Option(...)] = default`, as a parameter would be), and a command takes them as
+one parameter, `run: Annotated[RunOptions, Group()]`: `build` gives it one click option per
+field, in the order of the fields, where the parameter stands, and the function receives one
+instance of the dataclass (dpcalc.cli.options holds the shared groups).
+
+A command function ends by returning what it prints (an `Answer`: `emit()` prints it and gives
+the exit code, dpcalc.cli.request), or None; it may still end by raising `Exit(code)`.
+
 The declarations read as Typer's (the names and keywords dpcalc used with Typer 0.20-0.25),
 but the commands are built here, from click alone. Typer 0.26 and later build on a reduced copy
 of click without parameter types (so `click_type` is gone), and 0.29.2 converts every option
@@ -23,16 +32,19 @@ command imports it, and any Typer release can be installed beside dpcalc.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import inspect
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import click
 from click.exceptions import Exit  # `raise Exit(code)` ends a command with that exit code
 
-__all__ = ["App", "Argument", "Exit", "Option", "build"]
+from dpcalc.cli.errors import Choice
+
+__all__ = ["Answer", "App", "Argument", "Exit", "Group", "Option", "build"]
 
 _MISSING: Any = inspect.Parameter.empty
 
@@ -76,6 +88,17 @@ class Argument:
     def __init__(self, *, metavar: str | None = None, help: str | None = None) -> None:
         self.metavar = metavar
         self.help = help
+
+
+class Group:
+    """Options declared as the fields of a frozen dataclass, taken as one parameter:
+    `Annotated[RunOptions, Group()]` (each field `Annotated[type, Option(...)] = default`)."""
+
+
+class Answer(Protocol):
+    """What a command function may return: its output, printed by `emit`, which gives the exit code."""
+
+    def emit(self) -> int: ...
 
 
 class App:
@@ -150,31 +173,74 @@ def _argument_row(param: _Argument) -> tuple[str, str]:
     return param.human_readable_name, f"{param.description or ''}{extra}".strip()
 
 
-def _invoker(function: Callable[..., Any], converters: dict[str, Callable[[Any], Any]]) -> Callable[..., Any]:
+# How the function's parameters are made from click's values, in order: (name, conversion);
+# a conversion takes the dict of click's values and returns the parameter's value.
+_Converters = list[tuple[str, Callable[[dict[str, Any]], Any]]]
+
+
+def _invoker(function: Callable[..., Any], converters: _Converters) -> Callable[..., Any]:
     def invoke(**values: Any) -> Any:
-        for name, convert in converters.items():
-            values[name] = convert(values[name])
-        return function(**values)
+        arguments = {name: convert(values) for name, convert in converters}
+        answer = function(**arguments)
+        if answer is None or isinstance(answer, int):
+            return answer
+        raise Exit(answer.emit())  # printed inside the command, as a `raise Exit(code)` there would be
 
     return invoke
 
 
-def _parameters(function: Callable[..., Any]) -> tuple[list[click.Parameter], dict[str, Callable[[Any], Any]]]:
-    """The click parameters of `function`'s parameters, and the conversions of their values
-    (Enum, list) that click does not make, by parameter name."""
+def _parameters(function: Callable[..., Any]) -> tuple[list[click.Parameter], _Converters]:
+    """The click parameters of `function`'s parameters (a group's: one per field), and how each
+    parameter's value is made from click's values (an Enum, a list, a group's dataclass)."""
     hints = typing.get_type_hints(function, include_extras=True)
+    defaults = {name: parameter.default for name, parameter in inspect.signature(function).parameters.items()}
+    return _declared(function.__qualname__, hints, defaults, set())
+
+
+def _declared(owner: str, hints: dict[str, Any], defaults: dict[str, Any],
+              taken: set[str]) -> tuple[list[click.Parameter], _Converters]:
+    """The click parameters and conversions of the names in `defaults` (in their order), each
+    annotated in `hints`; `taken` holds the click names used so far (a name used twice is refused)."""
     params: list[click.Parameter] = []
-    converters: dict[str, Callable[[Any], Any]] = {}
-    for name, parameter in inspect.signature(function).parameters.items():
+    converters: _Converters = []
+    for name, default in defaults.items():
         annotated = hints.get(name)
-        declared = [item for item in getattr(annotated, "__metadata__", ()) if isinstance(item, (Option, Argument))]
+        declared = [item for item in getattr(annotated, "__metadata__", ())
+                    if isinstance(item, (Option, Argument, Group))]
         if len(declared) != 1:
-            raise TypeError(f"parameter {name!r} of {function.__qualname__} needs Annotated[type, Option(...) or Argument(...)]")
-        param, convert = _parameter(name, annotated.__origin__, declared[0], parameter.default)  # type: ignore[union-attr]
+            raise TypeError(f"parameter {name!r} of {owner} needs Annotated[type, Option(...) or Argument(...)]")
+        if isinstance(declared[0], Group):
+            group_params, group_converter = _group(name, annotated.__origin__, taken)  # type: ignore[union-attr]
+            params.extend(group_params)
+            converters.append((name, group_converter))
+            continue
+        if name in taken:
+            raise TypeError(f"parameter {name!r} of {owner} is declared twice (a group's field has its name)")
+        taken.add(name)
+        param, convert = _parameter(name, annotated.__origin__, declared[0], default)  # type: ignore[union-attr]
         params.append(param)
-        if convert is not None:
-            converters[name] = convert
+        converters.append((name, _taking(name, convert)))
     return params, converters
+
+
+def _taking(name: str, convert: Callable[[Any], Any] | None) -> Callable[[dict[str, Any]], Any]:
+    if convert is None:
+        return lambda values: values[name]
+    return lambda values: convert(values[name])
+
+
+def _group(name: str, cls: Any, taken: set[str]) -> tuple[list[click.Parameter], Callable[[dict[str, Any]], Any]]:
+    """The click options of a group's fields, and the conversion that makes its dataclass."""
+    if not (dataclasses.is_dataclass(cls) and isinstance(cls, type)):
+        raise TypeError(f"parameter {name!r}: Group() annotates a dataclass, got {cls!r}")
+    fields = [item for item in dataclasses.fields(cls) if item.init]
+    defaults = {item.name: _MISSING if item.default is dataclasses.MISSING else item.default for item in fields}
+    params, converters = _declared(cls.__qualname__, typing.get_type_hints(cls, include_extras=True), defaults, taken)
+
+    def make(values: dict[str, Any]) -> Any:
+        return cls(**{field: convert(values) for field, convert in converters})
+
+    return params, make
 
 
 def _without_none(annotation: Any) -> Any:
@@ -194,8 +260,10 @@ def _parameter(name: str, annotation: Any, declared: Option | Argument,
     click_type = declared.click_type if isinstance(declared, Option) else None
     if click_type is None:
         click_type, convert = _click_type(base, declared)
-        if convert is not None and isinstance(default, enum.Enum):
-            default = default.value
+    elif isinstance(click_type, click.Choice) and isinstance(base, type) and issubclass(base, enum.Enum):
+        convert = _enum_of(base)  # a choice of the Enum's values given as click_type (dpcalc.cli.errors.Choice)
+    if convert is not None and isinstance(default, enum.Enum):
+        default = default.value
     once = isinstance(declared, Option) and declared.once
     if repeated:
         each = convert
@@ -238,8 +306,7 @@ def _click_type(base: Any, declared: Option | Argument) -> tuple[click.ParamType
     if isinstance(base, type) and issubclass(base, enum.Enum):
         enumeration = base
         case_sensitive = declared.case_sensitive if isinstance(declared, Option) else True
-        choice = click.Choice([str(member.value) for member in enumeration], case_sensitive=case_sensitive)
-        return choice, (lambda value: None if value is None else enumeration(value))
+        return Choice([str(member.value) for member in enumeration], case_sensitive=case_sensitive), _enum_of(enumeration)
     if base is int:
         minimum = declared.min if isinstance(declared, Option) else None
         return (click.INT if minimum is None else click.IntRange(min=minimum)), None
@@ -250,6 +317,10 @@ def _click_type(base: Any, declared: Option | Argument) -> tuple[click.ParamType
     raise TypeError(f"no click type for {base!r}: give the option a click_type")
 
 
+def _enum_of(enumeration: type[enum.Enum]) -> Callable[[Any], Any]:
+    return lambda value: None if value is None else enumeration(value)
+
+
 def _once_converter(option: str, each: Callable[[Any], Any] | None, default: Any) -> Callable[[Any], Any]:
     """The one value of an option declared `once` (collected by click as a repeated option), or
     its default when it was not given; a usage error (exit 2) naming it when it was given twice."""
@@ -258,7 +329,7 @@ def _once_converter(option: str, each: Callable[[Any], Any] | None, default: Any
         values = tuple(values or ())
         if len(values) > 1:
             shown = " ".join(f"{option} {getattr(value, 'text', value)}" for value in values)
-            raise click.UsageError(f"{option} was given {len(values)} times ({shown}): give it once")
+            raise click.BadOptionUsage(option, f"{option} was given {len(values)} times ({shown}): give it once")
         if not values:
             return default
         return values[0] if each is None else each(values[0])

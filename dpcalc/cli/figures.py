@@ -15,8 +15,8 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from dpcalc.cli.options import InputError
-from dpcalc.cli.output import OutputError, wrap_words
+from dpcalc.cli.errors import InputError, OutputError
+from dpcalc.core.text import format_number, wrap_words
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -119,8 +119,6 @@ def series_style(panel: Panel) -> list[dict[str, object]]:
 def run_caption(pairs: list[tuple[str, object]]) -> str:
     """'p = 0.004, sigma = 1.1, T = 10000, delta = 1e-05' from (name, value) pairs: values of
     None are left out, a pair with no name gives its value (already text) alone."""
-    from dpcalc.cli.output import format_number
-
     parts = []
     for name, value in pairs:
         if value is None or value == "":
@@ -145,8 +143,6 @@ def profile_panel(series: list[Series], caption: str = "", guides: list[Guide] |
 
 def target_guides(delta: float | None, epsilon: float | None) -> list[Guide]:
     """The given delta (a horizontal line) and the given epsilon (a vertical one) of a profile."""
-    from dpcalc.cli.output import format_number
-
     guides = []
     if delta is not None:
         guides.append(Guide(f"target delta = {format_number(delta)}", y=delta))

@@ -4,44 +4,34 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypedDict
+from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
-from dpcalc.cli.declare import App, Option
+from dpcalc.cli.declare import App, Group, Option
+from dpcalc.cli.errors import Choice, conflict
 from dpcalc.cli.options import (
     GIVEN_DELTA,
     GIVEN_EPSILON,
-    BatchSize,
-    Chart,
-    Csv,
-    DatasetSize,
+    TRAINING_FLAGS,
     Delta,
-    Epochs,
     Epsilon,
-    GaussianSensitivity,
-    Json,
-    MaxDelta,
-    MaxEpsilon,
-    NoiseMultiplier,
-    NoiseStd,
-    PlotFile,
-    SamplingProbability,
-    Steps,
+    Gates,
+    GaussianRun,
     SweepableReal,
-    conflict,
+    SweepOutputs,
+    Swept,
+    one,
     sweepable,
 )
-from dpcalc.cli.output import Report, Table, format_number, format_upper
-from dpcalc.cli.phases import (
-    TRAINING_FLAGS,
-)
+from dpcalc.cli.output import Answer, Report, Table, format_number, format_upper
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
-from dpcalc.core.training import training_run
+from dpcalc.core.training import RunParameters, training_run
 from dpcalc.core.validation import POSITIVE, large_delta_warnings
 
 if TYPE_CHECKING:
-    from dpcalc.cli.figures import Panel, TightCurves
+    from dpcalc.cli.figures import Panel
     from dpcalc.core.gdp import GDPResult
     from dpcalc.core.phases import Phase
 
@@ -49,6 +39,13 @@ if TYPE_CHECKING:
 class SamplingScheme(str, Enum):
     poisson = "poisson"
     uniform = "uniform"
+
+
+# pld's schemes that have no central-limit mu: where to go (the mu of Bu et al. 2020 is for Poisson
+# and fixed-size batches only)
+_ELSEWHERE = {scheme: (f"gdp --sampling takes poisson or uniform, got {scheme}: gdp's central-limit mu covers Poisson "
+                       f"and fixed-size batches only; for {scheme} use dpcalc pld --sampling {scheme}")
+              for scheme in ("shuffle", "allocation")}
 
 
 app = App()
@@ -72,19 +69,23 @@ one row is printed per combination, in the order given, and --max-eps checks eve
 """
 
 
+@dataclass(frozen=True)
+class GdpInputs:
+    """What gdp computes from: a training run or a given mu, and the target delta or epsilon."""
+
+    run: GaussianRun
+    mu: float | Swept | None
+    delta: float | Swept | None
+    eps: float | Swept | None
+
+
 @app.command("gdp", help=HELP)
 def gdp(
-    p: SamplingProbability = None,
-    sigma: NoiseMultiplier = None,
-    noise_std: NoiseStd = None,
-    sensitivity: GaussianSensitivity = None,
-    T: Steps = None,
-    n: DatasetSize = None,
-    batch_size: BatchSize = None,
-    epochs: Epochs = None,
+    run: Annotated[GaussianRun, Group()],
     sampling: Annotated[
         SamplingScheme,
-        Option("--sampling", help="poisson, or uniform (fixed-size batches without replacement)."),
+        Option("--sampling", help="poisson, or uniform (fixed-size batches without replacement).",
+               click_type=Choice([scheme.value for scheme in SamplingScheme], elsewhere=_ELSEWHERE)),
     ] = SamplingScheme.poisson,
     mu: Annotated[
         SweepableReal | None,
@@ -93,19 +94,13 @@ def gdp(
     ] = None,
     delta: Delta = None,
     eps: Epsilon = None,
-    max_eps: MaxEpsilon = None,
-    max_delta: MaxDelta = None,
+    gates: Annotated[Gates, Group()] = Gates(),
     no_tight: NoTight = False,
-    json_output: Json = False,
-    csv_output: Csv = False,
-    plot: PlotFile = None,
-    chart: Chart = False,
-) -> None:
-    request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "T": T, "n": n, "batch_size": batch_size, "epochs": epochs, "mu": mu,
-                     "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, plot=plot, chart=chart,
-                    csv_output=csv_output, max_delta=max_delta)
+    outputs: Annotated[SweepOutputs, Group()] = SweepOutputs(),
+) -> Answer:
+    request = start(GdpInputs(run, mu, delta, eps), outputs=outputs, gates=gates)
     if request.is_sweep:
-        _gdp_sweep(request, sampling, no_tight)
+        return _gdp_sweep(request, sampling, no_tight)
     result, tight, warnings, inputs = _evaluate(request.rows[0], sampling, no_tight)
     inputs["max_eps"] = request.max_epsilon
     inputs["max_delta"] = request.max_delta
@@ -126,11 +121,15 @@ def gdp(
         tables=[_summary_table(result, not given_mu, tight), _tradeoff_table(tradeoff)],
         warnings=warnings,
         **_gate(result, tight, given_mu=given_mu, no_tight=no_tight, epsilon_given=inputs["eps"] is not None),
-        figures=lambda: gdp_panels(result.mu, result.delta, approximate=result.approximate,
-                                   tight_run=None if tight is None else _tight_run(result),
-                                   caption=_caption(inputs), targets=(inputs["delta"], inputs["eps"])),
+        figures=lambda: _figure(result, tight, inputs),
     )
-    request.finish(report)
+    return request.answer(report)
+
+
+def training_parameters(run: GaussianRun) -> RunParameters:
+    """The core's parameters of a training run given by the options (a row: no sweep left)."""
+    return RunParameters(p=one(run.p), sigma=one(run.sigma), noise_std=one(run.noise_std), sensitivity=run.sensitivity,
+                         T=one(run.T), n=one(run.n), batch_size=one(run.batch_size), epochs=one(run.epochs))
 
 
 class _Gate(TypedDict):
@@ -185,7 +184,7 @@ def _gate(result: GDPResult, tight: float | None, *, given_mu: bool, no_tight: b
     return _Gate(epsilon=epsilon, basis=basis, no_gate=why, delta=None, delta_basis=None, no_delta_gate=GIVEN_DELTA)
 
 
-def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quote_gap: bool = True,
+def _evaluate(row: GdpInputs, sampling: SamplingScheme, no_tight: bool, quote_gap: bool = True,
               tight_given: tuple[float | None, list[str]] | None = None) -> _Evaluated:
     """One run (a row of the Request): (core result, tight epsilon or None, warnings, echoed inputs
     without max_eps/no_tight).
@@ -195,18 +194,18 @@ def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quo
     """
     from dpcalc.core import gdp as core
 
-    target_delta, target_epsilon = row["delta"], row["eps"]
-    if row["mu"] is not None:
+    target_delta, target_epsilon = one(row.delta), one(row.eps)
+    if row.mu is not None:
         for option, name in TRAINING_FLAGS:
-            if row[name] is not None:
+            if getattr(row.run, name) is not None:
                 raise conflict("--mu", option, "--mu converts a given mu; the training run gives its own")
-        result = core.gdp_guarantee(row["mu"], delta=target_delta, epsilon=target_epsilon)
+        result = core.gdp_guarantee(one(row.mu), delta=target_delta, epsilon=target_epsilon)
         run = None
     else:
-        run = training_run(row)  # (p, sigma, T)
+        run = training_run(training_parameters(row.run))  # (p, sigma, T)
         result = core.noisy_sgd_gdp(*run, sampling=sampling.value, delta=target_delta, epsilon=target_epsilon)
     probability, noise, steps = (None, None, None) if run is None else run
-    warnings = list(result.warnings) + large_delta_warnings(row["n"], target_delta)
+    warnings = list(result.warnings) + large_delta_warnings(one(row.run.n), target_delta)
     tight = None
     if run is not None and target_delta is not None and not no_tight:
         (phase,) = _tight_phases(*run, sampling.value)
@@ -223,14 +222,14 @@ def _evaluate(row: dict[str, Any], sampling: SamplingScheme, no_tight: bool, quo
     inputs: dict[str, Any] = {
         "p": probability,
         "sigma": noise,
-        "noise_std": row["noise_std"],
-        "sensitivity": row["sensitivity"],
+        "noise_std": row.run.noise_std,
+        "sensitivity": row.run.sensitivity,
         "T": steps,
-        "n": row["n"],
-        "batch_size": row["batch_size"],
-        "epochs": row["epochs"],
-        "sampling": sampling.value if row["mu"] is None else None,
-        "mu": None if row["mu"] is None else result.mu,
+        "n": row.run.n,
+        "batch_size": row.run.batch_size,
+        "epochs": row.run.epochs,
+        "sampling": sampling.value if row.mu is None else None,
+        "mu": None if row.mu is None else result.mu,
         "delta": target_delta,
         "eps": target_epsilon,
     }
@@ -244,7 +243,27 @@ _CAPTION_KEYS = (("mu", "mu"), ("p", "p"), ("sigma", "sigma"), ("T", "T"), ("del
 _ROW_RESULT_KEYS = ("mu", "epsilon", "delta", "max_advantage", "tight_epsilon")
 
 
-def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> NoReturn:
+def _sweep_tights(rows: Sequence[GdpInputs], sampling: SamplingScheme,
+                  no_tight: bool) -> list[tuple[float | None, list[str]] | None]:
+    """The tight epsilon (and its warnings) of each row of a Poisson sweep, None where it is not
+    computed here: the rows that differ only in T share one PLD composition."""
+    tights: list[tuple[float | None, list[str]] | None] = [None] * len(rows)
+    if no_tight or sampling is not SamplingScheme.poisson:
+        return tights
+    from dpcalc.core.phases import Phase
+
+    runs, positions = [], []
+    for position, row in enumerate(rows):
+        if row.mu is None and row.delta is not None:
+            probability, noise, steps = training_run(training_parameters(row.run))
+            runs.append(([Phase("gaussian", probability, noise, None, steps)], one(row.delta)))
+            positions.append(position)
+    for position, answer in zip(positions, tight_epsilons(runs)):
+        tights[position] = answer
+    return tights
+
+
+def _gdp_sweep(request: Request[GdpInputs], sampling: SamplingScheme, no_tight: bool) -> Answer:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
     A row holds the swept inputs, the run (p, sigma, T) when it comes from the training form,
@@ -261,21 +280,8 @@ def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> No
         sweep_report,
     )
 
-    tights: list[tuple[float | None, list[str]] | None] = [None] * len(request.rows)
-    if not no_tight and sampling is SamplingScheme.poisson:
-        # the tight figures of rows that differ only in T share one PLD composition
-        from dpcalc.core.phases import Phase
-
-        runs, positions = [], []
-        for position, row in enumerate(request.rows):
-            if row["mu"] is None and row["delta"] is not None:
-                probability, noise, steps = training_run(row)
-                runs.append(([Phase("gaussian", probability, noise, None, steps)], row["delta"]))
-                positions.append(position)
-        for position, answer in zip(positions, tight_epsilons(runs)):
-            tights[position] = answer
     evaluated = [_evaluate(row, sampling, no_tight, quote_gap=False, tight_given=tight_given)
-                 for row, tight_given in zip(request.rows, tights)]
+                 for row, tight_given in zip(request.rows, _sweep_tights(request.rows, sampling, no_tight))]
     swept_keys = list(request.swept)
     first_inputs = evaluated[0][3]
     training = first_inputs["mu"] is None
@@ -300,7 +306,7 @@ def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> No
     # --epochs), mu, the solved epsilon (or delta) and the tight epsilon; --json has every key.
     shown = [key for key in ("mu", y_key, "tight_epsilon") if key in result_keys
              and not (key == "tight_epsilon" and all(row.values[key] is None for row in rows))]
-    x_key = swept_keys[-1]
+    x_key = request.x_key
     report = sweep_report(
         SweepOutput(
             command="gdp",
@@ -312,7 +318,7 @@ def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> No
             max_epsilon=request.max_epsilon,
             max_delta=request.max_delta,
             figures=lambda: sweep_panels(
-                [row.values for row in rows], x_key=x_key, y_key=y_key, series_keys=swept_keys[:-1],
+                [row.values for row in rows], x_key=x_key, y_key=y_key, series_keys=request.series_keys,
                 title=f"{y_key} against {x_key}", xlabel=x_key, ylabel=y_key,
                 accountant="gdp", name=f"{y_key} ({'central-limit ' if training else ''}mu-GDP)",
                 also=[("tight_epsilon", "pld", "tight epsilon (PLD, certified)")] if "tight_epsilon" in shown else [],
@@ -322,45 +328,16 @@ def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> No
         ),
         rows,
     )
-    request.finish(report)
+    return request.answer(report)
 
 
-def gdp_panels(mu: float, delta: float, tight_run: Sequence[Phase] | None = None,
-               approximate: bool = False, caption: str = "",
-               targets: tuple[float | None, float | None] = (None, None)) -> list[Panel]:
-    """The trade-off curve of mu-GDP beside the no-privacy diagonal, and its privacy profile.
+def _figure(result: GDPResult, tight: float | None, inputs: dict[str, Any]) -> list[Panel]:
+    """The figure of one run (dpcalc.cli.gdp_figures, loaded only to draw it)."""
+    from dpcalc.cli.gdp_figures import gdp_panels
 
-    `approximate`: mu is the central-limit mu of a training run (so labelled in the legend).
-    `caption` names the run; `targets` (the given delta, the given epsilon) are marked on the
-    profile.
-
-    With `tight_run` (the run's phases, when its tight epsilon was computed) both panels also
-    show the certified curves of the PLD accountant (dpcalc.cli.figures.tight_curves): the
-    certified privacy profile and the trade-off curve it implies, which the central-limit
-    mu-GDP curve may cross (at finite T it is an approximation, not a bound).
-    """
-    from dpcalc.cli.figures import Series, positive_points, profile_panel, target_guides, tradeoff_panel
-    from dpcalc.core import gdp as core
-
-    curves = _tight_curves(tight_run, delta) if tight_run is not None else None
-    alphas = [i / 200 for i in range(201)]
-    label = f"{format_number(mu)}-GDP" + (" (central-limit mu)" if approximate else "")
-    tight_series = [Series("tight (PLD, certified)", curves.alphas, curves.betas)] if curves is not None else []
-    tradeoff = tradeoff_panel(f"Trade-off curve, mu = {format_number(mu)}", [
-        Series(label, alphas, [core.tradeoff(a, mu) for a in alphas], accountant="gdp"),
-        *tight_series,
-        Series("no privacy lost (1 - alpha)", alphas, [1.0 - a for a in alphas], dashed=True, accountant="none"),
-    ], caption=caption)
-    if not math.isfinite(mu) or mu == 0.0:
-        return [tradeoff]
-    top = core.epsilon_for_delta(min(delta, 1e-12), mu)
-    epsilons = [top * i / 100 for i in range(101)]
-    profile_series = [Series(label, epsilons, [core.delta_for_epsilon(e, mu) for e in epsilons], accountant="gdp")]
-    if curves is not None:
-        profile_series.append(Series("tight delta (PLD, certified upper bound)",
-                                     *positive_points(curves.epsilons, curves.delta_upper)))
-    profile = profile_panel(profile_series, caption=caption, guides=target_guides(*targets))
-    return [tradeoff, profile]
+    return gdp_panels(result.mu, result.delta, approximate=result.approximate,
+                      tight_run=None if tight is None else _tight_run(result), caption=_caption(inputs),
+                      targets=(inputs["delta"], inputs["eps"]))
 
 
 def _caption(inputs: dict[str, Any]) -> str:
@@ -388,21 +365,6 @@ def _tight_phases(p: float, sigma: float, steps: int, sampling: str | None) -> l
     if sampling == "uniform":
         return [Phase("gaussian", p, sigma, None, steps, sampling="uniform", neighbours="replace-one")]
     return [Phase("gaussian", p, sigma, None, steps)]
-
-
-def _tight_curves(phases: Sequence[Phase], delta: float) -> TightCurves | None:
-    """The certified curves of the run for the figure, or None when the accountant cannot draw them
-    (the tight figure is an addition: its absence must not fail the command)."""
-    import warnings as python_warnings
-
-    from dpcalc.cli.figures import SMALLEST_DELTA_DRAWN, tight_curves
-
-    try:
-        with python_warnings.catch_warnings():
-            python_warnings.simplefilter("ignore", RuntimeWarning)
-            return tight_curves(phases, smallest_delta=min(delta, SMALLEST_DELTA_DRAWN))
-    except (ArithmeticError, ValueError):
-        return None
 
 
 def _gap_sentence(clt_epsilon: float, tight: float) -> str:

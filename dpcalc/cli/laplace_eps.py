@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
-from dpcalc.cli.declare import App, Exit, Option
+from dpcalc.cli.declare import App, Option
+from dpcalc.cli.errors import InputError
 from dpcalc.cli.options import (
-    InputError,
     Json,
     MaxEpsilon,
     Parsed,
@@ -16,8 +16,11 @@ from dpcalc.cli.options import (
     number,
     parse_real,
 )
-from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
+
+if TYPE_CHECKING:
+    from dpcalc.core.laplace import LaplaceAccuracy
 
 app = App()
 
@@ -36,40 +39,71 @@ Examples:
   dpcalc laplace-eps --eps 1 --tolerance 3 --one-sided
 """
 
+def parse_probability(option: str, text: str) -> WrittenFloat:
+    """--probability in (0, 1), with 1 - probability representable (the option's click type).
+
+    float(1 - 0.999999999999) is 1.00009e-12, not 1e-12: the complement is taken from the
+    decimal text as an exact fraction (`options.exact`), so probabilities close to 1 keep their
+    meaning (even those that round to 1.0 in float64, such as 0.99999999999999999999).
+    """
+    from fractions import Fraction
+
+    cleaned = decimal_text(text)
+    if cleaned is None or cleaned.lstrip("+-")[:1].isalpha():  # not a number, or inf or nan
+        parse_real(option, text, OPEN_UNIT)  # raises the standard message for 'abc', '1_1', inf, nan
+    assert cleaned is not None
+    fraction = Fraction(cleaned)
+    if not 0 < fraction < 1:
+        raise InputError(f"{option} must be {OPEN_UNIT.requirement}, got {text}")
+    if float(1 - fraction) < 2.2250738585072014e-308:
+        raise InputError(f"{option} must be at most 1 - 2.2e-308 (1 - probability is computed), got {text}")
+    return WrittenFloat(float(fraction), text)
+
+
+Tolerance = Annotated[
+    float | None,
+    Option("--tolerance", "--error", metavar="FLOAT", help="Largest acceptable noise per coordinate, > 0 (alias --error).",
+           click_type=number(POSITIVE)),
+]
+Probability = Annotated[
+    float | None,
+    Option("--probability", "--confidence", metavar="FLOAT",
+           help="Probability that all coordinates are within the tolerance, in (0, 1) (alias --confidence).",
+           click_type=Parsed(parse_probability)),
+]
+Epsilon = Annotated[
+    float | None,
+    Option("--eps", metavar="FLOAT", help="Epsilon of the Laplace mechanism, > 0.", click_type=number(POSITIVE)),
+]
+L1Sensitivity = Annotated[
+    float,
+    # the default written into the help as click writes it ("1", where click would print 1.0)
+    Option("--sensitivity", metavar="FLOAT", help="L1 sensitivity of the query, > 0.  [default: 1]",
+           show_default=False, click_type=number(POSITIVE)),
+]
+Dimensions = Annotated[
+    int,
+    Option("--dims", "--bins", metavar="INT", help="Number of i.i.d. noisy coordinates that must all be within (alias --bins).",
+           show_default=True,
+           click_type=number(POSITIVE_INTEGER)),
+]
+OneSided = Annotated[
+    bool,
+    Option("--one-sided", help="Only bound the noise from above: P(Y <= tolerance)."),
+]
+
+
 @app.command("laplace-eps", help=HELP)
 def laplace_eps(
-    tolerance: Annotated[
-        float | None,
-        Option("--tolerance", metavar="FLOAT", help="Largest acceptable noise per coordinate, > 0.",
-                     click_type=number(POSITIVE)),
-    ] = None,
-    probability: Annotated[
-        float | None,
-        Option("--probability", metavar="FLOAT", help="Probability that all coordinates are within the tolerance, in (0, 1).",
-                     click_type=Parsed(parse_probability)),
-    ] = None,
-    eps: Annotated[
-        float | None,
-        Option("--eps", metavar="FLOAT", help="Epsilon of the Laplace mechanism, > 0.", click_type=number(POSITIVE)),
-    ] = None,
-    sensitivity: Annotated[
-        float,
-        # the default written into the help as click writes it ("1", where click would print 1.0)
-        Option("--sensitivity", metavar="FLOAT", help="L1 sensitivity of the query, > 0.  [default: 1]",
-                     show_default=False, click_type=number(POSITIVE)),
-    ] = 1.0,
-    dims: Annotated[
-        int,
-        Option("--dims", metavar="INT", help="Number of i.i.d. noisy coordinates that must all be within.", show_default=True,
-                     click_type=number(POSITIVE_INTEGER)),
-    ] = 1,
-    one_sided: Annotated[
-        bool,
-        Option("--one-sided", help="Only bound the noise from above: P(Y <= tolerance)."),
-    ] = False,
+    tolerance: Tolerance = None,
+    probability: Probability = None,
+    eps: Epsilon = None,
+    sensitivity: L1Sensitivity = 1.0,
+    dims: Dimensions = 1,
+    one_sided: OneSided = False,
     max_eps: MaxEpsilon = None,
     json_output: Json = False,
-) -> None:
+) -> Answer:
     from dpcalc.core import laplace as core
 
     _check_two_of_three(tolerance, probability, eps)
@@ -82,16 +116,14 @@ def laplace_eps(
         one_sided=one_sided,
         failure_probability_exact=None if probability is None else float(1 - exact(probability)),
     )
-    inputs = {
-        "tolerance": tolerance,
-        "probability": probability,
-        "eps": eps,
-        "sensitivity": sensitivity,
-        "dims": dims,
-        "one_sided": one_sided,
-        "max_eps": max_eps,
-    }
-    report = Report(
+    inputs = {"tolerance": tolerance, "probability": probability, "eps": eps, "sensitivity": sensitivity,
+              "dims": dims, "one_sided": one_sided, "max_eps": max_eps}
+    return Answer(_report(result, inputs), json_output=json_output, max_epsilon=max_eps)
+
+
+def _report(result: LaplaceAccuracy, inputs: dict[str, Any]) -> Report:
+    """The report of the solved triple; --max-eps gates on the mechanism's epsilon (exact)."""
+    return Report(
         command="laplace-eps",
         inputs=inputs,
         result={
@@ -111,7 +143,6 @@ def laplace_eps(
         epsilon=result.epsilon,
         basis="the Laplace mechanism's pure epsilon at this scale (exact)",
     )
-    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
 def _check_two_of_three(tolerance: float | None, probability: float | None, eps: float | None) -> None:
@@ -137,28 +168,7 @@ def _check_two_of_three(tolerance: float | None, probability: float | None, eps:
     )
 
 
-def parse_probability(option: str, text: str) -> WrittenFloat:
-    """--probability in (0, 1), with 1 - probability representable (the option's click type).
-
-    float(1 - 0.999999999999) is 1.00009e-12, not 1e-12: the complement is taken from the
-    decimal text as an exact fraction (`options.exact`), so probabilities close to 1 keep their
-    meaning (even those that round to 1.0 in float64, such as 0.99999999999999999999).
-    """
-    from fractions import Fraction
-
-    cleaned = decimal_text(text)
-    if cleaned is None or cleaned.lstrip("+-")[:1].isalpha():  # not a number, or inf or nan
-        parse_real(option, text, OPEN_UNIT)  # raises the standard message for 'abc', '1_1', inf, nan
-    assert cleaned is not None
-    fraction = Fraction(cleaned)
-    if not 0 < fraction < 1:
-        raise InputError(f"{option} must be {OPEN_UNIT.requirement}, got {text}")
-    if float(1 - fraction) < 2.2250738585072014e-308:
-        raise InputError(f"{option} must be at most 1 - 2.2e-308 (1 - probability is computed), got {text}")
-    return WrittenFloat(float(fraction), text)
-
-
-def _table(result) -> Table:
+def _table(result: LaplaceAccuracy) -> Table:
     sides = "one-sided (noise <= t)" if result.one_sided else "two-sided (|noise| <= t)"
     coordinates = "the coordinate" if result.dims == 1 else f"all {result.dims} coordinates"
     within = "below +t" if result.one_sided else "within +-t"

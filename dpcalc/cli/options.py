@@ -5,7 +5,7 @@ line: the command receives numbers (or, for a list or range, a `Swept`), never t
 value, whether "abc", "nan", "inf" or out of range, gets the same one-line message naming the
 option, its allowed range and the value received (`InputError`, exit code 2).
 
-Numbers are read in ASCII decimal notation only (`decimal_text`, the one gate every numeric
+Numbers are read in ASCII decimal notation only (dpcalc.core.text.decimal_text, the one gate every numeric
 text passes, sweep ranges and --phase values included): Python's float() and int() would also
 take digits of other scripts (Arabic-Indic "\u0661\u0661" is 11) and underscores ("1_1" is 11), which dpcalc refuses by
 name rather than read silently.
@@ -17,21 +17,29 @@ the decimal itself, so that quotients such as epochs / p are exact.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import click
 
 from dpcalc.cli.declare import Option
-from dpcalc.core.text import WrittenFloat, WrittenInt, exact, written  # noqa: F401 - re-exported for the commands
+from dpcalc.cli.errors import InputError, conflict  # noqa: F401 - re-exported for the commands
+from dpcalc.cli.syntax import expand, refuse_digit_groups
+from dpcalc.core.text import (  # noqa: F401 - re-exported for the commands
+    TextError,
+    WrittenFloat,
+    WrittenInt,
+    decimal_text,
+    exact,
+    read_integer,
+    read_real,
+    written,
+)
+from dpcalc.core.text import not_a_number as text_error
 from dpcalc.core.validation import (
-    MAX_COUNT,
-    MAX_COUNT_DIGITS,
     NON_NEGATIVE,
     OPEN_UNIT,
     POSITIVE,
@@ -43,10 +51,6 @@ from dpcalc.core.validation import (
 )
 
 
-class InputError(Exception):
-    """Invalid command-line input: printed as one line on stderr, exit code 2."""
-
-
 @dataclass(frozen=True)
 class Swept:
     """The values of an option written as a list (1,2,4) or a range (1:60:1): a sweep."""
@@ -56,6 +60,16 @@ class Swept:
     values: tuple[Any, ...]  # WrittenFloat or WrittenInt, in the order given
 
 
+Value = TypeVar("Value")
+
+
+def one(value: Value | Swept) -> Value:
+    """An input of one row of a request: a number (or None), never a `Swept` (a sweep's rows each
+    hold one of its values: dpcalc.cli.request)."""
+    assert not isinstance(value, Swept), "a row of a request holds one value per input"
+    return value
+
+
 class Numbers(tuple[float, ...]):
     """Several numbers given as one option, a comma list (--orders 2,4,8; not a sweep).
 
@@ -63,80 +77,26 @@ class Numbers(tuple[float, ...]):
     """
 
 
-# A number as dpcalc reads it: an optional sign, ASCII digits with an optional point, an
-# optional exponent; or the words inf and nan, which each option's range then refuses by name.
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_WORDS = re.compile(r"[+-]?(?:inf|infinity|nan)", re.IGNORECASE)
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_BLANKS = " \t\n\r\f\v"  # ASCII whitespace around a number is ignored; other whitespace is not
-
-
-def decimal_text(text: str) -> str | None:
-    """`text` without its surrounding ASCII blanks when it is a number in ASCII decimal notation
-    ("12", "-0.5", "1e-5", ".5", "inf", "nan"); None otherwise ("abc", "1_1", "\u0661", "0x10", "")."""
-    cleaned = text.strip(_BLANKS)
-    return cleaned if _DECIMAL.fullmatch(cleaned) or _WORDS.fullmatch(cleaned) else None
-
-
-def not_a_number(option: str, what: str, text: str, *, where: str = "") -> InputError:
-    """The error for a text that is not an ASCII decimal number: "{option} must be {what}, got
-    {text!r}{where}", saying why when the text holds an underscore or a character outside ASCII
-    (digits of another script, which float() would read)."""
-    if "_" in text or not text.isascii():
-        return InputError(f"{option} must be {what}, written with the ASCII digits 0-9 only (no underscores, no "
-                          f"digits of other scripts), got {_shown(text)!r}{where}")
-    return InputError(f"{option} must be {what}, got {_shown(text)!r}{where}")
-
-
-def _shown(text: str) -> str:
-    """A value as a message quotes it: shortened in the middle when it is long."""
-    return text if len(text) <= 40 else f"{text[:20]}...{text[-8:]} ({len(text)} characters)"
-
-
 def parse_real(option: str, text: str, interval: Interval) -> WrittenFloat:
-    """Parse `text` as a finite real in `interval`."""
-    cleaned = decimal_text(text)
-    if cleaned is None:
-        raise not_a_number(option, f"a number {interval.requirement}", text)
-    value = float(cleaned)
-    if not interval.contains(value) or math.isnan(value):
-        raise InputError(f"{option} must be {interval.requirement}, got {_shown(text)}")
-    if value == 0 and any(digit in "123456789" for digit in cleaned.partition("e")[0].partition("E")[0]):
-        # 1e-400 is not 0: read as 0.0 it would turn a tiny p or epsilon into none at all
-        raise InputError(f"{option} must be {interval.requirement}, 0 or at least 5e-324 (the smallest float64 "
-                         f"number), got {_shown(text)}")
-    return WrittenFloat(value, text)
-
-
-def _too_large(option: str, interval: Interval, text: str) -> InputError:
-    return InputError(f"{option} must be {interval.requirement} and below 1e{MAX_COUNT_DIGITS}, got {_shown(text)}")
+    """Parse `text` as a finite real in `interval` (`core.text.read_real`, its error an InputError)."""
+    try:
+        return read_real(option, text, interval)
+    except TextError as error:
+        raise InputError.of_text(error, option) from None
 
 
 def parse_integer(option: str, text: str, interval: Interval = POSITIVE_INTEGER) -> WrittenInt:
-    """Parse `text` as an integer in `interval` ("10000" and "1e4" are accepted, exactly)."""
-    cleaned = decimal_text(text)
-    if cleaned is None:
-        raise not_a_number(option, interval.requirement, text)
-    if _INTEGER.fullmatch(cleaned) and len(cleaned) <= MAX_COUNT_DIGITS + 1:
-        value = int(cleaned)
-    else:
-        # scientific notation ("1e4", "2.5e20") is read exactly, not through a float
-        from decimal import Decimal, InvalidOperation
+    """Parse `text` as an integer in `interval` ("10000" and "1e4" are accepted, exactly;
+    `core.text.read_integer`, its error an InputError)."""
+    try:
+        return read_integer(option, text, interval)
+    except TextError as error:
+        raise InputError.of_text(error, option) from None
 
-        try:
-            number = Decimal(cleaned)
-        except InvalidOperation:  # an exponent beyond what a decimal holds (1e99999999999999999999)
-            raise _too_large(option, interval, text) from None
-        if not number.is_finite() or number != number.to_integral_value():
-            raise InputError(f"{option} must be {interval.requirement}, got {_shown(text)}") from None
-        if number.adjusted() >= MAX_COUNT_DIGITS:  # before int(): 1e999999999 would not fit in memory
-            raise _too_large(option, interval, text) from None
-        value = int(number)
-    if abs(value) >= MAX_COUNT:
-        raise _too_large(option, interval, text)
-    if not interval.contains(value):
-        raise InputError(f"{option} must be {interval.requirement}, got {_shown(text)}")
-    return WrittenInt(value, text)
+
+def not_a_number(option: str, what: str, text: str, *, where: str = "") -> InputError:
+    """The InputError for a text that is not an ASCII decimal number (`core.text.not_a_number`)."""
+    return InputError.of_text(text_error(option, what, text, where=where), option)
 
 
 def parse_number(option: str, text: str, interval: Interval) -> WrittenFloat | WrittenInt:
@@ -150,11 +110,10 @@ def is_sweep_text(text: str) -> bool:
 
 
 def parse_sweepable(option: str, text: str, interval: Interval) -> WrittenFloat | WrittenInt | Swept:
-    """One number, or the numbers of a list or range (dpcalc.cli.sweeps), each checked against `interval`."""
+    """One number, or the numbers of a list or range (dpcalc.cli.syntax), each checked against `interval`."""
     if not is_sweep_text(text):
         return parse_number(option, text, interval)
-    from dpcalc.cli.sweeps import expand  # the sweep syntax is loaded only for a list or range
-
+    refuse_digit_groups(option, text, interval)
     items = expand(option, text, integer=interval.integer)
     return Swept(option, text, tuple(parse_number(option, item, interval) for item in items))
 
@@ -162,7 +121,9 @@ def parse_sweepable(option: str, text: str, interval: Interval) -> WrittenFloat 
 def parse_single(option: str, text: str, interval: Interval) -> WrittenFloat | WrittenInt:
     """One number in `interval`, a list or range refused by name (an option that is not swept)."""
     if is_sweep_text(text):
-        raise InputError(f"{option} takes one value, not a list or range, got {text}")
+        refuse_digit_groups(option, text, interval, sweeps=False)
+        raise InputError(f"{option} takes one value, not a list or range, got {text}", option=option,
+                         allowed=f"one number {interval.requirement}", got=text)
     return parse_number(option, text, interval)
 
 
@@ -174,21 +135,22 @@ def parse_list(option: str, text: str, interval: Interval) -> Numbers:
     values = []
     for position, item in enumerate(items, start=1):
         if not item.strip():
-            raise InputError(f"{option} item {position} of {len(items)} is empty, got {text!r}")
-        values.append(parse_real(f"{option} item {position} of {len(items)}", item, interval))
+            raise InputError(f"{option} item {position} of {len(items)} is empty, got {text!r}", option=option, got=text)
+        try:
+            values.append(read_real(f"{option} item {position} of {len(items)}", item, interval))
+        except TextError as error:
+            raise InputError.of_text(error, option) from None
     return Numbers(values)
 
 
 def order_items(option: str, text: str) -> list[str]:
     """The item texts of an --orders list, each range start:stop:step expanded as sweeps expand
-    theirs (stop included when on the grid; dpcalc.cli.sweeps.expand), at most MAX_ORDERS."""
+    theirs (stop included when on the grid; dpcalc.cli.syntax.expand), at most MAX_ORDERS."""
     from dpcalc.core.limits import MAX_ORDERS
 
     if ":" not in text:
         items = [item.strip() for item in text.split(",")]
     else:
-        from dpcalc.cli.sweeps import expand  # loaded only for a range
-
         items = expand(option, text, limit=MAX_ORDERS,
                        limit_text=f"{option} takes at most {MAX_ORDERS} orders (ranges expanded)")
     if len(items) > MAX_ORDERS:
@@ -249,12 +211,6 @@ def options_named() -> Iterator[None]:
         raise option_error(error) from None
 
 
-def conflict(first: str, second: str, hint: str = "") -> InputError:
-    """The error for two options that cannot be given together."""
-    suffix = f"; {hint}" if hint else ""
-    return InputError(f"{first} and {second} cannot be given together{suffix}")
-
-
 if TYPE_CHECKING:
     # What the click type of a sweepable option returns: a number, or a list or range of them.
     SweepableReal = float | Swept
@@ -265,6 +221,10 @@ else:
     SweepableCount = int
 
 DEFAULT_DELTA = 1e-5
+
+# The options of a training run: (option, input name), in the order a conflict names them.
+TRAINING_FLAGS = (("--p", "p"), ("--sigma", "sigma"), ("--noise-std", "noise_std"), ("--sensitivity", "sensitivity"),
+                  ("--T", "T"), ("--n", "n"), ("--batch-size", "batch_size"), ("--epochs", "epochs"))
 
 # --plot and --chart of the commands that draw (the drawing itself: `dpcalc.cli.figures`, loaded
 # only when one is asked for)
@@ -378,6 +338,12 @@ def check_gates(*, epsilon_given: bool, max_eps: float | None, max_delta: float 
         raise InputError(GIVEN_EPSILON)
     if not epsilon_given and max_delta is not None:
         raise InputError(GIVEN_DELTA)
+XAxis = Annotated[
+    str | None,
+    Option("--x", metavar="OPTION",
+           help="The swept option on the x axis of a sweep's --plot or --chart (default: the last one swept); "
+                "one line per value of the other swept options."),
+]
 Csv = Annotated[
     bool,
     Option("--csv", help="Print CSV instead of a table: a header line, one row per result (per combination of a sweep)."),
@@ -387,3 +353,53 @@ Json = Annotated[
     Option("--json", help="Print one strict JSON object instead of a table."),
 ]
 
+
+
+# The option groups shared by the commands (dpcalc.cli.declare.Group): each is declared once
+# here and taken by a command as one parameter, `outputs: Annotated[Outputs, Group()]`, which
+# gives one option per field, in this order, where the parameter stands.
+
+@dataclass(frozen=True)
+class Formats:
+    """--json and --csv: the output formats besides the table."""
+
+    json_output: Json = False
+    csv_output: Csv = False
+
+
+@dataclass(frozen=True)
+class Outputs(Formats):
+    """--json and --csv, and the figure: --plot and --chart."""
+
+    plot: PlotFile = None
+    chart: Chart = False
+
+
+@dataclass(frozen=True)
+class SweepOutputs(Outputs):
+    """Outputs, and the x axis of a sweep's figure: --x."""
+
+    x_axis: XAxis = None
+
+
+@dataclass(frozen=True)
+class Gates:
+    """The budget gates: --max-eps, and with --eps --max-delta."""
+
+    max_eps: MaxEpsilon = None
+    max_delta: MaxDelta = None
+
+
+@dataclass(frozen=True)
+class GaussianRun:
+    """A Gaussian training run, as its steps (--p, --sigma or --noise-std, --T) or in the training
+    form (--n, --batch-size, --epochs)."""
+
+    p: SamplingProbability = None
+    sigma: NoiseMultiplier = None
+    noise_std: NoiseStd = None
+    sensitivity: GaussianSensitivity = None
+    T: Steps = None
+    n: DatasetSize = None
+    batch_size: BatchSize = None
+    epochs: Epochs = None

@@ -15,8 +15,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from dpcalc.cli import progress
+from dpcalc.cli.errors import OutputError  # noqa: F401 - re-exported: the entry point catches it
 from dpcalc.cli.interrupts import raise_lost_interrupt
-from dpcalc.core.text import format_bound, format_lower, format_number, format_upper  # noqa: F401 - re-exported
+from dpcalc.core.text import (  # noqa: F401 - re-exported
+    format_bound,
+    format_lower,
+    format_number,
+    format_upper,
+    wrap_words,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path  # annotations only: pathlib stays off the start-up path
@@ -33,15 +40,6 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
 EXIT_BROKEN_PIPE = 141  # the reader closed the pipe (128 + SIGPIPE, the shell convention)
 EXIT_TERMINATED = 143  # 128 + SIGTERM
 
-
-class OutputError(OSError):
-    """A write of dpcalc's output that failed (a full disk, a closed descriptor): `target` says
-    what could not be written ("the output to stdout", "the --plot file F"). Never a closed
-    pipe, which is BrokenPipeError (141)."""
-
-    def __init__(self, target: str, error: OSError) -> None:
-        super().__init__(error.errno, error.strerror or str(error))
-        self.target = target
 
 Justify = Literal["left", "right"]
 
@@ -83,6 +81,8 @@ class Report:
     # The rows --csv prints, one per result (a sweep's combinations, a budget's releases); None:
     # one row, the result itself.
     csv_rows: list[dict[str, Any]] | None = None
+    # Plain text printed instead of the tables (the Markdown of `dpcalc statement`); None: the tables.
+    text: str | None = None
 
     def __post_init__(self) -> None:
         # one line per distinct warning, in order (the command and its tight figure may say the same)
@@ -132,6 +132,25 @@ def _valid_unicode(text: str) -> str:
         return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A command's report and how it is printed (--json or --csv, --plot, --chart, the budget
+    gates --max-eps and --max-delta): what a command function returns, printed by `emit`."""
+
+    report: Report
+    json_output: bool = False
+    max_epsilon: float | None = None
+    plot: Path | None = None
+    chart: bool = False
+    csv_output: bool = False
+    max_delta: float | None = None
+
+    def emit(self) -> int:
+        """Print the report and return its exit code (1 when over a budget gate)."""
+        return emit(self.report, json_mode=self.json_output, max_epsilon=self.max_epsilon, plot=self.plot,
+                    chart=self.chart, csv_mode=self.csv_output, max_delta=self.max_delta)
+
+
 def emit(
     report: Report,
     *,
@@ -176,7 +195,10 @@ def emit(
         for warning in report.warnings:
             text = f"Warning: {warning}"
             sys.stderr.write((text if width is None else wrap_words(text, width)) + "\n")
-        _print_tables(console, report.tables, budget)
+        if report.text is not None:
+            sys.stdout.write(report.text)
+        else:
+            _print_tables(console, report.tables, budget)
     if (plot is not None or chart) and report.figures is not None:
         from dpcalc.cli import figures
 
@@ -201,7 +223,7 @@ def _budget(report: Report, max_epsilon: float | None, max_delta: float | None) 
     result without a sound figure is refused (InputError, with the report's reason)."""
     if max_epsilon is None and max_delta is None:
         return None
-    from dpcalc.cli.options import InputError
+    from dpcalc.cli.errors import InputError
 
     if max_epsilon is not None and max_delta is not None:
         raise InputError("--max-eps and --max-delta cannot be given together: gate the quantity the command computes")
@@ -260,22 +282,6 @@ def write_csv(results: Sequence[dict[str, Any]], stream: Any) -> None:
 # the terminal is split: the words wrap within it and a longer word folds onto the next line.
 # A number is never wrapped, folded or cut: its column stays at least as wide as the number.
 WORD_COLUMN_FLOOR = 16
-# Indent of a wrapped warning's second and later lines.
-CONTINUATION_INDENT = "  "
-
-
-def wrap_words(text: str, width: int, indent: str = CONTINUATION_INDENT) -> str:
-    """`text` wrapped at spaces to lines of at most `width` characters, later lines indented.
-
-    A word is never broken, nor split at a hyphen ("add-remove", "1e-05"): a word longer than
-    the line stands alone on its line, whole.
-    """
-    import textwrap
-
-    return "\n".join(textwrap.wrap(text, width=max(width, len(indent) + 1), subsequent_indent=indent,
-                                   break_long_words=False, break_on_hyphens=False)) or text
-
-
 def _warning_width(console: Any) -> int | None:
     """The width a warning wraps to in table mode: the terminal's (COLUMNS where set, as Rich
     reads it), or None (each warning one line, as a log or grep wants it) when stderr is not a

@@ -1,23 +1,17 @@
 """The phases of a run from the command line: the single-phase flags or repeated --phase.
 
-Shared by the accountants that compose heterogeneous runs (`rdp`, `pld`): a command declares
-the options with the aliases below and calls `parse_phases` once. A run is either
+Shared by the accountants that compose heterogeneous runs (`rdp`, `pld`, `risk`): a command
+takes the run's options as one group (`PhaseFlags`, or `RunOptions` with --examples-per-user),
+puts its numbers (`RunNumbers`) in its request, and turns each row's numbers into the run's
+phases with `phases`. A run is either
 
   * the short form, one phase: --p/--sigma/--T (or --n/--batch-size/--epochs), optionally
-    --mechanism laplace --scale B (then --T, and --p = 1 by default), or
-  * one or more `--phase KEY=VALUE,...` with keys
-      mechanism  gaussian (default) or laplace
-      p          sampling probability in [0, 1] (default 1: no subsampling; 0: nothing sampled)
-      sigma      noise multiplier (gaussian): noise std / L2 sensitivity
-      noise_std  instead of sigma: the noise std, with sensitivity (sigma = noise_std / sensitivity)
-      scale      Laplace scale b (laplace), accounted as b / sensitivity
-      sensitivity  the sensitivity the noise std or the scale is divided by (default 1; not with sigma)
-      T          number of steps (required: a forgotten T must not silently mean 1)
-      n, batch_size, epochs   the training form: p = batch_size / n, T = ceil(epochs / p)
-
-The flags --noise-std and --sensitivity are the single-phase form of the same: the noise a
-user adds and the sensitivity of the query, which `noise_multiplier` turns into sigma (and
-`parse_phases` into the Laplace scale per unit of sensitivity).
+    --mechanism laplace --scale B (then --T, and --p = 1 by default), resolved by the core
+    (`core.training.single_phase`: --sigma becomes the phase's noise multiplier; --noise-std
+    with --sensitivity is divided first), or
+  * one or more `--phase KEY=VALUE,...`, each read by the core (`core.phase_text`, whose keys
+    mechanism, p, sigma, noise_std, sensitivity, scale, T, n, batch_size, epochs mean what the
+    flags do; T is required: a forgotten T must not silently mean 1).
 
 Mixing --phase with the single-phase flags is an error. Errors name the phase by its position:
 "--phase 2: sigma must be in (0, inf), got -1".
@@ -30,31 +24,36 @@ options' names: `options.options_named`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from dpcalc.cli.declare import Option
 from dpcalc.cli.options import (
+    TRAINING_FLAGS,
+    BatchSize,
+    DatasetSize,
+    Epochs,
     InputError,
+    NoiseMultiplier,
+    NoiseStd,
+    SamplingProbability,
+    Sensitivity,
+    Steps,
     SweepableReal,
+    Swept,
     conflict,
-    exact,
     number,
+    one,
     options_named,
-    parse_integer,
-    parse_real,
     sweepable,
 )
 from dpcalc.cli.output import Table, format_number
+from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
 from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
-from dpcalc.core.training import single_phase
-from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, PROBABILITY
-
-if TYPE_CHECKING:
-    from fractions import Fraction
-
+from dpcalc.core.training import RunParameters, single_phase, with_relation
+from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER
 
 
 class MechanismChoice(str, Enum):
@@ -88,6 +87,19 @@ Scale = Annotated[
     Option("--scale", metavar="FLOAT", help="Laplace scale b (> 0) of --mechanism laplace, accounted as b / --sensitivity (L1).",
                  click_type=sweepable(POSITIVE)),
 ]
+
+# --accuracy of pld and risk (here, not in options.py: the closed-form commands' start-up does
+# not load core.limits for it)
+Accuracy = Annotated[
+    SweepableReal | None,
+    Option(
+        "--accuracy",
+        metavar="FLOAT",
+        help=f"Target relative width of the PLD accountant's certified interval, in (0, 1) [default: {DEFAULT_ACCURACY:g}].",
+        click_type=sweepable(ACCURACY),
+    ),
+]
+
 
 class SamplingChoice(str, Enum):
     poisson = "poisson"
@@ -137,7 +149,68 @@ ExamplesPerUserOption = Annotated[
     ),
 ]
 
-PHASE_KEYS = ("mechanism", "p", "sigma", "noise_std", "sensitivity", "scale", "T", "n", "batch_size", "epochs")
+@dataclass(frozen=True)
+class RunNumbers:
+    """The numbers of a one-phase run as the flags give them (each a number, a `Swept` in a
+    sweep's request, or None when not given), in the order the JSON `inputs` echo them."""
+
+    p: float | Swept | None = None
+    sigma: float | Swept | None = None
+    noise_std: float | Swept | None = None
+    sensitivity: float | None = None
+    scale: float | Swept | None = None
+    T: int | Swept | None = None
+    n: int | Swept | None = None
+    batch_size: int | Swept | None = None
+    epochs: float | Swept | None = None
+
+
+@dataclass(frozen=True)
+class PhaseFlags:
+    """The run of rdp: the single-phase flags (the training form among them) or repeated --phase,
+    and the relation of its batches (--sampling, --neighbours)."""
+
+    p: SamplingProbability = None
+    sigma: NoiseMultiplier = None
+    noise_std: NoiseStd = None
+    sensitivity: Sensitivity = None
+    T: Steps = None
+    n: DatasetSize = None
+    batch_size: BatchSize = None
+    epochs: Epochs = None
+    mechanism: Mechanism = None
+    scale: Scale = None
+    phase: PhaseList = None
+    sampling: SamplingOption = None
+    neighbours: NeighboursOption = None
+
+    def numbers(self) -> RunNumbers:
+        """The run's numbers, for the command's request (which sweeps them)."""
+        return RunNumbers(p=self.p, sigma=self.sigma, noise_std=self.noise_std, sensitivity=self.sensitivity,
+                          scale=self.scale, T=self.T, n=self.n, batch_size=self.batch_size, epochs=self.epochs)
+
+    def phases(self, numbers: RunNumbers, *, examples_per_user: int | None = None) -> list[Phase]:
+        """The run's phases for one row of the request: --phase, or the core's single phase of the
+        flags' `numbers` (`core.training.single_phase`: --sigma becomes the phase's noise multiplier),
+        under --sampling and --neighbours."""
+        parameters = RunParameters(p=one(numbers.p), sigma=one(numbers.sigma), noise_std=one(numbers.noise_std),
+                                   sensitivity=numbers.sensitivity, T=one(numbers.T), n=one(numbers.n),
+                                   batch_size=one(numbers.batch_size), epochs=one(numbers.epochs),
+                                   mechanism=self.mechanism, scale=one(numbers.scale))
+        return with_relation(parse_phases(self.phase, parameters), self.sampling, self.neighbours, examples_per_user)
+
+
+@dataclass(frozen=True)
+class RunOptions(PhaseFlags):
+    """The run of pld and risk: rdp's, and user-level privacy (--examples-per-user)."""
+
+    examples_per_user: ExamplesPerUserOption = None
+
+    def phases(self, numbers: RunNumbers, *, examples_per_user: int | None = None) -> list[Phase]:
+        return super().phases(numbers, examples_per_user=self.examples_per_user)
+
+
+
 
 
 def phase_inputs(item: Phase) -> dict:
@@ -155,134 +228,37 @@ def phase_inputs(item: Phase) -> dict:
     }
 
 
-# The options of a training run and the single-phase flags: (option, input name), in the order
-# a conflict names them.
-TRAINING_FLAGS = (("--p", "p"), ("--sigma", "sigma"), ("--noise-std", "noise_std"), ("--sensitivity", "sensitivity"),
-                  ("--T", "T"), ("--n", "n"), ("--batch-size", "batch_size"), ("--epochs", "epochs"))
+# The single-phase flags: (option, input name), in the order a conflict names them.
 _FLAGS = (*TRAINING_FLAGS, ("--mechanism", "mechanism"), ("--scale", "scale"))
 
 
-def parse_phases(phase_specs: list[str] | None, flags: Mapping[str, Any]) -> list[Phase]:
+def parse_phases(phase_specs: list[str] | None, flags: RunParameters | Mapping[str, Any]) -> list[Phase]:
     """The run's phases, from repeated --phase or from the single-phase flags (not both).
 
-    `flags` holds the flags' values by input name (p, sigma, noise_std, sensitivity, T, n,
-    batch_size, epochs, mechanism, scale; a missing one is not given).
+    `flags` holds the flags' values (p, sigma, noise_std, sensitivity, T, n, batch_size, epochs,
+    mechanism, scale; None, or missing from a mapping, when not given).
     """
-    given = {name: flags.get(name) for _, name in _FLAGS}
+    if not isinstance(flags, RunParameters):
+        flags = RunParameters(**{name: flags.get(name) for _, name in _FLAGS})
     if phase_specs:
         for option, name in _FLAGS:
-            if given[name] is not None:
+            if getattr(flags, name) is not None:
                 raise conflict("--phase", option, "describe every phase with --phase, or give one phase with the flags")
         return [parse_phase_spec(spec, index) for index, spec in enumerate(phase_specs, start=1)]
     with options_named():
-        return single_phase(given)
+        return single_phase(flags)
 
 
 def parse_phase_spec(spec: str, index: int) -> Phase:
-    """One `--phase` value, e.g. "p=0.01,sigma=0.9,T=1800"; `index` counts from 1 for messages."""
-    where = f"--phase {index}"
-    values: dict[str, str] = {}
-    for item in spec.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        key, separator, value = item.partition("=")
-        # batch-size and noise-std as the options spell them, beside batch_size and noise_std
-        key, value = key.strip().replace("-", "_"), value.strip()
-        if not separator or not key:
-            raise InputError(f"{where}: expected KEY=VALUE items separated by commas, got {item!r}")
-        if key not in PHASE_KEYS:
-            raise InputError(f"{where}: unknown key {key!r}; keys are {', '.join(PHASE_KEYS)}")
-        if key in values:
-            raise InputError(f"{where}: key {key!r} given twice")
-        if not value:
-            raise InputError(f"{where}: {key} needs a value")
-        values[key] = value
-    if not values:
-        raise InputError(f"{where}: empty; give e.g. p=0.01,sigma=0.9,T=1800")
+    """One `--phase` value, e.g. "p=0.01,sigma=0.9,T=1800" (`core.phase_text.phase_from_text`);
+    `index` counts from 1 for messages: "--phase 2: sigma must be in (0, inf), got -1"."""
+    from dpcalc.core.phase_text import phase_from_text
+    from dpcalc.core.text import TextError
 
-    mechanism = values.pop("mechanism", "gaussian").lower()
-    if mechanism not in ("gaussian", "laplace"):
-        raise InputError(f"{where}: mechanism must be gaussian or laplace, got {mechanism!r}")
-    if mechanism == "gaussian":
-        if "scale" in values:
-            raise InputError(f"{where}: scale is for mechanism=laplace; the gaussian mechanism takes sigma")
-        if "sigma" in values and "noise_std" in values:
-            raise InputError(f"{where}: sigma and noise_std cannot be given together; sigma is noise_std / sensitivity")
-        if "sigma" in values and "sensitivity" in values:
-            raise InputError(f"{where}: sensitivity goes with noise_std (or scale): sigma is already noise std / "
-                             "sensitivity")
-        if "sigma" not in values and "noise_std" not in values:
-            raise InputError(f"{where}: sigma is required (noise multiplier, > 0; or noise_std with sensitivity)")
-    else:
-        for key in ("sigma", "noise_std"):
-            if key in values:
-                raise InputError(f"{where}: {key} is for the gaussian mechanism; mechanism=laplace takes scale")
-        if "scale" not in values:
-            raise InputError(f"{where}: scale is required for mechanism=laplace (Laplace scale b, > 0)")
-
-    sensitivity = (parse_real(f"{where}: sensitivity", values["sensitivity"], POSITIVE)
-                   if "sensitivity" in values else None)
-    probability, exact_probability = _phase_probability(values, where)
-    steps = _phase_steps(values, exact_probability, where)
-    if mechanism == "gaussian":
-        per_epoch = None
-        if "n" in values:  # with batch_size (checked by _phase_probability): p = b/n exactly
-            per_epoch = math.ceil(1 / exact_probability)
-        noise: float
-        if "sigma" in values:
-            noise = parse_real(f"{where}: sigma", values["sigma"], POSITIVE)
-        else:
-            noise = parse_real(f"{where}: noise_std", values["noise_std"], POSITIVE)
-            noise = noise if sensitivity is None else noise / sensitivity
-        return Phase(
-            "gaussian",
-            sampling_probability=probability,
-            noise_multiplier=noise,
-            steps=steps,
-            epoch_steps=per_epoch,
-        )
-    scale = parse_real(f"{where}: scale", values["scale"], POSITIVE)
-    return Phase(
-        "laplace",
-        sampling_probability=probability,
-        scale=scale if sensitivity is None else scale / sensitivity,
-        steps=steps,
-    )
-
-
-def _phase_probability(values: dict[str, str], where: str) -> tuple[float, Fraction]:
-    """p from `p`, or from `batch_size / n`; 1 (no subsampling) when neither is given."""
-    from fractions import Fraction  # exact p, so that epochs / p is exact (imported only here: start-up time)
-
-    training = [key for key in ("n", "batch_size") if key in values]
-    if "p" in values and training:
-        raise InputError(f"{where}: p and {training[0]} cannot be given together; p is batch_size / n")
-    if "p" in values:
-        probability = parse_real(f"{where}: p", values["p"], PROBABILITY)
-        return probability, exact(probability)
-    if training:
-        if len(training) == 1:
-            missing = "batch_size" if training[0] == "n" else "n"
-            raise InputError(f"{where}: {training[0]} needs {missing} (p = batch_size / n)")
-        size = parse_integer(f"{where}: n", values["n"])
-        batch = parse_integer(f"{where}: batch_size", values["batch_size"])
-        if batch > size:
-            raise InputError(f"{where}: batch_size must be in [1, n] = [1, {size}], got {values['batch_size']}")
-        return batch / size, Fraction(batch, size)
-    return 1.0, Fraction(1)
-
-
-def _phase_steps(values: dict[str, str], exact_probability: Fraction, where: str) -> int:
-    """T from `T`, or ceil(epochs / p) (exact rational arithmetic, never rounded down)."""
-    if "T" in values and "epochs" in values:
-        raise InputError(f"{where}: T and epochs cannot be given together; T is ceil(epochs * n / batch_size)")
-    if "T" in values:
-        return parse_integer(f"{where}: T", values["T"])
-    if "epochs" in values:
-        epochs = parse_real(f"{where}: epochs", values["epochs"], POSITIVE)
-        return max(1, math.ceil(exact(epochs) / exact_probability))
-    raise InputError(f"{where}: T is required (number of steps, an integer >= 1; epochs with n and batch_size also work)")
+    try:
+        return phase_from_text(spec)
+    except TextError as error:
+        raise InputError(f"--phase {index}: {error}") from None
 
 
 def phases_table(phases: list[Phase]) -> Table:

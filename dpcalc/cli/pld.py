@@ -2,79 +2,47 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
 
 from dpcalc.cli import progress
-from dpcalc.cli.declare import App, Option
+from dpcalc.cli.declare import App, Group
+from dpcalc.cli.errors import InputError
 from dpcalc.cli.options import (
     GIVEN_DELTA,
     GIVEN_EPSILON,
-    BatchSize,
-    Chart,
-    Csv,
-    DatasetSize,
     Delta,
-    Epochs,
     Epsilon,
-    InputError,
-    Json,
+    Gates,
     MaxBatchSize,
-    MaxDelta,
-    MaxEpsilon,
-    NoiseMultiplier,
-    NoiseStd,
-    PlotFile,
-    SamplingProbability,
-    Sensitivity,
-    Steps,
-    SweepableReal,
-    conflict,
-    sweepable,
+    SweepOutputs,
+    Swept,
+    one,
 )
-from dpcalc.cli.output import Report, Table, format_lower, format_number, format_upper
+from dpcalc.cli.output import Answer, Report, Table, format_lower, format_number, format_upper
 from dpcalc.cli.phases import (
-    ExamplesPerUserOption,
-    Mechanism,
-    NeighboursOption,
-    PhaseList,
-    SamplingOption,
-    Scale,
-    parse_phases,
+    Accuracy,
+    RunNumbers,
+    RunOptions,
     phase_inputs,
-    phases_caption,
     phases_table,
     phases_title,
 )
-from dpcalc.cli.request import Request, start
+from dpcalc.cli.request import Request, fields_of, start
 from dpcalc.cli.tight import paused_gc
 from dpcalc.core.as_poisson import as_poisson as _as_poisson
 from dpcalc.core.as_poisson import batch_scheme, compare_with_poisson
-from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
-from dpcalc.core.training import with_relation
+from dpcalc.core.limits import DEFAULT_ACCURACY
 from dpcalc.core.validation import large_delta_warnings
 
 if TYPE_CHECKING:
-    from dpcalc.cli.figures import Panel
-    from dpcalc.cli.phases import MechanismChoice, NeighboursChoice, SamplingChoice
+    from dpcalc.cli.caps import Cap
     from dpcalc.core.phases import Phase
     from dpcalc.core.pld import PLDResult
 
 # One run of a sweep: its row of inputs and its phases.
-_Run = tuple[dict[str, Any], list["Phase"]]
-
-# --accuracy, shared with `dpcalc risk` (here, not in options.py: the closed-form commands'
-# start-up does not load core.limits for it).
-Accuracy = Annotated[
-    SweepableReal | None,
-    Option(
-        "--accuracy",
-        metavar="FLOAT",
-        help=f"Target relative width of the PLD accountant's certified interval, in (0, 1) [default: {DEFAULT_ACCURACY:g}].",
-        click_type=sweepable(ACCURACY),
-    ),
-]
-
+_Run = tuple["PldInputs", list["Phase"]]
 
 app = App()
 
@@ -119,61 +87,81 @@ Not with --phase.
 """
 
 
+@dataclass(frozen=True)
+class PldInputs:
+    """What pld computes from: the run's numbers, the accuracy and the target delta or epsilon."""
+
+    run: RunNumbers
+    accuracy: float | Swept | None
+    delta: float | Swept | None
+    eps: float | Swept | None
+
+    @property
+    def width(self) -> float:
+        """The target relative width of the certified interval (--accuracy, or its default)."""
+        return DEFAULT_ACCURACY if self.accuracy is None else one(self.accuracy)
+
+
+@dataclass(frozen=True)
+class Accounted:
+    """One run through the accountant: its result, the run accounted as Poisson sampling (None when
+    it is Poisson already), and the cap when its batches are capped."""
+
+    result: PLDResult
+    as_poisson: PLDResult | None
+    cap: Cap | None
+
+
 @app.command("pld", help=HELP)
 def pld(
-    p: SamplingProbability = None,
-    sigma: NoiseMultiplier = None,
-    noise_std: NoiseStd = None,
-    sensitivity: Sensitivity = None,
-    T: Steps = None,
-    n: DatasetSize = None,
-    batch_size: BatchSize = None,
-    epochs: Epochs = None,
-    mechanism: Mechanism = None,
-    scale: Scale = None,
-    phase: PhaseList = None,
-    sampling: SamplingOption = None,
-    neighbours: NeighboursOption = None,
-    examples_per_user: ExamplesPerUserOption = None,
+    run: Annotated[RunOptions, Group()],
     max_batch_size: MaxBatchSize = None,
     accuracy: Accuracy = None,
     delta: Delta = None,
     eps: Epsilon = None,
-    max_eps: MaxEpsilon = None,
-    max_delta: MaxDelta = None,
-    json_output: Json = False,
-    csv_output: Csv = False,
-    plot: PlotFile = None,
-    chart: Chart = False,
-) -> None:
+    gates: Annotated[Gates, Group()] = Gates(),
+    outputs: Annotated[SweepOutputs, Group()] = SweepOutputs(),
+) -> Answer:
     if max_batch_size is not None:
-        _check_truncation(n, phase, plot, chart)
-    request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
-                     "epochs": epochs, "accuracy": accuracy, "delta": delta, "eps": eps},
-                    max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, phase=phase,
-                    csv_output=csv_output, max_delta=max_delta)
+        from dpcalc.cli.caps import check_cap
+
+        check_cap(run, outputs)
+    request = start(PldInputs(run.numbers(), accuracy, delta, eps), outputs=outputs, gates=gates, phase=run.phase)
     if request.is_sweep:
         if max_batch_size is not None:
             raise InputError("--max-batch-size takes one run: give the swept options one value each")
         with paused_gc():
-            _pld_sweep(request, mechanism, sampling, neighbours, examples_per_user)
+            return _pld_sweep(request, run)
     row = request.rows[0]
-    target_delta, target_epsilon, width = row["delta"], row["eps"], _accuracy(row)
-    phases = with_relation(parse_phases(phase, {**row, "mechanism": mechanism}), sampling, neighbours, examples_per_user)
-    truncation: dict[str, Any] | None = None
-    as_poisson: PLDResult | None
+    phases = run.phases(row.run)
+    target_delta, target_epsilon = one(row.delta), one(row.eps)
     progress.describe(f"PLD accountant, epsilon at delta {format_number(target_delta)}" if target_delta is not None
                       else f"PLD accountant, delta at epsilon {format_number(target_epsilon)}")
     with paused_gc():
-        if max_batch_size is not None:
-            result, as_poisson, overflow = _truncated(phases, row["n"], max_batch_size, target_delta, target_epsilon, width)
-            truncation = {"max_batch_size": max_batch_size, "n": row["n"], "overflow_probability": overflow,
-                          "analysis": _cap_analysis(phases, row["n"], max_batch_size)}
-        else:
-            result = account(phases, target_delta, target_epsilon, width)
-            as_poisson = _as_poisson(phases, target_delta, target_epsilon, width)
-    warnings = list(result.warnings) + large_delta_warnings(row["n"], target_delta)
-    comparison = (None if truncation is not None or as_poisson is None
+        accounted = _account_run(phases, row, max_batch_size)
+    return request.answer(_report(request, row, phases, accounted, max_batch_size))
+
+
+def _account_run(phases: list[Phase], row: PldInputs, max_batch_size: int | None) -> Accounted:
+    """The run's result, as Poisson sampling too, and with the cap when its batches are capped."""
+    target_delta, target_epsilon, width = one(row.delta), one(row.eps), row.width
+    if max_batch_size is None:
+        return Accounted(account(phases, target_delta, target_epsilon, width),
+                         _as_poisson(phases, target_delta, target_epsilon, width), None)
+    from dpcalc.cli.caps import capped_run
+
+    n = one(row.run.n)
+    assert n is not None, "a cap needs the dataset size (check_cap)"
+    return Accounted(*capped_run(phases, n, max_batch_size, target_delta, target_epsilon, width))
+
+
+def _report(request: Request[PldInputs], row: PldInputs, phases: list[Phase], accounted: Accounted,
+            max_batch_size: int | None) -> Report:
+    """The report of one run."""
+    target_delta, target_epsilon = one(row.delta), one(row.eps)
+    result, as_poisson, cap = accounted.result, accounted.as_poisson, accounted.cap
+    warnings = list(result.warnings) + large_delta_warnings(one(row.run.n), target_delta)
+    comparison = (None if cap is not None or as_poisson is None
                   else compare_with_poisson(result, as_poisson, target_delta is not None))
     if comparison is not None and comparison.under_reports:
         warnings.append(
@@ -185,102 +173,32 @@ def pld(
     panels = None
     if request.plot is not None or request.chart:
         # drawn before the report: the profile's own warnings belong beside the result's
+        from dpcalc.cli.pld_figures import pld_panels
+
         panels, figure_warnings = pld_panels(phases, target_delta, target_epsilon)
         warnings += [warning for warning in figure_warnings if warning not in warnings]
     inputs = {
         "phases": [phase_inputs(item) for item in phases],
-        "noise_std": row["noise_std"],
-        "sensitivity": row["sensitivity"],
+        "noise_std": row.run.noise_std,
+        "sensitivity": row.run.sensitivity,
         "delta": target_delta,
         "eps": target_epsilon,
-        "accuracy": width,
+        "accuracy": row.width,
         "max_batch_size": max_batch_size,
         "max_eps": request.max_epsilon,
         "max_delta": request.max_delta,
     }
-    report = Report(
+    return Report(
         command="pld",
         inputs=inputs,
         result={**_result_keys(result), "as_poisson": None if as_poisson is None else _bounds_keys(as_poisson),
-                "truncation": truncation},
-        tables=[_summary_table(result, target_delta is not None, as_poisson, truncation)]
+                "truncation": None if cap is None else cap.keys()},
+        tables=[_summary_table(result, target_delta is not None, as_poisson, cap)]
         + ([phases_table(phases)] if len(phases) > 1 else []),
         warnings=warnings,
         **gates(result, target_delta is not None),
         figures=None if panels is None else (lambda: panels),
     )
-    request.finish(report)
-
-
-def _check_truncation(n: Any, phase: list[str] | None, plot: str | None, chart: bool) -> None:
-    """--max-batch-size applies to one Poisson-sampled Gaussian run of known dataset size."""
-    if phase:
-        raise conflict("--max-batch-size", "--phase", "the cap applies to a single-phase run given with the flags")
-    if n is None:
-        raise InputError("--max-batch-size needs the dataset size: give the run as --n, --batch-size and --epochs "
-                         "(or --T), so that the chance of a batch above the cap is known")
-    if plot is not None or chart:
-        raise conflict("--max-batch-size", "--plot" if plot is not None else "--chart",
-                       "the figures draw the Poisson run's profile; give them without the cap")
-
-
-def _truncated(phases: Sequence[Phase], dataset_size: int, max_batch_size: int, target_delta: float | None,
-               target_epsilon: float | None, accuracy: float) -> tuple[PLDResult, PLDResult, float]:
-    """(truncated run's result, Poisson run's result, overflow probability) (core.pld.truncation)."""
-    from dpcalc.core.pld.truncation import Truncation, account_truncated
-
-    for item in phases:
-        if item.mechanism != "gaussian" or item.sampling != "poisson":
-            raise InputError(f"--max-batch-size caps Poisson batches of the gaussian mechanism, got {item.sampling} "
-                             f"sampling of the {item.mechanism} mechanism")
-    return account_truncated(phases, Truncation(dataset_size, max_batch_size), delta=target_delta,
-                             epsilon=target_epsilon, accuracy=accuracy)
-
-
-def pld_panels(phases: Sequence[Phase], target_delta: float | None,
-               target_epsilon: float | None) -> tuple[list[Panel], list[str]]:
-    """(panels, warnings): the certified trade-off curve and privacy profile of the run.
-
-    Both come from the accountant's certified upper bounds on delta(eps) over a grid of eps
-    (dpcalc.core.pld.tight_profile); the trade-off curve is the one they imply (Dong, Roth,
-    Su 2022, Prop. 2.12; dpcalc.core.tradeoff), a valid lower bound on the true curve. For
-    Gaussian runs the mu-GDP curve is drawn beside it: the central-limit mu (Bu et al. 2020)
-    for subsampled phases, labelled as the approximation it is, the exact sqrt(T)/sigma
-    for unsampled ones; mu composes as the root of the sum of squares.
-    """
-    from dpcalc.cli.figures import (
-        SMALLEST_DELTA_DRAWN,
-        Series,
-        positive_points,
-        profile_panel,
-        run_caption,
-        target_guides,
-        tight_curves,
-        tradeoff_panel,
-    )
-    from dpcalc.core import gdp
-    from dpcalc.core.gdp import gdp_mu
-
-    smallest = SMALLEST_DELTA_DRAWN if target_delta is None else min(target_delta, SMALLEST_DELTA_DRAWN)
-    curves = tight_curves(phases, smallest_delta=smallest,
-                          extra_epsilons=() if target_epsilon is None else (target_epsilon,))
-    mu, approximate = gdp_mu(phases)
-    gdp_label = "" if mu is None else f"{format_number(mu)}-GDP" + (
-        ", central-limit approximation" if approximate else " (exact)")
-    alphas = curves.alphas
-    caption = run_caption([("", phases_caption(phases)), ("delta", target_delta), ("epsilon", target_epsilon)])
-    series = [Series("tight (PLD, certified)", alphas, curves.betas)]
-    if mu is not None:
-        series.append(Series(gdp_label, alphas, [gdp.tradeoff(alpha, mu) for alpha in alphas], accountant="gdp"))
-    series.append(Series("no privacy lost (1 - alpha)", alphas, [1.0 - alpha for alpha in alphas], dashed=True, accountant="none"))
-    tradeoff = tradeoff_panel("Trade-off curve (tight, certified)", series, caption=caption)
-    epsilons, deltas = positive_points(curves.epsilons, curves.delta_upper)
-    profile_series = [Series("tight delta (PLD, certified upper bound)", epsilons, deltas)]
-    if mu is not None:
-        x, y = positive_points(curves.epsilons, [gdp.delta_for_epsilon(e, mu) for e in curves.epsilons])
-        profile_series.append(Series(gdp_label, x, y, accountant="gdp"))
-    profile = profile_panel(profile_series, caption=caption, guides=target_guides(target_delta, target_epsilon))
-    return [tradeoff, profile], curves.warnings
 
 
 def gate_basis(result: PLDResult) -> str:
@@ -305,10 +223,6 @@ def gates(result: PLDResult, epsilon_solved: bool) -> dict[str, Any]:
             "delta": result.delta_upper, "delta_basis": gate_basis(result), "no_delta_gate": None}
 
 
-def _accuracy(row: Mapping[str, Any]) -> float:
-    return DEFAULT_ACCURACY if row["accuracy"] is None else row["accuracy"]
-
-
 def account(phases: Sequence[Phase], target_delta: float | None, target_epsilon: float | None,
             accuracy: float) -> PLDResult:
     """One run through the PLD accountant (core.pld.PLDResult): epsilon at delta, or delta at epsilon.
@@ -328,9 +242,9 @@ def _account_rows(runs: Sequence[_Run]) -> list[PLDResult]:
     composition (`core.accountants.shared_over_steps`); the others are accounted one by one."""
     from dpcalc.core.accountants import shared_over_steps
 
-    shared = shared_over_steps([(phases, row["delta"], _accuracy(row)) for row, phases in runs])
+    shared = shared_over_steps([(phases, one(row.delta), row.width) for row, phases in runs])
     return [
-        shared[index] if index in shared else account(phases, row["delta"], row["eps"], _accuracy(row))
+        shared[index] if index in shared else account(phases, one(row.delta), one(row.eps), row.width)
         for index, (row, phases) in enumerate(runs)
     ]
 
@@ -358,8 +272,7 @@ def _result_keys(result: PLDResult) -> dict[str, Any]:
     }
 
 
-def _pld_sweep(request: Request, mechanism: MechanismChoice | None, sampling: SamplingChoice | None,
-               neighbours: NeighboursChoice | None, examples_per_user: int | None) -> NoReturn:
+def _pld_sweep(request: Request[PldInputs], run: RunOptions) -> Answer:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
     A row holds the swept inputs, the run (p, sigma or scale, T) and the result keys of a
@@ -376,30 +289,31 @@ def _pld_sweep(request: Request, mechanism: MechanismChoice | None, sampling: Sa
         sweep_report,
     )
 
-    runs = [(row, with_relation(parse_phases(None, {**row, "mechanism": mechanism}), sampling, neighbours,
-                                examples_per_user))
-            for row in request.rows]
+    runs = [(row, run.phases(row.run)) for row in request.rows]
     rows = []
     progress.describe(f"PLD accountant, {len(runs)} runs of a sweep")
     for (row, phases), result in zip(runs, _account_rows(runs)):
-        as_poisson = _as_poisson(phases, row["delta"], row["eps"], _accuracy(row))
+        target_delta = one(row.delta)
+        as_poisson = _as_poisson(phases, target_delta, one(row.eps), row.width)
         keys = {**_result_keys(result), "as_poisson": None if as_poisson is None else _bounds_keys(as_poisson),
                 "truncation": None}
-        rows.append(Row(phase_row(request.swept, row, phases[0], keys),
-                        [*result.warnings, *large_delta_warnings(row["n"], row["delta"])],
-                        **gates(result, row["delta"] is not None)))
+        rows.append(Row(phase_row(request.swept, fields_of(row), phases[0], keys),
+                        [*result.warnings, *large_delta_warnings(one(row.run.n), target_delta)],
+                        **gates(result, target_delta is not None)))
     layout = phase_sweep(request, runs[0][1][0], rows)
     inputs = layout.inputs
     if inputs["accuracy"] is None:
         inputs["accuracy"] = DEFAULT_ACCURACY
     inputs["max_eps"] = request.max_epsilon
     inputs["max_delta"] = request.max_delta
+    from dpcalc.cli.pld_figures import sweep_figure
+
     # The table shows what varies: the swept inputs, the run quantities they change (T for
     # --epochs) and the certified interval of epsilon (or delta); --json has every key.
     y_key = layout.y_key
     shown = [key for key in (y_key, f"{y_key}_lower") if key not in request.swept]
     table_rows = [row.values for row in rows]
-    x_key = request.swept[-1]
+    x_key = request.x_key
     report = sweep_report(
         SweepOutput(
             command="pld",
@@ -411,32 +325,16 @@ def _pld_sweep(request: Request, mechanism: MechanismChoice | None, sampling: Sa
             title=f"Tight accounting (PLD) sweep{': ' + layout.fixed if layout.fixed else ''}",
             max_epsilon=request.max_epsilon,
             max_delta=request.max_delta,
-            figures=lambda: _sweep_figure(table_rows, x_key, y_key, list(request.swept[:-1]),
+            figures=lambda: sweep_figure(table_rows, x_key, y_key, request.series_keys,
                                           sweep_caption(inputs, _CAPTION_KEYS), request.max_epsilon),
         ),
         rows,
     )
-    request.finish(report)
+    return request.answer(report)
 
 
 # The inputs a sweep's figure names when every row shares them (input key, shown name).
 _CAPTION_KEYS = (("p", "p"), ("sigma", "sigma"), ("scale", "scale"), ("T", "T"), ("delta", "delta"), ("eps", "epsilon"))
-
-
-def _sweep_figure(rows: list[dict[str, Any]], x_key: str, y_key: str, series_keys: list[str], caption: str,
-                  budget: float | None) -> list[Panel]:
-    """The certified epsilon (or delta, on a log axis) against the last swept input; --max-eps
-    drawn as a line."""
-    from dpcalc.cli.sweeps import sweep_panels
-
-    names = {"batch_size": "batch size"}
-    panels: list[Panel] = sweep_panels(
-        rows, x_key=x_key, y_key=y_key, series_keys=series_keys,
-        title=f"certified {y_key} against {names.get(x_key, x_key)} (PLD)",
-        xlabel=names.get(x_key, x_key), ylabel=f"{y_key} (certified upper bound)",
-        accountant="pld", caption=caption, budget=budget if y_key == "epsilon" else None, ylog=y_key == "delta",
-    )
-    return panels
 
 
 _BINDING_NOTES = {
@@ -448,7 +346,8 @@ _SHUFFLE_BINDING = "shuffled batches: an epoch's unsubsampled Gaussian, its own 
 
 
 def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResult | None = None,
-                   truncation: dict[str, Any] | None = None) -> Table:
+                   truncation: Cap | None = None) -> Table:
+    from dpcalc.cli.caps import truncation_rows
     from dpcalc.core.pld import analysis_of
 
     if epsilon_solved:
@@ -458,7 +357,7 @@ def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResul
             ("delta", format_number(result.delta), "given"),
         ]
         if truncation is not None and as_poisson is not None:
-            rows += _truncation_rows(truncation, as_poisson, epsilon_solved)
+            rows += truncation_rows(truncation, as_poisson, epsilon_solved)
         elif as_poisson is not None:
             rows.append(("epsilon as if Poisson", format_upper(as_poisson.epsilon_upper),
                          f"what Poisson accounting reports; not a bound for {batch_scheme(result.phases)} batches"))
@@ -469,7 +368,7 @@ def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResul
             ("epsilon", format_number(result.epsilon), "given"),
         ]
         if truncation is not None and as_poisson is not None:
-            rows += _truncation_rows(truncation, as_poisson, epsilon_solved)
+            rows += truncation_rows(truncation, as_poisson, epsilon_solved)
         elif as_poisson is not None:
             rows.append(("delta as if Poisson", format_upper(as_poisson.delta_upper),
                          f"what Poisson accounting reports; not a bound for {batch_scheme(result.phases)} batches"))
@@ -489,30 +388,3 @@ def _summary_table(result: PLDResult, epsilon_solved: bool, as_poisson: PLDResul
     return Table(columns=("quantity", "value", "note"), rows=rows, title=phases_title("Tight accounting (PLD)", list(result.phases)))
 
 
-def _cap_analysis(phases: list[Any], dataset_size: int, max_batch_size: int) -> str:
-    """Which analyses bound the capped run (`core.pld.truncation.cap_analysis`)."""
-    from dpcalc.core.pld.truncation import Truncation, cap_analysis
-
-    return cap_analysis(phases, Truncation(dataset_size, max_batch_size))
-
-
-def _cap_note(analysis: str) -> str:
-    """What a capped run's figures rest on, for the tables of pld and risk."""
-    from dpcalc.core.pld.truncation import STEP_BY_STEP
-
-    if analysis == STEP_BY_STEP:
-        return ("the tighter of the overflow bound and the step-by-step one (an added example pushes at most one "
-                "other out of a full batch)")
-    return "the overflow bound: (1 + e^eps) times the overflow probability added to delta"
-
-
-def _truncation_rows(truncation: dict[str, Any], poisson: PLDResult, epsilon_solved: bool) -> list[tuple[str, str, str]]:
-    """The rows that say what the batch-size cap costs: the overflow probability, the analyses
-    used, and the uncapped Poisson run's figure."""
-    quantity = "epsilon" if epsilon_solved else "delta"
-    return [
-        ("max batch size", str(truncation["max_batch_size"]), f"batches cut to this; n = {truncation['n']}"),
-        ("overflow probability", format_upper(truncation["overflow_probability"]), "some batch above the cap"),
-        ("cap analysis", "", _cap_note(truncation["analysis"])),
-        (f"{quantity} without the cap", format_upper(getattr(poisson, quantity + "_upper")), "plain Poisson sampling"),
-    ]

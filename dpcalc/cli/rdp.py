@@ -2,51 +2,37 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from enum import Enum
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Option
+from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.options import (
     GIVEN_DELTA,
     GIVEN_EPSILON,
-    BatchSize,
-    Csv,
-    DatasetSize,
     Delta,
-    Epochs,
     Epsilon,
+    Formats,
+    Gates,
     InputError,
-    Json,
-    MaxDelta,
-    MaxEpsilon,
-    NoiseMultiplier,
-    NoiseStd,
     Numbers,
     Parsed,
-    SamplingProbability,
-    Sensitivity,
-    Steps,
+    Swept,
     decimal_text,
     large_delta_warnings,
     not_a_number,
+    one,
     order_items,
 )
-from dpcalc.cli.output import Report, Table, format_number, format_upper
-from dpcalc.cli.phases import (
-    Mechanism,
-    NeighboursOption,
-    PhaseList,
-    SamplingOption,
-    Scale,
-    parse_phases,
-    phase_inputs,
-    phases_table,
-    phases_title,
-)
-from dpcalc.cli.request import Request, start
+from dpcalc.cli.output import Answer, Report, Table, format_number, format_upper
+from dpcalc.cli.phases import PhaseFlags, RunNumbers, phase_inputs, phases_table, phases_title
+from dpcalc.cli.request import Request, fields_of, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
 from dpcalc.core.limits import MAX_ORDER, MAX_ORDER_TERMS, MAX_ORDERS, SUMMED_ORDER, default_orders_text, order_terms
-from dpcalc.core.training import with_relation
+
+if TYPE_CHECKING:
+    from dpcalc.core.phases import Phase
 
 
 class ConversionChoice(str, Enum):
@@ -84,59 +70,83 @@ Rows that differ only in T share one per-step RDP curve. Not with --phase.
 """
 
 
+def parse_orders(option: str, text: str) -> Numbers:
+    """--orders as a sorted list of distinct floats in (1, MAX_ORDER] (the option's click type);
+    items may be ranges start:stop:step (`options.order_items`)."""
+    requirement = f"a comma-separated list of orders in (1, {MAX_ORDER:g}] or ranges start:stop:step"
+    items = order_items(option, text)
+    if not any(items):
+        raise InputError(f"{option} must be {requirement}, got {text!r}", option=option, allowed=requirement, got=text)
+    values = []
+    for item in items:
+        if not item:
+            raise InputError(f"{option} must be {requirement}, got an empty item in {text!r}", option=option,
+                             allowed=requirement, got=text)
+        cleaned = decimal_text(item)
+        if cleaned is None:
+            raise not_a_number(option, requirement, item)
+        value = float(cleaned)
+        if not (1.0 < value <= MAX_ORDER):  # also refuses nan
+            raise InputError(f"{option} must be {requirement}, got {item}", option=option, allowed=requirement, got=item)
+        values.append(value)
+    orders = sorted(set(values))
+    terms = order_terms(orders)
+    if terms > MAX_ORDER_TERMS:  # the work, not the count: an order a up to 1e5 sums about a terms
+        raise InputError(f"{option}: the orders up to {SUMMED_ORDER:g} must sum to at most {MAX_ORDER_TERMS:g} "
+                         f"(each order a sums about a series terms: the work), got {terms:g}")
+    return Numbers(orders)
+
+
+Orders = Annotated[
+    Numbers | None,
+    Option(
+        "--orders",
+        metavar="LIST",
+        help=f"Comma-separated Renyi orders in (1, {MAX_ORDER:g}], fractional allowed, or ranges start:stop:step "
+        f"(stop included; e.g. 1.001:2:0.001,4,8; at most {MAX_ORDERS} orders, summing to at most "
+        f"{MAX_ORDER_TERMS:g} below {SUMMED_ORDER:g}) [default: the grid above].",
+        click_type=Parsed(parse_orders),
+    ),
+]
+Conversion = Annotated[
+    ConversionChoice,
+    Option("--conversion", help="RDP to (epsilon, delta): improved (CKS 2020) or classic (Mironov 2017)."),
+]
+
+
+@dataclass(frozen=True)
+class RdpInputs:
+    """What rdp computes from: the run's numbers and the target delta or epsilon."""
+
+    run: RunNumbers
+    delta: float | Swept | None
+    eps: float | Swept | None
+
+
 @app.command("rdp", help=HELP)
 def rdp(
-    p: SamplingProbability = None,
-    sigma: NoiseMultiplier = None,
-    noise_std: NoiseStd = None,
-    sensitivity: Sensitivity = None,
-    T: Steps = None,
-    n: DatasetSize = None,
-    batch_size: BatchSize = None,
-    epochs: Epochs = None,
-    mechanism: Mechanism = None,
-    scale: Scale = None,
-    phase: PhaseList = None,
-    sampling: SamplingOption = None,
-    neighbours: NeighboursOption = None,
-    orders: Annotated[
-        Numbers | None,
-        Option(
-            "--orders",
-            metavar="LIST",
-            help=f"Comma-separated Renyi orders in (1, {MAX_ORDER:g}], fractional allowed, or ranges start:stop:step "
-            f"(stop included; e.g. 1.001:2:0.001,4,8; at most {MAX_ORDERS} orders, summing to at most "
-            f"{MAX_ORDER_TERMS:g} below {SUMMED_ORDER:g}) [default: the grid above].",
-            click_type=Parsed(parse_orders),
-        ),
-    ] = None,
-    conversion: Annotated[
-        ConversionChoice,
-        Option("--conversion", help="RDP to (epsilon, delta): improved (CKS 2020) or classic (Mironov 2017)."),
-    ] = ConversionChoice.improved,
+    run: Annotated[PhaseFlags, Group()],
+    orders: Orders = None,
+    conversion: Conversion = ConversionChoice.improved,
     delta: Delta = None,
     eps: Epsilon = None,
-    max_eps: MaxEpsilon = None,
-    max_delta: MaxDelta = None,
+    gates: Annotated[Gates, Group()] = Gates(),
     no_tight: NoTight = False,
-    json_output: Json = False,
-    csv_output: Csv = False,
-) -> None:
-    request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
-                     "epochs": epochs, "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, phase=phase,
-                    csv_output=csv_output, max_delta=max_delta)
+    formats: Annotated[Formats, Group()] = Formats(),
+) -> Answer:
+    request = start(RdpInputs(run.numbers(), delta, eps), outputs=formats, gates=gates, phase=run.phase)
     if request.is_sweep:
-        _rdp_sweep(request, mechanism, orders, conversion, no_tight, (sampling, neighbours))
+        return _rdp_sweep(request, run, orders, conversion, no_tight)
     row = request.rows[0]
-    target_delta, target_epsilon = row["delta"], row["eps"]
-    phases = _parse_run(phase, {**row, "mechanism": mechanism}, (sampling, neighbours))
+    target_delta, target_epsilon = one(row.delta), one(row.eps)
+    phases = _run_phases(run, row.run)
     result, tight, warnings = _evaluate(phases, orders, target_delta, target_epsilon, conversion, no_tight)
-    warnings += large_delta_warnings(row["n"], target_delta)
+    warnings += large_delta_warnings(one(row.run.n), target_delta)
     curve = _curve(result)
     inputs = {
         "phases": [phase_inputs(item) for item in phases],
-        "noise_std": row["noise_std"],
-        "sensitivity": row["sensitivity"],
+        "noise_std": row.run.noise_std,
+        "sensitivity": row.run.sensitivity,
         "orders": "default" if orders is None else list(result.orders),
         "conversion": conversion.value,
         "delta": target_delta,
@@ -161,8 +171,16 @@ def rdp(
         + [_curve_table(result)],
         warnings=warnings,
         **_gate(result, tight, target_delta is not None),
+        csv_rows=_csv_rows(phases, curve, target_delta, target_epsilon, result.conversion) if request.csv_output else None,
     )
-    request.finish(report)
+    return request.answer(report)
+
+
+def _csv_rows(phases, curve, target_delta, target_epsilon, conversion) -> list[dict]:
+    """--csv: one row per order (dpcalc.cli.rdp_csv, loaded only then)."""
+    from dpcalc.cli.rdp_csv import order_rows, run_inputs
+
+    return order_rows(run_inputs(phases), curve, delta=target_delta, epsilon=target_epsilon, conversion=conversion)
 
 
 def _gate(result, tight: float | None, epsilon_solved: bool) -> dict:
@@ -180,14 +198,14 @@ def _gate(result, tight: float | None, epsilon_solved: bool) -> dict:
     return {"epsilon": result.epsilon, "basis": conversion, **given}
 
 
-def _parse_run(phase, flags: dict, relation: tuple = (None, None)) -> list:
-    """The run's phases (dpcalc.cli.phases) under --sampling and --neighbours (`relation`), refused
+def _run_phases(run: PhaseFlags, numbers: RunNumbers) -> list[Phase]:
+    """The run's phases for one row (dpcalc.cli.phases) under --sampling and --neighbours, refused
     where the RDP curves have no bound (`core.rdp.curves.covered`), with the laplace phases checked
     to be unsampled."""
     from dpcalc.core.rdp.curves import check_covered
 
-    phases = with_relation(parse_phases(phase, flags), *relation)
-    check_covered(phases, per_phase=bool(phase))
+    phases = run.phases(numbers)
+    check_covered(phases, per_phase=bool(run.phase))
     return phases
 
 
@@ -224,7 +242,8 @@ def _curve(result) -> list[dict[str, float]]:
     return [{"order": order, "rdp": value} for order, value in zip(result.orders, result.rdp)]
 
 
-def _rdp_sweep(request: Request, mechanism, grid, conversion, no_tight: bool, relation: tuple) -> NoReturn:
+def _rdp_sweep(request: Request[RdpInputs], run: PhaseFlags, grid: Numbers | None, conversion: ConversionChoice,
+               no_tight: bool) -> Answer:
     """One row per combination of the swept options (row shape: see dpcalc.cli.sweeps).
 
     A row holds the swept inputs, the run (p, sigma or scale, T), the scalar result keys
@@ -234,20 +253,21 @@ def _rdp_sweep(request: Request, mechanism, grid, conversion, no_tight: bool, re
     """
     from dpcalc.cli.sweeps import Row, SweepOutput, phase_row, phase_sweep, sweep_columns, sweep_report
 
-    runs = [(row, _parse_run(None, {**row, "mechanism": mechanism}, relation)) for row in request.rows]
+    runs = [(row, _run_phases(run, row.run)) for row in request.rows]
     per_step_cache: dict = {}
     rows = []
     # the tight figures of rows that differ only in T share one PLD composition
-    tights = [None] * len(runs) if no_tight else tight_epsilons([(phases, row["delta"]) for row, phases in runs])
+    tights = [None] * len(runs) if no_tight else tight_epsilons([(phases, one(row.delta)) for row, phases in runs])
     for (row, phases), tight_given in zip(runs, tights):
+        target_delta = one(row.delta)
         result, tight, warnings = _evaluate(
-            phases, grid, row["delta"], row["eps"], conversion, no_tight, per_step_cache, tight_given
+            phases, grid, target_delta, one(row.eps), conversion, no_tight, per_step_cache, tight_given
         )
         results = {key: tight if key == "tight_epsilon" else getattr(result, key) for key in _ROW_RESULT_KEYS}
         results["curve"] = _curve(result)
-        gate = _gate(result, tight, row["delta"] is not None)
-        warnings += large_delta_warnings(row["n"], row["delta"])
-        rows.append(Row(phase_row(request.swept, row, phases[0], results), warnings, **gate))
+        gate = _gate(result, tight, target_delta is not None)
+        warnings += large_delta_warnings(one(row.run.n), target_delta)
+        rows.append(Row(phase_row(request.swept, fields_of(row), phases[0], results), warnings, **gate))
     layout = phase_sweep(request, runs[0][1][0], rows)
     inputs = layout.inputs
     inputs.update({
@@ -276,33 +296,12 @@ def _rdp_sweep(request: Request, mechanism, grid, conversion, no_tight: bool, re
         ),
         rows,
     )
-    request.finish(report)
+    if request.csv_output:  # one row per order of each combination (dpcalc.cli.rdp_csv)
+        from dpcalc.cli.rdp_csv import sweep_rows
 
-
-def parse_orders(option: str, text: str) -> Numbers:
-    """--orders as a sorted list of distinct floats in (1, MAX_ORDER] (the option's click type);
-    items may be ranges start:stop:step (`options.order_items`)."""
-    requirement = f"a comma-separated list of orders in (1, {MAX_ORDER:g}] or ranges start:stop:step"
-    items = order_items(option, text)
-    if not any(items):
-        raise InputError(f"{option} must be {requirement}, got {text!r}")
-    values = []
-    for item in items:
-        if not item:
-            raise InputError(f"{option} must be {requirement}, got an empty item in {text!r}")
-        cleaned = decimal_text(item)
-        if cleaned is None:
-            raise not_a_number(option, requirement, item)
-        value = float(cleaned)
-        if not (1.0 < value <= MAX_ORDER):  # also refuses nan
-            raise InputError(f"{option} must be {requirement}, got {item}")
-        values.append(value)
-    orders = sorted(set(values))
-    terms = order_terms(orders)
-    if terms > MAX_ORDER_TERMS:  # the work, not the count: an order a up to 1e5 sums about a terms
-        raise InputError(f"{option}: the orders up to {SUMMED_ORDER:g} must sum to at most {MAX_ORDER_TERMS:g} "
-                         f"(each order a sums about a series terms: the work), got {terms:g}")
-    return Numbers(orders)
+        targets = [(one(row.delta), one(row.eps)) for row in request.rows]
+        report = dataclasses.replace(report, csv_rows=sweep_rows([row.values for row in rows], targets, conversion.value))
+    return request.answer(report)
 
 
 def _summary_table(result, epsilon_solved: bool, tight: float | None) -> Table:

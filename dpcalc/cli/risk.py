@@ -3,54 +3,42 @@ Bayes success, reconstruction), from the PLD accountant's trade-off curve."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 from dpcalc.cli import progress
-from dpcalc.cli.declare import App, Option
+from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.options import (
-    BatchSize,
-    Chart,
-    Csv,
-    DatasetSize,
-    Epochs,
     InputError,
-    Json,
     MaxBatchSize,
-    NoiseMultiplier,
-    NoiseStd,
     Numbers,
+    Outputs,
     Parsed,
-    PlotFile,
-    SamplingProbability,
-    Sensitivity,
-    Steps,
+    Swept,
     number,
+    one,
     parse_list,
 )
-from dpcalc.cli.output import Report, Table, format_lower, format_number, format_significant, format_upper
+from dpcalc.cli.output import Answer, Report, Table, format_lower, format_number, format_significant, format_upper
 from dpcalc.cli.phases import (
-    ExamplesPerUserOption,
-    Mechanism,
-    NeighboursOption,
-    PhaseList,
-    SamplingOption,
-    Scale,
-    parse_phases,
+    Accuracy,
+    RunNumbers,
+    RunOptions,
     phase_inputs,
     phases_caption,
     phases_table,
     phases_title,
 )
-from dpcalc.cli.pld import Accuracy
 from dpcalc.cli.request import start
 from dpcalc.cli.tight import paused_gc
 from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
-from dpcalc.core.training import with_relation
 from dpcalc.core.validation import FALSE_POSITIVE_RATE, OPEN_UNIT
 
 if TYPE_CHECKING:
+    from dpcalc.cli.caps import Cap
     from dpcalc.cli.figures import Panel
+    from dpcalc.core.phases import Phase
     from dpcalc.core.risk import Bounds, RiskResult
 
 app = App()
@@ -97,130 +85,112 @@ TPR = FPR of an attack that learns nothing. One run: no sweeps.
 
 
 
-@app.command("risk", help=HELP)
-def risk(
-    p: SamplingProbability = None,
-    sigma: NoiseMultiplier = None,
-    noise_std: NoiseStd = None,
-    sensitivity: Sensitivity = None,
-    T: Steps = None,
-    n: DatasetSize = None,
-    batch_size: BatchSize = None,
-    epochs: Epochs = None,
-    mechanism: Mechanism = None,
-    scale: Scale = None,
-    phase: PhaseList = None,
-    sampling: SamplingOption = None,
-    neighbours: NeighboursOption = None,
-    examples_per_user: ExamplesPerUserOption = None,
+@dataclass(frozen=True)
+class Attacks:
+    """What risk asks of the attacks: the false-positive rates, the prior, the reconstruction baseline."""
+
     fpr: Annotated[
         Numbers | None,
         Option("--fpr", metavar="FLOATS",
                      help="False-positive rates, a comma list, each in [1e-300, 1) [default: "
                           f"{','.join(f'{value:g}' for value in DEFAULT_FPRS)}].",
                      click_type=Parsed(partial(parse_list, interval=FALSE_POSITIVE_RATE))),
-    ] = None,
+    ] = None
     prior: Annotated[
         float | None,
         Option("--prior", metavar="FLOAT",
                      help=f"Prior probability that the record is in, in (0, 1) [default: {DEFAULT_PRIOR:g}].",
                      click_type=number(OPEN_UNIT)),
-    ] = None,
+    ] = None
     kappa: Annotated[
         float | None,
         Option("--kappa", metavar="FLOAT",
                      help="Baseline success of a reconstruction attack, in [1e-300, 1): bound its success.",
                      click_type=number(FALSE_POSITIVE_RATE)),
-    ] = None,
+    ] = None
+
+
+@dataclass(frozen=True)
+class RiskInputs:
+    """What risk computes from: the run's numbers and the accuracy (risk takes one run: no sweep)."""
+
+    run: RunNumbers
+    accuracy: float | Swept | None
+
+
+@app.command("risk", help=HELP)
+def risk(
+    run: Annotated[RunOptions, Group()],
+    attacks: Annotated[Attacks, Group()] = Attacks(),
     max_batch_size: MaxBatchSize = None,
     accuracy: Accuracy = None,
-    json_output: Json = False,
-    csv_output: Csv = False,
-    plot: PlotFile = None,
-    chart: Chart = False,
-) -> None:
+    outputs: Annotated[Outputs, Group()] = Outputs(),
+) -> Answer:
     if max_batch_size is not None:
-        _check_cap(n, phase)
-    request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
-                     "epochs": epochs, "accuracy": accuracy},
-                    json_output=json_output, plot=plot, chart=chart, phase=phase, csv_output=csv_output)
+        from dpcalc.cli.caps import check_cap
+
+        check_cap(run)
+    request = start(RiskInputs(run.numbers(), accuracy), outputs=outputs, phase=run.phase)
     if request.is_sweep:
         first = request.swept[0]
         raise InputError(f"dpcalc risk takes one run, got a list or range for --{first.replace('_', '-')}: "
                          "run it once per value, or sweep epsilon with dpcalc pld")
     row = request.rows[0]
-    width = DEFAULT_ACCURACY if row["accuracy"] is None else row["accuracy"]
-    fprs = tuple(DEFAULT_FPRS if fpr is None else fpr)
-    chosen_prior = DEFAULT_PRIOR if prior is None else prior
-    phases = with_relation(parse_phases(phase, {**row, "mechanism": mechanism}), sampling, neighbours, examples_per_user)
+    width = DEFAULT_ACCURACY if row.accuracy is None else one(row.accuracy)
+    fprs = tuple(DEFAULT_FPRS if attacks.fpr is None else attacks.fpr)
+    chosen_prior = DEFAULT_PRIOR if attacks.prior is None else attacks.prior
+    phases = run.phases(row.run)
 
     from dpcalc.core.risk import attack_risk
 
-    truncation: dict[str, Any] | None = None
-    above = below = 0.0
-    if max_batch_size is not None:
-        overflow, above, below, analysis = _cap(phases, row["n"], max_batch_size)
-        truncation = {"max_batch_size": max_batch_size, "n": row["n"], "overflow_probability": overflow,
-                      "analysis": analysis}
+    cap, above, below = _cap(phases, one(row.run.n), max_batch_size)
     progress.describe("certified attack risk (PLD accountant)")
     with paused_gc():
-        result = attack_risk(phases, fprs=fprs, prior=chosen_prior, kappa=kappa, accuracy=width, overflow=above,
-                             overflow_below=below)
+        result = attack_risk(phases, fprs=fprs, prior=chosen_prior, kappa=attacks.kappa, accuracy=width,
+                             overflow=above, overflow_below=below)
     inputs = {
         "phases": [phase_inputs(item) for item in phases],
-        "noise_std": row["noise_std"],
-        "sensitivity": row["sensitivity"],
+        "noise_std": row.run.noise_std,
+        "sensitivity": row.run.sensitivity,
         "fprs": list(fprs),
         "prior": chosen_prior,
-        "kappa": kappa,
+        "kappa": attacks.kappa,
         "accuracy": width,
         "max_batch_size": max_batch_size,
     }
-    warnings = list(result.warnings) + _gdp_warnings(result)
-    if truncation is not None and truncation["overflow_probability"] > 0.0:
-        moved = ("by it" if (above, below) == (truncation["overflow_probability"],) * 2 else
-                 f"by {above:.3g} above and {below:.3g} below (step by step: a record added to a capped batch pushes "
-                 "at most one other out)")
-        warnings.append(f"batches capped at {max_batch_size}: some batch overflows with probability at most "
-                        f"{truncation['overflow_probability']:.3g}; every figure is the Poisson run's moved {moved} "
-                        "(the central-limit GDP figures, of the uncapped run, are left out).")
-    report = Report(
+    return request.answer(Report(
         command="risk",
         inputs=inputs,
-        result={**result_keys(result), "truncation": truncation},
-        tables=[_summary_table(result, truncation), _attack_table(result)]
+        result={**result_keys(result), "truncation": None if cap is None else cap.keys()},
+        tables=[_summary_table(result, cap), _attack_table(result)]
         + ([phases_table(phases)] if len(phases) > 1 else []),
-        warnings=warnings,
+        warnings=list(result.warnings) + _gdp_warnings(result) + _cap_warnings(cap, above, below),
         no_gate="dpcalc risk bounds attack success, not epsilon: gate a budget with dpcalc pld --max-eps",
         figures=(lambda: risk_panels(result)) if (request.plot is not None or request.chart) else None,
-    )
-    request.finish(report)
+    ))
 
 
-def _check_cap(n: Any, phase: list[str] | None) -> None:
-    """--max-batch-size applies to one Poisson-sampled Gaussian run of known dataset size (as in `pld`)."""
-    from dpcalc.cli.options import conflict
+def _cap(phases: list[Phase], n: int | None, max_batch_size: int | None) -> tuple[Cap | None, float, float]:
+    """The cap of the run's batches (None without --max-batch-size) and what it may move the
+    figures by above and below (dpcalc.cli.caps.cap_costs)."""
+    if max_batch_size is None:
+        return None, 0.0, 0.0
+    from dpcalc.cli.caps import cap_costs
 
-    if phase:
-        raise conflict("--max-batch-size", "--phase", "the cap applies to a single-phase run given with the flags")
-    if n is None:
-        raise InputError("--max-batch-size needs the dataset size: give the run as --n, --batch-size and --epochs "
-                         "(or --T), so that the chance of a batch above the cap is known")
+    assert n is not None, "a cap needs the dataset size (check_cap)"
+    return cap_costs(phases, n, max_batch_size)
 
 
-def _cap(phases: list[Any], dataset_size: int, max_batch_size: int) -> tuple[float, float, float, str]:
-    """eta, a certified upper bound on the probability that some batch exceeds the cap; what the
-    cap may move the figures by above and below (`core.pld.truncation.cap_costs`); and the
-    analyses they rest on (`cap_analysis`)."""
-    from dpcalc.core.pld.truncation import Truncation, cap_analysis, cap_costs, overflow_probability
-
-    for item in phases:
-        if item.mechanism != "gaussian" or item.sampling != "poisson":
-            raise InputError(f"--max-batch-size caps Poisson batches of the gaussian mechanism, got {item.sampling} "
-                             f"sampling of the {item.mechanism} mechanism")
-    truncation = Truncation(dataset_size, max_batch_size)
-    overflow = overflow_probability(phases, truncation)
-    return (overflow, *cap_costs(phases, truncation, overflow), cap_analysis(phases, truncation))
+def _cap_warnings(cap: Cap | None, above: float, below: float) -> list[str]:
+    """What the cap moves the figures by, when some batch may overflow it."""
+    if cap is None or cap.overflow_probability <= 0.0:
+        return []
+    moved = ("by it" if (above, below) == (cap.overflow_probability,) * 2 else
+             f"by {above:.3g} above and {below:.3g} below (step by step: a record added to a capped batch pushes "
+             "at most one other out)")
+    return [f"batches capped at {cap.max_batch_size}: some batch overflows with probability at most "
+            f"{cap.overflow_probability:.3g}; every figure is the Poisson run's moved {moved} "
+            "(the central-limit GDP figures, of the uncapped run, are left out)."]
 
 
 def _interval(bounds: Bounds, name: str) -> dict[str, float]:
@@ -271,7 +241,7 @@ def _gdp_header(result: RiskResult) -> str:
     return "GDP (central limit)" if gaussian.approximate else "GDP (exact)"
 
 
-def _summary_table(result: RiskResult, truncation: dict[str, Any] | None = None) -> Table:
+def _summary_table(result: RiskResult, truncation: Cap | None = None) -> Table:
     from dpcalc.core.pld import analysis_of
 
     gaussian = result.gaussian
@@ -290,12 +260,12 @@ def _summary_table(result: RiskResult, truncation: dict[str, Any] | None = None)
         rows.append(("mu (GDP)", "", "", format_number(gaussian.mu),
                      "central-limit approximation" if gaussian.approximate else "exact"))
     if truncation is not None:
-        rows.append(("max batch size", str(truncation["max_batch_size"]), "", "",
-                     f"batches cut to this; n = {truncation['n']}"))
+        rows.append(("max batch size", str(truncation.max_batch_size), "", "",
+                     f"batches cut to this; n = {truncation.n}"))
         from dpcalc.core.pld.truncation import STEP_BY_STEP
 
-        rows.append(("overflow probability", format_upper(truncation["overflow_probability"]), "", "",
-                     "some batch above the cap" + ("; every figure moved by it" if truncation["analysis"] != STEP_BY_STEP
+        rows.append(("overflow probability", format_upper(truncation.overflow_probability), "", "",
+                     "some batch above the cap" + ("; every figure moved by it" if truncation.analysis != STEP_BY_STEP
                                                    else "; figures moved by the smaller distance step by step")))
     rows.append(("analysis", "", "", "", analysis_of(result.phases)))
     return Table(columns=("quantity", "certified", "lower bound", _gdp_header(result), "note"), rows=rows,

@@ -1,14 +1,10 @@
 """Sweeps: any numeric option given as a comma list or a range start:stop:step.
 
 An option written as `1,2,4` or `1:60:1` (or a list mixing both: `1:5:1,10,20`) is expanded
-here (`expand`) by its click type (dpcalc.cli.options.sweepable), which checks every value
-as it would check one, so a bad value gets the same message as it would alone. The command
-then runs once per combination (dpcalc.cli.request: `Request.rows`) and prints one table row
-and one element of `result.rows` per combination (`sweep_report`).
-
-Ranges use exact decimal arithmetic, so `0.1:0.5:0.1` is 0.1, 0.2, 0.3, 0.4, 0.5: the stop is
-included when it lands on the grid of start + k step, and the step may be negative for a
-falling range. Integer options take integer ranges only.
+by its click type (dpcalc.cli.options.sweepable; the syntax: dpcalc.cli.syntax.expand), which
+checks every value as it would check one, so a bad value gets the same message as it would
+alone. The command then runs once per combination (dpcalc.cli.request: `Request.rows`) and
+prints one table row and one element of `result.rows` per combination (`sweep_report`).
 
 The order of the rows: see dpcalc.cli.request.
 
@@ -40,136 +36,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from dpcalc.cli.options import InputError, decimal_text, not_a_number
 from dpcalc.cli.output import Report, Table, format_bound, format_number
 
 if TYPE_CHECKING:
-    from decimal import Decimal
-
     from dpcalc.cli.request import Request
-
-# The largest number of rows (combinations) one sweep may have: beyond it the output is no
-# longer a table anyone reads, and a typo such as 1:1e9:1 should fail at once, not run for hours.
-MAX_ROWS = 10_000
-
-
-def expand(option: str, text: str, *, integer: bool = False, limit: int = MAX_ROWS,
-           limit_text: str = f"a sweep takes at most {MAX_ROWS} rows") -> list[str]:
-    """The value texts of a list or range: its items, each range expanded ([text] for one value).
-
-    Items are returned as texts for the option's own parser (options.parse_number), which checks
-    each against the option's range; only the sweep syntax is checked here. `limit` caps the
-    number of values (`limit_text` says so in the error); --orders uses it with its own cap.
-    """
-    values: list[str] = []
-    for item in text.split(","):
-        item = item.strip()
-        if not item:
-            raise InputError(f"{option}: empty item in the list {text!r}; separate values with single commas")
-        if ":" in item:
-            values.extend(_expand_range(option, item, integer, limit, limit_text))
-        else:
-            values.append(item)
-        if len(values) > limit:
-            raise InputError(f"{option}: {text!r} has more than {limit} values; {limit_text}")
-    return values
-
-
-def _expand_range(option: str, item: str, integer: bool, limit: int = MAX_ROWS,
-                  limit_text: str = f"a sweep takes at most {MAX_ROWS} rows") -> list[str]:
-    """The values of one range start:stop:step, exactly. Their number is worked out from start,
-    stop and step (and refused past `limit`) before any value is made: 1:1e999999999:1 fails at once."""
-    from decimal import Decimal, InvalidOperation  # exact steps; imported only for ranges
-
-    parts = item.split(":")
-    if len(parts) != 3 or not all(part.strip() for part in parts):
-        raise InputError(f"{option}: a range is start:stop:step, got {item!r}")
-    numbers = []
-    for name, part in zip(("start", "stop", "step"), parts):
-        cleaned = decimal_text(part)
-        if cleaned is None:
-            raise not_a_number(f"{option}: the range {name}", "a number", part.strip(), where=f" in {item!r}")
-        try:
-            number = Decimal(cleaned)
-        except InvalidOperation:  # an exponent beyond a decimal's own (1e99999999999999999999)
-            raise _out_of_size(option, name, part, item) from None
-        if not number.is_finite():
-            raise InputError(f"{option}: the range {name} must be finite, got {part.strip()!r} in {item!r}")
-        if integer and number != number.to_integral_value():
-            raise InputError(
-                f"{option} takes integers: a range needs integer start, stop and step, got {item!r}"
-            )
-        numbers.append(number)
-    start, stop, step = numbers
-    if step == 0:
-        raise InputError(f"{option}: the range step must not be 0, got {item!r}")
-    if (stop > start and step < 0) or (stop < start and step > 0):
-        direction = "rising" if step > 0 else "falling"
-        raise InputError(
-            f"{option}: the step {part_text(step)} never reaches {part_text(stop)} from {part_text(start)} "
-            f"in {item!r} (a {direction} step needs stop {'>=' if step > 0 else '<='} start)"
-        )
-    count = _range_size(start, stop, step, limit)
-    if isinstance(count, str):
-        raise InputError(f"{option}: the range {item!r} has {count} values; {limit_text}")
-    for name, part, number in zip(("start", "stop", "step"), parts, numbers):
-        if number and not -_MAGNITUDE <= number.adjusted() <= _MAGNITUDE:
-            raise _out_of_size(option, name, part, item)
-    # Exactly: the values' digits lie between the largest magnitude and the finest unit written.
-    units = [int(number.as_tuple().exponent) for number in numbers if number]  # finite: an int
-    digits = max(number.adjusted() for number in numbers if number) - min(units) + len(str(count)) + 4
-    exact = _context(max(digits, 28), traps=True)
-    count = int(exact.divide_int(exact.subtract(stop, start), step)) + 1
-    return [part_text(exact.fma(k, step, start)) for k in range(count)]
-
-
-# A range's start, stop and step are 0 or within 1e-400 to 1e400 in size: beyond float64 and the
-# largest count (1e300), no option takes such a value, and exact arithmetic on them would be long.
-_MAGNITUDE = 400
-
-
-def _out_of_size(option: str, name: str, part: str, item: str) -> InputError:
-    return InputError(f"{option}: the range {name} must be 0 or between 1e-{_MAGNITUDE} and 1e{_MAGNITUDE} in size "
-                      f"(beyond every option's range), got {part.strip()!r} in {item!r}")
-
-
-def _context(precision: int, *, traps: bool):
-    """A decimal context of `precision` digits and the widest exponent range; with `traps`, a
-    rounded result raises (the exact arithmetic of a range's values)."""
-    from decimal import MAX_EMAX, MIN_EMIN, Context, Inexact, Overflow, Underflow
-
-    return Context(prec=precision, Emax=MAX_EMAX, Emin=MIN_EMIN,
-                   traps=[Inexact, Overflow, Underflow] if traps else [])
-
-
-def _range_size(start: Decimal, stop: Decimal, step: Decimal, limit: int) -> int | str:
-    """The number of values of start:stop:step (stop included when on the grid), or, above `limit`,
-    that number as text ("1000000000", "about 1e+999999999"). It is read off a 40-digit quotient,
-    so that no astronomically large number is ever formed."""
-    rough = _context(40, traps=False)
-    quotient = rough.divide(rough.subtract(stop, start), step)  # >= 0: the direction is checked
-    if not quotient.is_finite():
-        return "more than 1e+999999999999999999"
-    if quotient >= limit:
-        if quotient.adjusted() < 18:
-            return str(int(quotient) + 1)
-        return f"about {quotient:.0e}"
-    return int(quotient) + 1  # about: the range counts its values exactly once they are few
-
-
-def part_text(number: Decimal) -> str:
-    """A decimal as plain text ('0.3', '10', '0.0001'); scientific notation only when that is long."""
-    if not number:
-        return "0"
-    if not -30 < number.adjusted() < 30:  # 1E+300: the option's parser reads it, or refuses it by its range
-        return str(number.normalize(_context(len(number.as_tuple().digits), traps=False)))
-    if number == number.to_integral_value() and abs(number) < 10**15:
-        return str(int(number))
-    text = format(number, "f")
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text if len(text) <= 24 else str(number.normalize(_context(len(number.as_tuple().digits), traps=False)))
-
 
 RUN_KEYS = ("p", "sigma", "scale", "T")
 
@@ -236,7 +106,8 @@ class PhaseSweep:
 
 
 def phase_row(swept: Sequence[str], row: dict[str, Any], phase: Any, results: dict[str, Any]) -> dict[str, Any]:
-    """One JSON row of a one-phase sweep: the swept inputs, then the run, then the result keys."""
+    """One JSON row of a one-phase sweep: the swept inputs (of `row`, the request's row by input
+    name: request.fields_of), then the run, then the result keys."""
     values = {key: row[key] for key in swept}
     for key, value in {**phase_run(phase), **results}.items():
         values.setdefault(key, value)

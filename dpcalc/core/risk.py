@@ -53,13 +53,10 @@ from dpcalc.core.gdp import delta_for_epsilon, gdp_mu, max_advantage, tpr_at_fpr
 from dpcalc.core.limits import DEFAULT_ACCURACY, DEFAULT_FPRS, DEFAULT_PRIOR
 from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld.privacy_profile import ProfileBounds
+from dpcalc.core.tradeoff import GRID_POINTS, MARGIN, capped_tpr_bounds, tpr_bounds
 from dpcalc.core.validation import FALSE_POSITIVE_RATE, OPEN_UNIT, PROBABILITY
 
-# The grid of eps on which the curve is read: this many evenly spaced points from 0 to where
-# e^eps times the smallest FPR reaches 1. A cell of width h costs the lower end of a TPR about
-# h^2 relative (`_tpr_bounds`): with the exact GDP profile, 4001 points on [0, 13.9] leave
-# 1e-4 at FPR 1e-5. An even grid keeps the chord each cell borrows as wide as the cell.
-GRID_POINTS = 4001
+# The curve is read on GRID_POINTS evenly spaced eps (`tradeoff.GRID_POINTS`, `_read_profile`).
 # A run that leaks little has its whole profile within a few cells of eps = 0, and a cell of width
 # h there costs each TPR about h relative (TPR <= delta(eps) + e^eps alpha, read at grid points):
 # p = 1e-4, sigma = 5, T = 100 ended 3.5e-3 wide at every FPR, e^h - 1 for the step h = 3.5e-3,
@@ -98,10 +95,6 @@ _POINT_ACCURACY_FACTOR = 3.0
 # asked first and finer only where still wide: 15, with more compositions.
 _TPR_AIM = 0.8
 _TPR_FINEST = 0.125
-# `_tpr_bounds` takes this many alphas at a time (arrays of this many rows stay in cache).
-_ROWS = 8
-# Relative margin for the rounding of the few floating-point operations on the certified deltas.
-MARGIN = 1e-14
 
 
 @dataclass(frozen=True)
@@ -199,7 +192,7 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     def read(profile: ProfileBounds, eta: float = 0.0, below: float = 0.0) -> tuple[
             np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, Bounds, Bounds]:
         grid, upper, lower = _read_profile(profile, smallest, accuracy)
-        tpr_upper, tpr_lower = _capped_tpr_bounds(grid, upper, lower, special, eta, below)
+        tpr_upper, tpr_lower = capped_tpr_bounds(grid, upper, lower, special, eta, below)
         (zero_upper, bayes_upper), (zero_lower, bayes_lower) = profile.at(np.array([0.0, bayes_eps]))
         # guessing alone succeeds with max(prior, 1 - prior): the true figure is never below it
         bayes = Bounds(min(1.0, (1.0 - share + share * float(bayes_upper) + eta) * (1.0 + MARGIN)),
@@ -249,7 +242,7 @@ def attack_risk(phases: Sequence[Phase], *, fprs: Sequence[float] = DEFAULT_FPRS
     reconstruction = None if kappa is None else Bounds(float(tpr_upper[-1]), float(tpr_lower[-1]))
 
     alphas = _curve_alphas(smallest)
-    curve_upper, curve_lower = _capped_tpr_bounds(grid, upper, lower, alphas, overflow, eta_below)
+    curve_upper, curve_lower = capped_tpr_bounds(grid, upper, lower, alphas, overflow, eta_below)
     return RiskResult(
         phases=profile.phases, advantage=advantage, points=points, prior=float(prior), bayes_success=bayes,
         bayes_baseline=max(prior, 1.0 - prior), kappa=kappa, reconstruction=reconstruction,
@@ -292,11 +285,11 @@ def risk_figure_profile(phases: Sequence[Phase], figure: RiskFigure, *, fpr: flo
     # the composition `attack_risk` makes first when this FPR is the smallest it is asked
     profile, _ = _shared_profile(phases, fpr, accuracy)
     grid, upper, lower = _read_profile(profile, fpr, accuracy)
-    tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, np.array([fpr]))
+    tpr_upper, tpr_lower = tpr_bounds(grid, upper, lower, np.array([fpr]))
     if profile.spared and Bounds(float(tpr_upper[0]), float(tpr_lower[0])).relative_width > accuracy:
         profile.complete()  # as `attack_risk` does: the upper end stays, the lower end may rise
         grid, upper, lower = _read_profile(profile, fpr, accuracy)
-        tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, np.array([fpr]))
+        tpr_upper, tpr_lower = tpr_bounds(grid, upper, lower, np.array([fpr]))
     return Bounds(float(tpr_upper[0]), float(tpr_lower[0])), profile
 
 
@@ -310,10 +303,10 @@ def _shared_profile(phases: Sequence[Phase], smallest: float, accuracy: float) -
 def _read_profile(profile: ProfileBounds, smallest: float, accuracy: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The grid of eps the curve is read on, and the profile's (delta_upper, delta_lower) on it:
     GRID_POINTS evenly spaced eps from 0 to where e^eps times the smallest type I error asked or
-    drawn reaches 1 (beyond it every term of the bounds is 1: `_tpr_bounds`), with those up to the
+    drawn reaches 1 (beyond it every term of the bounds is 1: `tpr_bounds`), with those up to the
     first point where delta_upper is at most `accuracy` times the smallest FPR replaced by _FINE_POINTS,
     when that point lies within the first 1/_FINE_WHEN of the grid (see _FINE_POINTS). Any increasing
-    grid of eps from 0 gives certified bounds (`_tpr_bounds`): the finer part only narrows them."""
+    grid of eps from 0 gives certified bounds (`tpr_bounds`): the finer part only narrows them."""
     grid = np.linspace(0.0, math.log(1.0 / min(smallest, _CURVE_SMALLEST)) + 0.1, GRID_POINTS)
     upper, lower = profile.at(grid)
     small = np.flatnonzero(upper <= accuracy * smallest)
@@ -370,86 +363,6 @@ def _warnings(profile: ProfileBounds, figures: Sequence[Bounds], accuracy: float
         kept.append(f"the certified intervals are up to {widest:.2g} wide (relative), more than the accuracy "
                     f"{accuracy:g}: {why}.")
     return tuple(kept)
-
-
-def tpr_terms(eps: np.ndarray, delta: np.ndarray, alphas: np.ndarray) -> np.ndarray:
-    """1 - f_{eps_j, delta_j}(alpha_i) for every alpha (rows) and grid point (columns), without
-    cancellation: min(1, delta + e^eps alpha, (1 - e^-eps) + e^-eps (delta + alpha))."""
-    with np.errstate(over="ignore"):
-        first = delta[None, :] + np.exp(eps)[None, :] * alphas[:, None]
-    second = -np.expm1(-eps)[None, :] + np.exp(-eps)[None, :] * (delta[None, :] + alphas[:, None])
-    terms: np.ndarray = np.minimum(np.minimum(first, second), 1.0)
-    return terms
-
-
-def _tpr_bounds(eps: np.ndarray, upper: np.ndarray, lower: np.ndarray,
-                alphas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(TPR upper, TPR lower) at every alpha from certified delta bounds on the grid `eps` (which
-    starts at 0; see the module docstring). TPR >= FPR holds for every curve.
-
-    The upper end is read at the grid points. The lower end bounds f over each cell [x_j, x_j+1]
-    of x = e^eps, and over the ray beyond the last point (where delta >= 0 is all that is used).
-    On a cell, delta(x) >= delta(x_j+1) (delta falls), and, since delta is convex in x (it is
-    E_Q[(e^L - x)_+] for every pair of neighbouring datasets, and a maximum of convex functions),
-    delta(x) >= delta(x_j+1) + u (delta(x_j+1) - delta(x_j+2)), u = (x_j+1 - x)/(x_j+2 - x_j+1),
-    a line in x. Both branches of f_{x, D}(alpha), 1 - D - x alpha and (1 - D - alpha)/x, are
-    extreme at the ends of the cell when D is constant or linear in x, so f is bounded on the
-    cell by its values at the ends with each lower bound of delta, and the smaller bound is kept.
-    The constant bound alone loses about |delta'| h per cell of width h; the line, h^2.
-
-    The alphas are taken _ROWS at a time: the same operations on each element, on arrays of
-    _ROWS x len(eps) that stay in the processor's cache (three times faster for the curve's ~100
-    alphas on a 4001-point grid than all at once).
-    """
-    x = np.exp(eps)
-    fall = -np.expm1(-eps)
-    shrink = np.exp(-eps)
-    x_left, x_right = x[:-1], x[1:]
-    floor = lower[1:]  # delta at the right end of each cell: a lower bound on the whole cell
-    # the line through the right end with the slope of the next chord, at the left end (last cell: none)
-    run = np.append(x[2:] - x[1:-1], math.inf)
-    drop = np.append(lower[1:-1] - upper[2:], 0.0)
-    line = floor + (x_right - x_left) / run * drop
-    tpr_upper = np.empty(len(alphas))
-    cell_lower = np.empty(len(alphas))
-    for start in range(0, len(alphas), _ROWS):
-        rows = slice(start, start + _ROWS)
-        a = alphas[rows, None]
-        # tpr_terms, with the exponentials of the grid computed once
-        with np.errstate(over="ignore"):
-            first = upper[None, :] + x[None, :] * a
-        second = fall[None, :] + shrink[None, :] * (upper[None, :] + a)
-        tpr_upper[rows] = np.min(np.minimum(np.minimum(first, second), 1.0), axis=1)
-        with np.errstate(over="ignore", invalid="ignore"):
-            first_const = floor + x_left * a
-            first_line = np.minimum(line + x_left * a, floor + x_right * a)
-            second_const = 1.0 - (1.0 - floor - a) / x_left
-            second_line = np.minimum(1.0 - (1.0 - line - a) / x_left, 1.0 - (1.0 - floor - a) / x_right)
-        cell_lower[rows] = np.min(np.minimum(np.maximum(first_const, first_line),
-                                             np.maximum(second_const, second_line)), axis=1)
-    tpr_upper *= 1.0 + MARGIN
-    with np.errstate(over="ignore"):
-        ray = np.minimum(x[-1] * alphas, 1.0 - (1.0 - alphas) / x[-1])
-    tpr_lower = np.minimum(cell_lower, ray) * (1.0 - MARGIN)
-    tpr_upper = np.minimum(np.maximum(tpr_upper, alphas), 1.0)
-    tpr_lower = np.minimum(np.maximum(tpr_lower, alphas), tpr_upper)
-    return tpr_upper, tpr_lower
-
-
-def _capped_tpr_bounds(eps: np.ndarray, upper: np.ndarray, lower: np.ndarray, alphas: np.ndarray,
-                       overflow: float, overflow_below: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """`_tpr_bounds` of the run with its batches capped, `overflow` = eta (module docstring): the
-    upper end read at alpha + eta, plus eta; the lower end at alpha - eta', less eta', eta' =
-    `overflow_below` (default eta) (each shifted FPR rounded outward, the sums rounded outward);
-    TPR >= FPR as before."""
-    down = overflow if overflow_below is None else overflow_below
-    if overflow == 0.0 and down == 0.0:
-        return _tpr_bounds(eps, upper, lower, alphas)
-    above = np.minimum(np.nextafter(alphas + overflow, 2.0), 1.0)
-    below = np.maximum(np.nextafter(alphas - down, -1.0), 0.0)
-    tpr_upper = np.minimum((_tpr_bounds(eps, upper, lower, above)[0] + overflow) * (1.0 + MARGIN), 1.0)
-    tpr_lower = np.maximum((_tpr_bounds(eps, upper, lower, below)[1] - down) * (1.0 - MARGIN), alphas)
-    return tpr_upper, np.minimum(tpr_lower, tpr_upper)
 
 
 def _ppv(prior: float, tpr: float, fpr: float) -> float:

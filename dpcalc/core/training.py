@@ -15,7 +15,7 @@ Numbers are quoted as they were written (`core.text.written`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
@@ -26,26 +26,43 @@ from dpcalc.core.validation import MAX_COUNT, MAX_COUNT_DIGITS, RunError, confli
 if TYPE_CHECKING:
     from fractions import Fraction
 
+@dataclass(frozen=True)
+class RunParameters:
+    """A run of one phase by its parameters, each None when not given: p, sigma (or noise_std with
+    sensitivity), T, or the training form n, batch_size, epochs; mechanism ("gaussian", the
+    default, or "laplace") and the Laplace scale."""
+
+    p: float | None = None
+    sigma: float | None = None
+    noise_std: float | None = None
+    sensitivity: float | None = None
+    T: int | None = None
+    n: int | None = None
+    batch_size: int | None = None
+    epochs: float | None = None
+    mechanism: str | Enum | None = None
+    scale: float | None = None
+
+
 SENSITIVITY_WITH_SIGMA = "{sensitivity} goes with {noise_std} (or {scale}): {sigma} is already noise std / sensitivity"
 
 
-def single_phase(values: Mapping[str, Any]) -> list[Phase]:
-    """The run of one phase from its parameters by keyword (p, sigma, noise_std, sensitivity, T,
-    n, batch_size, epochs, mechanism, scale; a missing one is not given)."""
-    mechanism = values.get("mechanism")
+def single_phase(values: RunParameters) -> list[Phase]:
+    """The run of one phase from its parameters."""
+    mechanism = values.mechanism
     if isinstance(mechanism, Enum):
         mechanism = mechanism.value
     if mechanism is None or mechanism == "gaussian":
-        if values.get("scale") is not None:
+        if values.scale is not None:
             raise RunError("{scale} is for {mechanism} laplace; the gaussian mechanism takes {sigma}")
         probability, noise, steps = training_run(values)
         return [Phase("gaussian", sampling_probability=probability, noise_multiplier=noise, steps=steps,
-                      epoch_steps=epoch_steps(values.get("n"), values.get("batch_size")))]
+                      epoch_steps=epoch_steps(values.n, values.batch_size))]
     for name in ("sigma", "noise_std", "n", "batch_size", "epochs"):
-        if values.get(name) is not None:
+        if getattr(values, name) is not None:
             raise conflict("{mechanism} laplace", "{" + name + "}",
                            "the laplace mechanism takes {scale}, {T} and optionally {p}")
-    scale, releases, p, sensitivity = (values.get(name) for name in ("scale", "T", "p", "sensitivity"))
+    scale, releases, p, sensitivity = (getattr(values, name) for name in ("scale", "T", "p", "sensitivity"))
     if scale is None:
         raise RunError("{scale} is required with {mechanism} laplace (Laplace scale b, > 0)")
     if releases is None:
@@ -62,16 +79,15 @@ def epoch_steps(n: int | None, batch_size: int | None) -> int | None:
     return -(-n // batch_size)
 
 
-def training_run(values: Mapping[str, Any]) -> tuple[float, float, int]:
+def training_run(values: RunParameters) -> tuple[float, float, int]:
     """(p, sigma, T) from either p, sigma, T or the training form n, batch_size, epochs.
 
-    `values` holds the parameters by keyword (p, sigma, noise_std, sensitivity, T, n, batch_size,
-    epochs). p comes from p or from batch_size / n; T from T or from ceil(epochs / p). Each
+    p comes from p or from batch_size / n; T from T or from ceil(epochs / p). Each
     quantity must come from exactly one source, so an inconsistent mix is refused.
     """
-    p, T, n, batch_size, epochs = (values.get(name) for name in ("p", "T", "n", "batch_size", "epochs"))
+    p, T, n, batch_size, epochs = (getattr(values, name) for name in ("p", "T", "n", "batch_size", "epochs"))
     check_training_form(p, T, n, batch_size, epochs)
-    sigma = noise_multiplier(values)
+    sigma = noise_multiplier(values.sigma, values.noise_std, values.sensitivity)
     if p is not None and epochs is None:
         # T does not come from epochs / p: p needs no exact form (and `fractions` is not imported)
         return p, sigma, steps_of(T, None, None)
@@ -79,13 +95,12 @@ def training_run(values: Mapping[str, Any]) -> tuple[float, float, int]:
     return probability, sigma, steps_of(T, epochs, exact_probability)
 
 
-def noise_multiplier(values: Mapping[str, Any]) -> float:
+def noise_multiplier(sigma: float | None, noise_std: float | None, sensitivity: float | None) -> float:
     """sigma from sigma, or from noise_std / sensitivity (sensitivity 1 when not given).
 
     A noise multiplier is already relative to the sensitivity, so a sensitivity beside sigma is
     refused rather than silently ignored or applied twice.
     """
-    sigma, noise_std, sensitivity = (values.get(name) for name in ("sigma", "noise_std", "sensitivity"))
     if sigma is not None and noise_std is not None:
         raise conflict("{sigma}", "{noise_std}", "sigma is noise std / sensitivity; give one")
     if sigma is not None and sensitivity is not None:
@@ -202,3 +217,19 @@ def _value(choice: str) -> str:
 
 if TYPE_CHECKING:
     from dpcalc.core.phases import Neighbours, Sampling
+
+
+def check_cap_dataset(n: object) -> None:
+    """Truncated Poisson sampling (a cap on the batch size) needs the dataset size: the chance of a
+    batch above the cap depends on it (docs/mathematics.md, "Truncated Poisson sampling")."""
+    if n is None:
+        raise RunError("{max_batch_size} needs the dataset size: give the run as {n}, {batch_size} and {epochs} "
+                       "(or {T}), so that the chance of a batch above the cap is known")
+
+
+def check_capped_phases(phases: list[Phase]) -> None:
+    """A cap on the batch size applies to Poisson-sampled Gaussian phases only."""
+    for item in phases:
+        if item.mechanism != "gaussian" or item.sampling != "poisson":
+            raise RunError("{max_batch_size} caps Poisson batches of the gaussian mechanism, got {scheme} sampling of "
+                           "the {kind} mechanism", scheme=item.sampling, kind=item.mechanism)

@@ -31,7 +31,8 @@ class RunError(ParameterError):
     `template` names each parameter by its keyword in braces ("{T} and {epochs} cannot be given
     together"); `values` fill the other fields (numbers as written, reasons). The message names
     the keywords as they are (the Python API); `worded(spell)` names them as a caller spells
-    them (the command line: `--T`, `--epochs`). `name` is the first parameter named.
+    them (the command line: `--T`, `--epochs`). `name` is the first parameter named, `named`
+    every one in order; `allowed` the requirement when one was given, else None.
     """
 
     def __init__(self, template: str, *, requirement: str | None = None, received: object = None,
@@ -47,6 +48,8 @@ class RunError(ParameterError):
         message = self._spelled(as_keyword)
         super().__init__(named[0] if named else "", message if requirement is None else requirement, received)
         self.args = (message,)
+        self.named = tuple(dict.fromkeys(named))
+        self.allowed = requirement
 
     def worded(self, spell: Callable[[str], str]) -> str:
         return self._spelled(spell)

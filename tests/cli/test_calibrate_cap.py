@@ -9,7 +9,8 @@ import pytest
 
 from dpcalc.core.accountants import accountant
 from dpcalc.core.phases import Phase
-from dpcalc.core.pld.truncation import Truncation, account_truncated, cap_costs, capped_epsilon, overflow_probability
+from dpcalc.core.pld.truncated_profile import capped_epsilon
+from dpcalc.core.pld.truncation import Truncation, account_truncated, cap_costs, overflow_probability
 
 # the design card as a dataset: n 62500, expected batch 250 (p = 0.004)
 CARD = ("calibrate", "--target-eps", "3", "--n", "62500", "--batch-size", "250")

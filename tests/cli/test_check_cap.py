@@ -9,7 +9,8 @@ import pytest
 
 from dpcalc.core.budget import account_budget, load_budget
 from dpcalc.core.phases import Phase
-from dpcalc.core.pld.truncation import Truncation, account_truncated, cap_costs, capped_epsilon, overflow_probability
+from dpcalc.core.pld.truncated_profile import capped_epsilon
+from dpcalc.core.pld.truncation import Truncation, account_truncated, cap_costs, overflow_probability
 
 TRAINING = """\
 [[release]]

@@ -258,8 +258,9 @@ def check_budget_file(dpcalc, tmp_path, text):
     assert run.code in (0, 1, 2), (text[:300], run.stderr)
     assert "internal error" not in run.stderr and "Traceback" not in run.stderr, (text[:300], run.stderr)
     if run.code == 2:
-        assert run.stdout == "" and run.stderr.startswith("Error: ") and run.stderr.count("\n") == 1, run.stderr
+        assert run.stderr.startswith("Error: ") and run.stderr.count("\n") == 1, run.stderr
         assert len(run.stderr) < 1000
+        assert run.json()["error"]["message"] == run.stderr[len("Error: "):-1]  # --json: the error as JSON too
     else:
         run.json()
 

@@ -1,5 +1,5 @@
-"""Budget files: noise_std with sensitivity in subsampled-gaussian releases, noise_std as the
-gaussian release's alias of sigma (its noise std), and their refusals, each naming the line."""
+"""Budget files: noise_std with sensitivity in subsampled-gaussian and gaussian releases, sigma the
+noise multiplier (noise std / sensitivity) in both, and their refusals, each naming the line."""
 
 from __future__ import annotations
 
@@ -29,12 +29,13 @@ def test_subsampled_noise_std_alone_has_sensitivity_one(dpcalc, tmp_path):
     assert by_std.json()["result"] == by_sigma.json()["result"]
 
 
-def test_gaussian_noise_std_is_sigma(dpcalc, tmp_path):
-    # a gaussian release's sigma is its noise std, over its L2 sensitivity
-    _, by_sigma = check(dpcalc, tmp_path, "mechanism = 'gaussian'\nsigma = 6.0\nsensitivity = 2.0\ncount = 3\n")
+def test_gaussian_sigma_is_the_noise_multiplier(dpcalc, tmp_path):
+    # a gaussian release's sigma is its noise multiplier, as in a subsampled-gaussian one: 6 / 2 = 3
+    _, by_sigma = check(dpcalc, tmp_path, "mechanism = 'gaussian'\nsigma = 3.0\ncount = 3\n")
     _, by_std = check(dpcalc, tmp_path, "mechanism = 'gaussian'\nnoise_std = 6.0\nsensitivity = 2.0\ncount = 3\n")
-    _, unit = check(dpcalc, tmp_path, "mechanism = 'gaussian'\nsigma = 3.0\ncount = 3\n")
-    assert by_std.code == 0 and by_std.json()["result"] == by_sigma.json()["result"] == unit.json()["result"]
+    _, unit = check(dpcalc, tmp_path, "mechanism = 'gaussian'\nnoise_std = 3.0\ncount = 3\n")
+    assert (by_sigma.code, by_std.code) == (0, 0)
+    assert by_std.json()["result"] == by_sigma.json()["result"] == unit.json()["result"]
 
 
 @pytest.mark.parametrize(("body", "message"), [
@@ -47,8 +48,12 @@ def test_gaussian_noise_std_is_sigma(dpcalc, tmp_path):
     ("mechanism = 'gaussian'\nsigma = 1.0\nnoise_std = 1.0\n",
      ":5: release 'train': give exactly one of 'sigma' and 'noise_std'"),
     ("mechanism = 'gaussian'\nsensitivity = 1.0\n", ":5: release 'train': give exactly one of 'sigma' and 'noise_std'"),
+    # the old meaning (sigma the noise std beside its sensitivity) is refused, with the new spelling
+    ("mechanism = 'gaussian'\nsigma = 6.0\nsensitivity = 2.0\n",
+     ":5: release 'train': 'sensitivity' goes with 'noise_std': 'sigma' is the noise multiplier, noise std / "
+     "sensitivity (for the noise std itself write noise_std)"),
 ])
 def test_refusals_name_the_line(dpcalc, tmp_path, body, message):
     path, run = check(dpcalc, tmp_path, body)
-    assert run.code == 2 and run.stdout == ""
+    assert run.code == 2 and run.only_error
     assert run.stderr == f"Error: {path}{message}\n"

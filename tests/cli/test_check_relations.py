@@ -52,7 +52,7 @@ def test_full_batch_user_level_and_gaussian_merge_exactly(dpcalc, tmp_path):
     """Unsampled Gaussian releases compose exactly: mu^2 = T (k / sigma)^2 + (sensitivity / sigma)^2;
     each phase's own shift (k at user level) is in mu."""
     text = (HEAD + '[[release]]\nname = "a"\nmechanism = "subsampled-gaussian"\np = 1.0\nT = 4\nsigma = 5.0\n'
-            'examples_per_user = 2\n[[release]]\nname = "b"\nmechanism = "gaussian"\nsigma = 10.0\nsensitivity = 3.0\n')
+            'examples_per_user = 2\n[[release]]\nname = "b"\nmechanism = "gaussian"\nnoise_std = 10.0\nsensitivity = 3.0\n')
     total = _check(dpcalc, tmp_path, text, "--json").json()["result"]["total"]["epsilon"]
     mu = math.sqrt(4 * (2 / 5.0) ** 2 + (3.0 / 10.0) ** 2)
     assert total == pytest.approx(gdp.epsilon_for_delta(1e-5, mu), rel=1e-6)
@@ -60,7 +60,7 @@ def test_full_batch_user_level_and_gaussian_merge_exactly(dpcalc, tmp_path):
 
 def test_gaussian_release_under_replace_one_keeps_its_sensitivity(dpcalc, tmp_path):
     text = (HEAD + 'neighbours = "replace-one"\n[[release]]\nname = "counts"\nmechanism = "gaussian"\n'
-            'sigma = 4.0\nsensitivity = 2.0\n')
+            'noise_std = 4.0\nsensitivity = 2.0\n')
     epsilon = _check(dpcalc, tmp_path, text, "--json").json()["result"]["releases"][0]["epsilon"]
     assert epsilon == pytest.approx(gdp.epsilon_for_delta(1e-5, 0.5), rel=1e-6)
 

@@ -16,25 +16,37 @@ import pytest
 
 from dpcalc.cli import completions
 from dpcalc.cli.app import COMMANDS
+from dpcalc.cli.completions import scripts
 from dpcalc.cli.declare import App, Option
 from dpcalc.cli.mechanism import MECHANISMS
 
-DIRECTORY = Path(__file__).resolve().parents[2] / "dpcalc" / "completions"
+ROOT = Path(__file__).resolve().parents[2]
+SOURCE = ROOT / "completions"  # the scripts' source, checked in
+DIRECTORY = ROOT / "dpcalc" / "completions"  # what the package ships: the same files
 
 
 def test_completion_files_are_up_to_date():
     stale = [
-        name for name, text in completions.scripts().items()
-        if not (DIRECTORY / name).exists() or (DIRECTORY / name).read_text() != text
+        name for name, text in scripts.scripts().items()
+        if not (SOURCE / name).exists() or (SOURCE / name).read_text() != text
     ]
     assert not stale, f"{stale} out of date: run `python -m dpcalc.cli.completions`"
 
 
+def test_the_generator_writes_the_source_folder():
+    assert scripts.SOURCE == SOURCE
+
+
+def test_the_package_ships_the_source_scripts():
+    assert {path.name: path.read_bytes() for path in DIRECTORY.iterdir()} == {
+        path.name: path.read_bytes() for path in SOURCE.iterdir()}
+
+
 def test_check_mode_reports_stale_files(tmp_path, capsys):
-    assert completions.main(["--check", str(tmp_path)]) == 1
+    assert scripts.main(["--check", str(tmp_path)]) == 1
     assert "out of date" in capsys.readouterr().err
-    assert completions.main([str(tmp_path)]) == 0
-    assert completions.main(["--check", str(tmp_path)]) == 0
+    assert scripts.main([str(tmp_path)]) == 0
+    assert scripts.main(["--check", str(tmp_path)]) == 0
 
 
 def test_the_scripts_are_in_the_package():
@@ -43,9 +55,9 @@ def test_the_scripts_are_in_the_package():
 
 
 def test_every_command_and_its_options_are_in_every_script():
-    commands = completions.command_tree().subcommands
+    commands = scripts.command_tree().subcommands
     assert [command.name for command in commands] == list(COMMANDS)
-    texts = completions.scripts()
+    texts = scripts.scripts()
     for command in commands:
         for text in texts.values():
             assert command.name in text
@@ -145,18 +157,18 @@ def test_install_completion_option_is_still_offered(dpcalc):
 
 
 def test_descriptions_end_at_the_first_sentence_outside_parentheses():
-    assert completions._first_sentence("Write a figure to FILE (.png or .svg; needs x). More.") == (
+    assert scripts._first_sentence("Write a figure to FILE (.png or .svg; needs x). More.") == (
         "Write a figure to FILE (.png or .svg; needs x)"
     )
-    assert completions._first_sentence("Sampling rate; in (0, 1]. Details") == "Sampling rate"
-    assert completions._first_sentence(None) == ""
+    assert scripts._first_sentence("Sampling rate; in (0, 1]. Details") == "Sampling rate"
+    assert scripts._first_sentence(None) == ""
 
 
 def test_help_and_unknown_options_write_nothing(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     for args, code in ((["--help"], 0), (["--bogus"], 2)):
         with pytest.raises(SystemExit) as exit_info:
-            completions.main(args)
+            scripts.main(args)
         assert exit_info.value.code == code
     assert list(tmp_path.iterdir()) == []
     assert "--check" in capsys.readouterr().out
@@ -229,13 +241,13 @@ def toy_mechanism(monkeypatch):
 
 
 def test_nested_groups_are_generated(toy_mechanism, tmp_path):
-    mechanism = next(c for c in completions.command_tree().subcommands if c.name == "mechanism")
+    mechanism = next(c for c in scripts.command_tree().subcommands if c.name == "mechanism")
     assert mechanism.is_group
     toys = [c for c in mechanism.subcommands if c.name in ("toy", "dummy")]
     assert [(c.name, c.help) for c in toys] == [
         ("toy", "A toy mechanism, for the tests"), ("dummy", "The same toy under another name")]
     assert [o.names for o in toys[0].options] == [("--eps",), ("--kind",), ("--plot",), ("-h", "--help")]
-    assert completions.main([str(tmp_path)]) == 0
+    assert scripts.main([str(tmp_path)]) == 0
     assert "_dpcalc_mechanism() {" in (tmp_path / "_dpcalc").read_text()
     assert "'--kind[]:kind:(exact rounded)'" in (tmp_path / "_dpcalc").read_text()
     if shutil.which("bash"):

@@ -11,7 +11,7 @@ from dpcalc.core import conversions, gdp, zcdp
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
 INPUT_KEYS = {
-    "from", "to", "eps", "delta", "mu", "rho", "order", "rdp_eps", "sigma", "scale", "sensitivity",
+    "from", "to", "eps", "delta", "mu", "rho", "order", "rdp_eps", "sigma", "noise_std", "scale", "sensitivity",
     "orders", "points", "group", "max_eps", "max_delta",
 }
 
@@ -22,15 +22,15 @@ CONVERSIONS = [
     (("--from", "gdp", "--mu", "0.5", "--to", "zcdp"), {"rho"}),
     (("--from", "gdp", "--mu", "0.5", "--to", "gdp", "--group", "2"), {"mu"}),
     (("--from", "gdp", "--mu", "0.5", "--to", "rdp"), {"curve"}),
-    (("--from", "gdp", "--mu", "0.5", "--to", "gaussian"), {"sigma"}),
+    (("--from", "gdp", "--mu", "0.5", "--to", "gaussian"), {"noise_std"}),
     (("--from", "gdp", "--mu", "0.5", "--to", "tradeoff"), {"tradeoff"}),
     (("--from", "zcdp", "--rho", "0.5", "--to", "dp"), {"epsilon", "epsilon_bs16", "delta", "order"}),
     (("--from", "zcdp", "--rho", "0.5", "--to", "dp", "--eps", "5"), {"epsilon", "delta", "delta_bs16", "order"}),
     (("--from", "zcdp", "--rho", "0.5", "--to", "zcdp", "--group", "2"), {"rho"}),
     (("--from", "zcdp", "--rho", "0.5", "--to", "rdp"), {"curve"}),
-    (("--from", "zcdp", "--rho", "0.5", "--to", "gaussian"), {"sigma"}),
+    (("--from", "zcdp", "--rho", "0.5", "--to", "gaussian"), {"noise_std"}),
     (("--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "gaussian"),
-     {"sigma", "sigma_classic", "classic_valid"}),
+     {"noise_std", "noise_std_classic", "classic_valid"}),
     (("--from", "dp", "--eps", "1", "--to", "laplace"), {"scale"}),
     (("--from", "dp", "--eps", "1", "--to", "zcdp"), {"rho"}),
     (("--from", "dp", "--eps", "1", "--to", "gdp"), {"mu"}),
@@ -51,7 +51,7 @@ CONVERSIONS = [
     (("--from", "rdp", "--order", "8", "--rdp-eps", "0.5", "--to", "dp"), {"epsilon", "epsilon_classic", "delta"}),
     (("--from", "rdp", "--order", "8", "--rdp-eps", "0.5", "--to", "dp", "--eps", "2"),
      {"epsilon", "delta", "delta_classic"}),
-    (("--from", "rdp", "--order", "8", "--rdp-eps", "0.5", "--to", "gaussian"), {"sigma"}),
+    (("--from", "rdp", "--order", "8", "--rdp-eps", "0.5", "--to", "gaussian"), {"noise_std"}),
 ]
 
 
@@ -81,26 +81,27 @@ def test_spec_gaussian_calibration(dpcalc):
     run = dpcalc("convert", "--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "gaussian", "--json")
     document = run.json()
     result = document["result"]
-    assert result["sigma"] == pytest.approx(3.730632, abs=5e-7)
-    assert result["sigma_classic"] == pytest.approx(4.844805, abs=5e-7)
+    assert result["noise_std"] == pytest.approx(3.730632, abs=5e-7)
+    assert result["noise_std_classic"] == pytest.approx(4.844805, abs=5e-7)
     assert result["classic_valid"] is False
     assert result["theorem"].startswith("Balle, Wang 2018, Thm 8")
     assert document["warnings"] == [
-        "sigma_classic (Dwork, Roth 2014, Thm A.1) is valid only for 0 < eps < 1, not eps = 1: use sigma (analytic)."
+        "the classic noise std (Dwork, Roth 2014, Thm A.1) is valid only for 0 < eps < 1, not eps = 1: use the "
+        "analytic one."
     ]
     assert document["inputs"]["sensitivity"] == 1.0
     table = dpcalc("convert", "--from", "dp", "--eps", "1", "--delta", "1e-5", "--to", "gaussian")
     # docs/reference-values.md: 3.730632 / 4.844805 to nearest; the classic sigma (4.8448052...) is printed rounded
     # up, since printing less noise than the formula asks for would not meet (eps, delta)
     assert "3.730632" in table.stdout and "4.844806" in table.stdout
-    assert table.stderr.startswith("Warning: sigma_classic")
+    assert table.stderr.startswith("Warning: the classic noise std")
 
 
 def test_sensitivity_scales_the_noise(dpcalc):
     one = dpcalc("convert", "--from", "dp", "--eps", "0.5", "--delta", "1e-6", "--to", "gaussian", "--json").json()
     three = dpcalc("convert", "--from", "dp", "--eps", "0.5", "--delta", "1e-6", "--to", "gaussian",
                    "--sensitivity", "3", "--json").json()
-    assert three["result"]["sigma"] == pytest.approx(3 * one["result"]["sigma"], rel=1e-12)
+    assert three["result"]["noise_std"] == pytest.approx(3 * one["result"]["noise_std"], rel=1e-12)
     assert one["result"]["classic_valid"] is True and one["warnings"] == []
     laplace = dpcalc("convert", "--from", "dp", "--eps", "0.5", "--to", "laplace", "--sensitivity", "2", "--json")
     assert laplace.json()["result"]["scale"] == 4.0
@@ -112,7 +113,7 @@ def test_round_trip_gdp_dp_gaussian(dpcalc):
     epsilon = first["result"]["epsilon"]
     second = dpcalc("convert", "--from", "dp", "--eps", repr(epsilon), "--delta", "1e-6", "--to", "gaussian",
                     "--sensitivity", "2", "--json").json()
-    assert second["result"]["sigma"] == pytest.approx(2 / 0.5, rel=1e-9)
+    assert second["result"]["noise_std"] == pytest.approx(2 / 0.5, rel=1e-9)
 
 
 def test_gdp_to_dp_matches_core_and_defaults_delta(dpcalc):
@@ -159,7 +160,7 @@ def test_group_privacy(dpcalc):
 
 
 def test_rdp_curve_orders(dpcalc):
-    document = dpcalc("convert", "--from", "gaussian", "--sigma", "4", "--sensitivity", "2", "--to", "rdp",
+    document = dpcalc("convert", "--from", "gaussian", "--noise-std", "4", "--sensitivity", "2", "--to", "rdp",
                       "--orders", "2, 8,32.5", "--json").json()
     assert document["inputs"]["orders"] == [2.0, 8.0, 32.5]
     assert document["result"]["curve"] == [
@@ -208,7 +209,7 @@ def test_max_eps(dpcalc):
 def test_infinite_values_are_strict_json(dpcalc):
     run = dpcalc("convert", "--from", "dp", "--eps", "0", "--delta", "1e-5", "--to", "gaussian", "--json")
     result = run.json()["result"]
-    assert result["sigma_classic"] == "inf" and math.isfinite(result["sigma"])
+    assert result["noise_std_classic"] == "inf" and math.isfinite(result["noise_std"])
     big = dpcalc("convert", "--from", "gdp", "--mu", "1e300", "--to", "dp", "--json").json()
     assert big["result"]["epsilon"] == "inf" and "infinite" in big["warnings"][0]
 
@@ -232,7 +233,14 @@ def test_infinite_values_are_strict_json(dpcalc):
          "--from rdp needs --rdp-eps (the RDP epsilon at that order, >= 0)"),
         (("--from", "rdp", "--rdp-eps", "2", "--to", "dp"), "--from rdp needs --order (the Renyi order, > 1)"),
         (("--from", "zcdp", "--to", "dp"), "--from zcdp needs --rho (rho, > 0)"),
-        (("--from", "gaussian", "--to", "dp"), "--from gaussian needs --sigma (the noise standard deviation, > 0)"),
+        (("--from", "gaussian", "--to", "dp"), "--from gaussian needs --sigma (the noise multiplier, noise std / "
+                                               "sensitivity, > 0) or --noise-std (the noise std, > 0)"),
+        (("--from", "gaussian", "--sigma", "1", "--noise-std", "1", "--to", "dp"),
+         "--sigma and --noise-std cannot be given together; sigma is noise std / sensitivity; give one"),
+        # --sigma was the noise std here: beside a sensitivity the old and the new meaning differ, so it is refused
+        (("--from", "gaussian", "--sigma", "4", "--sensitivity", "2", "--to", "dp"),
+         "--sensitivity goes with --noise-std: --sigma is the noise multiplier, noise std / sensitivity (for the "
+         "noise std itself give --noise-std)"),
         (("--from", "laplace", "--to", "dp"), "--from laplace needs --scale (the Laplace scale b, > 0)"),
         (("--from", "gdp", "--mu", "1", "--rho", "1", "--to", "dp"),
          "--rho does not apply to --from gdp --to dp; it takes --mu, --delta, --eps, --group, --max-eps, --max-delta"),
@@ -323,7 +331,7 @@ def test_pure_dp_to_laplace_with_zero_epsilon(dpcalc):
         (("--from", "rdp", "--order", "1", "--rdp-eps", "1", "--to", "dp"), "--order must be in (1, inf), got 1"),
         (("--from", "rdp", "--order", "2", "--rdp-eps", "-1", "--to", "dp"), "--rdp-eps must be in [0, inf), got -1"),
         (("--from", "gaussian", "--sigma", "0", "--to", "dp"), "--sigma must be in (0, inf), got 0"),
-        (("--from", "gaussian", "--sigma", "1", "--sensitivity", "-2", "--to", "dp"),
+        (("--from", "gaussian", "--noise-std", "1", "--sensitivity", "-2", "--to", "dp"),
          "--sensitivity must be in (0, inf), got -2"),
         (("--from", "laplace", "--scale", "-1", "--to", "dp"), "--scale must be in (0, inf), got -1"),
         (("--from", "gdp", "--mu", "1", "--to", "rdp", "--orders", "2,1"), "--orders must be in (1, inf), got 1"),
@@ -425,3 +433,15 @@ def test_dp_with_delta_to_laplace(dpcalc):
     assert "smallest scale that meets (eps, delta)" in table
     pure = dpcalc("convert", "--from", "dp", "--eps", "0.5", "--to", "laplace", "--json").json()
     assert pure["result"]["scale"] == 2.0 and pure["result"]["theorem"] == "Dwork, Roth 2014, Thm 3.6"
+
+
+def test_gaussian_source_sigma_is_the_noise_multiplier(dpcalc):
+    # --noise-std 4 --sensitivity 2 is noise multiplier 2: the same guarantee as --sigma 2 (mu = 0.5)
+    by_std = dpcalc("convert", "--from", "gaussian", "--noise-std", "4", "--sensitivity", "2", "--to", "dp", "--json")
+    by_sigma = dpcalc("convert", "--from", "gaussian", "--sigma", "2", "--to", "dp", "--json")
+    assert (by_std.code, by_sigma.code) == (0, 0)
+    assert by_std.json()["result"] == by_sigma.json()["result"]
+    assert by_std.json()["result"]["mu"] == 0.5
+    inputs = by_std.json()["inputs"]
+    assert (inputs["sigma"], inputs["noise_std"], inputs["sensitivity"]) == (None, 4.0, 2.0)
+    assert by_sigma.json()["inputs"]["sigma"] == 2.0 and by_sigma.json()["inputs"]["noise_std"] is None

@@ -7,6 +7,7 @@ import importlib.util
 import pytest
 
 from dpcalc.cli import convert as cli
+from dpcalc.cli import convert_report as report
 from dpcalc.core import conversions, gdp
 from tests.fresh_process import loaded_by_calls
 
@@ -68,11 +69,11 @@ def test_chart_labels_per_source(dpcalc):
     assert "Trade-off curve of (1, 1e-05)-DP" in dp and "● (1, 1e-05)-DP" in dp
     pure = dpcalc("convert", "--from", "dp", "--eps", "1", "--to", "tradeoff", "--chart").stdout
     mu = conversions.pure_dp_to_mu(1.0)
-    assert f"· implied {cli.format_number(mu)}-GDP (weaker)" in pure and "+ no privacy lost" in pure
-    gaussian = dpcalc("convert", "--from", "gaussian", "--sigma", "4", "--sensitivity", "2", "--to", "tradeoff",
+    assert f"· implied {report.format_number(mu)}-GDP (weaker)" in pure and "+ no privacy lost" in pure
+    gaussian = dpcalc("convert", "--from", "gaussian", "--noise-std", "4", "--sensitivity", "2", "--to", "tradeoff",
                       "--group", "3", "--chart").stdout
     assert "Trade-off curve, mu = 1.5, groups of 3" in gaussian
-    assert "● Gaussian mechanism: 1.5-GDP (mu = sensitivity/sigma)" in gaussian
+    assert "● Gaussian mechanism: 1.5-GDP (mu = sensitivity/noise std)" in gaussian
 
 
 def test_chart_goes_to_stderr_in_json_mode(dpcalc):
@@ -84,14 +85,14 @@ def test_chart_goes_to_stderr_in_json_mode(dpcalc):
 
 def test_panel_curves_are_the_exact_functions():
     result = conversions.convert(conversions.Guarantee("gdp", mu=2.0), conversions.Target("tradeoff"), group=2)
-    (panel,) = cli.tradeoff_panels(result, {"group": 2})
+    (panel,) = report.tradeoff_panels(result)
     curve, diagonal = panel.series
     assert panel.square and diagonal.dashed and (diagonal.x, diagonal.y) == ([0.0, 1.0], [1.0, 0.0])
     assert curve.x == sorted(curve.x) and curve.x[0] == 0.0 and curve.x[-1] == 1.0
     assert len(curve.x) > 400 and min(x for x in curve.x if x > 0) <= 1e-8  # fine, reaching towards alpha = 0
     assert curve.y == [gdp.tradeoff(alpha, 4.0) for alpha in curve.x]  # group of 2: mu = 4
     dp = conversions.convert(conversions.Guarantee("dp", epsilon=1.0, delta=0.1), conversions.Target("tradeoff"))
-    (panel,) = cli.tradeoff_panels(dp, {"group": 1})
+    (panel,) = report.tradeoff_panels(dp)
     curve = panel.series[0]
     corner = 0.9 / (1.0 + 2.718281828459045)  # f_{1, 0.1}'s corner, where its two lines meet
     assert any(abs(alpha - corner) < 1e-15 for alpha in curve.x) and 0.9 in curve.x

@@ -3,6 +3,7 @@ without Typer: the values a command receives, its help, and what a call imports.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated
 
@@ -10,7 +11,8 @@ import click
 import pytest
 
 from dpcalc.cli import completions
-from dpcalc.cli.declare import App, Argument, Exit, Option, build
+from dpcalc.cli.completions import scripts
+from dpcalc.cli.declare import App, Argument, Exit, Group, Option, build
 from dpcalc.cli.options import number
 from dpcalc.core.validation import POSITIVE
 from tests.fresh_process import loaded_by_calls
@@ -147,5 +149,82 @@ def test_a_list_argument_takes_one_or_more_values():
     with pytest.raises(click.MissingParameter) as missing:
         command.main([], prog_name="many", standalone_mode=False)
     assert missing.value.format_message() == "Missing argument 'FILE...'."
-    spec = completions._argument_spec(command.params[0])
+    spec = scripts._argument_spec(command.params[0])
     assert spec.many and spec.pattern is None
+
+
+@dataclass(frozen=True)
+class Shape:
+    width: Annotated[float | None, Option("--width", metavar="FLOAT", help="Width.", click_type=number(POSITIVE))] = None
+    label: Annotated[str, Option("--label", help="Label.")] = "box"
+    budget: Annotated[float | None, Option("--budget", metavar="FLOAT", help="Once.", once=True,
+                                           click_type=number(POSITIVE))] = None
+
+
+@dataclass(frozen=True)
+class Framed(Shape):
+    framed: Annotated[bool, Option("--framed", help="Framed.")] = False
+
+
+@dataclass(frozen=True)
+class Printed:
+    report: str
+
+    def emit(self) -> int:
+        click.echo(self.report)
+        return 4
+
+
+def group_app():
+    app = App()
+    seen = {}
+
+    @app.command("groups", help="A command with a group.")
+    def groups(
+        first: Annotated[int, Option("--first", help="Before the group.")] = 1,
+        shape: Annotated[Framed, Group()] = Framed(),
+        last: Annotated[bool, Option("--last", help="After the group.")] = False,
+    ) -> Printed:
+        seen.update(first=first, shape=shape, last=last)
+        return Printed(f"{shape.label} {shape.width}")
+
+    return build(app), seen
+
+
+def test_a_group_is_one_option_per_field_and_the_function_receives_its_instance():
+    command, seen = group_app()
+    code = command.main(["--width", "2.5", "--framed", "--last"], prog_name="groups", standalone_mode=False)
+    assert code == 4  # the returned answer was printed and gave the exit code
+    assert seen == {"first": 1, "shape": Framed(width=2.5, label="box", budget=None, framed=True), "last": True}
+    assert seen["shape"].width.text == "2.5"
+
+
+def test_a_group_takes_its_defaults():
+    command, seen = group_app()
+    command.main([], prog_name="groups", standalone_mode=False)
+    assert seen["shape"] == Framed()
+
+
+def test_a_group_lists_its_fields_in_order_where_the_parameter_stands():
+    command, _ = group_app()
+    text = command.get_help(click.Context(command, info_name="groups"))
+    order = [text.index(flag) for flag in ("--first", "--width", "--label", "--budget", "--framed", "--last")]
+    assert order == sorted(order)
+    assert "--label TEXT" in text and "[default: box]" in text
+
+
+def test_once_holds_inside_a_group():
+    command, _ = group_app()
+    with pytest.raises(click.UsageError, match=r"--budget was given 2 times \(--budget 1 --budget 2\): give it once"):
+        command.main(["--budget", "1", "--budget", "2"], prog_name="groups", standalone_mode=False)
+
+
+def test_a_group_field_named_as_a_parameter_is_refused():
+    app = App()
+
+    @app.command("clash")
+    def clash(label: Annotated[str, Option("--name")] = "", shape: Annotated[Shape, Group()] = Shape()) -> None:
+        pass
+
+    with pytest.raises(TypeError, match="'label' of Shape is declared twice"):
+        build(app)

@@ -9,7 +9,7 @@ import math
 import pytest
 
 from dpcalc.cli.options import InputError, decimal_text, parse_integer, parse_real
-from dpcalc.cli.sweeps import expand
+from dpcalc.cli.syntax import expand
 from dpcalc.core.validation import POSITIVE, PROBABILITY
 
 HUGE_STOP = "1:1e999999999:1"
@@ -160,7 +160,7 @@ def test_gaussian_at_a_subnormal_sigma_answers(dpcalc):
     run = dpcalc("mechanism", "gaussian", "--sigma", "1e-320", "--error", "10", "--json")
     assert run.code == 0
     result = run.json()["result"]
-    assert result["epsilon"] == "inf" and result["confidence"] == 1.0 and result["sigma_classic"] == 0.0
+    assert result["epsilon"] == "inf" and result["confidence"] == 1.0 and result["noise_std_classic"] == 0.0
 
 
 @pytest.mark.parametrize("epsilon, beta", [("1e-100", "0.1"), ("1e100", "0.1"), ("1", "1e-300"), ("1", "1e300")])
@@ -173,5 +173,5 @@ def test_laplace_log_normal_far_from_epsilon_equal_to_beta(dpcalc, epsilon, beta
     else:
         result = run.json()["result"]
         # the variance-minimising sigma is the root of 5 (eps / t) sigma^3 - 5 sigma^2 - 1
-        sigma, a = result["sigma"], 5.0 * float(epsilon) / float(beta)
+        sigma, a = result["lln_sigma"], 5.0 * float(epsilon) / float(beta)
         assert math.isclose(a * sigma**3, 5.0 * sigma**2 + 1.0, rel_tol=1e-9)

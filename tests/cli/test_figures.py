@@ -89,7 +89,7 @@ def test_plot_to_a_folder_is_refused_before_the_work(dpcalc, tmp_path):
     folder = tmp_path / "figure.png"
     folder.mkdir()
     run = dpcalc(*DESIGN_CARD, "--plot", str(folder), "--json")
-    assert (run.code, run.stdout) == (2, "")
+    assert run.code == 2 and run.json()["error"]["message"] == run.stderr[len("Error: "):-1]
     assert run.stderr == f"Error: --plot must name a file, not a folder, got {folder}\n"
 
 

@@ -73,7 +73,7 @@ def _colours(curves) -> dict[str, set[str]]:
         pytest.param(("calibrate", "--target-eps", "1,2", "--p", "0.1", "--T", "10", "--accountant", "rdp"),
          "accountant = rdp, delta = 1e-05, p = 0.1, T = 10", marks=pytest.mark.slow),
         (("convert", "--from", "gaussian", "--sigma", "2", "--to", "tradeoff"),
-         "Gaussian noise sigma = 2, L2 sensitivity 1"),
+         "Gaussian noise std 2, L2 sensitivity 1"),
     ],
 )
 def test_caption_names_the_run(dpcalc, tmp_path, args, caption):

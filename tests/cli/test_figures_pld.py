@@ -69,7 +69,7 @@ def test_pld_figure_gdp_curve_only_for_gaussian_runs(dpcalc):
 
 
 def test_pld_panels_are_certified_curves():
-    from dpcalc.cli.pld import pld_panels
+    from dpcalc.cli.pld_figures import pld_panels
     from dpcalc.core import gdp
     from dpcalc.core.phases import Phase
     from dpcalc.core.pld import tight_epsilon
@@ -174,12 +174,13 @@ def test_gdp_figure_draws_the_run_its_tight_epsilon_accounts(sampling, phase_key
     """gdp's certified curves are those of the run behind its tight_epsilon: for fixed-size batches
     the uniform, replace-one run (a Poisson curve would not bound it), equal to pld's figure of it."""
     from dpcalc.cli import gdp as cli
-    from dpcalc.cli.pld import pld_panels
+    from dpcalc.cli.gdp_figures import gdp_panels
+    from dpcalc.cli.pld_figures import pld_panels
     from dpcalc.core import gdp
     from dpcalc.core.phases import Phase
 
     result = gdp.noisy_sgd_gdp(0.1, 2.0, 10, sampling=sampling, delta=1e-5)
-    tradeoff, profile = cli.gdp_panels(result.mu, 1e-5, tight_run=cli._tight_run(result), approximate=True)
+    tradeoff, profile = gdp_panels(result.mu, 1e-5, tight_run=cli._tight_run(result), approximate=True)
     (pld_tradeoff, pld_profile), _ = pld_panels([Phase("gaussian", 0.1, 2.0, None, 10, **phase_keys)], 1e-5, None)
     assert tradeoff.series[1].y == pld_tradeoff.series[0].y
     assert (profile.series[1].x, profile.series[1].y) == (pld_profile.series[0].x, pld_profile.series[0].y)

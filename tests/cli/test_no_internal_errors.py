@@ -105,7 +105,7 @@ def check(dpcalc, args):
     assert run.code in (0, 1, 2), (args, run.stderr)
     assert "internal error" not in run.stderr and "Traceback" not in run.stderr, (args, run.stderr)
     if run.code == 2:
-        assert run.stdout == "" and run.stderr.startswith("Error: ") and run.stderr.count("\n") == 1, (args, run.stderr)
+        assert run.only_error and run.stderr.startswith("Error: ") and run.stderr.count("\n") == 1, (args, run.stderr)
     else:
         run.json()  # strict JSON on stdout
 

@@ -199,7 +199,8 @@ def test_refusals(dpcalc, args, message, named):
 
 def test_refusals_with_json_are_the_same(dpcalc):
     run = dpcalc(*SHUFFLED, "--json")
-    assert (run.code, run.stdout, run.stderr) == (2, "", f"Error: {SHUFFLE_WITH}\n")
+    assert (run.code, run.stderr) == (2, f"Error: {SHUFFLE_WITH}\n")
+    assert run.json()["error"]["message"] == SHUFFLE_WITH  # with --json: the error as JSON too
 
 
 # ---------------------------------------------------------------------------------------------

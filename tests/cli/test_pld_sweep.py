@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from dpcalc.cli.sweeps import MAX_ROWS
+from dpcalc.cli.syntax import MAX_ROWS
 
 PLD = ("pld", "--p", "0.1", "--sigma", "2")
 RESULT_KEYS = {"epsilon", "epsilon_lower", "epsilon_upper", "delta", "delta_lower", "delta_upper", "accuracy", "grid",

@@ -42,7 +42,8 @@ def test_the_overflow_alone_is_looser(dpcalc):
     """The bound from the overflow probability alone (any rule for the kept records) is the
     tighter one nowhere here: the step-by-step bound is kept."""
     from dpcalc.core.pld.privacy_profile import ProfileBounds
-    from dpcalc.core.pld.truncation import overflow_probability, truncated_epsilon
+    from dpcalc.core.pld.truncated_profile import truncated_epsilon
+    from dpcalc.core.pld.truncation import overflow_probability
 
     profile = ProfileBounds([RUN], [(1e-5, None)])
     upper, lower = truncated_epsilon(profile, 1e-5, overflow_probability([RUN], Truncation(62500, 360)))

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from dpcalc.cli.sweeps import MAX_ROWS
+from dpcalc.cli.syntax import MAX_ROWS
 
 RDP = ("rdp", "--p", "0.004", "--sigma", "1.1", "--no-tight")
 ROW_KEYS = {"p", "sigma", "T", "epsilon", "delta", "order", "conversion", "tight_epsilon", "curve"}

@@ -8,7 +8,7 @@ import pytest
 
 from dpcalc.cli.options import InputError, Swept, WrittenFloat, parse_sweepable
 from dpcalc.cli.request import start
-from dpcalc.cli.sweeps import MAX_ROWS, expand
+from dpcalc.cli.syntax import MAX_ROWS, expand
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER
 from tests.snapshots import DESIGN_CARD_CERTIFIED_UPPER, number_in
 

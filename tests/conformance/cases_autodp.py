@@ -107,7 +107,7 @@ for _sigma in (1, 2, 4, 10, 26, 68):
             id=f"autodp-calibrate-gaussian-s{_sigma}-delta{_delta:g}",
             source=_src(CALIBRATOR_TEST, "TestGaussianMechanism.test_single_para"),
             argv=argv(f"convert --from dp --eps {_eps!r} --delta {_delta:g} --to gaussian"),
-            key="result.sigma", expected=float(_sigma), rel=CALIBRATOR_REL,
+            key="result.noise_std", expected=float(_sigma), rel=CALIBRATOR_REL,
         ))
 for _sigma in (2, 26, 68):
     for _coeff in (10, 1000):
@@ -116,7 +116,7 @@ for _sigma in (2, 26, 68):
             id=f"autodp-calibrate-composed-gaussian-s{_sigma}-coeff{_coeff}",
             source=_src(CALIBRATOR_TEST, "TestGeneralizedMechanism.test_single_para"),
             argv=argv(f"convert --from dp --eps {_eps!r} --delta 1e-5 --to gaussian --sensitivity {math.sqrt(_coeff)!r}"),
-            key="result.sigma", expected=float(_sigma), rel=CALIBRATOR_REL,
+            key="result.noise_std", expected=float(_sigma), rel=CALIBRATOR_REL,
             note="coeff Gaussian releases of noise sigma compose to one of sensitivity sqrt(coeff)",
         ))
 

@@ -210,7 +210,7 @@ for _s, _sens, _q, _eps, _delta in _GAUSSIAN:
         CASES.append(Case(
             id=f"dpa-convert-gaussian-delta-{_name}",
             source=_src(MECH_TEST, _test),
-            argv=argv(f"convert --from gaussian --sigma {_s:g} --sensitivity {_sens:g} --to dp --eps {_eps:g}"),
+            argv=argv(f"convert --from gaussian --noise-std {_s:g} --sensitivity {_sens:g} --to dp --eps {_eps:g}"),
             key="result.delta", expected=_delta, abs=PLACES7,
         ))
         CASES.append(Case(
@@ -241,7 +241,7 @@ for _sens, _eps, _delta, _std in (
         id=f"dpa-gaussian-std-sens{_sens:g}-eps{_eps:g}-delta{_delta:g}",
         source=_src(MECH_TEST, "test_gaussian_from_privacy_parameters"),
         argv=argv(f"convert --from dp --eps {_eps:g} --delta {_delta!r} --to gaussian --sensitivity {_sens:g}"),
-        key="result.sigma", expected=_std, abs=PLACES3,
+        key="result.noise_std", expected=_std, abs=PLACES3,
     ))
 # subsampled, remove adjacency (binding for these): the noise multiplier std / sensitivity
 for _sens, _q, _eps, _delta, _std in (
@@ -298,13 +298,13 @@ CASES += [
         id="dpa-smallest-gaussian-noise-base",
         source=_src(ACC_TEST, "test_get_smallest_gaussian_noise"),
         argv=argv("convert --from dp --eps 1 --delta 0.78760074 --to gaussian"),
-        key="result.sigma", expected=1 / 3, abs=PLACES7,
+        key="result.noise_std", expected=1 / 3, abs=PLACES7,
     ),
     Case(
         id="dpa-smallest-gaussian-noise-k25-sens6",
         source=_src(ACC_TEST, "test_get_smallest_gaussian_noise"),
         argv=argv("convert --from dp --eps 1 --delta 0.78760074 --to gaussian --sensitivity 30"),
-        key="result.sigma", expected=10.0, abs=PLACES7,
+        key="result.noise_std", expected=10.0, abs=PLACES7,
         note="25 Gaussian queries of sensitivity 6 compose to one of sensitivity 6 sqrt(25) = 30",
     ),
     Case(

@@ -81,7 +81,7 @@ def test_case(case: Case, dpcalc):
         run = _RUNS[case.argv] = dpcalc(*case.argv, "--json")
     if case.compare == REFUSED:
         assert run.code == 2, f"{case.id}: expected a refusal, got exit {run.code}: {run.stdout[:300]}"
-        assert run.stdout == ""
+        assert run.only_error  # with --json: the error as one JSON object
         assert run.stderr.startswith("Error: ") and run.stderr.count("\n") == 1, run.stderr
         return
     assert run.code == 0, f"{case.id}: exit {run.code}: {run.stderr.strip()}"

@@ -340,7 +340,7 @@ def test_pure_dp_conversions():
 
 
 def test_mechanism_conversions_and_theorems():
-    gaussian = Guarantee("gaussian", sigma=2.0, sensitivity=3.0)
+    gaussian = Guarantee("gaussian", noise_std=2.0, sensitivity=3.0)
     assert convert(gaussian, Target("gdp")).values == {"mu": 1.5}
     assert convert(gaussian, Target("zcdp")).values == {"rho": 1.125}
     result = convert(gaussian, Target("dp", delta=1e-5))
@@ -349,10 +349,10 @@ def test_mechanism_conversions_and_theorems():
     laplace = Guarantee("laplace", scale=2.0, sensitivity=1.0)
     assert convert(laplace, Target("dp")).values == {"epsilon": 0.5, "delta": 0.0}
     assert convert(laplace, Target("zcdp")).values == {"rho": 0.125}
-    assert convert(Guarantee("zcdp", rho=0.125), Target("gaussian")).values == {"sigma": 2.0}
-    assert convert(Guarantee("gdp", mu=0.5), Target("gaussian", sensitivity=2.0)).values == {"sigma": 4.0}
+    assert convert(Guarantee("zcdp", rho=0.125), Target("gaussian")).values == {"noise_std": 2.0}
+    assert convert(Guarantee("gdp", mu=0.5), Target("gaussian", sensitivity=2.0)).values == {"noise_std": 4.0}
     # rdp -> gaussian inverts the Gaussian RDP (Mironov 2017): order/(2 sigma^2) = rdp.
-    sigma = convert(Guarantee("rdp", order=8.0, rdp=0.25), Target("gaussian")).values["sigma"]
+    sigma = convert(Guarantee("rdp", order=8.0, rdp=0.25), Target("gaussian")).values["noise_std"]
     assert 8.0 / (2 * sigma**2) == pytest.approx(0.25, rel=1e-15)
 
 

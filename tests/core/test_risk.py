@@ -31,7 +31,8 @@ from dpcalc.core.limits import DEFAULT_ACCURACY
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import tight_delta
 from dpcalc.core.pld.privacy_profile import ProfileBounds
-from dpcalc.core.risk import _ROWS, MARGIN, _tpr_bounds, attack_risk, tpr_terms
+from dpcalc.core.risk import attack_risk
+from dpcalc.core.tradeoff import _ROWS, MARGIN, tpr_bounds, tpr_terms
 from tests.slow import slow_cases
 
 mp.mp.dps = 40
@@ -412,17 +413,17 @@ def test_riskcal_below_an_attack(p, sigma):
 
 
 def test_tpr_bounds_in_blocks_equal_one_array():
-    # `_tpr_bounds` takes the alphas _ROWS at a time: each element sees the same operations as
+    # `tpr_bounds` takes the alphas _ROWS at a time: each element sees the same operations as
     # when all alphas are one array, so the bounds are equal to the last bit (here 3 blocks and a
     # part of one, on the profile of a subsampled run).
     grid = np.linspace(0.0, math.log(1e6) + 0.1, 801)
     upper, lower = ProfileBounds(gaussian(1.0, 100, 0.01), [(1e-3, None)]).at(grid)
     alphas = np.geomspace(1e-6, 0.9, 3 * _ROWS + 3)
-    tpr_upper, tpr_lower = _tpr_bounds(grid, upper, lower, alphas)
+    tpr_upper, tpr_lower = tpr_bounds(grid, upper, lower, alphas)
     whole = np.minimum(np.maximum(np.min(tpr_terms(grid, upper, alphas), axis=1) * (1.0 + MARGIN), alphas), 1.0)
     assert np.array_equal(tpr_upper, whole)
     for index in (0, _ROWS, len(alphas) - 1):
-        one_upper, one_lower = _tpr_bounds(grid, upper, lower, alphas[index:index + 1])
+        one_upper, one_lower = tpr_bounds(grid, upper, lower, alphas[index:index + 1])
         assert (one_upper[0], one_lower[0]) == (tpr_upper[index], tpr_lower[index])
 
 

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from dpcalc.core.as_poisson import PoissonComparison, batch_scheme, compare_with_poisson
-from dpcalc.core.calibrate.inputs import check_cap, parse_problem
+from dpcalc.core.calibrate.inputs import GivenRun, check_cap, parse_problem
 from dpcalc.core.phases import Phase
-from dpcalc.core.training import single_phase, training_run, with_relation
+from dpcalc.core.training import RunParameters, single_phase, training_run, with_relation
 from dpcalc.core.validation import ParameterError, RunError, conflict
 
 
@@ -31,8 +31,8 @@ def test_a_refusal_names_keywords_and_is_worded_with_options_by_the_caller():
 
 def test_the_training_form_is_exact():
     # 2.5 / 0.1 is 25.000000000000004 in floats: T = ceil(epochs / p) is computed on the decimals
-    assert training_run({"p": 0.1, "sigma": 1.0, "epochs": 2.5}) == (0.1, 1.0, 25)
-    assert training_run({"n": 60000, "batch_size": 256, "epochs": 3, "noise_std": 2.2, "sensitivity": 2.0}) == (
+    assert training_run(RunParameters(p=0.1, sigma=1.0, epochs=2.5)) == (0.1, 1.0, 25)
+    assert training_run(RunParameters(n=60000, batch_size=256, epochs=3, noise_std=2.2, sensitivity=2.0)) == (
         256 / 60000, 1.1, 704)
 
 
@@ -51,7 +51,7 @@ def test_the_training_form_is_exact():
 ])
 def test_refusals_of_a_run_name_its_keywords(values, name, message, worded):
     with pytest.raises(RunError) as raised:
-        single_phase(values)
+        single_phase(RunParameters(**values))
     assert raised.value.name == name and str(raised.value).startswith(message)
     assert raised.value.worded(flag).startswith(worded)
 
@@ -60,10 +60,9 @@ def test_the_relation_and_the_calibration_rules_name_keywords():
     with pytest.raises(RunError, match=r"^sampling shuffle needs neighbours zero-out or replace-one"):
         with_relation([Phase("gaussian", 0.1, 1.0, steps=10, epoch_steps=10)], "shuffle", None)
     with pytest.raises(RunError, match=r"^solve sigma and sigma cannot be given together"):
-        parse_problem({"target_epsilon": 1.0, "delta": 1e-5, "precision": None, "p": 0.1, "sigma": 1.0, "T": 10,
-                       "n": None, "batch_size": None, "epochs": None}, "sigma")
+        parse_problem(GivenRun(target_epsilon=1.0, delta=1e-5, p=0.1, sigma=1.0, T=10), "sigma")
     with pytest.raises(RunError, match=r"^max_batch_size needs the dataset size: give the run as n, batch_size"):
-        check_cap(10, "sigma", "pld", "gaussian", None, False, None)
+        check_cap(10, "sigma", "pld", "gaussian", None, False, False)
 
 
 def test_the_poisson_comparison_is_data():

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, cast
 
 import click
 
-from dpcalc.cli.declare import App, Exit, Option
-from dpcalc.cli.mechanism.given import notes, shown, two_of_three
+from dpcalc.cli.declare import App, Group, Option
+from dpcalc.cli.mechanism.given import answer, beta_document, beta_rows, notes, shown, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
-from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, Interval, ParameterError
+
+if TYPE_CHECKING:
+    from dpcalc.core.mechanisms.noisy_max import NoisyMaxAccuracy
 
 app = App()
 
@@ -24,7 +28,8 @@ record moves the same way, such as counts): --noise laplace (Dwork and Roth 2014
 gumbel (the exponential mechanism, Thm 3.10) or exponential (permute-and-flip, McKenna and
 Sheldon 2020; Ding et al. 2021). When the top score exceeds every other by at least --gap, the
 top index is reported except with probability at most --beta: exact at the worst case for
-gumbel and exponential noise, a union bound for laplace.
+gumbel and exponential noise, a union bound for laplace. --eps or --scale alone gives the gap
+at beta = 0.5, 0.1, 0.05 and 0.01.
 
 \b
 Examples:
@@ -36,71 +41,93 @@ Examples:
 OPTION = {"epsilon": "--eps", "scale": "--scale", "gap": "--gap", "beta": "--beta"}
 
 
+NoiseName = Annotated[
+    str,
+    Option("--noise", metavar="[laplace|gumbel|exponential]",
+           help="The noise added to each score: laplace, gumbel (exponential mechanism) or "
+                "exponential (permute-and-flip).",
+           click_type=click.Choice(["laplace", "gumbel", "exponential"])),
+]
+Candidates = Annotated[
+    int,
+    Option("--candidates", metavar="INT", help="Number of scores m compared, an integer >= 2.",
+           click_type=number(CANDIDATES)),
+]
+Epsilon = Annotated[
+    float | None,
+    Option("--eps", metavar="FLOAT", help="Epsilon of the mechanism, > 0 (or give --scale).", click_type=number(POSITIVE)),
+]
+Scale = Annotated[
+    float | None,
+    Option("--scale", metavar="FLOAT", help="Noise scale b, > 0 (instead of --eps; eps = c Delta / b).",
+           click_type=number(POSITIVE)),
+]
+Gap = Annotated[
+    float | None,
+    Option("--gap", metavar="FLOAT", help="Margin of the top score over every other, >= 0.", click_type=number(NON_NEGATIVE)),
+]
+Beta = Annotated[
+    float | None,
+    Option("--beta", metavar="FLOAT", help="Probability of not reporting the top score, in (0, 1).",
+           click_type=number(OPEN_UNIT)),
+]
+Sensitivity = Annotated[
+    float,
+    Option("--sensitivity", metavar="FLOAT", help="Sensitivity Delta of each score, > 0.  [default: 1]",
+           show_default=False, click_type=number(POSITIVE)),
+]
+Monotone = Annotated[
+    bool, Option("--monotone", help="Monotone scores (such as counts): scale Delta / eps instead of 2 Delta / eps.")
+]
+
+
+@dataclass(frozen=True)
+class NoisyMaxRequest:
+    """The options of `mechanism noisy-max`: two of privacy (epsilon or scale), gap and beta."""
+
+    noise: NoiseName
+    candidates: Candidates
+    eps: Epsilon = None
+    scale: Scale = None
+    gap: Gap = None
+    beta: Beta = None
+    sensitivity: Sensitivity = 1.0
+    monotone: Monotone = False
+    max_eps: MaxEpsilon = None
+    json_output: Json = False
+
+    def inputs(self) -> dict[str, object]:
+        return {"noise": self.noise, "candidates": self.candidates, "eps": self.eps, "scale": self.scale,
+                "gap": self.gap, "beta": self.beta, "sensitivity": self.sensitivity, "monotone": self.monotone,
+                "max_eps": self.max_eps}
+
+
 @app.command("noisy-max", help=HELP)
-def noisy_max(
-    noise: Annotated[
-        str,
-        Option("--noise", metavar="[laplace|gumbel|exponential]",
-                     help="The noise added to each score: laplace, gumbel (exponential mechanism) or "
-                          "exponential (permute-and-flip).",
-                     click_type=click.Choice(["laplace", "gumbel", "exponential"])),
-    ],
-    candidates: Annotated[
-        int,
-        Option("--candidates", metavar="INT", help="Number of scores m compared, an integer >= 2.",
-                     click_type=number(CANDIDATES)),
-    ],
-    eps: Annotated[
-        float | None,
-        Option("--eps", metavar="FLOAT", help="Epsilon of the mechanism, > 0 (or give --scale).",
-                     click_type=number(POSITIVE)),
-    ] = None,
-    scale: Annotated[
-        float | None,
-        Option("--scale", metavar="FLOAT", help="Noise scale b, > 0 (instead of --eps; eps = c Delta / b).",
-                     click_type=number(POSITIVE)),
-    ] = None,
-    gap: Annotated[
-        float | None,
-        Option("--gap", metavar="FLOAT", help="Margin of the top score over every other, >= 0.",
-                     click_type=number(NON_NEGATIVE)),
-    ] = None,
-    beta: Annotated[
-        float | None,
-        Option("--beta", metavar="FLOAT", help="Probability of not reporting the top score, in (0, 1).",
-                     click_type=number(OPEN_UNIT)),
-    ] = None,
-    sensitivity: Annotated[
-        float,
-        Option("--sensitivity", metavar="FLOAT", help="Sensitivity Delta of each score, > 0.  [default: 1]",
-                     show_default=False, click_type=number(POSITIVE)),
-    ] = 1.0,
-    monotone: Annotated[
-        bool,
-        Option("--monotone", help="Monotone scores (such as counts): scale Delta / eps instead of 2 Delta / eps."),
-    ] = False,
-    max_eps: MaxEpsilon = None,
-    json_output: Json = False,
-) -> None:
+def noisy_max(request: Annotated[NoisyMaxRequest, Group()]) -> Answer:
     from dpcalc.core.mechanisms import noisy_max as core
 
+    eps, scale = request.eps, request.scale
     if eps is not None and scale is not None:
         raise conflict("--eps", "--scale", "the scale is c Delta / eps: give one")
     privacy_option = "--scale" if scale is not None else "--eps"
-    two_of_three(((privacy_option, "epsilon", eps is not None or scale is not None), ("--gap", "gap", gap is not None),
-                  ("--beta", "beta", beta is not None)), "--eps 1 --beta 0.05 to get the gap")
+    two_of_three(((privacy_option, "epsilon", eps is not None or scale is not None),
+                  ("--gap", "gap", request.gap is not None), ("--beta", "beta", request.beta is not None)),
+                 "--eps 1 --beta 0.05 to get the gap", alone="the gap at beta 0.5 to 0.01")
     try:
-        result = core.noisy_max_accuracy(noise=cast("core.Noise", noise), candidates=candidates, epsilon=eps, scale=scale, gap=gap,
-                                         beta=beta, sensitivity=sensitivity, monotone=monotone)
+        result = core.noisy_max_accuracy(noise=cast("core.Noise", request.noise), candidates=request.candidates,
+                                         epsilon=eps, scale=scale, gap=request.gap, beta=request.beta,
+                                         sensitivity=request.sensitivity, monotone=request.monotone)
     except ParameterError as error:
         if error.name not in OPTION:
             raise
         raise InputError(f"{OPTION[error.name]} must be {error.requirement}, got {error.received:g}") from None
-    inputs = {"noise": noise, "candidates": candidates, "eps": eps, "scale": scale, "gap": gap, "beta": beta,
-              "sensitivity": sensitivity, "monotone": monotone, "max_eps": max_eps}
-    report = Report(
+    return answer(_report(request, result, core.PRIVACY_SOURCES[result.noise]), request.json_output, request.max_eps)
+
+
+def _report(request: NoisyMaxRequest, result: NoisyMaxAccuracy, privacy_source: str) -> Report:
+    return Report(
         command="mechanism noisy-max",
-        inputs=inputs,
+        inputs=request.inputs(),
         result={
             "noise": result.noise,
             "epsilon": result.epsilon,
@@ -111,18 +138,19 @@ def noisy_max(
             "candidates": result.candidates,
             "sensitivity": result.sensitivity,
             "monotone": result.monotone,
+            "accuracy": beta_document(result.accuracy, "gap"),
             "solved_for": result.solved_for,
             "source": result.source,
         },
-        tables=[_table(result, scale is not None)],
+        tables=[_table(result, request.scale is not None)]
+        + ([] if result.gap is not None else [_accuracy_table(result)]),
         warnings=list(result.warnings),
         epsilon=result.epsilon,
-        basis=f"report noisy max's pure epsilon ({core.PRIVACY_SOURCES[result.noise]})",
+        basis=f"report noisy max's pure epsilon ({privacy_source})",
     )
-    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
-def _table(result, scale_given: bool) -> Table:
+def _table(result: NoisyMaxAccuracy, scale_given: bool) -> Table:
     note = notes(result.solved_for, ("epsilon", "gap", "beta"))
     if scale_given:
         note["epsilon"] = "c Delta / b"
@@ -134,10 +162,18 @@ def _table(result, scale_given: bool) -> Table:
         rows=[
             ("epsilon", shown(result.solved_for, "epsilon", result.epsilon), note["epsilon"]),
             ("noise scale b", format_number(result.scale), f"{scale_note}, c = {1 if result.monotone else 2}"),
-            ("gap", shown(result.solved_for, "gap", result.gap), f"{note['gap']}: top score minus every other"),
-            ("beta", shown(result.solved_for, "beta", result.beta), f"{note['beta']}: top not reported ({kind})"),
+            *([] if result.gap is None or result.beta is None else [
+                ("gap", shown(result.solved_for, "gap", result.gap), f"{note['gap']}: top score minus every other"),
+                ("beta", shown(result.solved_for, "beta", result.beta), f"{note['beta']}: top not reported ({kind})"),
+            ]),
             ("candidates m", format_number(result.candidates), "scores compared"),
             ("sensitivity", format_number(result.sensitivity), "of each score"),
         ],
         title=f"Report noisy max, {names[result.noise]} noise",
     )
+
+
+def _accuracy_table(result: NoisyMaxAccuracy) -> Table:
+    kind = "exact, worst case" if result.exact else "union bound"
+    return Table(columns=("beta", "gap"), rows=beta_rows(result.accuracy),
+                 title=f"Accuracy at beta ({kind})")

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Exit, Option
+from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.laplace_eps import parse_probability
-from dpcalc.cli.mechanism.given import notes, option_error
-from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, exact, number
-from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.cli.mechanism.given import answer, check_two_of_three, complement, notes, option_error
+from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, number
+from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, ParameterError
+
+if TYPE_CHECKING:
+    from dpcalc.core.mechanisms.ptr import PTRResult
 
 app = App()
 
@@ -34,70 +38,91 @@ _OPTION = {"epsilon": "--eps", "scale": "--scale", "delta": "--delta", "bound": 
            "failure_probability": "--confidence", "distance": "--distance", "reply_probability": "--reply-probability"}
 
 
+Epsilon = Annotated[
+    float | None,
+    Option("--eps", metavar="FLOAT", help="Epsilon each step spends (test and release), > 0; the total is 2 eps.",
+           click_type=number(POSITIVE)),
+]
+Scale = Annotated[
+    float | None,
+    Option("--scale", metavar="FLOAT", help="The release's Laplace scale b / eps, > 0 (instead of --eps).",
+           click_type=number(POSITIVE)),
+]
+Delta = Annotated[
+    float | None,
+    Option("--delta", metavar="FLOAT", help="Delta of the whole mechanism, in (0, 1); the test's threshold is ln(1/delta)/eps.",
+           click_type=number(OPEN_UNIT)),
+]
+Bound = Annotated[
+    float,
+    Option("--bound", metavar="FLOAT", help="The proposed bound b on the local sensitivity, > 0.  [default: 1]",
+           show_default=False, click_type=number(POSITIVE)),
+]
+Error = Annotated[
+    float | None,
+    Option("--error", metavar="FLOAT", help="Error bound of the release (|noise| <= error), > 0.",
+           click_type=number(POSITIVE)),
+]
+Confidence = Annotated[
+    float | None,
+    Option("--confidence", metavar="FLOAT", help="Probability that the release is within --error, in (0, 1).",
+           click_type=Parsed(parse_probability)),
+]
+Distance = Annotated[
+    float | None,
+    Option("--distance", metavar="FLOAT", help="True distance to instability (records), >= 0: the chance of \"no reply\" there.",
+           click_type=number(NON_NEGATIVE)),
+]
+ReplyProbability = Annotated[
+    float | None,
+    Option("--reply-probability", metavar="FLOAT", help="Probability of a reply, in (0, 1): the distance it needs.",
+           click_type=Parsed(parse_probability)),
+]
+
+
+@dataclass(frozen=True)
+class PTRRequest:
+    """The options of `mechanism ptr`: --delta, and privacy (epsilon or scale) or error with confidence."""
+
+    eps: Epsilon = None
+    scale: Scale = None
+    delta: Delta = None
+    bound: Bound = 1.0
+    error: Error = None
+    confidence: Confidence = None
+    distance: Distance = None
+    reply_probability: ReplyProbability = None
+    max_eps: MaxEpsilon = None
+    json_output: Json = False
+
+    def inputs(self) -> dict[str, object]:
+        return {"eps": self.eps, "scale": self.scale, "delta": self.delta, "bound": self.bound, "error": self.error,
+                "confidence": self.confidence, "distance": self.distance,
+                "reply_probability": self.reply_probability, "max_eps": self.max_eps}
+
+
 @app.command("ptr", help=HELP)
-def ptr(
-    eps: Annotated[
-        float | None,
-        Option("--eps", metavar="FLOAT", help="Epsilon each step spends (test and release), > 0; the total is 2 eps.",
-                     click_type=number(POSITIVE)),
-    ] = None,
-    scale: Annotated[
-        float | None,
-        Option("--scale", metavar="FLOAT", help="The release's Laplace scale b / eps, > 0 (instead of --eps).",
-                     click_type=number(POSITIVE)),
-    ] = None,
-    delta: Annotated[
-        float | None,
-        Option("--delta", metavar="FLOAT", help="Delta of the whole mechanism, in (0, 1); the test's threshold is ln(1/delta)/eps.",
-                     click_type=number(OPEN_UNIT)),
-    ] = None,
-    bound: Annotated[
-        float,
-        Option("--bound", metavar="FLOAT", help="The proposed bound b on the local sensitivity, > 0.  [default: 1]",
-                     show_default=False, click_type=number(POSITIVE)),
-    ] = 1.0,
-    error: Annotated[
-        float | None,
-        Option("--error", metavar="FLOAT", help="Error bound of the release (|noise| <= error), > 0.",
-                     click_type=number(POSITIVE)),
-    ] = None,
-    confidence: Annotated[
-        float | None,
-        Option("--confidence", metavar="FLOAT", help="Probability that the release is within --error, in (0, 1).",
-                     click_type=Parsed(parse_probability)),
-    ] = None,
-    distance: Annotated[
-        float | None,
-        Option("--distance", metavar="FLOAT", help="True distance to instability (records), >= 0: the chance of \"no reply\" there.",
-                     click_type=number(NON_NEGATIVE)),
-    ] = None,
-    reply_probability: Annotated[
-        float | None,
-        Option("--reply-probability", metavar="FLOAT", help="Probability of a reply, in (0, 1): the distance it needs.",
-                     click_type=Parsed(parse_probability)),
-    ] = None,
-    max_eps: MaxEpsilon = None,
-    json_output: Json = False,
-) -> None:
+def ptr(request: Annotated[PTRRequest, Group()]) -> Answer:
     from dpcalc.core.mechanisms import ptr as core
 
-    if delta is None:
+    if request.delta is None:
         raise InputError("--delta is required: PTR's test threshold ln(1/delta)/eps and its guarantee (2 eps, delta) depend on it")
-    check_two_of_three(eps, scale, error, confidence)
+    check_two_of_three(request.eps, request.scale, request.error, request.confidence)
     try:
         result = core.ptr(
-            epsilon=eps, scale=scale, delta=delta, bound=bound, error=error,
-            failure_probability=None if confidence is None else float(1 - exact(confidence)),
-            distance=distance, reply_probability=reply_probability,
-            no_reply=None if reply_probability is None else float(1 - exact(reply_probability)),
+            epsilon=request.eps, scale=request.scale, delta=request.delta, bound=request.bound, error=request.error,
+            failure_probability=complement(request.confidence), distance=request.distance,
+            reply_probability=request.reply_probability, no_reply=complement(request.reply_probability),
         )
     except ParameterError as problem:
         raise option_error(problem, _OPTION) from None
-    inputs = {"eps": eps, "scale": scale, "delta": delta, "bound": bound, "error": error, "confidence": confidence,
-              "distance": distance, "reply_probability": reply_probability, "max_eps": max_eps}
-    report = Report(
+    return answer(_report(request, result, core.SOURCE), request.json_output, request.max_eps)
+
+
+def _report(request: PTRRequest, result: PTRResult, source: str) -> Report:
+    return Report(
         command="mechanism ptr",
-        inputs=inputs,
+        inputs=request.inputs(),
         result={
             "epsilon": result.epsilon,
             "total_epsilon": result.total_epsilon,
@@ -118,38 +143,15 @@ def ptr(
             "required_distance": result.required_distance,
             "required_records": result.required_records,
             "solved_for": result.solved_for,
-            "source": core.SOURCE,
+            "source": source,
         },
         tables=[_table(result)],
         epsilon=result.total_epsilon,
         basis="PTR's total epsilon 2 eps at its delta (test eps + release eps, Dwork and Roth 2014, Sec. 7.2)",
     )
-    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
-def check_two_of_three(eps: float | None, scale: float | None, error: float | None, confidence: float | None) -> None:
-    """Privacy (--eps, or the noise --scale), --error and --confidence: two of them give the
-    third; privacy or noise alone gives the rest of the mechanism."""
-    if eps is not None and scale is not None:
-        raise InputError("--eps and --scale cannot both be given: the scale is the noise the epsilon sets (drop one)")
-    privacy = "--eps" if eps is not None else "--scale" if scale is not None else None
-    if privacy is not None and error is not None and confidence is not None:
-        raise InputError(f"{privacy}, --error and --confidence cannot all be given: drop the one to compute "
-                         f"(drop {privacy} to get epsilon, --error to get the error, --confidence to get the confidence)")
-    if privacy is None:
-        if error is not None and confidence is not None:
-            return
-        if error is not None:
-            raise InputError("give two of --eps (or --scale), --error and --confidence, got only --error: "
-                             "add --confidence (to get epsilon) or --eps (to get the confidence)")
-        if confidence is not None:
-            raise InputError("give two of --eps (or --scale), --error and --confidence, got only --confidence: "
-                             "add --error (to get epsilon) or --eps (to get the error)")
-        raise InputError("give --eps (or --scale), or --error with --confidence to get epsilon, "
-                         "e.g. --eps 1 --confidence 0.95 to get the error")
-
-
-def _table(result) -> Table:
+def _table(result: PTRResult) -> Table:
     note = notes(result.solved_for, ("epsilon", "error", "confidence"))
     rows = [
         ("epsilon (each step)", format_number(result.epsilon), f"{note['epsilon']}: spent by the test and the release"),

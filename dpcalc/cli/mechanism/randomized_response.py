@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Exit, Option
-from dpcalc.cli.mechanism.given import option_error, two_of_three
+from dpcalc.cli.declare import App, Group, Option
+from dpcalc.cli.mechanism.given import answer, option_error, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number, parse_real
-from dpcalc.cli.output import Report, Table, emit, format_number, format_upper
+from dpcalc.cli.output import Answer, Report, Table, format_number, format_upper
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, PROBABILITY, Interval, ParameterError
+
+if TYPE_CHECKING:
+    from dpcalc.core.mechanisms.randomized_response import RandomizedResponse
 
 app = App()
 
@@ -33,69 +37,94 @@ Examples:
 _K = Interval(2.0, 1e15, low_closed=True, high_closed=True, integer=True)
 
 
+Epsilon = Annotated[
+    float | None,
+    Option("--eps", metavar="FLOAT", help="Epsilon (local DP) of each report, > 0.", click_type=number(POSITIVE)),
+]
+FlipProbability = Annotated[
+    float | None,
+    Option("--flip-probability", metavar="FLOAT",
+           help="Instead of --eps: the probability of reporting a value other than the true one, "
+                "in (0, (k-1)/k).", click_type=number(OPEN_UNIT)),
+]
+Values = Annotated[
+    int,
+    Option("--k", metavar="INT", help="Number of possible values (2: binary), >= 2.", show_default=True,
+           click_type=number(_K)),
+]
+Respondents = Annotated[
+    int | None,
+    Option("--n", "--respondents", metavar="INT", help="Number of respondents, >= 1.",
+           click_type=number(Interval(1.0, 1e300, low_closed=True, integer=True))),
+]
+StdError = Annotated[
+    float | None,
+    Option("--std-error", metavar="FLOAT", help="Standard error of the debiased frequency estimate, > 0.",
+           click_type=number(POSITIVE)),
+]
+Frequency = Annotated[
+    float | None,
+    Option("--frequency", metavar="FLOAT",
+           help="True frequency of the value estimated, in [0, 1] [default: the worst case, 1].",
+           click_type=number(PROBABILITY)),
+]
+
+
+@dataclass(frozen=True)
+class RandomizedResponseRequest:
+    """The options of `mechanism randomized-response`: privacy alone, or two of privacy (epsilon or
+    the flip probability), respondents and standard error."""
+
+    eps: Epsilon = None
+    flip_probability: FlipProbability = None
+    k: Values = 2
+    respondents: Respondents = None
+    std_error: StdError = None
+    frequency: Frequency = None
+    max_eps: MaxEpsilon = None
+    json_output: Json = False
+
+    def inputs(self) -> dict[str, object]:
+        return {"eps": self.eps, "flip_probability": self.flip_probability, "k": self.k, "n": self.respondents,
+                "std_error": self.std_error, "frequency": self.frequency, "max_eps": self.max_eps}
+
+
 @app.command("randomized-response", help=HELP)
-def randomized_response(
-    eps: Annotated[
-        float | None,
-        Option("--eps", metavar="FLOAT", help="Epsilon (local DP) of each report, > 0.", click_type=number(POSITIVE)),
-    ] = None,
-    flip_probability: Annotated[
-        float | None,
-        Option("--flip-probability", metavar="FLOAT",
-                     help="Instead of --eps: the probability of reporting a value other than the true one, "
-                          "in (0, (k-1)/k).", click_type=number(OPEN_UNIT)),
-    ] = None,
-    k: Annotated[
-        int,
-        Option("--k", metavar="INT", help="Number of possible values (2: binary), >= 2.", show_default=True,
-                     click_type=number(_K)),
-    ] = 2,
-    respondents: Annotated[
-        int | None,
-        Option("--n", "--respondents", metavar="INT", help="Number of respondents, >= 1.",
-                     click_type=number(Interval(1.0, 1e300, low_closed=True, integer=True))),
-    ] = None,
-    std_error: Annotated[
-        float | None,
-        Option("--std-error", metavar="FLOAT", help="Standard error of the debiased frequency estimate, > 0.",
-                     click_type=number(POSITIVE)),
-    ] = None,
-    frequency: Annotated[
-        float | None,
-        Option("--frequency", metavar="FLOAT",
-                     help="True frequency of the value estimated, in [0, 1] [default: the worst case, 1].",
-                     click_type=number(PROBABILITY)),
-    ] = None,
-    max_eps: MaxEpsilon = None,
-    json_output: Json = False,
-) -> None:
+def randomized_response(request: Annotated[RandomizedResponseRequest, Group()]) -> Answer:
     from dpcalc.core.mechanisms import randomized_response as core
 
-    if eps is not None and flip_probability is not None:
+    _check(request, core.flip_interval(request.k) if request.flip_probability is not None else None)
+    try:
+        result = core.randomized_response(epsilon=request.eps, flip=request.flip_probability, k=request.k,
+                                          respondents=request.respondents, std_error=request.std_error,
+                                          frequency=request.frequency)
+    except ParameterError as problem:
+        raise option_error(problem, {"std_error": "--std-error", "flip": "--flip-probability", "respondents": "--n"}) from None
+    return answer(_report(request, result), request.json_output, request.max_eps)
+
+
+def _check(request: RandomizedResponseRequest, flip_range: Interval | None) -> None:
+    """Privacy alone, or two of privacy, --n and --std-error; the flip probability in `flip_range`."""
+    eps, flip, respondents, std_error = request.eps, request.flip_probability, request.respondents, request.std_error
+    if eps is not None and flip is not None:
         raise conflict("--eps", "--flip-probability", "give one (they are the same privacy level)")
-    privacy = eps is not None or flip_probability is not None
+    privacy = eps is not None or flip is not None
     if not (privacy and respondents is None and std_error is None):
         two_of_three(
             (("--eps or --flip-probability", None, privacy), ("--n", None, respondents is not None),
              ("--std-error", None, std_error is not None)),
             "--eps 1 --n 10000 to get the standard error",
         )
-    if flip_probability is not None:
-        limit = core.flip_interval(k)
-        if not limit.contains(flip_probability):
-            parse_real("--flip-probability", str(flip_probability), limit)  # the standard message
-    if frequency is not None and respondents is None and std_error is None:
+    if flip is not None and flip_range is not None and not flip_range.contains(flip):
+        parse_real("--flip-probability", str(flip), flip_range)  # the standard message
+    if request.frequency is not None and respondents is None and std_error is None:
         raise InputError("--frequency goes with --n or --std-error (the standard error at that frequency)")
-    try:
-        result = core.randomized_response(epsilon=eps, flip=flip_probability, k=k, respondents=respondents,
-                                          std_error=std_error, frequency=frequency)
-    except ParameterError as problem:
-        raise option_error(problem, {"std_error": "--std-error", "flip": "--flip-probability", "respondents": "--n"}) from None
-    inputs = {"eps": eps, "flip_probability": flip_probability, "k": k, "n": respondents, "std_error": std_error,
-              "frequency": frequency, "max_eps": max_eps}
-    report = Report(
+
+
+def _report(request: RandomizedResponseRequest, result: RandomizedResponse) -> Report:
+    return Report(
         command="mechanism randomized-response",
-        inputs=inputs,
+        inputs=request.inputs(),
         result={
             "epsilon": result.epsilon,
             "k": result.k,
@@ -108,15 +137,14 @@ def randomized_response(
             "solved_for": result.solved_for,
             "source": result.source,
         },
-        tables=[_table(result, flip_probability is not None)],
+        tables=[_table(result, request.flip_probability is not None)],
         warnings=list(result.warnings),
         epsilon=result.epsilon,
         basis="randomized response's pure epsilon (exact: the likelihood ratio e^eps is attained)",
     )
-    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
-def _table(result, flip_given: bool) -> Table:
+def _table(result: RandomizedResponse, flip_given: bool) -> Table:
     if flip_given:
         epsilon_note = "computed from the flip probability"
     elif result.solved_for == "epsilon":

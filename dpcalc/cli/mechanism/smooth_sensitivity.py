@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import Enum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Exit, Option
+from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.laplace_eps import parse_probability
-from dpcalc.cli.mechanism.given import notes, option_error
-from dpcalc.cli.mechanism.ptr import check_two_of_three
-from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, exact, number
-from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.cli.mechanism.given import answer, check_two_of_three, complement, notes, option_error
+from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, number
+from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, Interval, ParameterError
+
+if TYPE_CHECKING:
+    from dpcalc.core.mechanisms.smooth_sensitivity import SmoothSensitivityResult
 
 app = App()
 DEGREES = Interval(1.0, 100.0, low_closed=True, high_closed=True, integer=True)  # as core.DEGREES (not imported at start-up)
@@ -46,68 +49,110 @@ Examples:
 """
 
 _OPTION = {"epsilon": "--eps", "scale": "--scale", "delta": "--delta", "smooth_sensitivity": "--smooth-sensitivity",
-           "error": "--error", "failure_probability": "--confidence", "beta": "--beta", "sigma": "--sigma",
+           "error": "--error", "failure_probability": "--confidence", "beta": "--beta", "sigma": "--lln-sigma",
            "noise": "--noise", "degrees": "--degrees"}
 
 
+Noise = Annotated[
+    NoiseChoice,
+    Option("--noise", help="Noise family: laplace, cauchy (NRS 2007), laplace-log-normal or student-t (Bun, Steinke 2019).",
+           case_sensitive=False),
+]
+Epsilon = Annotated[
+    float | None,
+    Option("--eps", metavar="FLOAT", help="Epsilon of the release, > 0 (laplace-log-normal: of (eps^2/2)-CDP).",
+           click_type=number(POSITIVE)),
+]
+Scale = Annotated[
+    float | None,
+    Option("--scale", metavar="FLOAT", help="The noise scale S / alpha, > 0 (instead of --eps).", click_type=number(POSITIVE)),
+]
+Delta = Annotated[
+    float | None,
+    Option("--delta", metavar="FLOAT", help="Delta, in (0, 1): laplace noise only (cauchy, student-t: pure DP).",
+           click_type=number(OPEN_UNIT)),
+]
+Smooth = Annotated[
+    float,
+    Option("--smooth-sensitivity", metavar="FLOAT", help="S(x), the beta-smooth bound at the data, > 0.  [default: 1]",
+           show_default=False, click_type=number(POSITIVE)),
+]
+Error = Annotated[
+    float | None,
+    Option("--error", metavar="FLOAT", help="Error bound (|noise| <= error), > 0.", click_type=number(POSITIVE)),
+]
+Confidence = Annotated[
+    float | None,
+    Option("--confidence", metavar="FLOAT", help="Probability that the noise is within --error, in (0, 1).",
+           click_type=Parsed(parse_probability)),
+]
+Beta = Annotated[
+    float | None,
+    Option("--beta", metavar="FLOAT", help="laplace-log-normal, student-t: the smoothness t of S (beta), > 0.",
+           click_type=number(POSITIVE)),
+]
+# --lln-sigma, not --sigma: elsewhere --sigma is a Gaussian noise multiplier (click suggests the new name)
+LogNormalSigma = Annotated[
+    float | None,
+    Option("--lln-sigma", metavar="FLOAT",
+           help="laplace-log-normal: the shape sigma of e^(sigma Y), > 0 (default: the best for the other inputs).",
+           click_type=number(POSITIVE)),
+]
+Degrees = Annotated[
+    int | None,
+    Option("--degrees", metavar="INT", help="student-t: degrees of freedom d, an integer in [1, 100] (default 3).",
+           click_type=number(DEGREES)),
+]
+
+_PRIVACY = {"laplace": "(eps, delta)-DP", "cauchy": "eps-DP", "laplace-log-normal": "(eps^2/2)-CDP",
+            "student-t": "eps-DP"}
+
+
+@dataclass(frozen=True)
+class SmoothSensitivityRequest:
+    """The options of `mechanism smooth-sensitivity`: the noise family with the parameters it takes,
+    and two of privacy (epsilon or scale), error and confidence."""
+
+    noise: Noise = NoiseChoice.laplace
+    eps: Epsilon = None
+    scale: Scale = None
+    delta: Delta = None
+    smooth: Smooth = 1.0
+    error: Error = None
+    confidence: Confidence = None
+    beta: Beta = None
+    lln_sigma: LogNormalSigma = None
+    degrees: Degrees = None
+    max_eps: MaxEpsilon = None
+    json_output: Json = False
+
+    def inputs(self) -> dict[str, object]:
+        return {"noise": self.noise.value, "eps": self.eps, "scale": self.scale, "delta": self.delta,
+                "smooth_sensitivity": self.smooth, "error": self.error, "confidence": self.confidence,
+                "beta": self.beta, "lln_sigma": self.lln_sigma, "degrees": self.degrees, "max_eps": self.max_eps}
+
+
 @app.command("smooth-sensitivity", help=HELP)
-def smooth_sensitivity(
-    noise: Annotated[
-        NoiseChoice,
-        Option("--noise", help="Noise family: laplace, cauchy (NRS 2007), laplace-log-normal or student-t (Bun, Steinke 2019).",
-                     case_sensitive=False),
-    ] = NoiseChoice.laplace,
-    eps: Annotated[
-        float | None,
-        Option("--eps", metavar="FLOAT", help="Epsilon of the release, > 0 (laplace-log-normal: of (eps^2/2)-CDP).",
-                     click_type=number(POSITIVE)),
-    ] = None,
-    scale: Annotated[
-        float | None,
-        Option("--scale", metavar="FLOAT", help="The noise scale S / alpha, > 0 (instead of --eps).",
-                     click_type=number(POSITIVE)),
-    ] = None,
-    delta: Annotated[
-        float | None,
-        Option("--delta", metavar="FLOAT", help="Delta, in (0, 1): laplace noise only (cauchy, student-t: pure DP).",
-                     click_type=number(OPEN_UNIT)),
-    ] = None,
-    smooth: Annotated[
-        float,
-        Option("--smooth-sensitivity", metavar="FLOAT", help="S(x), the beta-smooth bound at the data, > 0.  [default: 1]",
-                     show_default=False, click_type=number(POSITIVE)),
-    ] = 1.0,
-    error: Annotated[
-        float | None,
-        Option("--error", metavar="FLOAT", help="Error bound (|noise| <= error), > 0.", click_type=number(POSITIVE)),
-    ] = None,
-    confidence: Annotated[
-        float | None,
-        Option("--confidence", metavar="FLOAT", help="Probability that the noise is within --error, in (0, 1).",
-                     click_type=Parsed(parse_probability)),
-    ] = None,
-    beta: Annotated[
-        float | None,
-        Option("--beta", metavar="FLOAT", help="laplace-log-normal, student-t: the smoothness t of S (beta), > 0.",
-                     click_type=number(POSITIVE)),
-    ] = None,
-    sigma: Annotated[
-        float | None,
-        Option("--sigma", metavar="FLOAT",
-                     help="laplace-log-normal: sigma of e^(sigma Y), > 0 (default: the best for the other inputs).",
-                     click_type=number(POSITIVE)),
-    ] = None,
-    degrees: Annotated[
-        int | None,
-        Option("--degrees", metavar="INT", help="student-t: degrees of freedom d, an integer in [1, 100] (default 3).",
-                     click_type=number(DEGREES)),
-    ] = None,
-    max_eps: MaxEpsilon = None,
-    json_output: Json = False,
-) -> None:
+def smooth_sensitivity(request: Annotated[SmoothSensitivityRequest, Group()]) -> Answer:
     from dpcalc.core.mechanisms import smooth_sensitivity as core
 
-    kind = next(name for name in core.NOISES if name == noise.value)
+    kind = next(name for name in core.NOISES if name == request.noise.value)
+    _check(request, kind)
+    try:
+        result = core.smooth_sensitivity(
+            noise=kind, epsilon=request.eps, scale=request.scale, delta=request.delta,
+            smooth_sensitivity=request.smooth, error=request.error, failure_probability=complement(request.confidence),
+            beta=request.beta, sigma=request.lln_sigma, degrees=request.degrees,
+        )
+    except ParameterError as problem:
+        raise option_error(problem, _OPTION) from None
+    return answer(_report(request, result), request.json_output, request.max_eps)
+
+
+def _check(request: SmoothSensitivityRequest, kind: str) -> None:
+    """The parameters of each noise family (--delta, --beta, --lln-sigma, --degrees), then two of
+    privacy, error and confidence."""
+    delta, beta = request.delta, request.beta
     if kind == "laplace" and delta is None:
         raise InputError("--delta is required with --noise laplace: its beta is eps / (2 ln(2/delta)) "
                          "(or use --noise cauchy for pure DP)")
@@ -122,28 +167,21 @@ def smooth_sensitivity(
         raise InputError(f"--beta is required with --noise {kind}: the smoothness t of S, > 0")
     if kind in ("laplace", "cauchy") and beta is not None:
         raise InputError(f"--beta must be absent with --noise {kind}: beta follows from eps, got {beta}")
-    if kind != "laplace-log-normal" and sigma is not None:
-        raise InputError(f"--sigma must be absent with --noise {kind}: sigma belongs to laplace-log-normal, got {sigma}")
-    if kind != "student-t" and degrees is not None:
-        raise InputError(f"--degrees must be absent with --noise {kind}: degrees belong to student-t, got {degrees}")
-    check_two_of_three(eps, scale, error, confidence)
-    try:
-        result = core.smooth_sensitivity(
-            noise=kind, epsilon=eps, scale=scale, delta=delta, smooth_sensitivity=smooth, error=error,
-            failure_probability=None if confidence is None else float(1 - exact(confidence)),
-            beta=beta, sigma=sigma, degrees=degrees,
-        )
-    except ParameterError as problem:
-        raise option_error(problem, _OPTION) from None
-    inputs = {"noise": kind, "eps": eps, "scale": scale, "delta": delta, "smooth_sensitivity": smooth,
-              "error": error, "confidence": confidence, "beta": beta, "sigma": sigma, "degrees": degrees,
-              "max_eps": max_eps}
-    privacy = {"laplace": "(eps, delta)-DP", "cauchy": "eps-DP", "laplace-log-normal": "(eps^2/2)-CDP",
-               "student-t": "eps-DP"}[kind]
-    lln = kind == "laplace-log-normal"
-    report = Report(
+    if kind != "laplace-log-normal" and request.lln_sigma is not None:
+        raise InputError(f"--lln-sigma must be absent with --noise {kind}: it belongs to laplace-log-normal, "
+                         f"got {request.lln_sigma}")
+    if kind != "student-t" and request.degrees is not None:
+        raise InputError(f"--degrees must be absent with --noise {kind}: degrees belong to student-t, "
+                         f"got {request.degrees}")
+    check_two_of_three(request.eps, request.scale, request.error, request.confidence)
+
+
+def _report(request: SmoothSensitivityRequest, result: SmoothSensitivityResult) -> Report:
+    privacy = _PRIVACY[result.noise]
+    lln = result.noise == "laplace-log-normal"
+    return Report(
         command="mechanism smooth-sensitivity",
-        inputs=inputs,
+        inputs=request.inputs(),
         result={
             "noise": result.noise,
             "privacy": privacy,
@@ -152,7 +190,7 @@ def smooth_sensitivity(
             "rho": result.rho,
             "alpha": result.alpha,
             "beta": result.beta,
-            "sigma": result.sigma,
+            "lln_sigma": result.sigma,
             "degrees": result.degrees,
             "smooth_sensitivity": result.smooth_sensitivity,
             "scale": result.scale,
@@ -172,10 +210,9 @@ def smooth_sensitivity(
         no_gate=("laplace-log-normal noise gives (eps^2/2)-CDP, not an (eps, delta) bound: state it at a delta with "
                  "dpcalc convert (rho = eps^2/2)") if lln else None,
     )
-    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
-def _table(result, privacy: str) -> Table:
+def _table(result: SmoothSensitivityResult, privacy: str) -> Table:
     note = notes(result.solved_for, ("epsilon", "error", "confidence"))
     rows = [("epsilon", format_number(result.epsilon), f"{note['epsilon']}: {privacy}")]
     if result.noise == "laplace":
@@ -209,9 +246,9 @@ def _table(result, privacy: str) -> Table:
                  title=f"Smooth sensitivity, {result.noise} noise ({result.source})")
 
 
-def _std_note(result) -> str:
+def _std_note(result: SmoothSensitivityResult) -> str:
     if result.noise == "cauchy":
         return "inf: Cauchy has no variance"
     if result.noise == "student-t":
-        return "sqrt(d / (d - 2)) S / alpha" if result.degrees > 2 else "inf: no variance for d <= 2"
+        return "sqrt(d / (d - 2)) S / alpha" if (result.degrees or 0) > 2 else "inf: no variance for d <= 2"
     return "sqrt(2) S / alpha" if result.noise == "laplace" else "sqrt(2) e^(sigma^2) S / alpha"

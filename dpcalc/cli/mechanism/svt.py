@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
 
-from dpcalc.cli.declare import App, Exit, Option
-from dpcalc.cli.mechanism.given import notes, option_error, shown, two_of_three
+from dpcalc.cli.declare import App, Group, Option
+from dpcalc.cli.mechanism.given import answer, beta_document, beta_rows, notes, option_error, shown, two_of_three
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
-from dpcalc.cli.output import Report, Table, emit, format_number
+from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, ParameterError
+
+if TYPE_CHECKING:
+    from dpcalc.core.mechanisms.accuracy import AccuracyPoint
+    from dpcalc.core.mechanisms.svt import SVTAccuracy
 
 app = App()
 
@@ -20,8 +25,9 @@ redrawn after each positive answer, each query compared after adding Lap(4 c Del
 is eps-DP (Dwork and Roth 2014, Thm 3.23, 3.25). When at most c queries are >= T - alpha, every
 answer is right to within alpha (a positive answer means >= T - alpha, a negative one <= T +
 alpha) except with probability at most beta, for alpha = 8 c Delta (ln k + ln(2 c / beta)) / eps
-(Thm 3.24, 3.26). --scale gives the privacy as the threshold's noise scale instead of --eps. Only these proved variants are offered: many published SVT variants are not
-private (Lyu, Su, Li 2017).
+(Thm 3.24, 3.26). --scale gives the privacy as the threshold's noise scale instead of --eps;
+either alone gives alpha at beta = 0.5, 0.1, 0.05 and 0.01. Only these proved variants are
+offered: many published SVT variants are not private (Lyu, Su, Li 2017).
 
 \b
 Examples:
@@ -32,68 +38,99 @@ Examples:
 """
 
 
+Queries = Annotated[
+    int,
+    Option("--queries", metavar="INT", help="Number of queries k asked, an integer >= 1.",
+           click_type=number(POSITIVE_INTEGER)),
+]
+Answers = Annotated[
+    int,
+    Option("--answers", metavar="INT", help="Positive answers c before halting, 1 <= c <= k (1: AboveThreshold).",
+           show_default=True, click_type=number(POSITIVE_INTEGER)),
+]
+Epsilon = Annotated[
+    float | None, Option("--eps", metavar="FLOAT", help="Epsilon of the whole run, > 0.", click_type=number(POSITIVE))
+]
+Scale = Annotated[
+    float | None,
+    Option("--scale", metavar="FLOAT",
+           help="Laplace scale of the threshold's noise, > 0 (instead of --eps; eps = 2 c Delta / scale).",
+           click_type=number(POSITIVE)),
+]
+Alpha = Annotated[
+    float | None, Option("--alpha", metavar="FLOAT", help="Error bound of every answer, > 0.", click_type=number(POSITIVE))
+]
+Beta = Annotated[
+    float | None,
+    Option("--beta", metavar="FLOAT", help="Probability that some answer is off by more than alpha, in (0, 1).",
+           click_type=number(OPEN_UNIT)),
+]
+Sensitivity = Annotated[
+    float,
+    Option("--sensitivity", metavar="FLOAT", help="Sensitivity Delta of each query, > 0.  [default: 1]",
+           show_default=False, click_type=number(POSITIVE)),
+]
+
+
+@dataclass(frozen=True)
+class SVTRequest:
+    """The options of `mechanism svt`: two of privacy (epsilon or the threshold's scale), alpha and beta."""
+
+    queries: Queries
+    answers: Answers = 1
+    eps: Epsilon = None
+    scale: Scale = None
+    alpha: Alpha = None
+    beta: Beta = None
+    sensitivity: Sensitivity = 1.0
+    max_eps: MaxEpsilon = None
+    json_output: Json = False
+
+    @property
+    def privacy_option(self) -> str:
+        return "--scale" if self.scale is not None else "--eps"
+
+    @property
+    def epsilon(self) -> float | None:
+        """Epsilon as given, or from the threshold's scale: eps = 2 c Delta / scale (DR Thm 3.25)."""
+        return self.eps if self.scale is None else 2.0 * self.answers * self.sensitivity / self.scale
+
+    def inputs(self) -> dict[str, object]:
+        return {"queries": self.queries, "answers": self.answers, "eps": self.eps, "scale": self.scale,
+                "alpha": self.alpha, "beta": self.beta, "sensitivity": self.sensitivity, "max_eps": self.max_eps}
+
+
 @app.command("svt", help=HELP)
-def svt(
-    queries: Annotated[
-        int,
-        Option("--queries", metavar="INT", help="Number of queries k asked, an integer >= 1.",
-                     click_type=number(POSITIVE_INTEGER)),
-    ],
-    answers: Annotated[
-        int,
-        Option("--answers", metavar="INT",
-                     help="Positive answers c before halting, 1 <= c <= k (1: AboveThreshold).",
-                     show_default=True, click_type=number(POSITIVE_INTEGER)),
-    ] = 1,
-    eps: Annotated[
-        float | None,
-        Option("--eps", metavar="FLOAT", help="Epsilon of the whole run, > 0.", click_type=number(POSITIVE)),
-    ] = None,
-    scale: Annotated[
-        float | None,
-        Option("--scale", metavar="FLOAT",
-                     help="Laplace scale of the threshold's noise, > 0 (instead of --eps; eps = 2 c Delta / scale).",
-                     click_type=number(POSITIVE)),
-    ] = None,
-    alpha: Annotated[
-        float | None,
-        Option("--alpha", metavar="FLOAT", help="Error bound of every answer, > 0.", click_type=number(POSITIVE)),
-    ] = None,
-    beta: Annotated[
-        float | None,
-        Option("--beta", metavar="FLOAT", help="Probability that some answer is off by more than alpha, in (0, 1).",
-                     click_type=number(OPEN_UNIT)),
-    ] = None,
-    sensitivity: Annotated[
-        float,
-        Option("--sensitivity", metavar="FLOAT", help="Sensitivity Delta of each query, > 0.  [default: 1]",
-                     show_default=False, click_type=number(POSITIVE)),
-    ] = 1.0,
-    max_eps: MaxEpsilon = None,
-    json_output: Json = False,
-) -> None:
+def svt(request: Annotated[SVTRequest, Group()]) -> Answer:
     from dpcalc.core.mechanisms import svt as core
 
-    if answers > queries:
-        raise InputError(f"--answers must be at most --queries {queries}, got {answers}")
-    if eps is not None and scale is not None:
-        raise conflict("--eps", "--scale", "the threshold's scale is 2 c Delta / eps: give one")
-    privacy = ("--scale", scale) if scale is not None else ("--eps", eps)
-    two_of_three(((privacy[0], "epsilon", privacy[1] is not None), ("--alpha", "alpha", alpha is not None),
-                  ("--beta", "beta", beta is not None)),
-                 "--eps 1 --beta 0.05 to get alpha")
-    epsilon = eps if scale is None else 2.0 * answers * sensitivity / scale
+    _check(request)
     try:
-        result = core.svt_accuracy(queries=queries, answers=answers, epsilon=epsilon, alpha=alpha, beta=beta,
-                                   sensitivity=sensitivity)
+        result = core.svt_accuracy(queries=request.queries, answers=request.answers, epsilon=request.epsilon,
+                                   alpha=request.alpha, beta=request.beta, sensitivity=request.sensitivity)
     except ParameterError as problem:
-        raise option_error(problem, {"sensitivity": "--sensitivity", "epsilon": privacy[0], "alpha": "--alpha",
-                                     "beta": "--beta", "queries": "--queries", "answers": "--answers"}) from None
-    inputs = {"queries": queries, "answers": answers, "eps": eps, "scale": scale, "alpha": alpha, "beta": beta,
-              "sensitivity": sensitivity, "max_eps": max_eps}
-    report = Report(
+        raise option_error(problem, {"sensitivity": "--sensitivity", "epsilon": request.privacy_option,
+                                     "alpha": "--alpha", "beta": "--beta", "queries": "--queries",
+                                     "answers": "--answers"}) from None
+    source = core.PRIVACY_SOURCE[1 if result.answers == 1 else 2]
+    return answer(_report(request, result, source), request.json_output, request.max_eps)
+
+
+def _check(request: SVTRequest) -> None:
+    if request.answers > request.queries:
+        raise InputError(f"--answers must be at most --queries {request.queries}, got {request.answers}")
+    if request.eps is not None and request.scale is not None:
+        raise conflict("--eps", "--scale", "the threshold's scale is 2 c Delta / eps: give one")
+    privacy_given = (request.eps if request.scale is None else request.scale) is not None
+    two_of_three(((request.privacy_option, "epsilon", privacy_given), ("--alpha", "alpha", request.alpha is not None),
+                  ("--beta", "beta", request.beta is not None)),
+                 "--eps 1 --beta 0.05 to get alpha", alone="alpha at beta 0.5 to 0.01")
+
+
+def _report(request: SVTRequest, result: SVTAccuracy, privacy_source: str) -> Report:
+    return Report(
         command="mechanism svt",
-        inputs=inputs,
+        inputs=request.inputs(),
         result={
             "algorithm": result.algorithm,
             "epsilon": result.epsilon,
@@ -104,26 +141,28 @@ def svt(
             "sensitivity": result.sensitivity,
             "threshold_scale": result.threshold_scale,
             "query_scale": result.query_scale,
+            "accuracy": beta_document(result.accuracy, "alpha"),
             "solved_for": result.solved_for,
             "source": result.source,
         },
-        tables=[_table(result)],
+        tables=[_table(result)] + ([] if result.alpha is not None else [_accuracy_table(result.accuracy)]),
         warnings=list(result.warnings),
         epsilon=result.epsilon,
-        basis=f"the pure epsilon of {result.algorithm} ({core.PRIVACY_SOURCE[1 if result.answers == 1 else 2]})",
+        basis=f"the pure epsilon of {result.algorithm} ({privacy_source})",
     )
-    raise Exit(emit(report, json_mode=json_output, max_epsilon=max_eps))
 
 
-def _table(result) -> Table:
+def _table(result: SVTAccuracy) -> Table:
     note = notes(result.solved_for, ("epsilon", "alpha", "beta"))
     theorem = "Thm 3.24" if result.answers == 1 else "Thm 3.26"
     return Table(
         columns=("quantity", "value", "note"),
         rows=[
             ("epsilon", shown(result.solved_for, "epsilon", result.epsilon), note["epsilon"]),
-            ("alpha", shown(result.solved_for, "alpha", result.alpha), f"{note['alpha']}: error bound of every answer"),
-            ("beta", shown(result.solved_for, "beta", result.beta), f"{note['beta']}: some answer off by more"),
+            *([] if result.alpha is None or result.beta is None else [
+                ("alpha", shown(result.solved_for, "alpha", result.alpha), f"{note['alpha']}: error bound of every answer"),
+                ("beta", shown(result.solved_for, "beta", result.beta), f"{note['beta']}: some answer off by more"),
+            ]),
             ("queries k", format_number(result.queries), "asked"),
             ("answers c", format_number(result.answers), "positive answers before halting"),
             ("threshold noise", format_number(result.threshold_scale), "Laplace scale 2 c Delta / eps"),
@@ -132,3 +171,8 @@ def _table(result) -> Table:
         ],
         title=f"{result.algorithm}: alpha = 8 c Delta (ln k + ln(2c/beta)) / eps (Dwork-Roth {theorem})",
     )
+
+
+def _accuracy_table(points: tuple[AccuracyPoint, ...]) -> Table:
+    return Table(columns=("beta", "alpha"), rows=beta_rows(points),
+                 title="Accuracy at beta")

@@ -68,8 +68,8 @@ def release_phase(release: Release, neighbours: Neighbours = "add-remove") -> Ph
 
     A subsampled-gaussian release (clipping norm C, sigma = noise std / C, or noise_std with
     sensitivity C) takes the relation, its sampling and examples per user. A gaussian release
-    states its noise std (sigma or noise_std) and its L2 sensitivity for the budget's
-    relation, and a gdp release its mu: both are the unsampled Gaussian at that distance over the
+    states its noise multiplier sigma, or its noise std (noise_std) and L2 sensitivity, for the
+    budget's relation, and a gdp release its mu: both are the unsampled Gaussian at that distance over the
     noise, written under the relation with the noise scaled by the relation's shift (2 under
     replace-one) so that shift / noise is unchanged. mu-GDP is the Gaussian mechanism with noise
     multiplier 1/mu (DRS Thm 2.7, docs/mathematics.md §1)."""
@@ -95,8 +95,10 @@ def release_phase(release: Release, neighbours: Neighbours = "add-remove") -> Ph
 
             mu = per_coordinate_mu(release.lists["sensitivities"], release.lists["sigmas"])
             return Phase("gaussian", 1.0, shift / mu, None, count, neighbours=neighbours)
-        std = release.number("sigma") if "sigma" in release.parameters else release.number("noise_std")
-        return Phase("gaussian", 1.0, shift * std / sensitivity, None, count, neighbours=neighbours)
+        # sigma is the multiplier itself (the schema refuses it beside sensitivity)
+        multiplier = (release.number("sigma") if "sigma" in release.parameters
+                      else release.number("noise_std") / sensitivity)
+        return Phase("gaussian", 1.0, shift * multiplier, None, count, neighbours=neighbours)
     if release.mechanism == "laplace":
         # The L1 sensitivity from the domain: counts 1 (a record added, removed or zeroed out
         # changes one bin by 1), simplex 2, real the sensitivity given (Dwork, Roth 2014, Sec. 3.3).
@@ -147,12 +149,13 @@ def cap_cost_of(release: Release, neighbours: Neighbours = "add-remove") -> floa
 
 def capped_phase_of(release: Release, neighbours: Neighbours = "add-remove") -> Phase:
     """A release's phase, with its batches capped where it has a cap and the step-by-step analysis
-    applies (`core.pld.truncation.CappedPhase`): what the PLD accountant composes for it."""
+    applies (`core.pld.capped_phase.CappedPhase`): what the PLD accountant composes for it."""
     phase = release_phase(release, neighbours)
     truncation = truncation_of(release)
     if truncation is None:
         return phase
-    from dpcalc.core.pld.truncation import capped, per_step_covers
+    from dpcalc.core.pld.capped_phase import per_step_covers
+    from dpcalc.core.pld.truncation import capped
 
     if not per_step_covers(phase) or samples_nothing(phase):
         return phase

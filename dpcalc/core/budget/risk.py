@@ -15,8 +15,9 @@ where (s_k, w_k) is the law under P of the summed losses of the randomized respo
 delta_A at a negative argument is 1 - e^s + e^s delta_A(-s) for the symmetric profile of A
 (the maximum over both orders, which bounds each order's). Every term rises with delta_A, so
 certified upper bounds of A's profile give certified upper bounds of delta; the advantage is
-delta(0) and the TPR at FPR y is read off as in `dpcalc.core.risk` (the upper end only: a
-release given by (eps, delta) may be better than its pair, so no lower end is claimed).
+delta(0) and the TPR at FPR y is read off as in `dpcalc.core.risk`, by `dpcalc.core.tradeoff`
+(the upper end only: a release given by (eps, delta) may be better than its pair, so no lower
+end is claimed).
 
 Capped releases (max_batch_size) move the composition's output law under every dataset by at
 most eta in total variation (the union bound of their overflow probabilities), so the capped
@@ -43,7 +44,6 @@ from dpcalc.core.budget.releases import (
     release_phase,
 )
 from dpcalc.core.budget.schema import BudgetFile, BudgetFileError, Release
-from dpcalc.core.risk import GRID_POINTS, MARGIN, tpr_terms
 
 # The randomized responses' summed losses may take at most this many distinct values (a few
 # dozen (eps, delta) releases of different epsilons); a budget beyond it is refused.
@@ -69,6 +69,7 @@ def budget_risk(budget: BudgetFile, overflow: float = 0.0) -> tuple[tuple[RiskCh
         return (), ()
     from dpcalc.core.pld.model import dominating_phase
     from dpcalc.core.pld.privacy_profile import ProfileBounds
+    from dpcalc.core.tradeoff import GRID_POINTS, MARGIN, tpr_terms
 
     phases = [release_phase(r, budget.neighbours) for r in budget.releases if r.mechanism in PHASE_MECHANISMS]
     phases = merged_phases([dominating_phase(phase) if phase.sampling == "shuffle" else phase for phase in phases])

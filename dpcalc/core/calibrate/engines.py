@@ -142,7 +142,8 @@ class CappedAccountant:
     def epsilon(self, phases: Sequence[Phase], delta: float) -> Accounted:
         """The capped run's epsilon at delta (an upper bound: pld certified, rdp the RDP bound)."""
         from dpcalc.core.limits import DEFAULT_ACCURACY
-        from dpcalc.core.pld.truncation import account_truncated, cap_costs, capped_epsilon
+        from dpcalc.core.pld.truncated_profile import capped_epsilon
+        from dpcalc.core.pld.truncation import account_truncated, cap_costs
 
         if self.name == "pld":
             truncated, _poisson, _overflow = account_truncated(phases, self.truncation, delta=delta, epsilon=None,

@@ -1,21 +1,23 @@
 """A calibration's inputs checked: which quantities a solve takes, the cap, and the certified figure.
 
-The rules shared by `dpcalc calibrate` and the Python API (`dpcalc.api.calibrate`): what the
-mechanism calibrated takes (`check_mechanism`), the keyword arguments of `core.calibrate` for
-one run of given quantities (`parse_problem`), the sampling scheme (`check_accountant`,
-`check_scheme`), the batch-size cap (`check_cap`, `capped`), and
-the answer's certified epsilon (`certified_result`). Refusals are `RunError`s naming the
-keywords (`solve`, `T`, `max_batch_size`); the command line words them with its options.
-`solve` is one of sigma, T, epochs, p, batch-size, scale.
+The rules shared by `dpcalc calibrate` and the Python API (`dpcalc.api.calibrate`). A caller
+states the calibration and each run's quantities as given (`core.calibrate.request`);
+`check_calibration` refuses what no run of it can be, and `tasks` (or the steps it takes:
+`check_mechanism`, `parse_problem`, `check_accountant`, `check_scheme`, `capped`) turns each
+run into the `Task` that `core.calibrate` solves. `certified_result`
+gives the answer its certified epsilon. Refusals are `RunError`s naming the keywords (`solve`,
+`T`, `max_batch_size`); the command line words them with its options. `solve` is one of sigma,
+T, epochs, p, batch-size, scale.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from enum import Enum
-from typing import TYPE_CHECKING, Any
+from fractions import Fraction
+from typing import TYPE_CHECKING
 
+from dpcalc.core.calibrate.request import SOLVED_KEY, Calibration, GivenRun, RiskTarget, Scheme, Task
 from dpcalc.core.limits import DEFAULT_PRECISION
 from dpcalc.core.text import exact, format_number, format_upper
 from dpcalc.core.training import (
@@ -30,26 +32,86 @@ from dpcalc.core.training import (
 from dpcalc.core.validation import RunError, conflict
 
 if TYPE_CHECKING:
-    from dpcalc.core.calibrate.problem import Quantity
-    from dpcalc.core.calibrate.result import CalibrationResult
+    from collections.abc import Sequence
 
-# The quantity (and JSON key) of each solve.
-SOLVED_KEY: dict[str, Quantity] = {"sigma": "sigma", "T": "T", "p": "p", "epochs": "epochs", "batch-size": "batch_size",
-                                   "scale": "scale"}
+    from dpcalc.core.calibrate.result import CalibrationResult
 
 # The parameters of the Gaussian run, which the Laplace mechanism's calibration does not take.
 _GAUSSIAN_ONLY = ("p", "sigma", "noise_std", "n", "batch_size", "epochs")
 _LAPLACE_TAKES = "{target_eps}, {delta}, {T}, {sensitivity}, {accountant} pld or rdp, {precision}"
 
 
-def check_mechanism(mechanism: str, solve: str, accountant: str, given: dict[str, Any],
-                    sensitivity: float | None) -> None:
+def check_calibration(calibration: Calibration, *, dataset_size_given: bool, noise_std_given: bool) -> None:
+    """Refuse what no run of `calibration` can be: the cap where it does not apply (`check_cap`),
+    and a risk target beside another scheme or mechanism, or beside a noise std."""
+    if calibration.max_batch_size is not None:
+        check_cap(calibration.max_batch_size, calibration.solve, calibration.accountant, calibration.mechanism,
+                  calibration.scheme.sampling, calibration.risk.given, dataset_size_given)
+    if not calibration.risk.given:
+        return
+    # a risk target calibrates a Poisson-sampled Gaussian training run of examples under add-remove
+    if calibration.scheme.given:
+        keyword, value = calibration.scheme.first_given()
+        raise RunError("{" + keyword + "} {value}: risk targets calibrate Poisson-sampled examples under add-remove; "
+                       "calibrate other runs with {target_eps}", value=value)
+    if calibration.mechanism == "laplace" or calibration.sensitivity is not None:
+        raise RunError(("{mechanism} laplace" if calibration.mechanism == "laplace" else "{sensitivity}")
+                       + ": risk targets calibrate Gaussian training runs (sigma is noise / sensitivity); calibrate "
+                       "a Laplace scale with {target_eps}")
+    if noise_std_given:
+        raise RunError("{noise_std}: risk targets take the noise multiplier {sigma} (noise std / sensitivity), "
+                       "or {target_eps} takes {noise_std} with {sensitivity}")
+
+
+def check_risk_target(risk: RiskTarget, epsilon_target_given: bool, accountant: str) -> None:
+    """One risk figure, its FPR with a TPR (below it), not beside an epsilon target, certified by pld."""
+    if risk.advantage is not None and risk.tpr is not None:
+        raise conflict("{target_advantage}", "{target_tpr}", "calibrate to one risk figure at a time")
+    if epsilon_target_given:
+        raise conflict("{target_advantage}" if risk.advantage is not None else "{target_tpr}", "{target_eps}",
+                       "calibrate to attack risk or to epsilon")
+    if risk.tpr is not None and risk.fpr is None:
+        raise RunError("{target_tpr} needs {at_fpr} (the false-positive rate it is stated at, in (0, 1))")
+    if risk.fpr is not None and risk.tpr is None:
+        raise RunError("{at_fpr} goes with {target_tpr} (the largest TPR to allow at that FPR)")
+    if risk.tpr is not None and risk.fpr is not None and not risk.tpr > risk.fpr:
+        raise RunError("{target_tpr} must exceed {at_fpr} {fpr} (no attack does worse than guessing: TPR >= FPR), "
+                       "got {tpr}", fpr=format_number(risk.fpr), tpr=format_number(risk.tpr))
+    if accountant != "pld":
+        raise RunError("{accountant} {value}: risk targets are certified by the PLD accountant (the default); drop "
+                       "{accountant}", value=accountant)
+
+
+def tasks(calibration: Calibration, runs: Sequence[GivenRun]) -> list[Task]:
+    """The task of each run (all checked before any is solved, so that a bad one fails at once)."""
+    check_mechanism(calibration.mechanism, calibration.solve, calibration.accountant, runs[0],
+                    calibration.sensitivity)
+    found = [parse_problem(run, calibration.solve, calibration.mechanism) for run in runs]
+    scheme = calibration.scheme
+    if calibration.mechanism == "laplace":
+        if scheme.given:
+            keyword, value = scheme.first_given()
+            raise RunError("{" + keyword + "} {value}: {mechanism} laplace calibrates releases without subsampling; "
+                           "the sampling scheme and relation apply to Gaussian runs", value=value)
+        sensitivity = 1.0 if calibration.sensitivity is None else calibration.sensitivity
+        found = [task._replace(mechanism="laplace", sensitivity=sensitivity) for task in found]
+    if scheme.given:
+        check_accountant(calibration.accountant, scheme)
+        for run in runs:
+            check_scheme(run, calibration.solve, scheme)
+        found = [task._replace(scheme=scheme) for task in found]
+    if calibration.max_batch_size is not None:
+        found = [capped(task, run, calibration.max_batch_size) for task, run in zip(found, runs)]
+    return found
+
+
+def check_mechanism(mechanism: str, solve: str, accountant: str, given: GivenRun, sensitivity: float | None) -> None:
     """Refuse the parameters that do not belong to the mechanism calibrated (the Gaussian run's
     with the laplace mechanism, and a sensitivity beside sigma or solve scale without it)."""
     if mechanism == "gaussian":
         if solve == "scale":
             raise RunError("{solve} scale is the Laplace mechanism's scale: give {mechanism} laplace")
-        if sensitivity is not None and given.get("sigma") is not None:
+        if sensitivity is not None and given.sigma is not None:
             raise RunError(SENSITIVITY_WITH_SIGMA)
         return
     if solve != "scale":
@@ -59,34 +121,55 @@ def check_mechanism(mechanism: str, solve: str, accountant: str, given: dict[str
         raise RunError("{accountant} gdp (the central limit of the subsampled Gaussian) does not apply to "
                        "{mechanism} laplace: use pld or rdp")
     for key in _GAUSSIAN_ONLY:
-        if given.get(key) is not None:
+        if getattr(given, key) is not None:
             raise RunError("{" + key + "} does not apply to {mechanism} laplace ({T} releases of the Laplace "
                            "mechanism, no subsampling); it takes " + _LAPLACE_TAKES)
-    if given.get("T") is None:
+    if given.T is None:
         raise RunError("{mechanism} laplace needs {T} (the number of releases, an integer >= 1)")
 
 
-def parse_problem(row: dict[str, Any], solve: str, mechanism: str = "gaussian") -> dict[str, Any]:
-    """The keyword arguments of core.calibrate for one run (`row`: its quantities by keyword,
-    target_epsilon, delta and precision; None where not given), checked."""
-    target = row["target_epsilon"]
+def parse_problem(row: GivenRun, solve: str, mechanism: str = "gaussian") -> Task:
+    """The task of one run (`row`: its quantities, target_epsilon, delta and precision as given), checked."""
+    target = row.target_epsilon
     if target is None:
         raise RunError("{target_eps} is required (the epsilon to meet, >= 0)")
-    p, T = row["p"], row["T"]
-    n, batch_size, epochs = row["n"], row["batch_size"], row["epochs"]
-    if row["precision"] is not None and solve not in ("sigma", "p", "scale"):
+    p, T, n, batch_size, epochs = row.p, row.T, row.n, row.batch_size, row.epochs
+    if row.precision is not None and solve not in ("sigma", "p", "scale"):
         raise RunError("{precision} applies to {solve} sigma and {solve} p; {value} is an integer and is solved exactly",
                        value=solve)
-    precision = DEFAULT_PRECISION if row["precision"] is None else row["precision"]
+    quantity = SOLVED_KEY[solve]
+    task = Task(quantity, target, row.delta, DEFAULT_PRECISION if row.precision is None else row.precision)
     if solve == "scale":
-        return {"target_epsilon": target, "delta": row["delta"], "precision": precision, "steps": T}
-    if row[SOLVED_KEY[solve]] is not None:
-        raise RunError("{solve} {value} and {" + SOLVED_KEY[solve] + "} cannot be given together; {value} is what "
+        return task._replace(steps=T)
+    if getattr(row, quantity) is not None:
+        raise RunError("{solve} {value} and {" + quantity + "} cannot be given together; {value} is what "
                        "calibrate solves for", value=solve)
-    if solve == "sigma" and row.get("noise_std") is not None:
+    if solve == "sigma" and row.noise_std is not None:
         raise conflict("{solve} sigma", "{noise_std}", "the noise std is what calibrate solves for (noise_std = sigma "
                        "x {sensitivity})")
-    problem: dict[str, Any] = {"target_epsilon": target, "delta": row["delta"], "precision": precision}
+    _check_given_form(solve, p, T, n, batch_size, epochs)
+    if solve != "sigma":
+        task = task._replace(noise_multiplier=noise_multiplier(row.sigma, row.noise_std, row.sensitivity))
+    if solve in ("sigma", "T", "epochs"):
+        _probability, exact_probability = sampling_probability(p, n, batch_size)
+        task = task._replace(sampling_probability=exact_probability)
+        if solve == "epochs" and exact_probability == 0:
+            raise RunError("{solve} epochs needs {p} above 0 (an epoch is 1/p steps); solve T with {p} 0")
+        if solve == "sigma":
+            task = task._replace(steps=steps_of(T, epochs, exact_probability))
+        return task
+    if solve == "batch-size":
+        task = task._replace(dataset_size=n)
+    if T is not None:
+        return task._replace(steps=T)
+    if epochs is not None:
+        return task._replace(epochs=exact(epochs))
+    raise RunError("give the number of steps: {T}, or {epochs}")
+
+
+def _check_given_form(solve: str, p: float | None, T: int | None, n: int | None, batch_size: int | None,
+                      epochs: float | None) -> None:
+    """Refuse the quantities that determine the one solved for, and a mix of the two forms."""
     if solve == "T" and epochs is not None:
         raise conflict("{solve} T", "{epochs}", "use {solve} epochs for whole epochs")
     if solve == "epochs" and T is not None:
@@ -100,34 +183,14 @@ def parse_problem(row: dict[str, Any], solve: str, mechanism: str = "gaussian") 
             raise RunError("{solve} batch-size needs {n} (p = batch-size / n)")
     else:
         check_training_form(p, T, n, batch_size, epochs)
-    if solve != "sigma":
-        problem["noise_multiplier"] = noise_multiplier(row)
-    if solve in ("sigma", "T", "epochs"):
-        _probability, exact_probability = sampling_probability(p, n, batch_size)
-        problem["sampling_probability"] = exact_probability
-        if solve == "epochs" and exact_probability == 0:
-            raise RunError("{solve} epochs needs {p} above 0 (an epoch is 1/p steps); solve T with {p} 0")
-        if solve == "sigma":
-            problem["steps"] = steps_of(T, epochs, exact_probability)
-        return problem
-    if solve == "batch-size":
-        problem["dataset_size"] = n
-    if T is not None:
-        problem["steps"] = T
-    elif epochs is not None:
-        problem["epochs"] = exact(epochs)
-    else:
-        raise RunError("give the number of steps: {T}, or {epochs}")
-    return problem
 
 
-def check_accountant(accountant: str, scheme: dict[str, Any]) -> None:
+def check_accountant(accountant: str, scheme: Scheme) -> None:
     """The gdp accountant describes Poisson-sampled examples under add-remove or zero-out; rdp has
-    bounds for those and for fixed-size batches under replace-one (`core.phases.rdp_covers`).
-    `scheme`: the run's sampling, neighbours and examples_per_user."""
+    bounds for those and for fixed-size batches under replace-one (`core.phases.rdp_covers`)."""
     from dpcalc.core.phases import rdp_covers
 
-    sampling, neighbours, per_user = (scheme[name] for name in ("sampling", "neighbours", "examples_per_user"))
+    sampling, neighbours, per_user = scheme.resolved
     described = f"{sampling} sampling, {neighbours} neighbours" + (f", {per_user} examples per user" if per_user > 1 else "")
     if accountant == "gdp" and (sampling != "poisson" or neighbours == "replace-one" or per_user > 1):
         raise RunError("{accountant} gdp: the central-limit accountant describes Poisson-sampled examples under "
@@ -136,29 +199,26 @@ def check_accountant(accountant: str, scheme: dict[str, Any]) -> None:
         raise RunError("{accountant} rdp has no bound for {described}; use {accountant} pld", described=described)
 
 
-def check_scheme(row: dict[str, Any], solve: str, sampling: str | None, neighbours: str | None,
-                 examples_per_user: int | None) -> None:
+def check_scheme(row: GivenRun, solve: str, scheme: Scheme) -> None:
     """Refuse, with `pld`'s messages (`core.training.with_relation`), a scheme no accountant
     covers; and shuffled or allocated runs without n and the batch size (an epoch is ceil(n / b)
-    steps). `row`: the run's n and batch_size by keyword."""
+    steps)."""
     from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
 
-    chosen = None if sampling is None else str(sampling.value) if isinstance(sampling, Enum) else sampling
+    chosen = scheme.sampling
     if chosen is not None and chosen in EPOCH_SAMPLINGS and solve == "p":
         raise RunError("{solve} p with {sampling} {value}: an epoch is ceil(n / batch size) steps; give {n} and solve "
                        "for the batch size ({solve} batch-size)", value=chosen)
-    batch = 1 if solve == "batch-size" else row["batch_size"]
-    steps = epoch_steps(row["n"], batch)
+    batch = 1 if solve == "batch-size" else row.batch_size
+    steps = epoch_steps(row.n, batch)
     probe = Phase("gaussian", 0.5 if steps is None else 1.0 / steps, 1.0, None, 1, epoch_steps=steps)
-    with_relation([probe], sampling, neighbours, examples_per_user)
+    with_relation([probe], scheme.sampling, scheme.neighbours, scheme.examples_per_user)
 
 
 def check_cap(max_batch_size: int, solve: str, accountant: str, mechanism: str, sampling: str | None,
-              risk_target: bool, n: Any) -> None:
+              risk_target: bool, dataset_size_given: bool) -> None:
     """A cap on the batch size applies to the Poisson batches of a Gaussian run of known dataset
     size, calibrated to epsilon by pld or rdp (`core.calibrate`, `max_batch_size`)."""
-    if isinstance(sampling, Enum):
-        sampling = str(sampling.value)
     if risk_target:
         raise RunError("{max_batch_size} {value}: risk targets calibrate the Poisson run; calibrate a capped run "
                        "with {target_eps}, or check its risk with dpcalc risk {max_batch_size}", value=max_batch_size)
@@ -173,19 +233,28 @@ def check_cap(max_batch_size: int, solve: str, accountant: str, mechanism: str, 
     if solve == "p":
         raise conflict("{max_batch_size}", "{solve} p", "the cap needs the dataset size: give {n} and solve for the "
                        "batch size ({solve} batch-size)")
-    if n is None:
+    if not dataset_size_given:
         raise RunError("{max_batch_size} needs the dataset size: give the run as {n}, {batch_size} and {epochs} "
                        "(or {T}), so that the chance of a batch above the cap is known")
 
 
-def capped(problem: dict[str, Any], row: dict[str, Any], max_batch_size: int) -> None:
-    """One run's problem with the cap: the dataset size (and batch size, for p) as core.calibrate takes them."""
-    if isinstance(row["n"], list) or row["n"] is None:  # pragma: no cover - rows hold one value each
+def capped(task: Task, row: GivenRun, max_batch_size: int) -> Task:
+    """One run's task with the cap: the dataset size (and batch size, for p) as core.calibrate takes them."""
+    if row.n is None:  # pragma: no cover - check_cap refuses a cap without n
         raise RunError("{max_batch_size} needs one {n} a row")
-    if "sampling_probability" in problem:  # sigma, T, epochs: p = batch size / n, given as the two
-        del problem["sampling_probability"]
-        problem["batch_size"] = row["batch_size"]
-    problem.update(dataset_size=row["n"], max_batch_size=max_batch_size)
+    if task.sampling_probability is not None:  # sigma, T, epochs: p = batch size / n, given as the two
+        task = task._replace(sampling_probability=None, batch_size=row.batch_size)
+    return task._replace(dataset_size=row.n, max_batch_size=max_batch_size)
+
+
+def solved_noise_std(sigma: float | int | None, sensitivity: float | None) -> float | None:
+    """The noise std of a solved sigma, sigma x sensitivity, rounded up (never below the noise needed)."""
+    if sigma is None or sensitivity is None:
+        return None
+    product = sigma * sensitivity
+    if Fraction(product) < Fraction(sigma) * Fraction(sensitivity):
+        product = math.nextafter(product, math.inf)
+    return product
 
 
 def certified_result(result: CalibrationResult, *, use_pld: str = 'accountant="pld"') -> CalibrationResult:

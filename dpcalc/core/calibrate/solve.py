@@ -182,7 +182,8 @@ def _with_overflow(result: CalibrationResult, truncation: Truncation, neighbours
     what the cap costs above (eta, or less step by step: `cap_costs`), so the capped run is
     (eps, delta)-DP at no eps above log(delta / c - 1). Not for pld where the capped steps are
     composed (add-remove: `truncation.capped_phases`): that bound is finite at every cap."""
-    from dpcalc.core.pld.truncation import cap_costs, capped_phases, overflow_cost, overflow_probability
+    from dpcalc.core.pld.truncated_profile import overflow_cost
+    from dpcalc.core.pld.truncation import cap_costs, capped_phases, overflow_probability
 
     at = Phase("gaussian", result.sampling_probability, result.noise_multiplier, None, result.steps,
                neighbours=neighbours, examples_per_user=examples_per_user)

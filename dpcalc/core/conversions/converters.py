@@ -49,7 +49,7 @@ def _mu_of(source: Guarantee) -> float:
     """mu of a gdp source, or sensitivity / sigma of a gaussian one (Dong, Roth, Su 2022)."""
     if source.notion == "gdp":
         return _given(source.mu)
-    return source.sensitivity / _given(source.sigma)
+    return source.sensitivity / _given(source.noise_std)
 
 
 def _require_pure(source: Guarantee, target: str, reason: str) -> None:
@@ -120,8 +120,8 @@ def _dp_to_gaussian(source: Guarantee, target: Target) -> _Outcome:
     calibration = calibrate_gaussian(epsilon, delta, target.sensitivity)
     return _Outcome(
         {
-            "sigma": calibration.sigma,
-            "sigma_classic": calibration.sigma_classic,
+            "noise_std": calibration.sigma,
+            "noise_std_classic": calibration.sigma_classic,
             "classic_valid": calibration.classic_valid,
         },
         "Balle, Wang 2018, Thm 8 (analytic, exact); classic: Dwork, Roth 2014, Thm A.1",
@@ -232,7 +232,7 @@ def _gdp_to_rdp(source: Guarantee, target: Target) -> _Outcome:
 
 def _gdp_to_gaussian(source: Guarantee, target: Target) -> _Outcome:
     return _Outcome(
-        {"sigma": target.sensitivity / _mu_of(source)},
+        {"noise_std": target.sensitivity / _mu_of(source)},
         "the Gaussian mechanism is exactly (sensitivity/sigma)-GDP (Dong, Roth, Su 2022)",
     )
 
@@ -280,7 +280,7 @@ def _zcdp_to_rdp(source: Guarantee, target: Target) -> _Outcome:
 
 def _zcdp_to_gaussian(source: Guarantee, target: Target) -> _Outcome:
     return _Outcome(
-        {"sigma": target.sensitivity / math.sqrt(2.0 * _given(source.rho))},
+        {"noise_std": target.sensitivity / math.sqrt(2.0 * _given(source.rho))},
         "the Gaussian mechanism is exactly sensitivity^2/(2 sigma^2)-zCDP (Bun, Steinke 2016, Prop. 1.6)",
     )
 
@@ -321,7 +321,7 @@ def _rdp_to_gaussian(source: Guarantee, target: Target) -> _Outcome:
     else:
         sigma = target.sensitivity * math.sqrt(order / (2.0 * value))
     return _Outcome(
-        {"sigma": sigma},
+        {"noise_std": sigma},
         "Gaussian RDP order * sensitivity^2 / (2 sigma^2) (Mironov 2017, Gaussian mechanism), solved for sigma",
         warnings,
     )

@@ -174,7 +174,7 @@ def calibrate_gaussian(epsilon: float, delta: float, sensitivity: float = 1.0) -
     classic = classic_gaussian_sigma(epsilon, delta, sensitivity)
     valid = 0.0 < epsilon < 1.0
     warnings = () if valid else (
-        f"sigma_classic (Dwork, Roth 2014, Thm A.1) is valid only for 0 < eps < 1, not eps = {epsilon:g}: "
-        "use sigma (analytic).",
+        f"the classic noise std (Dwork, Roth 2014, Thm A.1) is valid only for 0 < eps < 1, not eps = {epsilon:g}: "
+        "use the analytic one.",
     )
     return GaussianCalibration(epsilon, delta, sensitivity, sigma, classic, valid, warnings)

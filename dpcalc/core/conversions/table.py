@@ -88,7 +88,7 @@ class Guarantee:
     """The source of a conversion: a privacy guarantee or a mechanism; `notion` says which fields are set.
 
     dp: epsilon, delta (0 for pure DP); gdp: mu; zcdp: rho; rdp: one point (order, rdp);
-    gaussian: noise std sigma and L2 sensitivity; laplace: scale and L1 sensitivity.
+    gaussian: the noise std and L2 sensitivity; laplace: scale and L1 sensitivity.
     """
 
     notion: str
@@ -98,7 +98,7 @@ class Guarantee:
     rho: float | None = None
     order: float | None = None
     rdp: float | None = None
-    sigma: float | None = None
+    noise_std: float | None = None
     scale: float | None = None
     sensitivity: float = 1.0
 
@@ -117,14 +117,14 @@ _SOURCE_FIELDS: dict[str, tuple[tuple[str, Interval], ...]] = {
     "gdp": (("mu", EXTENDED_POSITIVE),),
     "zcdp": (("rho", EXTENDED_POSITIVE),),
     "rdp": (("order", Interval(1.0, math.inf)), ("rdp", NON_NEGATIVE)),
-    "gaussian": (("sigma", POSITIVE), ("sensitivity", EXTENDED_POSITIVE)),
+    "gaussian": (("noise_std", POSITIVE), ("sensitivity", EXTENDED_POSITIVE)),
     "laplace": (("scale", POSITIVE), ("sensitivity", EXTENDED_POSITIVE)),
 }
 
 
 # ---------------------------------------------------------------------------------------------
 # The fields of a source's notion, as floats (Guarantee.__post_init__ checks that they are set;
-# `converters._mu_of` reads mu, or sensitivity / sigma)
+# `converters._mu_of` reads mu, or sensitivity / noise_std)
 
 
 def _given(value: float | None) -> float:

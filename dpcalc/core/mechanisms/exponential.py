@@ -30,9 +30,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dpcalc.core.mechanisms import exactly_two
+from dpcalc.core.mechanisms.accuracy import AccuracyPoint, accuracy_table
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
-Unknown = Literal["epsilon", "alpha", "beta"]
+# the one of epsilon, alpha and beta computed from the other two, or "accuracy": epsilon alone, its
+# alpha at the standard failure probabilities (dpcalc.core.mechanisms.accuracy)
+Unknown = Literal["epsilon", "alpha", "beta", "accuracy"]
 
 SOURCE = "Dwork and Roth 2014, Thm 3.11 (McSherry and Talwar 2007)"
 SOURCE_MONOTONE = "Dwork and Roth 2014, Thm 3.11 with the monotone-utility refinement after Thm 3.10 (McSherry and Talwar 2007)"
@@ -45,17 +48,20 @@ class ExponentialAccuracy:
 
     Pr[u(output) <= OPT - alpha] <= beta, for a utility of sensitivity `sensitivity` over
     `outcomes` possible outputs; `monotone` selects the sampling rule exp(eps u / Delta) (a
-    monotone utility) instead of exp(eps u / (2 Delta)). `solved_for` names the computed one.
+    monotone utility) instead of exp(eps u / (2 Delta)). `solved_for` names the computed one;
+    from epsilon alone, alpha and beta are None. `accuracy` holds alpha (as `error`) at the
+    standard failure probabilities beta.
     """
 
     epsilon: float
-    alpha: float
-    beta: float
+    alpha: float | None
+    beta: float | None
     sensitivity: float
     outcomes: int
     monotone: bool
     solved_for: Unknown
     warnings: tuple[str, ...] = ()
+    accuracy: tuple[AccuracyPoint, ...] = ()
 
     @property
     def factor(self) -> int:
@@ -63,9 +69,9 @@ class ExponentialAccuracy:
         return 1 if self.monotone else 2
 
     @property
-    def t(self) -> float:
-        """t = ln(1 / beta) of DR Thm 3.11's e^-t (0 for a vacuous bound)."""
-        return -math.log(self.beta)
+    def t(self) -> float | None:
+        """t = ln(1 / beta) of DR Thm 3.11's e^-t (0 for a vacuous bound); None without a beta."""
+        return None if self.beta is None else -math.log(self.beta)
 
     @property
     def sampling(self) -> str:
@@ -102,10 +108,11 @@ def exponential_accuracy(
     outcomes: int,
     monotone: bool = False,
 ) -> ExponentialAccuracy:
-    """Solve DR Thm 3.11's relation for the one of epsilon, alpha, beta not given (exactly two given)."""
+    """Solve DR Thm 3.11's relation for the one of epsilon, alpha, beta not given (exactly two given,
+    or epsilon alone: alpha at the standard failure probabilities)."""
     POSITIVE.check("sensitivity", sensitivity)
     POSITIVE_INTEGER.check("outcomes", outcomes)
-    exactly_two("epsilon, alpha, beta", (("epsilon", epsilon), ("alpha", alpha), ("beta", beta)))
+    exactly_two("epsilon, alpha, beta", (("epsilon", epsilon), ("alpha", alpha), ("beta", beta)), first_alone=True)
     if epsilon is not None:
         POSITIVE.check("epsilon", epsilon)
     if alpha is not None:
@@ -114,10 +121,13 @@ def exponential_accuracy(
         OPEN_UNIT.check("beta", beta)
     warnings: list[str] = []
     factor = 1.0 if monotone else 2.0
+    solved: Unknown
     if epsilon is None:
         assert alpha is not None and beta is not None
         epsilon = factor * sensitivity / alpha * (math.log(outcomes) - math.log(beta))
-        solved: Unknown = "epsilon"
+        solved = "epsilon"
+    elif alpha is None and beta is None:
+        solved = "accuracy"
     elif alpha is None:
         assert beta is not None
         alpha = exponential_alpha(epsilon, beta, sensitivity=sensitivity, outcomes=outcomes, monotone=monotone)
@@ -133,4 +143,10 @@ def exponential_accuracy(
             # never 0: a failure probability too small for a float is shown as the smallest one
             beta = max(math.exp(log_beta), math.ulp(0.0))
         solved = "beta"
-    return ExponentialAccuracy(epsilon, alpha, beta, sensitivity, outcomes, monotone, solved, tuple(warnings))
+    at = epsilon
+
+    def alpha_at(q: float) -> float:
+        return exponential_alpha(at, q, sensitivity=sensitivity, outcomes=outcomes, monotone=monotone)
+
+    return ExponentialAccuracy(epsilon, alpha, beta, sensitivity, outcomes, monotone, solved, tuple(warnings),
+                               accuracy_table(alpha_at))

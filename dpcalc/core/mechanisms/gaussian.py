@@ -36,6 +36,7 @@ from typing import Literal
 from dpcalc.core import gdp
 from dpcalc.core.conversions.gaussian import calibrate_gaussian, classic_gaussian_sigma
 from dpcalc.core.laplace import FAILURE_PROBABILITY
+from dpcalc.core.mechanisms.accuracy import AccuracyPoint, accuracy_table
 from dpcalc.core.special import find_root, log_ndtr, ndtr, ndtri
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, ParameterError
 
@@ -43,7 +44,9 @@ Calibration = Literal["analytic", "classic"]
 CALIBRATIONS: tuple[str, ...] = ("analytic", "classic")
 Clipping = Literal["per-coordinate", "per-layer", "joint"]
 CLIPPINGS: tuple[str, ...] = ("per-coordinate", "per-layer", "joint")
-Unknown = Literal["epsilon", "error", "confidence"]
+# what was computed: one of epsilon, error and confidence from the other two, or, from privacy
+# alone, the noise std (from epsilon) or epsilon (from the noise)
+Unknown = Literal["epsilon", "error", "confidence", "noise_std"]
 
 SOURCE = ("Balle and Wang 2018, Thm 8 (exact epsilon at delta; analytic calibration); Dwork and Roth 2014, "
           "Thm A.1 (classic calibration); accuracy: P(max_i |Z_i| <= t) = (1 - 2 Phi(-t/sigma))^d, exact")
@@ -128,7 +131,9 @@ class GaussianMechanism:
     `epsilon` is the exact epsilon at `delta` of the noise std `sigma` (BW18 Thm 8), whichever
     calibration chose sigma; `sigma_analytic` and `sigma_classic` are the two calibrations'
     noise for that epsilon (classic valid only for 0 < epsilon < 1). `confidence` is the
-    probability that all `dims` coordinates are within +-`error`.
+    probability that all `dims` coordinates are within +-`error`; from privacy alone (epsilon,
+    or the noise) error and confidence are None. `accuracy` is the error bound at the standard
+    confidences (dpcalc.core.mechanisms.accuracy), whatever was given.
     """
 
     epsilon: float
@@ -141,10 +146,11 @@ class GaussianMechanism:
     sigma_classic: float
     classic_valid: bool
     dims: int
-    error: float
-    confidence: float
-    failure_probability: float
+    error: float | None
+    confidence: float | None
+    failure_probability: float | None
     solved_for: Unknown
+    accuracy: tuple[AccuracyPoint, ...] = ()
     source: str = SOURCE
     warnings: tuple[str, ...] = ()
 
@@ -154,8 +160,11 @@ class GaussianMechanism:
         return self.sigma / self.sensitivity
 
     @property
-    def per_coordinate_failure_probability(self) -> float:
-        """P(|Z_i| > error) for one coordinate: 2 Phi(-error / sigma) (full relative precision in the tail)."""
+    def per_coordinate_failure_probability(self) -> float | None:
+        """P(|Z_i| > error) for one coordinate: 2 Phi(-error / sigma) (full relative precision in the
+        tail); None without an error."""
+        if self.error is None:
+            return None
         return 2.0 * ndtr(-self.error / self.sigma)
 
 
@@ -174,7 +183,8 @@ def gaussian_mechanism(
     """Solve for the one of privacy (epsilon at delta, or the noise std sigma that gives it),
     error and confidence not given (docs/mathematics.md, "Mechanisms: gaussian").
 
-    At most one of `epsilon` and `sigma`; exactly two of {epsilon or sigma, error, confidence}.
+    At most one of `epsilon` and `sigma` (the noise std); two of {epsilon or sigma, error,
+    confidence}, or privacy alone (epsilon gives sigma, sigma gives epsilon at delta).
     From epsilon, sigma is the `calibration`'s (analytic: BW18 Thm 8, rounded up; classic:
     Dwork, Roth Thm A.1, refused for epsilon >= 1); the epsilon reported is then the exact
     epsilon at delta of that sigma (equal to the target for analytic, below it for classic).
@@ -183,8 +193,8 @@ def gaussian_mechanism(
         raise ValueError("give epsilon or sigma, not both (sigma is calibrated from epsilon)")
     given = {"privacy": epsilon if epsilon is not None else sigma, "error": error, "confidence": confidence}
     missing = [name for name, value in given.items() if value is None]
-    if len(missing) != 1:
-        raise ValueError("give exactly two of (epsilon or sigma), error and confidence")
+    if len(missing) != 1 and missing != ["error", "confidence"]:
+        raise ValueError("give two of (epsilon or sigma), error and confidence, or epsilon or sigma alone")
     OPEN_UNIT.check("delta", delta)
     POSITIVE.check("sensitivity", sensitivity)
     POSITIVE_INTEGER.check("dims", dims)
@@ -217,7 +227,9 @@ def gaussian_mechanism(
             sigma = sigma_analytic
     if sigma is not None:
         POSITIVE.check("sigma", sigma)
-        if error is None:
+        if error is None and q is None:
+            unknown = "noise_std" if epsilon is not None else "epsilon"
+        elif error is None:
             assert q is not None and confidence is not None
             unknown = "error"
             error = sigma * scaled_error_for(q, dims, confidence)
@@ -230,7 +242,6 @@ def gaussian_mechanism(
         assert error is not None and q is not None and confidence is not None
         unknown = "epsilon"
         sigma = error / scaled_error_for(q, dims, confidence)
-    assert error is not None and confidence is not None and q is not None
     mu = sensitivity / sigma
     exact_epsilon = gdp.epsilon_for_delta(delta, mu)
     if epsilon is None:
@@ -244,8 +255,8 @@ def gaussian_mechanism(
     classic_valid = 0.0 < classic_epsilon < 1.0
     if not classic_valid:
         warnings.append(
-            f"sigma_classic (Dwork, Roth 2014, Thm A.1) is valid only for 0 < eps < 1, not eps = {classic_epsilon:g}: "
-            "use sigma (analytic).")
+            f"the classic noise std (Dwork, Roth 2014, Thm A.1) is valid only for 0 < eps < 1, not eps = "
+            f"{classic_epsilon:g}: use the analytic one.")
     return GaussianMechanism(
         epsilon=exact_epsilon,
         delta=delta,
@@ -261,8 +272,15 @@ def gaussian_mechanism(
         confidence=confidence,
         failure_probability=q,
         solved_for=unknown,
+        accuracy=_accuracy(sigma, dims),
         warnings=tuple(warnings),
     )
+
+
+def _accuracy(sigma: float, dims: int) -> tuple[AccuracyPoint, ...]:
+    """The error bound for all `dims` coordinates at the standard confidences: sigma x with x the
+    scaled error at that failure probability (`scaled_error_for`, the relation solved above)."""
+    return accuracy_table(lambda q: sigma * scaled_error_for(q, dims, 1.0 - q))
 
 
 # ---------------------------------------------------------------------------------------------

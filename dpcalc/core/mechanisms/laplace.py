@@ -28,14 +28,17 @@ import math
 from dataclasses import dataclass
 from typing import Literal
 
-from dpcalc.core.laplace import laplace_accuracy
+from dpcalc.core.laplace import laplace_accuracy, scaled_tolerance_for
+from dpcalc.core.mechanisms.accuracy import AccuracyPoint, accuracy_table
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, ParameterError
 
 Domain = Literal["counts", "simplex", "real"]
 DOMAINS: tuple[str, ...] = ("counts", "simplex", "real")
 Relation = Literal["add-remove", "replace-one"]
 RELATIONS: tuple[str, ...] = ("add-remove", "replace-one")
-Unknown = Literal["epsilon", "error", "confidence"]
+# what was computed: one of epsilon, error and confidence from the other two, or, from privacy
+# alone, the scale (from epsilon) or epsilon (from the scale)
+Unknown = Literal["epsilon", "error", "confidence", "scale"]
 
 SOURCE = "Dwork and Roth 2014, Thm 3.6 (privacy), Fact 3.7 (accuracy, exact product over the bins)"
 
@@ -51,7 +54,10 @@ class LaplaceMechanism:
 
     `confidence` is the probability that all `bins` coordinates are within +-`error` of the
     truth; `failure_probability` = 1 - confidence, kept separately (the precise quantity near
-    1). `solved_for` names the one of epsilon (with its scale), error and confidence computed.
+    1). `solved_for` names the one of epsilon (with its scale), error and confidence computed;
+    from privacy alone (epsilon or the scale), error and confidence are None and `solved_for` is
+    "scale" or "epsilon". `accuracy` is the error bound at the standard confidences
+    (dpcalc.core.mechanisms.accuracy), whatever was given.
     """
 
     epsilon: float
@@ -60,10 +66,11 @@ class LaplaceMechanism:
     domain: Domain
     neighbours: Relation
     bins: int
-    error: float
-    confidence: float
-    failure_probability: float
+    error: float | None
+    confidence: float | None
+    failure_probability: float | None
     solved_for: Unknown
+    accuracy: tuple[AccuracyPoint, ...] = ()
     source: str = SOURCE
     warnings: tuple[str, ...] = ()
 
@@ -73,8 +80,10 @@ class LaplaceMechanism:
         return math.sqrt(2.0) * self.scale
 
     @property
-    def per_bin_failure_probability(self) -> float:
-        """P(|Y_i| > error) for one coordinate: e^(-error / b) (DR Fact 3.7)."""
+    def per_bin_failure_probability(self) -> float | None:
+        """P(|Y_i| > error) for one coordinate: e^(-error / b) (DR Fact 3.7); None without an error."""
+        if self.error is None or self.failure_probability is None:
+            return None
         if not self.scale > 0.0:
             return 0.0
         ratio = self.error / self.scale
@@ -120,9 +129,10 @@ def laplace_mechanism(
     """Solve for the one of privacy (epsilon, or its noise scale b = Delta_1 / epsilon), error
     and confidence not given (DR Thm 3.6, Fact 3.7; docs/mathematics.md, "Mechanisms: laplace").
 
-    At most one of `epsilon` and `scale` (they are the same quantity); exactly two of
-    {epsilon or scale, error, confidence}. `failure_probability_exact` may accompany
-    `confidence` with 1 - confidence computed exactly from its decimal text.
+    At most one of `epsilon` and `scale` (they are the same quantity); two of {epsilon or scale,
+    error, confidence}, or privacy alone (the noise, and its accuracy at the standard
+    confidences). `failure_probability_exact` may accompany `confidence` with 1 - confidence
+    computed exactly from its decimal text.
     """
     if epsilon is not None and scale is not None:
         raise ValueError("give epsilon or scale, not both (scale = sensitivity / epsilon)")
@@ -136,6 +146,14 @@ def laplace_mechanism(
         epsilon = delta_1 / scale
         if math.isinf(epsilon):
             raise ParameterError("scale", f"at least sensitivity / 1.8e308 = {delta_1 / 1.7976931348623157e308:g}", scale)
+    if error is None and confidence is None and epsilon is not None:
+        POSITIVE.check("epsilon", epsilon)
+        return LaplaceMechanism(
+            epsilon=epsilon, scale=delta_1 / epsilon if scale is None else scale, sensitivity=delta_1, domain=domain,
+            neighbours=neighbours, bins=bins, error=None, confidence=None, failure_probability=None,
+            solved_for="scale" if scale is None else "epsilon", accuracy=_accuracy(epsilon, delta_1, bins),
+            warnings=(SIMPLEX_NOTE,) if domain == "simplex" else (),
+        )
     accuracy = laplace_accuracy(
         tolerance=error,
         probability=confidence,
@@ -160,5 +178,14 @@ def laplace_mechanism(
         confidence=accuracy.probability,
         failure_probability=accuracy.failure_probability,
         solved_for=unknown,
+        accuracy=_accuracy(accuracy.epsilon, delta_1, bins),
         warnings=tuple(warnings),
     )
+
+
+def _accuracy(epsilon: float, sensitivity: float, bins: int) -> tuple[AccuracyPoint, ...]:
+    """The error bound for all `bins` at the standard confidences: t = x Delta_1 / epsilon with x
+    the scaled tolerance of DR Fact 3.7 (the relation `laplace_accuracy` solves), inf at epsilon 0."""
+    if not epsilon > 0.0:
+        return accuracy_table(lambda q: math.inf)
+    return accuracy_table(lambda q: scaled_tolerance_for(q, bins, False, 1.0 - q) * sensitivity / epsilon)

@@ -46,11 +46,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dpcalc.core.mechanisms import exactly_two
+from dpcalc.core.mechanisms.accuracy import AccuracyPoint, accuracy_table
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, Interval, ParameterError
 
 Noise = Literal["laplace", "gumbel", "exponential"]
 NOISES: tuple[Noise, ...] = ("laplace", "gumbel", "exponential")
-Unknown = Literal["epsilon", "gap", "beta"]
+# the one of epsilon, gap and beta computed from the other two, or "accuracy": privacy alone, the
+# gap at the standard failure probabilities (dpcalc.core.mechanisms.accuracy)
+Unknown = Literal["epsilon", "gap", "beta", "accuracy"]
 
 CANDIDATES = Interval(2.0, math.inf, low_closed=True, integer=True)
 NON_NEGATIVE_GAP = Interval(0.0, math.inf, low_closed=True)
@@ -74,19 +77,22 @@ class NoisyMaxAccuracy:
 
     When the top score exceeds each of the other `candidates` - 1 by at least `gap`, the
     reported index is the top one except with probability at most `beta`. `exact` says whether
-    beta is the exact worst-case probability (gumbel, exponential) or a union bound (laplace).
+    beta is the exact worst-case probability (gumbel, exponential) or a union bound (laplace);
+    from privacy alone gap and beta are None, and `accuracy` holds the gap (as `error`) at the
+    standard failure probabilities.
     """
 
     noise: Noise
     epsilon: float
     scale: float
-    gap: float
-    beta: float
+    gap: float | None
+    beta: float | None
     candidates: int
     sensitivity: float
     monotone: bool
     solved_for: Unknown
     warnings: tuple[str, ...] = ()
+    accuracy: tuple[AccuracyPoint, ...] = ()
 
     @property
     def exact(self) -> bool:
@@ -210,7 +216,8 @@ def noisy_max_accuracy(
     if beta is not None:
         OPEN_UNIT.check("beta", beta)
     privacy = epsilon if epsilon is not None else scale
-    exactly_two("privacy (epsilon or scale), gap, beta", (("privacy", privacy), ("gap", gap), ("beta", beta)))
+    exactly_two("privacy (epsilon or scale), gap, beta", (("privacy", privacy), ("gap", gap), ("beta", beta)),
+                first_alone=True)
     factor = scale_factor(monotone)
     warnings: list[str] = []
     solved: Unknown
@@ -233,15 +240,19 @@ def noisy_max_accuracy(
             epsilon = factor * sensitivity / scale
         else:
             scale = factor * sensitivity / epsilon
-        if gap is None:
+        if gap is None and beta is None:
+            solved = "accuracy"
+        elif gap is None:
             assert beta is not None
             gap = gap_for(noise, beta, candidates) * scale
             solved = "gap"
         else:
             beta = max(math.exp(log_beta(noise, gap / scale, candidates)), math.ulp(0.0))
             solved = "beta"
-    assert epsilon is not None and scale is not None and gap is not None and beta is not None
-    if noise == "laplace" and beta >= 1.0:
+    assert epsilon is not None and scale is not None
+    if noise == "laplace" and beta is not None and beta >= 1.0:
         warnings.append("the union bound is vacuous at this gap (beta >= 1): raise the gap or epsilon")
+    at = scale
+    table = accuracy_table(lambda q: gap_for(noise, q, candidates) * at)
     return NoisyMaxAccuracy(noise, epsilon, scale, gap, beta, candidates, sensitivity, monotone, solved,
-                            tuple(warnings))
+                            tuple(warnings), table)

@@ -32,9 +32,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from dpcalc.core.mechanisms import exactly_two
+from dpcalc.core.mechanisms.accuracy import AccuracyPoint, accuracy_table
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, ParameterError
 
-Unknown = Literal["epsilon", "alpha", "beta"]
+# the one of epsilon, alpha and beta computed from the other two, or "accuracy": epsilon alone, its
+# alpha at the standard failure probabilities (dpcalc.core.mechanisms.accuracy)
+Unknown = Literal["epsilon", "alpha", "beta", "accuracy"]
 
 PRIVACY_SOURCE = {1: "Dwork and Roth 2014, Thm 3.23 (AboveThreshold)", 2: "Dwork and Roth 2014, Thm 3.25 (Sparse, delta = 0)"}
 ACCURACY_SOURCE = {1: "Dwork and Roth 2014, Thm 3.24", 2: "Dwork and Roth 2014, Thm 3.26 (delta = 0)"}
@@ -42,16 +45,18 @@ ACCURACY_SOURCE = {1: "Dwork and Roth 2014, Thm 3.24", 2: "Dwork and Roth 2014, 
 
 @dataclass(frozen=True)
 class SVTAccuracy:
-    """AboveThreshold (answers = 1) or Sparse: epsilon, its noise scales, and the (alpha, beta) accuracy."""
+    """AboveThreshold (answers = 1) or Sparse: epsilon, its noise scales, and the (alpha, beta) accuracy
+    (None from epsilon alone); `accuracy` holds alpha (as `error`) at the standard failure probabilities."""
 
     epsilon: float
-    alpha: float
-    beta: float
+    alpha: float | None
+    beta: float | None
     queries: int
     answers: int
     sensitivity: float
     solved_for: Unknown
     warnings: tuple[str, ...] = ()
+    accuracy: tuple[AccuracyPoint, ...] = ()
 
     @property
     def threshold_scale(self) -> float:
@@ -93,7 +98,7 @@ def svt_accuracy(
     POSITIVE.check("sensitivity", sensitivity)
     if answers > queries:
         raise ParameterError("answers", f"at most the number of queries {queries}", answers)
-    exactly_two("epsilon, alpha, beta", (("epsilon", epsilon), ("alpha", alpha), ("beta", beta)))
+    exactly_two("epsilon, alpha, beta", (("epsilon", epsilon), ("alpha", alpha), ("beta", beta)), first_alone=True)
     if epsilon is not None:
         POSITIVE.check("epsilon", epsilon)
     if alpha is not None:
@@ -110,6 +115,8 @@ def svt_accuracy(
         assert alpha is not None and beta is not None
         epsilon = scale * svt_log_terms(queries, answers, beta) / alpha
         solved = "epsilon"
+    elif alpha is None and beta is None:
+        solved = "accuracy"
     elif alpha is None:
         assert beta is not None
         alpha = scale * svt_log_terms(queries, answers, beta) / epsilon
@@ -125,4 +132,6 @@ def svt_accuracy(
         else:
             beta = max(math.exp(log_beta), math.ulp(0.0))
         solved = "beta"
-    return SVTAccuracy(epsilon, alpha, beta, queries, answers, sensitivity, solved, tuple(warnings))
+    at = epsilon
+    table = accuracy_table(lambda q: scale * svt_log_terms(queries, answers, q) / at)
+    return SVTAccuracy(epsilon, alpha, beta, queries, answers, sensitivity, solved, tuple(warnings), table)

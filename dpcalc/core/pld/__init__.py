@@ -21,17 +21,21 @@ the module of each step. The modules, in the order the data flows:
 
     pairs        the mechanisms' dominating pairs: cell masses with error bounds (S2)
     normal       normal tails with certified relative error, numpy only (S2)
+    normal_interval  interval masses of the normal from those tails, or Simpson's rule (S2)
     measure      a tilted, normalised measure on a grid, and its error fields (S5)
     discretise   one step on a grid: upper by connecting the dots, lower by garbling (S1-S4)
+    garbling     the lower measure's masses: cells moved onto the grid by merging (S4)
     fft          composing two measures, with the FFT's rounding bound (S5)
     coarsen      a measure moved to a grid twice as coarse (S3, S4)
     truncate     windows: the top to +inf, the bottom dropped with its bound (S3, S6)
     layers       two-resolution measures: a fine bulk and a coarse tail (S3)
     bounds       delta at eps, and eps at delta, read off a composed measure (S5, S6)
     model        one phase in one direction, and the Chernoff tilt of a run
+    offset       the offset of a step's grid: a point at the pile of losses (S4)
     plan         grid planning: steps, windows and the discretised step of a phase
     power        the one powering engine, and the composition of a run's phases
     work         the deterministic work limit and the one guard (S7)
+    policy       what one grid composes: which directions, which with a lower measure
     accountant   the refinement loop: grids refined until the accuracy is met
     fallback     closed-form bounds outside the grid's range, or to tighten it (S7)
     exact        runs of unsubsampled Gaussian phases: exactly mu-GDP, no grid
@@ -41,6 +45,9 @@ the module of each step. The modules, in the order the data flows:
     over_steps   one phase at many numbers of steps (sweeps)
     largest      the largest number of steps within a budget (calibrate)
     privacy_profile  bounds on delta(eps) at many epsilons (trade-off curves)
+    capped_phase     a capped Poisson step: the pair that dominates it, the rate attained
+    truncated_profile  bounds of a capped run read off a profile with the cap's cost
+    truncation   truncated Poisson sampling: the run's certified interval
     result       PLDResult, PrivacyProfile, DEFAULT_ACCURACY
 
 The tests compare the bounds with exact values (mpmath for one step, the mu-GDP formula for
@@ -51,7 +58,8 @@ dp_accounting and prv_accountant. numpy only: scipy is not imported.
 from typing import TYPE_CHECKING, Any
 
 from dpcalc.core.pld.analysis import analysis_of
-from dpcalc.core.pld.api import check_phases, tight_delta, tight_epsilon, upper_epsilon
+from dpcalc.core.pld.api import tight_delta, tight_epsilon, upper_epsilon
+from dpcalc.core.pld.model import check_phases
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, DIRECTIONS, PLDResult, PrivacyProfile
 from dpcalc.core.pld.work import WorkLimitReached
 

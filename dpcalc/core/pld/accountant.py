@@ -17,6 +17,7 @@ from dpcalc.core.phases import Phase
 from dpcalc.core.pld import bounds, work
 from dpcalc.core.pld.model import Direction, PhaseModel, chernoff, directions_of, models_of
 from dpcalc.core.pld.plan import INF_SHARE, Plan, cap, make_plan
+from dpcalc.core.pld.policy import Composition
 from dpcalc.core.pld.power import Measures, Usage, compose_run
 from dpcalc.core.pld.result import DEFAULT_ACCURACY, PLDResult
 
@@ -30,6 +31,8 @@ MAX_ATTEMPTS = 4
 ROUGH_SCALE = 0.25
 # A delta_upper at or below this is reported without refining for relative accuracy.
 NEGLIGIBLE_DELTA = 1e-300
+# What `account_grid` composes unless told: the certified interval at the target.
+_INTERVAL = Composition.interval()
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,7 @@ class Attempt:
     # The discretisation's part of the width: the largest upper - lower of one composed
     # direction's own measures.
     numeric_width: float = math.inf
-    # the plans of the directions composed upper-only (`attempt`'s spare_lower)
+    # the plans of the directions composed upper-only (`policy.Composition.spares_lower`)
     spared: dict[str, Plan] = field(default_factory=dict)
 
     @property
@@ -146,26 +149,25 @@ class Attempt:
 
 
 def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: float, inf_share: float,
-            min_step: float, full: bool = False, want_lower: bool = True, spare_lower: bool = False,
-            first_lower: bool = False) -> Attempt:
-    """One grid of `account_grid`, `scale` times finer than the default accuracy's.
+            min_step: float, composition: Composition) -> Attempt:
+    """One grid of `account_grid`, `scale` times finer than the default accuracy's, composed as
+    `composition` says (`policy.Composition`).
 
     The upper bound is the largest upper bound of the directions that bound from above, the
     lower bound the largest lower bound of those that bound from below (`model.Direction`).
-    With `full`, every direction is composed in full (their measures are kept); otherwise a
-    direction after the first is composed only when a cheaper upper bound for it exceeds the
-    bound it could raise (the upper bound, or the lower bound for a direction that only bounds
-    from below). For a direction that only bounds from below, the Chernoff bound of its pairs
-    (`_below`) is tried first: it needs no grid. A direction that bounds what none composed so
-    far bounds is composed without either check.
+    With `composition.every_direction`, every direction is composed (their measures are kept);
+    otherwise a direction after the first is composed only when a cheaper upper bound for it
+    exceeds the bound it could raise (the upper bound, or the lower bound for a direction that
+    only bounds from below). For a direction that only bounds from below, the Chernoff bound of
+    its pairs (`_below`) is tried first: it needs no grid. A direction that bounds what none
+    composed so far bounds is composed without either check.
 
-    With `full` and `spare_lower`, a direction after the first that bounds from above is composed
-    upper-only, and again with its lower measure only when that upper bound at the target exceeds
-    the lower bound found (the direction could raise it): its composition on this grid is kept
-    in `Attempt.spared` for `compose_spared`; with `first_lower` too, whatever it could raise
-    (for delta at eps = 0 of a remove and an add direction, whose lower bounds bound the same
-    delta(0): docs/pld-soundness.md, "Both orders at eps = 0"). Leaving a lower measure out is
-    sound: the lower bound is the largest over the directions composed with one.
+    Where the composition spares lower measures (`Composition.spares_lower`), a direction after
+    the first that bounds from above is composed upper-only, and again with its lower measure
+    only when that upper bound at the target exceeds the lower bound found (the direction could
+    raise it), or, for "first", never: its plan on this grid is kept in `Attempt.spared` for
+    `compose_spared`. Leaving a lower measure out is sound: the lower bound is the largest over
+    the directions composed with one.
     """
     usage = Usage()
     upper = -math.inf
@@ -174,17 +176,19 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
     binding, grid_step = setup.order[0], 0.0
     kept: dict[str, Measures] = {}
     spared: dict[str, Plan] = {}
+    every_direction, want_lower = composition.every_direction, composition.lower_measures
     for direction in setup.order:
         role = setup.roles[direction]
         if not want_lower and not role.upper:
             continue
         # a direction whose bound none of those composed so far gives is composed in any case
         needed = (role.upper and upper == -math.inf) or (want_lower and role.lower and lower is None)
-        if kept and not full and not needed and not role.upper and _below(setup, direction, delta, epsilon, lower):
+        if (kept and not every_direction and not needed and not role.upper
+                and _below(setup, direction, delta, epsilon, lower)):
             # a direction that only bounds from below whose pairs' epsilon (delta) lies below the
             # lower bound found: its lower bound, at most that, cannot raise it (no rough grid needed)
             continue
-        if kept and not full and not needed:
+        if kept and not every_direction and not needed:
             # A cheaper upper bound settles most runs: if it cannot raise the bound this
             # direction contributes to, the direction is left out (the maximum is unchanged, and
             # the lower bounds already found remain lower bounds of the run).
@@ -196,14 +200,14 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
             if not (raises_upper or raises_lower):
                 continue
         plan = make_plan(*setup.tilts[direction], delta, scale, inf_share, setup.events, min_step)
-        if not full and delta is not None:
+        if not every_direction and delta is not None:
             # epsilon at one delta: a short run's lower measure on a coarser grid (`plan.lower_coarse_share`)
             plan = replace(plan, short_runs_coarser=True)
         composed, found = None, None
-        if kept and full and spare_lower and want_lower and role.upper:
+        if kept and composition.spares_lower and role.upper:
             composed = compose_run(setup.models[direction], plan, False, usage)
             found = bounds_of(composed, delta, epsilon)
-            if role.lower and not first_lower and (lower is None or found[0] > lower):
+            if role.lower and composition.lower == "where it raises" and (lower is None or found[0] > lower):
                 composed = None  # it could raise the lower bound at the target: composed with it
             elif role.lower:
                 spared[direction] = plan  # (a direction that bounds only from above needs no lower measure)
@@ -258,14 +262,13 @@ class GridAccount:
 
 
 def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,
-                 accuracy: float, full: bool = False, spare_lower: bool = False,
-                 first_lower: bool = False) -> GridAccount:
+                 accuracy: float, composition: Composition = _INTERVAL) -> GridAccount:
     """The grid accountant: grids refined (2 or 4 times finer) until the interval is at most
     `accuracy` times the upper bound wide, or MAX_ATTEMPTS, MAX_BINS or the work limit is
     reached (the last completed grid is then reported, with a warning naming the limit).
-    With `full`, every direction is composed in full, or, with `spare_lower`, every direction
-    with its upper measure and those that could raise the lower bound at the target with their
-    lower one too, or with `first_lower` the first direction alone (see `attempt`)."""
+    Each grid is composed as `composition` says (`attempt`): by default the interval at the
+    target; a profile composes every direction (`Composition.in_full`, `sparing_lower`,
+    `first_lower`)."""
     setup = prepare(phases, delta, epsilon, accuracy)
     scale, reference = setup.scale, setup.reference
     inf_share = INF_SHARE
@@ -276,8 +279,7 @@ def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: flo
         attempts += 1
         this_scale = scale / 8.0 if (setup.coarse_first and number == 0) else scale
         try:
-            fresh = attempt(setup, delta, epsilon, this_scale, inf_share, setup.per_step_error(reference), full=full,
-                            spare_lower=spare_lower, first_lower=first_lower)
+            fresh = attempt(setup, delta, epsilon, this_scale, inf_share, setup.per_step_error(reference), composition)
         except work.WorkLimitReached:
             if outcome is None:
                 raise
@@ -412,5 +414,5 @@ def first_upper(phases: tuple[Phase, ...], delta: float, accuracy: float) -> tup
     """The upper bound of the first grid `account_grid` tries, and its grid step (no lower bound)."""
     setup = prepare(phases, delta, None, accuracy)
     outcome = attempt(setup, delta, None, setup.scale, INF_SHARE, setup.per_step_error(setup.reference),
-                      want_lower=False)
+                      Composition.upper_bound())
     return outcome.upper, outcome.grid_step

@@ -16,8 +16,9 @@ from dpcalc.core.pld import work
 from dpcalc.core.pld.accountant import account_grid, attempt, first_upper, prepare
 from dpcalc.core.pld.exact import exact_laplace_run, exact_result, exact_run
 from dpcalc.core.pld.fallback import closed_forms, merge, one_laplace_release, out_of_range
-from dpcalc.core.pld.model import directions_of, two_part
+from dpcalc.core.pld.model import check_phases, directions_of
 from dpcalc.core.pld.plan import INF_SHARE
+from dpcalc.core.pld.policy import Composition
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, PLDResult
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
 
@@ -93,7 +94,7 @@ def steering_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float =
         setup = prepare(checked, delta, None, accuracy, direction)
         setup = dataclasses.replace(setup, order=setup.order[:1])
         outcome = attempt(setup, delta, None, setup.scale, INF_SHARE, setup.per_step_error(setup.reference),
-                          want_lower=False)
+                          Composition.upper_bound())
         composed = setup.order[0] if math.isfinite(outcome.upper) else None  # inf: tight_epsilon answers
         return outcome.upper, outcome.grid_step
 
@@ -133,29 +134,6 @@ def in_grid(compute: Callable[[], _T]) -> tuple[_T | None, str | None]:
     with work.guard() as guard:
         return compute(), None
     return None, guard.failure
-
-
-def check_phases(phases: Sequence[Phase]) -> tuple[Phase, ...]:
-    """The phases as a tuple, checked to be a non-empty sequence of `Phase`."""
-    phases = tuple(phases)
-    if not phases:
-        raise ValueError("give at least one phase")
-    for phase in phases:
-        if not isinstance(phase, Phase):
-            raise TypeError(f"phases must be Phase objects, got {type(phase).__name__}")
-    relations = {phase.neighbours for phase in phases}
-    if len(relations) > 1:
-        raise ValueError(f"the phases of a run share one neighbour relation, got {', '.join(sorted(relations))}")
-    if any(phase.sampling == "shuffle" for phase in phases) and any(phase.sampling != "shuffle" for phase in phases):
-        raise ValueError("a run of shuffled phases cannot include phases of another sampling scheme")
-    if phases[0].neighbours == "zero-out" and any(two_part(phase) for phase in phases) and not all(
-            phase.mechanism == "gaussian" and phase.sampling in ("poisson", "uniform") and phase.examples_per_user == 1
-            and getattr(phase, "max_batch_size", None) is None for phase in phases):
-        # the two-part pair's run is composed in one symmetric direction: the other phases need a
-        # pair that dominates both of their orders there, which only the Gaussian pairs have here
-        raise ValueError("a run with fixed-size batches under zero-out takes only other Gaussian phases of Poisson "
-                         "or fixed-size batches (no cap, example level); account the rest under replace-one")
-    return phases
 
 
 @functools.lru_cache(maxsize=_CACHE_SIZE)

@@ -2,7 +2,7 @@
 operations that keep its error bounds while moving no mass (sums, pieces, renormalising).
 
 A measure on the grid {o + k h} (o the grid's offset, 0 unless the step was aligned with an end
-of its support, see `plan.grid_offset`) is stored tilted and normalised: the mass at loss
+of its support, see `offset.grid_offset`) is stored tilted and normalised: the mass at loss
 s = o + k h is
     m(s) = exp(log_z) * t[k - k0] * exp(-lam * s),
 so that t sums to about 1 and holds the measure seen through exp(lam * s). Convolution
@@ -87,7 +87,7 @@ class Tilted:
     def losses(self) -> np.ndarray:
         """The grid's losses offset + (k0 + i) h, one per stored mass, computed exactly: h is j v
         with v a power of two and j in {1, 3} (`plan._MANTISSAS`), and the offset a multiple of
-        h 2^-12 (`plan.grid_offset`), so every sum is a multiple of one power of two and exact while
+        h 2^-12 (`offset.grid_offset`), so every sum is a multiple of one power of two and exact while
         it stays below 2^53 of them (S5); it is checked (a rounded loss would break the orderings of
         S3/S4): the indices against 2^50, the sums with an offset by TwoSum."""
         return self.losses_at(np.arange(len(self.t)))

@@ -56,7 +56,7 @@ def directions_of(phases: Sequence[Phase]) -> tuple[Direction, ...]:
     reverse, so one direction, unless a phase samples fixed-size batches under replace-one or
     zero-out: its two-part pair dominates (upper) but is not attained, and its attained pair, in
     both orders, gives the lower bound (`two_part`). Shuffled batches (zero-out or replace-one, a
-    run of them only, `api.check_phases`): one unsubsampled Gaussian an epoch dominates (upper,
+    run of them only, `check_phases`): one unsubsampled Gaussian an epoch dominates (upper,
     its own reverse), the law of the largest batch sum is attained (lower, in both orders).
     Random allocation (add-remove or zero-out) composes remove and add pairs like Poisson
     sampling; each pair's lower measure comes from its attained pair (`Pair.attained`).
@@ -78,11 +78,34 @@ def two_part(phase: Phase) -> bool:
     return phase.sampling == "uniform" and phase.neighbours != "add-remove" and phase.sampling_probability < 1.0
 
 
+def check_phases(phases: Sequence[Phase]) -> tuple[Phase, ...]:
+    """The phases as a tuple, checked to be a non-empty sequence of `Phase`."""
+    phases = tuple(phases)
+    if not phases:
+        raise ValueError("give at least one phase")
+    for phase in phases:
+        if not isinstance(phase, Phase):
+            raise TypeError(f"phases must be Phase objects, got {type(phase).__name__}")
+    relations = {phase.neighbours for phase in phases}
+    if len(relations) > 1:
+        raise ValueError(f"the phases of a run share one neighbour relation, got {', '.join(sorted(relations))}")
+    if any(phase.sampling == "shuffle" for phase in phases) and any(phase.sampling != "shuffle" for phase in phases):
+        raise ValueError("a run of shuffled phases cannot include phases of another sampling scheme")
+    if phases[0].neighbours == "zero-out" and any(two_part(phase) for phase in phases) and not all(
+            phase.mechanism == "gaussian" and phase.sampling in ("poisson", "uniform") and phase.examples_per_user == 1
+            and getattr(phase, "max_batch_size", None) is None for phase in phases):
+        # the two-part pair's run is composed in one symmetric direction: the other phases need a
+        # pair that dominates both of their orders there, which only the Gaussian pairs have here
+        raise ValueError("a run with fixed-size batches under zero-out takes only other Gaussian phases of Poisson "
+                         "or fixed-size batches (no cap, example level); account the rest under replace-one")
+    return phases
+
+
 def pair_of(phase: Phase, direction: str) -> Pair:
     """The pair of one step of `phase` in `direction` (remove, add or symmetric).
 
     Poisson, add-remove or zero-out: the subsampled mechanism's remove or add pair (with a cap on
-    the batch size, `truncation.capped_pair`); in the symmetric direction of a run that has a
+    the batch size, `capped_phase.capped_pair`); in the symmetric direction of a run that has a
     two-part phase (`two_part`), the two combined (`SymmetrisedPair`, which dominates both).
     Poisson, replace-one: the pair of Lebeda et al. 2024, its own reverse. Fixed-size batches:
     under add-remove the Poisson pair at rate b/n and sensitivity 2 (noise sigma/2 in units of the
@@ -93,8 +116,8 @@ def pair_of(phase: Phase, direction: str) -> Pair:
     relation's shift.
     """
     p, noise = phase.sampling_probability, phase.noise
-    if getattr(phase, "max_batch_size", None) is not None:  # a `truncation.CappedPhase`
-        from dpcalc.core.pld.truncation import CappedPhase, capped_pair  # imported by the runs that use it (start-up)
+    if getattr(phase, "max_batch_size", None) is not None:  # a `capped_phase.CappedPhase`
+        from dpcalc.core.pld.capped_phase import CappedPhase, capped_pair  # imported by the runs that use it (start-up)
 
         assert isinstance(phase, CappedPhase)
         return capped_pair(phase, direction)

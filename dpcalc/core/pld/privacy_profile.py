@@ -13,11 +13,11 @@ from dpcalc.core.arrays import sorted_distinct
 from dpcalc.core.phases import NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld import bounds, work
 from dpcalc.core.pld.accountant import account_grid, compose_spared
-from dpcalc.core.pld.api import check_phases
 from dpcalc.core.pld.exact import exact_result, exact_run
 from dpcalc.core.pld.fallback import closed_forms, out_of_range
-from dpcalc.core.pld.model import PhaseModel, directions_of
+from dpcalc.core.pld.model import PhaseModel, check_phases, directions_of
 from dpcalc.core.pld.plan import Plan
+from dpcalc.core.pld.policy import Composition
 from dpcalc.core.pld.result import ACCURACY, DEFAULT_ACCURACY, DIRECTIONS, PLDResult, PrivacyProfile
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT
 
@@ -52,7 +52,7 @@ class ProfileBounds:
     bounds at each epsilon (one closed-form evaluation a point: slower, used only then).
 
     With `spare_lower`, a direction after the first is composed with its upper measure alone
-    unless its lower one could raise the lower bound at the target (`accountant.attempt`):
+    unless its lower one could raise the lower bound at the target (`Composition.sparing_lower`):
     about a third of its cost where the first direction binds. The lower bounds are then those
     of the directions composed with a lower measure, which are lower bounds of the run still;
     `complete` composes the lower measures left out. With `at_zero`, a target at eps = 0 gives
@@ -104,10 +104,12 @@ class ProfileBounds:
         if self._out_of_range is not None:
             self._failures += 1
             return
-        first = at_zero and epsilon == 0.0 and _reverses(self._sampled)
+        if at_zero and epsilon == 0.0 and _reverses(self._sampled):
+            composition = Composition.first_lower()
+        else:
+            composition = Composition.sparing_lower() if self.spare_lower else Composition.in_full()
         with work.guard() as guard:
-            grid = account_grid(self._sampled, delta=delta, epsilon=epsilon, accuracy=width, full=True,
-                                spare_lower=self.spare_lower or first, first_lower=first)
+            grid = account_grid(self._sampled, delta=delta, epsilon=epsilon, accuracy=width, composition=composition)
             parts = []
             for direction, measures in grid.measures.items():
                 role = grid.roles[direction]
@@ -155,9 +157,9 @@ class ProfileBounds:
     def epsilon_at(self, delta: float) -> tuple[float, float]:
         """Certified (epsilon_upper, epsilon_lower) at `delta`, read off the measures: the smallest
         eps found whose delta_upper(eps) meets delta, and the largest whose delta_lower(eps)
-        exceeds it (each a point checked; `truncation.truncated_epsilon` with no cost). As tight
+        exceeds it (each a point checked; `truncated_profile.truncated_epsilon` with no cost). As tight
         as the compositions are near that delta: a caller checks the width."""
-        from dpcalc.core.pld.truncation import truncated_epsilon
+        from dpcalc.core.pld.truncated_profile import truncated_epsilon
 
         OPEN_UNIT.check("delta", delta)
         return truncated_epsilon(self, delta, 0.0)

@@ -16,37 +16,29 @@ and, the same way round, delta_M'(eps) >= delta_M(eps) - (1 + e^eps) eta. Chua e
 Poisson batches are independent across steps, so with q = P[Binomial(m, p) > B] for a dataset
 of m records, eta = 1 - (1 - q)^T exactly.
 
-Under add-remove neighbours the cap is also accounted step by step (`CappedPhase`,
-`capped_pair`): when a record's batch overflows, the record can only push one other record out,
-so each step is dominated by a revealed mixture of the Poisson pair at shift 1 and at shift 2,
-and a Poisson pair at the rate at which the record is kept is attained (docs/mathematics.md,
-"Truncated Poisson sampling"). The run's bounds are the tighter ends of the two analyses.
+Under add-remove neighbours the cap is also accounted step by step (`capped_phase`): when a
+record's batch overflows, the record can only push one other record out, so each step is
+dominated by a revealed mixture of the Poisson pair at shift 1 and at shift 2, and a Poisson
+pair at the rate at which the record is kept is attained (docs/mathematics.md, "Truncated
+Poisson sampling"). The run's bounds are the tighter ends of the two analyses; each is read off
+the Poisson run's profile with what the cap costs (`truncated_profile`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dpcalc.core.phases import Phase, samples_nothing
+from dpcalc.core.pld.capped_phase import TAIL_MARGIN, CappedPhase, kept_rate, per_step_covers, step_distances
+from dpcalc.core.pld.truncated_profile import capped_lower_epsilon, capped_upper_epsilon, truncated_delta
 from dpcalc.core.validation import POSITIVE_INTEGER, ParameterError
 
 if TYPE_CHECKING:
-    from dpcalc.core.pld.pairs.base import Pair
-    from dpcalc.core.pld.privacy_profile import ProfileBounds
     from dpcalc.core.pld.result import PLDResult
-
-# scipy's binomial tail (the regularised incomplete beta function, Cephes) is accurate to a few
-# ulps over its range (tests/core/pld/test_truncation.py checks it against mpmath at 50 digits);
-# the overflow probability is taken this much larger, so that it bounds the truth from above.
-_TAIL_MARGIN = 1e-9
-# Bisection steps on epsilon: the certified end moves by at most 2^-60 of the bracket.
-_BISECTIONS = 60
-# The unit roundoff of float64.
-_ULP = 2.0**-53
 
 
 @dataclass(frozen=True)
@@ -72,77 +64,6 @@ class TruncatedBounds:
     delta_upper: float
 
 
-@dataclass(frozen=True)
-class CappedPhase(Phase):
-    """A Poisson-sampled Gaussian phase under add-remove neighbours whose batches are cut to at
-    most `max_batch_size` records, on datasets of `dataset_size` records and their neighbours:
-    the PLD accountant composes its step by step (`capped_pair`). Built by `account_truncated`
-    only; the closed forms and the RDP curves do not know it."""
-
-    dataset_size: int = 1
-    max_batch_size: int = 1
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        POSITIVE_INTEGER.check("dataset size", self.dataset_size)
-        POSITIVE_INTEGER.check("max batch size", self.max_batch_size)
-        if not per_step_covers(self):
-            raise ValueError("a capped phase is a Poisson-sampled gaussian phase under add-remove neighbours, "
-                             "one example a user")
-
-
-def per_step_covers(phase: Phase) -> bool:
-    """Whether the step-by-step analysis of the cap applies: the Gaussian mechanism, Poisson
-    sampling, add-remove neighbours, one example a user (module docstring)."""
-    return (phase.mechanism == "gaussian" and phase.sampling == "poisson" and phase.neighbours == "add-remove"
-            and phase.examples_per_user == 1)
-
-
-def _tail(k: int, n: int, p: float) -> float:
-    """P[Binomial(n, p) > k] (scipy's `bdtrc`, with its ends settled: 1 below 0, 0 from n on)."""
-    from scipy.special import bdtrc
-
-    if k < 0:
-        return 1.0
-    if k >= n:
-        return 0.0
-    return float(bdtrc(k, n, p))
-
-
-def overflow_share(phase: CappedPhase) -> float:
-    """w: an upper bound on the probability that the other records of a step fill at least B - 1
-    places, P[Binomial(n - 1, p) >= B - 1], rounded up (docs/mathematics.md, "Truncated Poisson
-    sampling"): the steps in which an added record may push another out, on either dataset of
-    a neighbouring pair of n and n + 1 or n - 1 and n records."""
-    share = _tail(phase.max_batch_size - 2, phase.dataset_size - 1, phase.sampling_probability)
-    return min(1.0, share * (1.0 + _TAIL_MARGIN))
-
-
-def kept_rate(phase: CappedPhase) -> float:
-    """q: a lower bound on the probability that a record joins the kept batch when the n - 1
-    other records are drawn as well and B of the drawn ones are kept uniformly at random,
-    p E[min(1, B/(K + 1))] for K ~ Binomial(n - 1, p), rounded down. With
-    E[1/(K + 1); K >= B] = P[Binomial(n, p) > B]/(n p) (the binomial identity
-    C(m, k)/(k + 1) = C(m + 1, k + 1)/(m + 1)), q = p P[K <= B - 1] + B P[Binomial(n, p) > B]/n."""
-    p, b, others = phase.sampling_probability, phase.max_batch_size, phase.dataset_size - 1
-    # each tail is taken _TAIL_MARGIN to the side that lowers q; the sums and products add ulps
-    below = 1.0 - _tail(b - 1, others, p) * (1.0 + _TAIL_MARGIN)  # P[K <= B - 1]
-    rate = p * below + b * _tail(b, others + 1, p) / (others + 1) * (1.0 - _TAIL_MARGIN)
-    return min(p, max(0.0, rate - 8.0 * _ULP * p))
-
-
-def capped_pair(phase: CappedPhase, direction: str) -> Pair:
-    """One step of a capped phase in `direction` (remove or add): the revealed mixture of the
-    Poisson pair at shift 1, weight 1 - w, and at shift 2, weight w (`overflow_share`), which
-    dominates the capped step (docs/mathematics.md, "Truncated Poisson sampling")."""
-    from dpcalc.core.pld.pairs import GaussianPair
-    from dpcalc.core.pld.pairs.capped import RevealedMixture
-
-    share = overflow_share(phase)
-    p, sigma = phase.sampling_probability, phase.noise
-    return RevealedMixture([(1.0 - share, GaussianPair(p, sigma, direction)),
-                            (share, GaussianPair(p, sigma / 2.0, direction))])
-
 
 def overflow_probability(phases: Sequence[Phase], truncation: Truncation) -> float:
     """A certified upper bound on eta: the probability that any batch of the run holds more than
@@ -162,11 +83,11 @@ def overflow_probability(phases: Sequence[Phase], truncation: Truncation) -> flo
         if truncation.max_batch_size >= records:
             continue  # no batch can overflow
         tail = float(bdtrc(truncation.max_batch_size, records, phase.sampling_probability))  # P[X > B]
-        tail = min(1.0, tail * (1.0 + _TAIL_MARGIN))
+        tail = min(1.0, tail * (1.0 + TAIL_MARGIN))
         if tail >= 1.0:
             return 1.0
         log_none += phase.steps * math.log1p(-tail)
-    return min(1.0, -math.expm1(log_none) * (1.0 + _TAIL_MARGIN))
+    return min(1.0, -math.expm1(log_none) * (1.0 + TAIL_MARGIN))
 
 
 def account_truncated(phases: Sequence[Phase], truncation: Truncation, *, delta: float | None,
@@ -251,25 +172,6 @@ def _phase_fields(phase: Phase, **changes: Any) -> dict[str, Any]:
     return {field.name: changes.get(field.name, getattr(phase, field.name)) for field in dataclasses.fields(Phase)}
 
 
-def step_distances(capped: Sequence[CappedPhase]) -> tuple[float, float]:
-    """(above, below): bounds on how far, in total variation, the compositions of the capped
-    pairs (above) and of the pairs at the kept rate (below) lie from the Poisson run's, on the
-    side of each pair that differs; each moves delta(eps) by at most (1 + e^eps) times it, as an
-    overflow probability does (docs/mathematics.md, "Truncated Poisson sampling").
-
-    A capped pair differs from the Poisson pair only in its shift-2 branch, weight w, where the
-    record's law is (1 - p) N(0) + p N(2) instead of (1 - p) N(0) + p N(1): at most w p tv a step,
-    tv = P(|Z| < 1/(2 sigma)) the distance of N(2) from N(1). The pair at the kept rate q differs
-    from the Poisson pair by (p - q) tv a step. Steps add up (a coupling a step)."""
-    above = below = 0.0
-    for phase in capped:
-        p = phase.sampling_probability
-        tv = min(1.0, math.erf(0.5 / (phase.noise * math.sqrt(2.0))) * (1.0 + 4e-16) + 1e-300)
-        steps = phase.steps_float
-        above += steps * overflow_share(phase) * p * tv
-        below += steps * (p - kept_rate(phase)) * tv
-    return min(1.0, above * (1.0 + 1e-12)), min(1.0, below * (1.0 + 1e-12))
-
 
 STEP_BY_STEP = "overflow bound and step by step"
 OVERFLOW_ONLY = "overflow bound"
@@ -333,7 +235,7 @@ def _per_step(capped: tuple[CappedPhase, ...], *, delta: float | None, epsilon: 
     at the target (epsilon bounds at `delta`, or delta bounds at `epsilon`), composed; None where
     the grid cannot run.
 
-    Upper: the grid accountant composes each step's `capped_pair` (no closed form knows it).
+    Upper: the grid accountant composes each step's `capped_phase.capped_pair` (no closed form knows it).
     Lower: the Poisson run at the kept rate q (`kept_rate`), which some neighbouring datasets
     attain: every record other than the one added contributes 0 and the kept records are drawn
     uniformly (any other rule keeps the record at least as often for some order of the records).
@@ -350,112 +252,3 @@ def _per_step(capped: tuple[CappedPhase, ...], *, delta: float | None, epsilon: 
     return above[0], attained.epsilon_lower if delta is not None else attained.delta_lower, above[1]
 
 
-def truncated_delta(profile: ProfileBounds, epsilon: float, overflow: float) -> tuple[float, float]:
-    """(delta_upper, delta_lower) of the truncated run at `epsilon`: the Poisson run's certified
-    bounds moved by (1 + e^eps) eta (module docstring)."""
-    upper, lower = profile.at([epsilon])
-    spread = overflow_cost(epsilon, overflow)
-    return min(1.0, float(upper[0]) + spread), max(0.0, float(lower[0]) - spread)
-
-
-def truncated_epsilon(profile: ProfileBounds, delta: float, overflow: float) -> tuple[float, float]:
-    """(epsilon_upper, epsilon_lower) of the truncated run at `delta` (module docstring).
-
-    Upper: the smallest eps found with delta_upper(eps) + (1 + e^eps) eta <= delta. It lies above
-    the Poisson run's upper bound (eta = 0), where the search starts, and the truncated run is
-    (eps, delta)-DP at every larger eps too (its own delta(eps) falls in eps); inf when the cost
-    (1 + e^eps) eta reaches delta first. Lower: the largest eps found with delta_lower(eps) -
-    (1 + e^eps) eta > delta, at which the truncated run is provably not (eps, delta)-DP (that
-    difference falls in eps). Each end is a point checked, on its certified side."""
-
-    upper = capped_upper_epsilon(profile, delta, overflow)
-    return upper, min(capped_lower_epsilon(profile, delta, overflow), upper)
-
-
-def capped_upper_epsilon(profile: ProfileBounds, delta: float, cost: float, start: float | None = None) -> float:
-    """The upper end of `truncated_epsilon` with the cost (1 + e^eps) c. The search starts at the
-    Poisson run's upper bound: `start` where given and checked to meet delta, else searched."""
-
-    def meets(epsilon: float, cost: float = cost) -> bool:
-        return float(profile.at([epsilon])[0][0]) + overflow_cost(epsilon, cost) <= delta
-
-    # the Poisson run's upper bound: delta_upper falls in eps
-    if start is None or not (math.isfinite(start) and meets(start, 0.0)):
-        start = _first(lambda epsilon: meets(epsilon, 0.0), 0.0, math.inf)
-    if not (math.isfinite(start) and overflow_cost(start, cost) < delta):
-        return math.inf
-    # past eps = log(delta / c - 1) the cost alone exceeds delta: nothing meets it there
-    ceiling = math.log(delta / cost - 1.0) if cost > 0.0 else math.inf
-    return _first(meets, start, ceiling)
-
-
-def capped_lower_epsilon(profile: ProfileBounds, delta: float, cost: float) -> float:
-    """The lower end of `truncated_epsilon` with the cost (1 + e^eps) c (0 where none is found)."""
-
-    def exceeds(epsilon: float) -> bool:
-        return float(profile.at([epsilon])[1][0]) - overflow_cost(epsilon, cost) > delta
-
-    if not exceeds(0.0):
-        return 0.0
-    return _first(lambda epsilon: not exceeds(epsilon), 0.0, math.inf, last_false=True)
-
-
-# Shares of delta at which a run without a profile (rdp) is read for its capped epsilon, and the
-# multiples of the overflow's cost at the uncapped epsilon taken off delta (`capped_epsilon`).
-_CAPPED_SHARES = (0.5, 0.8, 0.9, 0.95, 0.99, 0.999)
-_CAPPED_COSTS = (1.0001, 1.001, 1.01, 1.03, 1.1, 1.3, 1.6, 2.0, 3.0)
-
-
-def capped_epsilon(epsilon_at: Callable[[float], float], delta: float, overflow: float) -> float:
-    """An epsilon at which a capped run is (eps, delta)-DP, from `epsilon_at`, an upper bound on
-    the uncapped run's epsilon at any delta, for accountants without a profile (rdp): the
-    smallest eps = epsilon_at(d) over a few d < delta with d + (1 + e^eps) eta <= delta (each
-    checked; module docstring); inf when none is. The candidates are shares of delta and delta
-    less multiples of the overflow's cost at the uncapped epsilon (where the optimum lies when
-    the cost is small)."""
-    if overflow == 0.0:
-        return epsilon_at(delta)
-    uncapped = epsilon_at(delta)
-    if not math.isfinite(uncapped):
-        return math.inf
-    start = overflow_cost(uncapped, overflow)
-    candidates = [delta * share for share in _CAPPED_SHARES]
-    candidates += [delta - start * factor for factor in _CAPPED_COSTS]
-    best = math.inf
-    for candidate in sorted({value for value in candidates if 0.0 < value < delta}, reverse=True):
-        epsilon = epsilon_at(candidate)
-        if epsilon < best and candidate + overflow_cost(epsilon, overflow) <= delta:
-            best = epsilon
-    return best
-
-
-def _first(holds: Callable[[float], bool], low: float, ceiling: float, *, last_false: bool = False) -> float:
-    """The smallest eps in [low, ceiling) found to satisfy `holds` (monotone: false, then true),
-    by doubling steps from `low` and bisection; inf when none is found below `ceiling` (or below
-    eps = 1e4, beyond any meaningful privacy). With `last_false`, the largest eps found not to
-    satisfy it instead."""
-    if holds(low):
-        return low
-    step = max(1e-3, 1e-3 * low)
-    high = low + step
-    while not holds(high):
-        low, high = high, high + step
-        step *= 2.0
-        if high >= min(ceiling, 1e4):
-            return low if last_false else math.inf
-    for _ in range(_BISECTIONS):
-        middle = 0.5 * (low + high)
-        if middle in (low, high):
-            break
-        low, high = (low, middle) if holds(middle) else (middle, high)
-    return low if last_false else high
-
-
-def overflow_cost(epsilon: float, overflow: float) -> float:
-    """(1 + e^eps) eta, rounded up; inf past float64: what a cap adds to delta at eps (module
-    docstring)."""
-    if overflow == 0.0:
-        return 0.0
-    if epsilon > 700.0:
-        return math.inf
-    return (1.0 + math.exp(epsilon)) * overflow * (1.0 + 1e-15)

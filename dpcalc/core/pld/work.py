@@ -50,7 +50,7 @@ WORK_LIMIT = 1e9
 
 
 # The most atoms (entries of one lattice convolution) a random-allocation pair may take
-# (`pairs.lognormal_lattice.fft_length`): peak memory grows by about 300 bytes an atom (the atoms'
+# (`pairs.lattice_sums.fft_length`): peak memory grows by about 300 bytes an atom (the atoms'
 # arrays and the tilted FFTs), so 2^20 stays near 300 MiB. Every allocation run of the tests and
 # benchmarks needs at most 80000 (the design card); n = 1e6, batch size 10 (1e5 steps an epoch,
 # sigma 1) would need 6.7e6, 2 GiB.

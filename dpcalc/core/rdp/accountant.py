@@ -141,6 +141,34 @@ def delta_from_curve(
     return min(candidates, key=lambda pair: (pair[0], pair[1]))
 
 
+def epsilon_by_order(orders: Sequence[float], rdp: Sequence[float], delta: float,
+                     conversion: Conversion = "improved") -> tuple[float, ...]:
+    """The epsilon at `delta` that each order alone gives (a sound bound each; their minimum is
+    `epsilon_from_curve`'s): the conversion, or 0 by the total-variation bound (improved) or
+    for an RDP of 0, as there."""
+    OPEN_UNIT.check("delta", delta)
+    values = []
+    for a, r in zip(orders, rdp):
+        value = rdp_to_epsilon(a, r, delta, conversion)
+        if r == 0.0 or (conversion == "improved" and _total_variation_bound(r) <= delta):
+            value = 0.0
+        values.append(value)
+    return tuple(values)
+
+
+def delta_by_order(orders: Sequence[float], rdp: Sequence[float], epsilon: float,
+                   conversion: Conversion = "improved") -> tuple[float, ...]:
+    """The delta at `epsilon` that each order alone gives (their minimum is `delta_from_curve`'s)."""
+    NON_NEGATIVE.check("epsilon", epsilon)
+    values = []
+    for a, r in zip(orders, rdp):
+        value = rdp_to_delta(a, r, epsilon, conversion)
+        if conversion == "improved" or r == 0.0:
+            value = min(value, _total_variation_bound(r))
+        values.append(value)
+    return tuple(values)
+
+
 def _grid_edge(grid: tuple[float, ...], best_order: float, epsilon: float, delta: float) -> GridEdge | None:
     """The grid end the optimum sits at, when a wider grid could matter (epsilon, delta > 0, finite)."""
     if len(grid) > 1 and (best_order == min(grid) or best_order == max(grid)) and math.isfinite(epsilon):

@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-RESULT_KEYS = {"epsilon", "alpha", "beta", "t", "sensitivity", "outcomes", "monotone", "sampling", "solved_for", "source"}
+RESULT_KEYS = {"epsilon", "alpha", "beta", "t", "sensitivity", "outcomes", "monotone", "sampling", "accuracy",
+               "solved_for", "source"}
 INPUT_KEYS = {"outcomes", "eps", "alpha", "beta", "sensitivity", "monotone", "max_eps"}
 BASE = ("mechanism", "exponential", "--outcomes", "1000")
 
@@ -66,11 +67,10 @@ def test_max_eps_gate(dpcalc):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--eps", "1"), "Error: give two of --eps, --alpha and --beta, got only --eps: add --alpha (to get beta) "
-                     "or --beta (to get alpha)\n"),
     (("--alpha", "1"), "Error: give two of --eps, --alpha and --beta, got only --alpha: add --eps (to get beta) "
                        "or --beta (to get epsilon)\n"),
-    ((), "Error: give two of --eps, --alpha and --beta (the third is computed), e.g. --eps 1 --beta 0.05 to get alpha\n"),
+    ((), "Error: give --eps (alone: alpha at beta 0.5 to 0.01), or two of --eps, --alpha and --beta (the third is "
+         "computed), e.g. --eps 1 --beta 0.05 to get alpha\n"),
     (("--eps", "1", "--alpha", "2", "--beta", "0.1"),
      "Error: --eps, --alpha and --beta cannot all be given: drop the one to compute (drop --eps to get epsilon, "
      "--alpha to get alpha, --beta to get beta)\n"),
@@ -104,3 +104,20 @@ def test_outcomes_required(dpcalc):
 def test_help_lists_examples(dpcalc):
     run = dpcalc("mechanism", "exponential", "--help")
     assert run.code == 0 and "dpcalc mechanism exponential --outcomes 1000 --eps 1 --beta 0.05" in run.stdout
+
+
+def test_epsilon_alone_gives_alpha_at_standard_betas(dpcalc):
+    # alpha = (2 Delta / eps)(ln|R| + ln(1/beta)) (Dwork, Roth 2014, Thm 3.11) at each standard beta
+    run = dpcalc(*BASE, "--eps", "1", "--json")
+    assert run.code == 0
+    result = run.json()["result"]
+    assert set(result) == RESULT_KEYS and (result["alpha"], result["beta"], result["t"]) == (None, None, None)
+    assert result["solved_for"] == "accuracy"
+    assert [point["beta"] for point in result["accuracy"]] == [0.5, 0.1, 0.05, 0.01]
+    for point in result["accuracy"]:
+        assert point["alpha"] == pytest.approx(2 * (math.log(1000) + math.log(1 / point["beta"])), rel=1e-14)
+    table = dpcalc(*BASE, "--eps", "1")
+    assert table.code == 0 and "Accuracy at beta" in table.stdout and "23.025851" in table.stdout
+    # the 0.05 row is the alpha --beta 0.05 solves for
+    solved = dpcalc(*BASE, "--eps", "1", "--beta", "0.05", "--json").json()["result"]
+    assert solved["accuracy"][2]["alpha"] == solved["alpha"]

@@ -7,7 +7,7 @@ import math
 import pytest
 
 RESULT_KEYS = {"noise", "epsilon", "scale", "gap", "beta", "exact", "candidates", "sensitivity", "monotone",
-               "solved_for", "source"}
+               "accuracy", "solved_for", "source"}
 INPUT_KEYS = {"noise", "candidates", "eps", "scale", "gap", "beta", "sensitivity", "monotone", "max_eps"}
 
 
@@ -62,12 +62,11 @@ def test_max_eps_gate(dpcalc):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--noise", "gumbel", "--candidates", "10", "--eps", "1"),
-     "Error: give two of --eps, --gap and --beta, got only --eps: add --gap (to get beta) or --beta (to get gap)\n"),
-    (("--noise", "gumbel", "--candidates", "10", "--scale", "1"),
-     "Error: give two of --scale, --gap and --beta, got only --scale: add --gap (to get beta) or --beta (to get gap)\n"),
+    (("--noise", "gumbel", "--candidates", "10", "--gap", "1"),
+     "Error: give two of --eps, --gap and --beta, got only --gap: add --eps (to get beta) or --beta (to get epsilon)\n"),
     (("--noise", "gumbel", "--candidates", "10"),
-     "Error: give two of --eps, --gap and --beta (the third is computed), e.g. --eps 1 --beta 0.05 to get the gap\n"),
+     "Error: give --eps (alone: the gap at beta 0.5 to 0.01), or two of --eps, --gap and --beta (the third is "
+     "computed), e.g. --eps 1 --beta 0.05 to get the gap\n"),
     (("--noise", "gumbel", "--candidates", "10", "--eps", "1", "--gap", "1", "--beta", "0.1"),
      "Error: --eps, --gap and --beta cannot all be given: drop the one to compute (drop --eps to get epsilon, "
      "--gap to get gap, --beta to get beta)\n"),
@@ -104,3 +103,13 @@ def test_gap_zero_gives_the_tie_probability(dpcalc):
 def test_help_lists_examples(dpcalc):
     run = dpcalc("mechanism", "noisy-max", "--help")
     assert run.code == 0 and "dpcalc mechanism noisy-max --noise gumbel --candidates 10 --eps 1 --beta 0.05" in run.stdout
+
+
+@pytest.mark.parametrize("noise", ["laplace", "gumbel", "exponential"])
+def test_privacy_alone_gives_the_gap_at_standard_betas(dpcalc, noise):
+    # each row is the gap that --beta solves for at that beta (the same relation, inverted)
+    alone = run_json(dpcalc, "--noise", noise, "--candidates", "10", "--eps", "1")["result"]
+    assert alone["gap"] is None and alone["beta"] is None and alone["solved_for"] == "accuracy"
+    for point in alone["accuracy"]:
+        solved = run_json(dpcalc, "--noise", noise, "--candidates", "10", "--eps", "1", "--beta", repr(point["beta"]))
+        assert point["gap"] == solved["result"]["gap"]

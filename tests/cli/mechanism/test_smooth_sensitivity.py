@@ -7,10 +7,10 @@ import math
 import pytest
 
 RESULT_KEYS = {
-    "noise", "privacy", "epsilon", "delta", "rho", "alpha", "beta", "sigma", "degrees", "smooth_sensitivity", "scale", "std",
+    "noise", "privacy", "epsilon", "delta", "rho", "alpha", "beta", "lln_sigma", "degrees", "smooth_sensitivity", "scale", "std",
     "error", "confidence", "failure_probability", "accuracy_exact", "solved_for", "source",
 }
-INPUT_KEYS = {"noise", "eps", "scale", "delta", "smooth_sensitivity", "error", "confidence", "beta", "sigma", "degrees",
+INPUT_KEYS = {"noise", "eps", "scale", "delta", "smooth_sensitivity", "error", "confidence", "beta", "lln_sigma", "degrees",
               "max_eps"}
 COMMAND = ("mechanism", "smooth-sensitivity")
 
@@ -28,7 +28,7 @@ def test_laplace_table_and_json(dpcalc):
     assert (result["alpha"], result["scale"], result["solved_for"], result["accuracy_exact"]) == (0.5, 2.0, "error", True)
     assert result["beta"] == pytest.approx(1 / (2 * math.log(2e6)), rel=1e-15)
     assert result["error"] == pytest.approx(2 * math.log(20), rel=1e-15)
-    assert result["rho"] is None and result["sigma"] is None and result["std"] == pytest.approx(2 * math.sqrt(2))
+    assert result["rho"] is None and result["lln_sigma"] is None and result["std"] == pytest.approx(2 * math.sqrt(2))
 
 
 def test_cauchy(dpcalc):
@@ -57,13 +57,13 @@ def test_laplace_log_normal(dpcalc):
     assert result["solved_for"] == "epsilon" and result["accuracy_exact"] is False
     assert result["rho"] == pytest.approx(result["epsilon"] ** 2 / 2, rel=1e-15)
     # BS19 Sec. 3.1.1: eps = t / sigma + e^(3 sigma^2 / 2) s
-    assert result["epsilon"] == pytest.approx(0.1 / result["sigma"] + math.exp(1.5 * result["sigma"] ** 2)
+    assert result["epsilon"] == pytest.approx(0.1 / result["lln_sigma"] + math.exp(1.5 * result["lln_sigma"] ** 2)
                                               * result["alpha"], rel=1e-14)
     assert document["warnings"] == ["the accuracy is an upper bound on the failure probability (Chebyshev with the "
                                     "exact variance), not its exact value"]
-    given_sigma = dpcalc(*COMMAND, "--noise", "laplace-log-normal", "--beta", "0.1", "--eps", "1", "--sigma", "0.5",
+    given_sigma = dpcalc(*COMMAND, "--noise", "laplace-log-normal", "--beta", "0.1", "--eps", "1", "--lln-sigma", "0.5",
                          "--json").json()["result"]
-    assert given_sigma["sigma"] == 0.5
+    assert given_sigma["lln_sigma"] == 0.5
     assert given_sigma["alpha"] == pytest.approx(math.exp(-0.375) * (1 - 0.2), rel=1e-15)
     scale = dpcalc(*COMMAND, "--noise", "laplace-log-normal", "--beta", "0.1", "--scale", "2",
                    "--smooth-sensitivity", "3", "--json").json()["result"]
@@ -123,14 +123,17 @@ def test_max_eps(dpcalc):
      "Error: --degrees must be an integer in [1, 100], got 0"),
     (("--noise", "student-t", "--eps", "1", "--beta", "0.01", "--degrees", "2.5"),
      "Error: --degrees must be an integer in [1, 100], got 2.5"),
-    (("--noise", "student-t", "--eps", "1", "--beta", "0.01", "--sigma", "1"),
-     "Error: --sigma must be absent with --noise student-t: sigma belongs to laplace-log-normal, got 1.0"),
+    (("--noise", "student-t", "--eps", "1", "--beta", "0.01", "--lln-sigma", "1"),
+     "Error: --lln-sigma must be absent with --noise student-t: it belongs to laplace-log-normal, got 1.0"),
+    # --sigma is a Gaussian noise multiplier elsewhere: the laplace-log-normal shape is --lln-sigma
+    (("--noise", "laplace-log-normal", "--eps", "1", "--beta", "0.1", "--sigma", "0.5"),
+     "Error: No such option '--sigma'. Did you mean '--lln-sigma'?"),
     (("--noise", "cauchy", "--eps", "1", "--degrees", "3"),
      "Error: --degrees must be absent with --noise cauchy: degrees belong to student-t, got 3"),
-    (("--noise", "cauchy", "--eps", "1", "--sigma", "0.1"),
-     "Error: --sigma must be absent with --noise cauchy: sigma belongs to laplace-log-normal, got 0.1"),
-    (("--noise", "laplace-log-normal", "--beta", "1", "--eps", "1", "--sigma", "0.5"),
-     "Error: --sigma must be above beta / epsilon = 1 (s = e^(-3 sigma^2/2) (epsilon - beta / sigma) must be "
+    (("--noise", "cauchy", "--eps", "1", "--lln-sigma", "0.1"),
+     "Error: --lln-sigma must be absent with --noise cauchy: it belongs to laplace-log-normal, got 0.1"),
+    (("--noise", "laplace-log-normal", "--beta", "1", "--eps", "1", "--lln-sigma", "0.5"),
+     "Error: --lln-sigma must be above beta / epsilon = 1 (s = e^(-3 sigma^2/2) (epsilon - beta / sigma) must be "
      "positive), got 0.5"),
     (("--noise", "laplace-log-normal", "--beta", "1", "--eps", "0.001"),
      "Error: --beta must be small enough against epsilon 0.001 that the noise scale is finite (sigma 1000 makes "
@@ -153,8 +156,8 @@ def test_max_eps(dpcalc):
     (("--noise", "cauchy", "--eps", "1", "--confidence", "1.5"), "Error: --confidence must be in (0, 1), got 1.5"),
     (("--eps", "1", "--delta", "1"), "Error: --delta must be in (0, 1), got 1"),
     (("--noise", "laplace-log-normal", "--beta", "0", "--eps", "1"), "Error: --beta must be in (0, inf), got 0"),
-    (("--noise", "laplace-log-normal", "--beta", "1", "--eps", "1", "--sigma", "-1"),
-     "Error: --sigma must be in (0, inf), got -1"),
+    (("--noise", "laplace-log-normal", "--beta", "1", "--eps", "1", "--lln-sigma", "-1"),
+     "Error: --lln-sigma must be in (0, inf), got -1"),
     (("--noise", "cauchy", "--scale", "1e-320", "--smooth-sensitivity", "1e300"),
      "Error: --scale must be such that S / scale is positive and finite (S 1e+300), got 1e-320"),
 ])

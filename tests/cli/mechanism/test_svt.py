@@ -7,7 +7,7 @@ import math
 import pytest
 
 RESULT_KEYS = {"algorithm", "epsilon", "alpha", "beta", "queries", "answers", "sensitivity", "threshold_scale",
-               "query_scale", "solved_for", "source"}
+               "query_scale", "accuracy", "solved_for", "source"}
 INPUT_KEYS = {"queries", "answers", "eps", "scale", "alpha", "beta", "sensitivity", "max_eps"}
 
 
@@ -57,8 +57,6 @@ def test_max_eps_gate(dpcalc):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("--queries", "10", "--eps", "1"),
-     "Error: give two of --eps, --alpha and --beta, got only --eps: add --alpha (to get beta) or --beta (to get alpha)\n"),
     (("--queries", "10", "--beta", "0.1"),
      "Error: give two of --eps, --alpha and --beta, got only --beta: add --eps (to get alpha) or --alpha (to get "
      "epsilon)\n"),
@@ -67,9 +65,9 @@ def test_max_eps_gate(dpcalc):
      "--alpha to get alpha, --beta to get beta)\n"),
     (("--queries", "10", "--eps", "1", "--scale", "2", "--beta", "0.1"),
      "Error: --eps and --scale cannot be given together; the threshold's scale is 2 c Delta / eps: give one\n"),
-    (("--queries", "10", "--scale", "2"),
-     "Error: give two of --scale, --alpha and --beta, got only --scale: add --alpha (to get beta) or --beta (to get "
-     "alpha)\n"),
+    (("--queries", "10"),
+     "Error: give --eps (alone: alpha at beta 0.5 to 0.01), or two of --eps, --alpha and --beta (the third is "
+     "computed), e.g. --eps 1 --beta 0.05 to get alpha\n"),
     (("--queries", "10", "--scale", "0", "--beta", "0.1"), "Error: --scale must be in (0, inf), got 0\n"),
     (("--queries", "10", "--answers", "11", "--eps", "1", "--beta", "0.1"),
      "Error: --answers must be at most --queries 10, got 11\n"),
@@ -96,3 +94,14 @@ def test_help_lists_examples(dpcalc):
     run = dpcalc("mechanism", "svt", "--help")
     assert run.code == 0 and "dpcalc mechanism svt --queries 1000 --answers 10 --alpha 500 --beta 0.05" in run.stdout
     assert "Lyu" in " ".join(run.stdout.split())
+
+
+def test_privacy_alone_gives_alpha_at_standard_betas(dpcalc):
+    # alpha = 8 c Delta (ln k + ln(2 c / beta)) / eps (Dwork, Roth 2014, Thm 3.26), c = 5, eps = 2 c / scale = 0.5
+    run = dpcalc("mechanism", "svt", "--queries", "100", "--answers", "5", "--scale", "20", "--json")
+    assert run.code == 0
+    result = run.json()["result"]
+    assert set(result) == RESULT_KEYS and result["alpha"] is None and result["solved_for"] == "accuracy"
+    assert result["epsilon"] == 0.5
+    for point in result["accuracy"]:
+        assert point["alpha"] == pytest.approx(8 * 5 * (math.log(100) + math.log(10 / point["beta"])) / 0.5, rel=1e-14)

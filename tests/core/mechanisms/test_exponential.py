@@ -83,7 +83,7 @@ def test_tiny_beta_is_never_zero():
 
 
 @pytest.mark.parametrize("kwargs, name", [
-    ({"epsilon": 1.0, "outcomes": 10}, "epsilon, alpha, beta"),
+    ({"alpha": 1.0, "outcomes": 10}, "epsilon, alpha, beta"),
     ({"epsilon": 0.0, "beta": 0.1, "outcomes": 10}, "epsilon"),
     ({"epsilon": 1.0, "beta": 1.0, "outcomes": 10}, "beta"),
     ({"alpha": -1.0, "beta": 0.5, "outcomes": 10}, "alpha"),

@@ -146,8 +146,8 @@ def test_bad_arguments():
         per_coordinate_mu([], [])
     with pytest.raises(ParameterError, match="clipping must be one of"):
         per_coordinate_gaussian([1.0], [1.0], clipping="global")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="give exactly two"):
-        gaussian_mechanism(epsilon=1.0)
+    with pytest.raises(ValueError, match="give two of"):
+        gaussian_mechanism(error=1.0)
     with pytest.raises(ValueError, match="give epsilon or sigma, not both"):
         gaussian_mechanism(epsilon=1.0, sigma=1.0, error=1.0)
     with pytest.raises(ParameterError, match="calibration must be one of"):

@@ -118,7 +118,7 @@ def test_gumbel_gap_closed_form():
     ({"noise": "laplace", "candidates": 1, "epsilon": 1, "beta": 0.1}, "candidates"),
     ({"noise": "cauchy", "candidates": 3, "epsilon": 1, "beta": 0.1}, "noise"),
     ({"noise": "laplace", "candidates": 3, "epsilon": 1, "scale": 1, "beta": 0.1}, "epsilon, scale"),
-    ({"noise": "laplace", "candidates": 3, "epsilon": 1}, "privacy (epsilon or scale), gap, beta"),
+    ({"noise": "laplace", "candidates": 3, "gap": 1.0}, "privacy (epsilon or scale), gap, beta"),
     ({"noise": "gumbel", "candidates": 3, "gap": 1.0, "beta": 0.9}, "beta"),
     ({"noise": "gumbel", "candidates": 3, "gap": 0.0, "beta": 0.1}, "gap"),
     ({"noise": "gumbel", "candidates": 3, "gap": -1.0, "beta": 0.1}, "gap"),

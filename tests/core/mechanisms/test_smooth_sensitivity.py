@@ -27,9 +27,8 @@ from dpcalc.core.mechanisms.smooth_sensitivity import (
     lln_optimal_sigma,
     smooth_sensitivity,
     student_t_epsilon,
-    student_t_log_tail,
-    student_t_quantile,
 )
+from dpcalc.core.mechanisms.student_t import student_t_log_tail, student_t_quantile
 from dpcalc.core.validation import ParameterError
 
 mpmath.mp.dps = 50

@@ -61,7 +61,7 @@ def test_vacuous_bound_reports_one():
 @pytest.mark.parametrize("kwargs, name", [
     ({"queries": 10, "answers": 11, "epsilon": 1.0, "beta": 0.1}, "answers"),
     ({"queries": 0, "epsilon": 1.0, "beta": 0.1}, "queries"),
-    ({"queries": 10, "epsilon": 1.0}, "epsilon, alpha, beta"),
+    ({"queries": 10, "beta": 0.1}, "epsilon, alpha, beta"),
     ({"queries": 10, "epsilon": -1.0, "beta": 0.1}, "epsilon"),
     ({"queries": 10, "alpha": 0.0, "beta": 0.1}, "alpha"),
     ({"queries": 10, "epsilon": 1.0, "beta": 0.0}, "beta"),

@@ -144,14 +144,15 @@ def discretised_step(phase: Phase, delta: float, accuracy: float = DEFAULT_ACCUR
 
 def pile_mean_loss_shortfall(p: float, sigma: float, h: float, lam: float, cells: int) -> float:
     """How much mean loss (under P) the lower measure of one remove step of the subsampled Gaussian
-    loses over its first `cells` cells, on the grid whose point 0 is the pile (`plan.grid_offset`):
+    loses over its first `cells` cells, on the grid whose point 0 is the pile (`offset.grid_offset`):
     the mean over the same cells cut into 64 parts each (a finer garbling of the pair, whose mean is
     within (h/64)^2 of the pair's there) minus the lower measure's."""
-    from dpcalc.core.pld import discretise, plan
+    from dpcalc.core.pld import discretise
+    from dpcalc.core.pld.offset import grid_offset
     from dpcalc.core.pld.pairs import GaussianPair
 
     pair = GaussianPair(p, sigma, "remove")
-    offset = plan.grid_offset(PhaseModel(gaussian(p, sigma, 10**7), "remove"), h, lam)
+    offset = grid_offset(PhaseModel(gaussian(p, sigma, 10**7), "remove"), h, lam)
     k_lo = math.floor((math.log1p(-p) - offset) / h) - 1
     _, lower = discretise.discretise_step(pair, h, k_lo, math.ceil((0.02 - offset) / h), lam, 1, offset)
     s = lower.losses[:cells]

@@ -18,6 +18,7 @@ from dpcalc.core.phases import Phase
 from dpcalc.core.pld import DEFAULT_ACCURACY, tight_epsilon, work
 from dpcalc.core.pld.accountant import Attempt, _intersection, _narrower_before, account_grid, first_upper, prepare
 from dpcalc.core.pld.model import directions_of
+from dpcalc.core.pld.policy import Composition
 from tests.core.pld.helpers import DESIGN_CARD, brackets, gaussian, gdp_delta, gdp_epsilon
 
 
@@ -61,9 +62,9 @@ def test_unsubsampled_runs_bracket_gdp_in_both_modes(sigma, steps):
     assert by_eps.epsilon == eps and by_eps.delta == by_eps.delta_upper
 
 
-def test_full_composes_every_direction():
+def test_in_full_composes_every_direction():
     phases = (gaussian(0.1, 2.0, 100),)
-    full = account_grid(phases, delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY, full=True)
+    full = account_grid(phases, delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY, composition=Composition.in_full())
     assert sorted(full.measures) == ["add", "remove"]
     assert all(measures.lower is not None for measures in full.measures.values())
     cheap = account_grid(phases, delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY).result
@@ -170,3 +171,12 @@ def test_a_long_run_that_stalls_reports_the_intersection_and_says_why():
     assert "a finer grid did not narrow it" in result.warnings[0]
     assert default.attempts == 1 and not default.warnings
     assert default.epsilon_upper - default.epsilon_lower <= DEFAULT_ACCURACY * default.epsilon_upper
+
+
+def test_a_composition_spares_lower_measures_only_over_every_direction():
+    # "where it raises" and "first" keep plans to complete later: only a composition that keeps
+    # every direction's measures can (`policy.Composition`)
+    assert Composition.sparing_lower().spares_lower and Composition.first_lower().spares_lower
+    assert not Composition.interval().spares_lower and not Composition.upper_bound().lower_measures
+    with pytest.raises(ValueError, match="every direction"):
+        Composition(every_direction=False, lower="first")

@@ -33,7 +33,8 @@ from hypothesis import strategies as st
 
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import api, tight_delta, tight_epsilon
-from dpcalc.core.pld.pairs.allocation import AllocationPair, _cells
+from dpcalc.core.pld.pairs.allocation import AllocationPair
+from dpcalc.core.pld.pairs.atoms import _cells
 from dpcalc.core.pld.pairs.lognormal_lattice import cells_coarser, lattice, spread_coarser
 from tests.slow import slow_cases
 
@@ -218,15 +219,15 @@ def test_cells_of_ordered_atoms_agree_with_the_general_sums(direction, monkeypat
     one run; taking them as unordered (bincount per cell) gives the same bounds up to the order of
     the summation (at most (count + 2) u of each sum, inside the bounds' own margins): checked on
     edges that cover the line, and on edges that leave atoms below and above them."""
-    from dpcalc.core.pld.pairs import allocation
+    from dpcalc.core.pld.pairs import atoms as atom_pairs
 
     atoms = AllocationPair(40, 10, 1.0, direction).atoms
-    assert allocation._step(atoms, direction) == (1 if direction == "remove" else -1)
+    assert atom_pairs._step(atoms, direction) == (1 if direction == "remove" else -1)
     rng = np.random.default_rng(7)
     edge_sets = [np.concatenate(([-math.inf], np.arange(-300, 301) * 0.01, [math.inf])),
                  np.sort(rng.normal(0.0, 0.3, 40)), np.append(np.sort(rng.normal(0.0, 0.5, 25)), math.inf)]
     ordered = [_cells(atoms, edges, direction) for edges in edge_sets]
-    monkeypatch.setattr(allocation, "_step", lambda atoms, direction: 0)
+    monkeypatch.setattr(atom_pairs, "_step", lambda atoms, direction: 0)
     for edges, fast in zip(edge_sets, ordered, strict=True):
         for a, b in zip(fast, _cells(atoms, edges, direction), strict=True):
             assert np.all(np.abs(a - b) <= 1e-9 * np.maximum(a, b) + 1e-300)

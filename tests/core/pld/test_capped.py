@@ -15,20 +15,16 @@ from hypothesis import strategies as st
 
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import tight_epsilon
+from dpcalc.core.pld.capped_phase import CappedPhase, capped_pair, kept_rate, overflow_share, step_distances
 from dpcalc.core.pld.pairs import GaussianPair
 from dpcalc.core.pld.pairs.capped import RevealedMixture
 from dpcalc.core.pld.truncation import (
-    CappedPhase,
     Truncation,
     account_truncated,
     cap_costs,
     capped,
-    capped_pair,
     composed_upper,
-    kept_rate,
     overflow_probability,
-    overflow_share,
-    step_distances,
 )
 from tests.slow import slow_cases
 

@@ -61,7 +61,7 @@ def test_lower_measure_loses_little_at_the_edges_of_the_support():
 
 def test_the_lowest_cell_is_cut_where_its_ratio_reaches_its_point():
     # p = 0.004, sigma = 0.61, h = 2^-12: the pile at log(1 - p) is wider than half a cell, so
-    # no grid offset puts it at a point (`plan.grid_offset`); with the centred cell its ratio lay
+    # no grid offset puts it at a point (`offset.grid_offset`); with the centred cell its ratio lay
     # 0.05 h above its point, 17% of the mass was rounded down by that much, and
     # log E[e^(lam L)] of the lower measure fell 4e-6 short of the pair's (a lower bound 0.3%
     # low at T = 1e4). Cut where the cell's ratio reaches its point, the shortfall is that of
@@ -96,7 +96,7 @@ def test_the_lowest_cell_is_cut_where_its_ratio_reaches_its_point():
 
 def test_lower_measure_reserves_little_beyond_what_its_borrowers_take():
     # p = 1e-5, sigma = 0.5 at h = 2^-15 (the step T = 1e7 gets at the default accuracy), remove,
-    # on the grid whose point 0 is the pile (`plan.grid_offset`): next to the pile each cell borrows
+    # on the grid whose point 0 is the pile (`offset.grid_offset`): next to the pile each cell borrows
     # c ~ 0.05 of the next and reserves for its own lender; unused reserves go down a step. The mean
     # loss of the lower measure over its first 500 cells (losses below 0.015) is compared with that
     # of the same cells cut into 64 parts each (a finer garbling of the pair). Reserving from the

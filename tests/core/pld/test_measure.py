@@ -84,7 +84,7 @@ def test_add_sums_the_masses_and_the_fields(kind):
 
 def test_offset_grids_are_exact_or_refused():
     # losses = offset + k h is computed exactly when both are multiples of one power of two
-    # (plan.grid_offset chooses such offsets); offsets add exactly under composition
+    # (offset.grid_offset chooses such offsets); offsets add exactly under composition
     m = tilted("lower", [0.25, 0.5, 0.25], lam=2.0, h=2.0**-10, k0=-5)
     shifted = replace(m, offset=37 * 2.0**-22)
     assert list(shifted.losses) == [37 * 2.0**-22 + k * 2.0**-10 for k in (-5, -4, -3)]

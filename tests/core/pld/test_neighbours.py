@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from dpcalc.core import gdp
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import DEFAULT_ACCURACY, tight_delta, tight_epsilon
-from dpcalc.core.pld.api import check_phases
+from dpcalc.core.pld.model import check_phases
 from dpcalc.core.pld.pairs import GaussianPair, ReplaceOnePair, SymmetrisedPair
 from dpcalc.core.rdp import rdp_accountant
 from tests.core.pld.helpers import GDP_RTOL, brackets, exact_one_step_delta, gaussian_masses, mp_x

@@ -11,7 +11,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dpcalc.core.pld import normal
+from dpcalc.core.pld import normal, normal_interval
 from tests.core.pld.helpers import U
 
 
@@ -43,7 +43,7 @@ def test_interval_masses_lie_within_their_bounds():
     rng = np.random.default_rng(3)
     low = rng.uniform(-40.0, 40.0, 600)
     high = low + 10.0 ** rng.uniform(-7.0, 1.0, 600)
-    log_mass, rel = normal.log_interval_mass(low, high)
+    log_mass, rel = normal_interval.log_interval_mass(low, high)
     for a, b, lm, r in zip(low, high, log_mass, rel):
         if a + b > 0:
             exact = mp.ncdf(-mp.mpf(a)) - mp.ncdf(-mp.mpf(b))
@@ -61,13 +61,13 @@ def _mp_interval_mass(a: float, b: float):
 
 
 def test_narrow_interval_masses_are_within_their_bound_and_far_tighter():
-    # Simpson's rule on the density for narrow intervals (normal._narrow_intervals): the bound
+    # Simpson's rule on the density for narrow intervals (normal_interval._narrow_intervals): the bound
     # must hold against mpmath, and for a cell 1e-4 wide it must be far below the ~1e-10 that the
     # difference of two tails allows (that error, amplified by 1/h, biased fine PLD grids).
     rng = np.random.default_rng(20261124)
     starts = np.concatenate([rng.uniform(-8.0, 8.0, 300), rng.uniform(-38.0, 38.0, 100)])
     widths = 10.0 ** rng.uniform(-12.0, 0.5, len(starts))
-    log_mass, rel = normal.log_interval_mass(starts, starts + widths)
+    log_mass, rel = normal_interval.log_interval_mass(starts, starts + widths)
     with mp.workdps(60):
         for a, w, lm, r in zip(starts, widths, log_mass, rel):
             b = float(a + w)
@@ -76,7 +76,7 @@ def test_narrow_interval_masses_are_within_their_bound_and_far_tighter():
                 continue
             got = mp.e ** mp.mpf(float(lm))
             assert abs(got - exact) <= r * got
-    _, narrow = normal.log_interval_mass(np.array([0.5, 2.0, -1.0]), np.array([0.5001, 2.0001, -0.9999]))
+    _, narrow = normal_interval.log_interval_mass(np.array([0.5, 2.0, -1.0]), np.array([0.5001, 2.0001, -0.9999]))
     assert float(narrow.max()) < 1e-13
 
 
@@ -88,9 +88,9 @@ def test_contiguous_cells_evaluate_each_shared_end_once_with_the_same_values():
     gapped = np.linspace(-9.0, 9.0, 400)
     for low, high in ((edges[:-1], edges[1:]), (edges[-2::-1], edges[:0:-1]), (gapped[:-1:2], gapped[1::2])):
         assert (high > low).all()
-        log_mass, rel = normal.log_interval_mass(low, high)
+        log_mass, rel = normal_interval.log_interval_mass(low, high)
         for i in range(0, len(low), 7):
-            alone_mass, alone_rel = normal.log_interval_mass(low[i:i + 1], high[i:i + 1])
+            alone_mass, alone_rel = normal_interval.log_interval_mass(low[i:i + 1], high[i:i + 1])
             assert log_mass[i] == alone_mass[0] and rel[i] == alone_rel[0]
 
 

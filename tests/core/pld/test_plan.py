@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpcalc.core.phases import Phase
-from dpcalc.core.pld import plan
+from dpcalc.core.pld import offset, plan
 from dpcalc.core.pld.model import PhaseModel
 from dpcalc.core.pld.pairs import GaussianPair
 from dpcalc.core.special import ndtr
@@ -102,7 +102,7 @@ def test_the_grid_offset_puts_a_point_at_the_ratio_of_the_pile(direction):
     # down at the upper end (add).
     p, sigma, h = 1e-5, 0.5, 2.0**-15
     model = PhaseModel(gaussian(p, sigma, 10**7), direction)
-    g = plan.grid_offset(model, h, 4.0)
+    g = offset.grid_offset(model, h, 4.0)
     unit = h * 2.0**-12
     assert g == math.floor(g / unit) * unit and g != 0.0
     end = math.log1p(-p) if direction == "remove" else -math.log1p(-p)
@@ -136,7 +136,7 @@ def test_the_pile_is_rounded_down_where_the_cell_above_cannot_lift_it():
     # at or above it.
     h = 2.0**-24
     model = PhaseModel(Phase("laplace", 1e-4, None, 1.0, 10**6), "remove")
-    g = plan.grid_offset(model, h, 42.4)
+    g = offset.grid_offset(model, h, 42.4)
     end = model.pair.support[0]
     assert g != 0.0 and end - h * 2.0**-12 <= g <= end
     cells = model.pair.cell_masses(np.array([-math.inf, end, g + h / 2, math.inf]))
@@ -145,8 +145,8 @@ def test_the_pile_is_rounded_down_where_the_cell_above_cannot_lift_it():
 def test_no_offset_without_a_narrow_pile():
     # without subsampling the support has no end; at p = 1e-4, sigma = 0.8 and h = 2^-17 the
     # pile spans several cells and the grid resolves it
-    assert plan.grid_offset(PhaseModel(gaussian(1.0, 1.0, 10), "remove"), 2.0**-10, 1.0) == 0.0
-    assert plan.grid_offset(PhaseModel(gaussian(1e-4, 0.8, 10**6), "remove"), 2.0**-17, 18.0) == 0.0
+    assert offset.grid_offset(PhaseModel(gaussian(1.0, 1.0, 10), "remove"), 2.0**-10, 1.0) == 0.0
+    assert offset.grid_offset(PhaseModel(gaussian(1e-4, 0.8, 10**6), "remove"), 2.0**-17, 18.0) == 0.0
 
 
 @pytest.mark.parametrize("phase", [
@@ -156,17 +156,17 @@ def test_no_offset_without_a_narrow_pile():
 ])
 def test_grid_offset_stops_its_bisection_at_the_same_offset(phase, monkeypatch):
     """The bisection of `grid_offset` stops once every point left rounds to one offset
-    (`plan._same_unit`): the offset is the one of the full 40 halvings, bit for bit."""
+    (`offset._same_unit`): the offset is the one of the full 40 halvings, bit for bit."""
     from dpcalc.core.pld.model import directions_of
 
     for direction in directions_of([phase]):
         model = PhaseModel(phase, direction.name)
         for h in (2.0**-8, 2.0**-11, 2.0**-13):
             for lam in (0.5, 8.0):
-                early = plan.grid_offset(model, h, lam)
+                early = offset.grid_offset(model, h, lam)
                 with monkeypatch.context() as patch:
-                    patch.setattr(plan, "_same_unit", lambda *args: False)
-                    assert plan.grid_offset(model, h, lam) == early
+                    patch.setattr(offset, "_same_unit", lambda *args: False)
+                    assert offset.grid_offset(model, h, lam) == early
 
 
 @settings(max_examples=200, deadline=None)

@@ -11,8 +11,7 @@ import pytest
 
 from dpcalc.core import gdp, pld
 from dpcalc.core.phases import Phase
-from dpcalc.core.pld.api import check_phases
-from dpcalc.core.pld.model import directions_of
+from dpcalc.core.pld.model import check_phases, directions_of
 from dpcalc.core.pld.pairs import GaussianPair, ReplaceOnePair, SymmetrisedPair
 from dpcalc.core.rdp import rdp_accountant
 

@@ -13,13 +13,8 @@ from hypothesis import strategies as st
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import tight_delta, tight_epsilon
 from dpcalc.core.pld.privacy_profile import ProfileBounds
-from dpcalc.core.pld.truncation import (
-    Truncation,
-    account_truncated,
-    overflow_probability,
-    truncated_delta,
-    truncated_epsilon,
-)
+from dpcalc.core.pld.truncated_profile import truncated_delta, truncated_epsilon
+from dpcalc.core.pld.truncation import Truncation, account_truncated, overflow_probability
 from dpcalc.core.validation import ParameterError
 
 DESIGN_CARD = Phase("gaussian", 0.004, 1.1, None, 10000)

@@ -11,8 +11,10 @@ relative errors (`base.CellMasses`), plus its moments and MGF by quadrature. One
 - `symmetrised`: the two-part pair of fixed-size batches (Zhu, Dong, Wang 2022, Prop. 30);
 - `mixture`: the user-level binomial mixture (Ganesh 2024); `shuffle`: the largest batch sum of a
   shuffled epoch (a lower bound);
-- `allocation`: an epoch of random allocation, bracketed by two lattice pairs, and
-  `lognormal_lattice`, the certified lattice sums behind it.
+- `allocation`: an epoch of random allocation, bracketed by two lattice pairs given as atoms
+  (`atoms`), and `lognormal_lattice` and `lattice_sums`, the certified lattices and their sums
+  by FFT behind it;
+- `capped`: a pair drawn at random with the draw revealed (a capped Poisson step's bound).
 """
 
 from __future__ import annotations

@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-from dpcalc.core.pld.normal import log_density, log_interval_mass
+from dpcalc.core.pld.normal import log_density
+from dpcalc.core.pld.normal_interval import log_interval_mass
 from dpcalc.core.pld.pairs.base import (
     CellMasses,
     Pair,

@@ -33,7 +33,8 @@ import math
 import numpy as np
 
 from dpcalc.core.arrays import sorted_distinct
-from dpcalc.core.pld.normal import NORMAL_RELATIVE_ERROR, log_density, log_interval_mass, log_upper_tail, mills_ratio
+from dpcalc.core.pld.normal import NORMAL_RELATIVE_ERROR, log_density, log_upper_tail, mills_ratio
+from dpcalc.core.pld.normal_interval import log_interval_mass
 from dpcalc.core.pld.pairs.base import (
     CellMasses,
     Pair,

@@ -6,7 +6,7 @@ _dpcalc() {
     # the (sub)command being completed: dpcalc, dpcalc/gdp, dpcalc/mechanism/NAME, ...
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case "$path/$word" in
-            dpcalc/gdp|dpcalc/convert|dpcalc/laplace-eps|dpcalc/advanced-composition|dpcalc/rdp|dpcalc/check|dpcalc/pld|dpcalc/risk|dpcalc/calibrate|dpcalc/mechanism|dpcalc/mechanism/laplace|dpcalc/mechanism/gaussian|dpcalc/mechanism/exponential|dpcalc/mechanism/noisy-max|dpcalc/mechanism/svt|dpcalc/mechanism/ptr|dpcalc/mechanism/randomized-response|dpcalc/mechanism/smooth-sensitivity|dpcalc/completions|dpcalc/completions/install|dpcalc/completions/show) path="$path/$word" ;;
+            dpcalc/gdp|dpcalc/convert|dpcalc/laplace-eps|dpcalc/advanced-composition|dpcalc/rdp|dpcalc/check|dpcalc/pld|dpcalc/risk|dpcalc/calibrate|dpcalc/statement|dpcalc/mechanism|dpcalc/mechanism/laplace|dpcalc/mechanism/gaussian|dpcalc/mechanism/exponential|dpcalc/mechanism/noisy-max|dpcalc/mechanism/svt|dpcalc/mechanism/ptr|dpcalc/mechanism/randomized-response|dpcalc/mechanism/smooth-sensitivity|dpcalc/completions|dpcalc/completions/install|dpcalc/completions/show) path="$path/$word" ;;
         esac
     done
     case "$path" in
@@ -14,7 +14,7 @@ _dpcalc() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--version --debug --install-completion --show-completion -h --help" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp check pld risk calibrate mechanism completions" -- "$cur"))
+                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp check pld risk calibrate statement mechanism completions" -- "$cur"))
             fi ;;
         dpcalc/gdp)
             case "$prev" in
@@ -33,9 +33,10 @@ _dpcalc() {
                 --max-eps) return ;;
                 --max-delta) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --x) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --max-delta --no-tight --json --csv --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --max-delta --no-tight --json --csv --plot --chart --x -h --help" -- "$cur"))
             fi ;;
         dpcalc/convert)
             case "$prev" in
@@ -48,6 +49,7 @@ _dpcalc() {
                 --order) return ;;
                 --rdp-eps) return ;;
                 --sigma) return ;;
+                --noise-std) return ;;
                 --scale) return ;;
                 --sensitivity) return ;;
                 --orders) return ;;
@@ -58,19 +60,19 @@ _dpcalc() {
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--from --to --eps --delta --mu --rho --order --rdp-eps --sigma --scale --sensitivity --orders --points --group --max-eps --max-delta --json --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--from --to --eps --delta --mu --rho --order --rdp-eps --sigma --noise-std --scale --sensitivity --orders --points --group --max-eps --max-delta --json --plot --chart -h --help" -- "$cur"))
             fi ;;
         dpcalc/laplace-eps)
             case "$prev" in
-                --tolerance) return ;;
-                --probability) return ;;
+                --tolerance|--error) return ;;
+                --probability|--confidence) return ;;
                 --eps) return ;;
                 --sensitivity) return ;;
-                --dims) return ;;
+                --dims|--bins) return ;;
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--tolerance --probability --eps --sensitivity --dims --one-sided --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--tolerance --error --probability --confidence --eps --sensitivity --dims --bins --one-sided --max-eps --json -h --help" -- "$cur"))
             fi ;;
         dpcalc/advanced-composition)
             case "$prev" in
@@ -143,9 +145,10 @@ _dpcalc() {
                 --max-eps) return ;;
                 --max-delta) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --x) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --max-batch-size --accuracy --delta --eps --max-eps --max-delta --json --csv --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --max-batch-size --accuracy --delta --eps --max-eps --max-delta --json --csv --plot --chart --x -h --help" -- "$cur"))
             fi ;;
         dpcalc/risk)
             case "$prev" in
@@ -198,9 +201,32 @@ _dpcalc() {
                 --max-batch-size) return ;;
                 --max-eps) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --x) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --sampling --neighbours --examples-per-user --precision --target-advantage --target-tpr --at-fpr --max-batch-size --max-eps --json --csv --plot --chart -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --sampling --neighbours --examples-per-user --precision --target-advantage --target-tpr --at-fpr --max-batch-size --max-eps --json --csv --plot --chart --x -h --help" -- "$cur"))
+            fi ;;
+        dpcalc/statement)
+            case "$prev" in
+                --p|--sample-rate|--sampling-probability) return ;;
+                --sigma|--noise-multiplier) return ;;
+                --noise-std) return ;;
+                --sensitivity) return ;;
+                --T|--steps) return ;;
+                --n) return ;;
+                --batch-size) return ;;
+                --epochs) return ;;
+                --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
+                --scale) return ;;
+                --phase) return ;;
+                --sampling) COMPREPLY=($(compgen -W "poisson uniform shuffle allocation" -- "$cur")); return ;;
+                --neighbours) COMPREPLY=($(compgen -W "add-remove replace-one zero-out" -- "$cur")); return ;;
+                --examples-per-user) return ;;
+                --accuracy) return ;;
+                --delta) return ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --accuracy --delta --json -h --help" -- "$cur"))
             fi ;;
         dpcalc/mechanism)
             if [[ "$cur" == -* ]]; then
@@ -212,22 +238,23 @@ _dpcalc() {
             case "$prev" in
                 --eps) return ;;
                 --scale) return ;;
-                --error) return ;;
-                --confidence) return ;;
-                --bins) return ;;
+                --error|--tolerance) return ;;
+                --confidence|--probability) return ;;
+                --bins|--dims) return ;;
                 --domain) COMPREPLY=($(compgen -W "counts simplex real" -- "$cur")); return ;;
                 --neighbours) COMPREPLY=($(compgen -W "add-remove replace-one" -- "$cur")); return ;;
                 --sensitivity) return ;;
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--eps --scale --error --confidence --bins --domain --neighbours --sensitivity --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--eps --scale --error --tolerance --confidence --probability --bins --dims --domain --neighbours --sensitivity --max-eps --json -h --help" -- "$cur"))
             fi ;;
         dpcalc/mechanism/gaussian)
             case "$prev" in
                 --eps) return ;;
                 --delta) return ;;
                 --sigma) return ;;
+                --noise-std) return ;;
                 --sensitivity) return ;;
                 --error) return ;;
                 --confidence) return ;;
@@ -240,7 +267,7 @@ _dpcalc() {
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--eps --delta --sigma --sensitivity --error --confidence --dims --calibration --sensitivities --sigmas --clipping --target-multiplier --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--eps --delta --sigma --noise-std --sensitivity --error --confidence --dims --calibration --sensitivities --sigmas --clipping --target-multiplier --max-eps --json -h --help" -- "$cur"))
             fi ;;
         dpcalc/mechanism/exponential)
             case "$prev" in
@@ -320,12 +347,12 @@ _dpcalc() {
                 --error) return ;;
                 --confidence) return ;;
                 --beta) return ;;
-                --sigma) return ;;
+                --lln-sigma) return ;;
                 --degrees) return ;;
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--noise --eps --scale --delta --smooth-sensitivity --error --confidence --beta --sigma --degrees --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--noise --eps --scale --delta --smooth-sensitivity --error --confidence --beta --lln-sigma --degrees --max-eps --json -h --help" -- "$cur"))
             fi ;;
         dpcalc/completions)
             if [[ "$cur" == -* ]]; then
