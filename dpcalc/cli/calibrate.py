@@ -8,6 +8,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
 
 from dpcalc.cli.declare import App, Exit, Option
+from dpcalc.cli.like import Like, calibrate_like, refuse_sweep, with_like
 from dpcalc.cli.options import (
     DEFAULT_DELTA,
     BatchSize,
@@ -219,6 +220,7 @@ def calibrate(
     csv_output: Csv = False,
     plot: PlotFile = None,
     chart: Chart = False,
+    like: Like = None,
 ) -> None:
     from dpcalc.core.calibrate.inputs import (
         SOLVED_KEY,
@@ -241,6 +243,8 @@ def calibrate(
     if target_advantage is not None or target_tpr is not None or at_fpr is not None:
         from dpcalc.cli.calibrate_risk import calibrate_to_risk
 
+        if like is not None:
+            raise InputError("--like shows a framework's epsilon: calibrate with --target-eps to compare it")
         if scheme:
             raise InputError(f"{_first_given(sampling, neighbours, examples_per_user)}: risk targets calibrate "
                              "Poisson-sampled examples under add-remove; calibrate other runs with --target-eps")
@@ -262,6 +266,7 @@ def calibrate(
                      "sensitivity": sensitivity, "T": T, "n": n,
                      "batch_size": batch_size, "epochs": epochs, "precision": precision},
                     max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, csv_output=csv_output)
+    refuse_sweep(like, request.is_sweep)
     if (request.plot is not None or request.chart) and not request.is_sweep:
         raise InputError(
             "--plot and --chart draw a sweep: give a list or range, e.g. --target-eps 1,2,4,8 or --epochs 10:60:10"
@@ -349,6 +354,7 @@ def calibrate(
             basis=gate_basis,
             no_gate=no_gate,
         )
+        with_like(report, calibrate_like(like, result, scheme))
     code = request.emit(report)
     infeasible = [result for result in results if not result.feasible]
     for result in infeasible:

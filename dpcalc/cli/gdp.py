@@ -8,6 +8,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypedDict
 
 from dpcalc.cli.declare import App, Option
+from dpcalc.cli.like import Like, gdp_like, refuse_sweep, with_like
 from dpcalc.cli.options import (
     GIVEN_DELTA,
     GIVEN_EPSILON,
@@ -32,9 +33,7 @@ from dpcalc.cli.options import (
     sweepable,
 )
 from dpcalc.cli.output import Report, Table, format_number, format_upper
-from dpcalc.cli.phases import (
-    TRAINING_FLAGS,
-)
+from dpcalc.cli.phases import TRAINING_FLAGS
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
 from dpcalc.core.training import training_run
@@ -100,16 +99,16 @@ def gdp(
     csv_output: Csv = False,
     plot: PlotFile = None,
     chart: Chart = False,
+    like: Like = None,
 ) -> None:
     request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "T": T, "n": n, "batch_size": batch_size, "epochs": epochs, "mu": mu,
                      "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, plot=plot, chart=chart,
                     csv_output=csv_output, max_delta=max_delta)
+    refuse_sweep(like, request.is_sweep)
     if request.is_sweep:
         _gdp_sweep(request, sampling, no_tight)
     result, tight, warnings, inputs = _evaluate(request.rows[0], sampling, no_tight)
-    inputs["max_eps"] = request.max_epsilon
-    inputs["max_delta"] = request.max_delta
-    inputs["no_tight"] = no_tight
+    inputs.update(max_eps=request.max_epsilon, max_delta=request.max_delta, no_tight=no_tight)
     given_mu = request.given["mu"] is not None
     tradeoff = [{"alpha": point.alpha, "beta": point.beta} for point in result.tradeoff]
     report = Report(
@@ -130,7 +129,7 @@ def gdp(
                                    tight_run=None if tight is None else _tight_run(result),
                                    caption=_caption(inputs), targets=(inputs["delta"], inputs["eps"])),
     )
-    request.finish(report)
+    request.finish(with_like(report, gdp_like(like, result, inputs["delta"], given_mu)))
 
 
 class _Gate(TypedDict):
@@ -292,9 +291,7 @@ def _gdp_sweep(request: Request, sampling: SamplingScheme, no_tight: bool) -> No
     # (T for --epochs): the single command echoes the resolved T too
     given = dict(first_inputs)
     echo_rows(given, rows, [*swept_keys, *RUN_KEYS], swept_keys)
-    given["max_eps"] = request.max_epsilon
-    given["max_delta"] = request.max_delta
-    given["no_tight"] = no_tight
+    given.update(max_eps=request.max_epsilon, max_delta=request.max_delta, no_tight=no_tight)
     y_key = "epsilon" if first_inputs["eps"] is None else "delta"
     # The table shows what varies: the swept inputs, the run quantities they change (T for
     # --epochs), mu, the solved epsilon (or delta) and the tight epsilon; --json has every key.

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 from dpcalc.cli import progress
 from dpcalc.cli.declare import App, Option
+from dpcalc.cli.like import Like, like_figure, refuse_sweep, with_like_row
 from dpcalc.cli.options import (
     GIVEN_DELTA,
     GIVEN_EPSILON,
@@ -145,6 +146,7 @@ def pld(
     csv_output: Csv = False,
     plot: PlotFile = None,
     chart: Chart = False,
+    like: Like = None,
 ) -> None:
     if max_batch_size is not None:
         _check_truncation(n, phase, plot, chart)
@@ -152,6 +154,7 @@ def pld(
                      "epochs": epochs, "accuracy": accuracy, "delta": delta, "eps": eps},
                     max_eps=max_eps, json_output=json_output, plot=plot, chart=chart, phase=phase,
                     csv_output=csv_output, max_delta=max_delta)
+    refuse_sweep(like, request.is_sweep)
     if request.is_sweep:
         if max_batch_size is not None:
             raise InputError("--max-batch-size takes one run: give the swept options one value each")
@@ -160,6 +163,7 @@ def pld(
     row = request.rows[0]
     target_delta, target_epsilon, width = row["delta"], row["eps"], _accuracy(row)
     phases = with_relation(parse_phases(phase, {**row, "mechanism": mechanism}), sampling, neighbours, examples_per_user)
+    framework = like_figure(like, phases, target_delta, "pld")
     truncation: dict[str, Any] | None = None
     as_poisson: PLDResult | None
     progress.describe(f"PLD accountant, epsilon at delta {format_number(target_delta)}" if target_delta is not None
@@ -202,8 +206,8 @@ def pld(
         command="pld",
         inputs=inputs,
         result={**_result_keys(result), "as_poisson": None if as_poisson is None else _bounds_keys(as_poisson),
-                "truncation": truncation},
-        tables=[_summary_table(result, target_delta is not None, as_poisson, truncation)]
+                "truncation": truncation, "like": framework},
+        tables=[with_like_row(_summary_table(result, target_delta is not None, as_poisson, truncation), framework)]
         + ([phases_table(phases)] if len(phases) > 1 else []),
         warnings=warnings,
         **gates(result, target_delta is not None),

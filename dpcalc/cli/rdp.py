@@ -6,6 +6,7 @@ from enum import Enum
 from typing import Annotated, NoReturn
 
 from dpcalc.cli.declare import App, Option
+from dpcalc.cli.like import Like, like_figure, refuse_sweep, with_like_row
 from dpcalc.cli.options import (
     GIVEN_DELTA,
     GIVEN_EPSILON,
@@ -121,15 +122,18 @@ def rdp(
     no_tight: NoTight = False,
     json_output: Json = False,
     csv_output: Csv = False,
+    like: Like = None,
 ) -> None:
     request = start({"p": p, "sigma": sigma, "noise_std": noise_std, "sensitivity": sensitivity, "scale": scale, "T": T, "n": n, "batch_size": batch_size,
                      "epochs": epochs, "delta": delta, "eps": eps}, max_eps=max_eps, json_output=json_output, phase=phase,
                     csv_output=csv_output, max_delta=max_delta)
+    refuse_sweep(like, request.is_sweep)
     if request.is_sweep:
         _rdp_sweep(request, mechanism, orders, conversion, no_tight, (sampling, neighbours))
     row = request.rows[0]
     target_delta, target_epsilon = row["delta"], row["eps"]
     phases = _parse_run(phase, {**row, "mechanism": mechanism}, (sampling, neighbours))
+    framework = like_figure(like, phases, target_delta, "rdp")
     result, tight, warnings = _evaluate(phases, orders, target_delta, target_epsilon, conversion, no_tight)
     warnings += large_delta_warnings(row["n"], target_delta)
     curve = _curve(result)
@@ -155,8 +159,9 @@ def rdp(
             "conversion": result.conversion,
             "curve": curve,
             "tight_epsilon": tight,
+            "like": framework,
         },
-        tables=[_summary_table(result, target_delta is not None, tight)]
+        tables=[with_like_row(_summary_table(result, target_delta is not None, tight), framework)]
         + ([phases_table(phases)] if len(phases) > 1 else [])
         + [_curve_table(result)],
         warnings=warnings,

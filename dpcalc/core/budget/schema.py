@@ -33,6 +33,7 @@ from dpcalc.core.phases import (
     rdp_covers,
     unsupported,
 )
+from dpcalc.core.presets import FRAMEWORKS
 from dpcalc.core.validation import (
     FALSE_POSITIVE_RATE,
     MAX_COUNT,
@@ -85,7 +86,7 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
 BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
 # Text keys: of the budget (the neighbour relation the budget is stated in) and of a
 # subsampled-gaussian release (how its batches are drawn), with their allowed values.
-BUDGET_TEXT_KEYS = {"accountant": ACCOUNTANTS, "neighbours": NEIGHBOURS}
+BUDGET_TEXT_KEYS = {"accountant": ACCOUNTANTS, "neighbours": NEIGHBOURS, "like": FRAMEWORKS}
 # Attack-risk limits of a budget: max_advantage = A, tpr_at_fpr = {fpr = Y, tpr = X}.
 BUDGET_RISK_KEYS = ("max_advantage", "tpr_at_fpr")
 SMOOTH_SENSITIVITY_NOISES = ("laplace", "cauchy", "laplace-log-normal", "student-t")
@@ -163,6 +164,7 @@ class BudgetFile:
     # largest certified TPR at an FPR, as (fpr, tpr); None when the budget sets none.
     max_advantage: float | None = None
     tpr_at_fpr: tuple[float, float] | None = None
+    like: str | None = None  # a framework whose estimate is shown beside the total (never gated)
 
 
 def load_budget(text: str, source: str) -> BudgetFile:
@@ -227,10 +229,25 @@ def load_budget(text: str, source: str) -> BudgetFile:
                 f"{source}:{release.line}: release '{release.name}': a zcdp release has no trade-off curve to "
                 "compose with the budget's risk limits (max_advantage, tpr_at_fpr); give it as a dp release "
                 "(its epsilon at a delta)")
+    like = None if "like" not in budget else _text(where, "like", budget["like"], FRAMEWORKS)
+    if like is not None:
+        _check_like(source, like, releases, neighbours)
     delta = values["delta"]
     assert delta is not None, "delta is required (_number)"
     return BudgetFile(values["epsilon"], delta, accountant, tuple(releases), source, neighbours,
-                      max_advantage, tpr_at_fpr)
+                      max_advantage, tpr_at_fpr, like)
+
+
+def _check_like(source: str, like: str, releases: list[Release], neighbours: str) -> None:
+    """The frameworks' presets compose Poisson-sampled subsampled-gaussian releases between
+    add-remove (or zero-out) neighbours, one example per user (dpcalc.core.presets)."""
+    for release in releases:
+        if (release.mechanism != "subsampled-gaussian" or release.sampling != "poisson"
+                or release.get("examples_per_user", 1.0) > 1 or neighbours == "replace-one"):
+            raise BudgetFileError(
+                f"{source}:{release.line}: release '{release.name}': like = {like!r} shows the framework's figure "
+                "for Poisson-sampled subsampled-gaussian releases under add-remove neighbours only; remove the "
+                "like key to check this budget")
 
 
 def _tpr_at_fpr(where: str, value: Any) -> tuple[float, float]:
