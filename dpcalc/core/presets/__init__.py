@@ -139,7 +139,14 @@ def _rdp(framework: str, library: str, phases: Sequence[Phase], delta: float) ->
     plain = [Phase(sampling_probability=p.sampling_probability, noise_multiplier=p.noise_multiplier, steps=p.steps)
              for p in phases]
     result = rdp_accountant(plain, orders=orders, delta=delta, conversion=conversion)
-    return PresetResult(framework, result.epsilon, "RDP", library, f"{library} {what}, estimate", result.order)
+    epsilon, order = result.epsilon, result.order
+    if framework in ("dp-accounting", "tf-privacy"):  # dp_accounting's own fractional-order series
+        from dpcalc.core.presets.absolute_series import library_curve
+        from dpcalc.core.rdp import epsilon_from_curve
+
+        curve = library_curve(plain, result.orders, result.rdp)
+        epsilon, order = epsilon_from_curve(result.orders, curve, delta, conversion)
+    return PresetResult(framework, epsilon, "RDP", library, f"{library} {what}, estimate", order)
 
 
 def _gdp(framework: str, library: str, steps: Sequence[tuple[float, float, int]], delta: float) -> PresetResult:
