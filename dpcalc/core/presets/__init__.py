@@ -41,9 +41,9 @@ TF_PRIVACY_ORDERS: tuple[float, ...] = tuple(
 DP_ACCOUNTING_ORDERS: tuple[float, ...] = tuple(
     [1 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(11, 64)] + [128.0, 256.0, 512.0, 1024.0]
 )
-# TF Privacy 0.5.1 (and the MNIST tutorial), compute_dp_sgd_privacy.py: the orders of its RDP
-# accountant before the improved conversion (be8175b, 2020-12-30); Opacus's list.
-TF_PRIVACY_05_ORDERS = OPACUS_ORDERS
+# TF Privacy 0.5.1, compute_dp_sgd_privacy_lib.compute_dp_sgd_privacy: the same list, with the
+# classic conversion of its own rdp_accountant (the improved one came in be8175b, 2020-12-30).
+TF_PRIVACY_05_ORDERS = TF_PRIVACY_ORDERS
 
 # The PRV accountants' error targets: Opacus's PRVAccountant.get_epsilon (eps_error 0.01, its
 # upper figure) and prv_accountant's compute-dp-epsilon script (eps_error 0.1, its estimate);
@@ -131,7 +131,7 @@ def _rdp(framework: str, library: str, phases: Sequence[Phase], delta: float) ->
     table: dict[str, tuple[tuple[float, ...], Conversion, str]] = {
         "opacus": (OPACUS_ORDERS, "improved", "RDPAccountant, DEFAULT_ALPHAS (1.1 to 63)"),
         "tf-privacy": (TF_PRIVACY_ORDERS, "improved", "compute_dp_sgd_privacy's orders (1.25 to 512)"),
-        "tf-privacy-0.5": (TF_PRIVACY_05_ORDERS, "classic", "RDP accountant, orders 1.1 to 63, classic conversion"),
+        "tf-privacy-0.5": (TF_PRIVACY_05_ORDERS, "classic", "compute_dp_sgd_privacy (orders 1.25 to 512, classic conversion)"),
         "dp-accounting": (DP_ACCOUNTING_ORDERS, "improved", "RdpAccountant, DEFAULT_RDP_ORDERS (1.1 to 1024)"),
         "prv": (OPACUS_ORDERS, "improved", "other_accountants.RDP, orders 1.1 to 63"),
     }
