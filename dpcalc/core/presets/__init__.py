@@ -110,7 +110,7 @@ def framework_epsilon(framework: str, phases: Sequence[Phase], delta: float, fam
         return _gdp(framework, library, steps, delta)
     if framework in ("opacus", "prv"):
         return _prv(framework, library, steps, delta)
-    return _pld(framework, library, phases, delta)
+    return _pld(framework, library, steps, delta)
 
 
 def mu_epsilon(framework: str, mu: float, delta: float) -> PresetResult:
@@ -173,18 +173,11 @@ def _prv(framework: str, library: str, steps: Sequence[tuple[float, float, int]]
                         f"{library} PRVAccountant (eps_error {error:g}, delta_error delta/1000), its eps_estimate")
 
 
-def _pld(framework: str, library: str, phases: Sequence[Phase], delta: float) -> PresetResult:
+def _pld(framework: str, library: str, steps: Sequence[tuple[float, float, int]], delta: float) -> PresetResult:
     """dp_accounting's PLDAccountant (value_discretization_interval 1e-4, pessimistic
-    connect-the-dots; TF Privacy's statement with the PLD accountant runs it too), approximated by
-    the midpoint of dpcalc's certified PLD interval: the library's figure lies in that interval
-    (tests/core/test_presets.py), so the midpoint is within half its width of it."""
-    from dpcalc.core.pld import tight_epsilon
+    connect-the-dots), which TF Privacy's privacy statement runs with the PLD accountant."""
+    from dpcalc.core.presets.dp_accounting_pld import dp_accounting_pld_epsilon
 
-    plain = [Phase(sampling_probability=p.sampling_probability, noise_multiplier=p.noise_multiplier, steps=p.steps)
-             for p in phases]
-    result = tight_epsilon(plain, delta)
-    middle = 0.5 * (result.epsilon_lower + result.epsilon_upper)
     name = "PLDAccountant" if framework == "dp-accounting" else "privacy statement, PLD accountant"
-    return PresetResult(framework, middle, "PLD", library,
-                        f"{library} {name} (interval 1e-4), estimate (dpcalc's PLD midpoint, within "
-                        f"{0.5 * (result.epsilon_upper - result.epsilon_lower):.1e})")
+    return PresetResult(framework, dp_accounting_pld_epsilon(steps, delta), "PLD", library,
+                        f"{library} {name} (interval 1e-4, connect-the-dots), estimate")
