@@ -296,7 +296,10 @@ def _like(budget) -> dict | None:
     from dpcalc.core.presets import framework_epsilon
 
     phases = [release_phase(release, budget.neighbours) for release in budget.releases]
-    return as_json(framework_epsilon(budget.like, phases, budget.delta, budget.accountant))
+    try:
+        return as_json(framework_epsilon(budget.like, phases, budget.delta, budget.accountant))
+    except (ValueError, ArithmeticError, RuntimeError) as error:
+        raise InputError(f"{budget.source}: like = {budget.like!r}: {error}") from None
 
 
 def _table(result) -> Table:

@@ -58,6 +58,8 @@ def like_figure(like: LikeChoice | None, phases: Sequence[Phase], delta: float |
         return as_json(framework_epsilon(like.value, phases, delta, family))
     except ValueError as error:
         raise InputError(f"--like {like.value}: {error}") from None
+    except (ArithmeticError, RuntimeError) as error:  # the framework's own numerics fail at this extreme
+        raise InputError(f"--like {like.value}: the framework's accountant has no figure for this run ({error})") from None
 
 
 def like_of_mu(like: LikeChoice | None, mu: float, delta: float | None) -> dict[str, Any] | None:
