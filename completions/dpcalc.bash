@@ -34,9 +34,10 @@ _dpcalc() {
                 --max-delta) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --x) return ;;
+                --like) COMPREPLY=($(compgen -W "opacus tf-privacy tf-privacy-0.5 dp-accounting prv" -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --max-delta --no-tight --json --csv --plot --chart --x -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --sampling --mu --delta --eps --max-eps --max-delta --no-tight --json --csv --plot --chart --x --like -h --help" -- "$cur"))
             fi ;;
         dpcalc/convert)
             case "$prev" in
@@ -108,9 +109,10 @@ _dpcalc() {
                 --eps) return ;;
                 --max-eps) return ;;
                 --max-delta) return ;;
+                --like) COMPREPLY=($(compgen -W "opacus tf-privacy tf-privacy-0.5 dp-accounting prv" -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --orders --conversion --delta --eps --max-eps --max-delta --no-tight --json --csv -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --orders --conversion --delta --eps --max-eps --max-delta --no-tight --json --csv --like -h --help" -- "$cur"))
             fi ;;
         dpcalc/check)
             case "$prev" in
@@ -146,9 +148,10 @@ _dpcalc() {
                 --max-delta) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --x) return ;;
+                --like) COMPREPLY=($(compgen -W "opacus tf-privacy tf-privacy-0.5 dp-accounting prv" -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --max-batch-size --accuracy --delta --eps --max-eps --max-delta --json --csv --plot --chart --x -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --max-batch-size --accuracy --delta --eps --max-eps --max-delta --json --csv --plot --chart --x --like -h --help" -- "$cur"))
             fi ;;
         dpcalc/risk)
             case "$prev" in
@@ -202,9 +205,10 @@ _dpcalc() {
                 --max-eps) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --x) return ;;
+                --like) COMPREPLY=($(compgen -W "opacus tf-privacy tf-privacy-0.5 dp-accounting prv" -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --sampling --neighbours --examples-per-user --precision --target-advantage --target-tpr --at-fpr --max-batch-size --max-eps --json --csv --plot --chart --x -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --sampling --neighbours --examples-per-user --precision --target-advantage --target-tpr --at-fpr --max-batch-size --max-eps --json --csv --plot --chart --x --like -h --help" -- "$cur"))
             fi ;;
         dpcalc/statement)
             case "$prev" in

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.errors import InputError
+from dpcalc.cli.like import Like, LikeChoice, calibrate_like, refuse_sweep, with_like
 from dpcalc.cli.options import (
     DEFAULT_DELTA,
     BatchSize,
@@ -243,6 +244,7 @@ def calibrate(
     max_batch_size: MaxBatchSize = None,
     max_eps: MaxEpsilon = None,
     outputs: Annotated[SweepOutputs, Group()] = _OUTPUTS,
+    like: Like = None,
 ) -> Calibrated:
     from dpcalc.core.calibrate.inputs import check_calibration
 
@@ -251,8 +253,10 @@ def calibrate(
     quantities = Quantities(target_epsilon, delta, run.p, run.sigma, run.noise_std, sensitivity, run.T, run.n,
                             run.batch_size, run.epochs, precision)
     if calibration.risk.given:
+        if like is not None:
+            raise InputError("--like shows a framework's epsilon: calibrate with --target-eps to compare it")
         return _to_risk(calibration, quantities, max_eps, outputs)
-    return _to_epsilon(calibration, quantities, max_eps, outputs)
+    return _to_epsilon(calibration, quantities, max_eps, outputs, like)
 
 
 def _calibration(accountant: AccountantChoice, solve: SolveChoice | None, mechanism: MechanismChoice | None,
@@ -271,11 +275,13 @@ def _calibration(accountant: AccountantChoice, solve: SolveChoice | None, mechan
 
 
 def _to_epsilon(calibration: Calibration, quantities: Quantities, max_eps: float | None,
-                outputs: Outputs) -> Calibrated:
-    """Calibrate each row to its target epsilon (every row checked before any is solved)."""
+                outputs: Outputs, like: LikeChoice | None = None) -> Calibrated:
+    """Calibrate each row to its target epsilon (every row checked before any is solved); with
+    --like, one row's report shows the framework's epsilon at the answer."""
     from dpcalc.core.calibrate.inputs import tasks
 
     request = start(quantities, outputs=outputs, max_eps=max_eps)
+    refuse_sweep(like, request.is_sweep)
     if (request.plot is not None or request.chart) and not request.is_sweep:
         raise InputError(
             "--plot and --chart draw a sweep: give a list or range, e.g. --target-eps 1,2,4,8 or --epochs 10:60:10"
@@ -285,7 +291,14 @@ def _to_epsilon(calibration: Calibration, quantities: Quantities, max_eps: float
 
     from dpcalc.cli.calibrate_report import calibration_report, no_solution_message
 
-    answer = request.answer(calibration_report(calibration, request, results))
+    report = calibration_report(calibration, request, results)
+    if not request.is_sweep:
+        given = calibration.scheme
+        scheme = {name: value for name, value in (
+            ("sampling", given.sampling), ("neighbours", given.neighbours), ("examples_per_user", given.examples_per_user))
+            if value is not None}
+        with_like(report, calibrate_like(like, results[0], scheme))
+    answer = request.answer(report)
     return Calibrated(answer, tuple(no_solution_message(result) for result in results if not result.feasible))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import sys
 from dataclasses import dataclass
@@ -178,10 +179,16 @@ def _report(result: BudgetResult, budget_file: str, csv_output: bool) -> Report:
             "method": result.method,
             "split": result.split,
             "risk": _risk_keys(result),
+            "like": _like(budget),
         },
         tables=[_table(result)] + ([_risk_table(result)] if result.risk else []),
         warnings=list(result.warnings),
     )
+    like = report.result["like"]
+    if like is not None:  # beside the total, labelled an estimate; the gate compares the total alone
+        report.tables[0] = dataclasses.replace(report.tables[0], rows=[
+            *report.tables[0].rows, (f"{like['framework']} estimate", "composed", format_number(like["epsilon"]),
+                                     like["basis"])])
     if csv_output:
         # one row a release, then the total (its epsilon at the budget's delta)
         report.csv_rows = [*releases, {"name": "total", "mechanism": "composed", "epsilon": result.total_epsilon,
@@ -329,6 +336,22 @@ def _read(path, shown: str) -> str:
 def _reason(error: BaseException) -> str:
     """An OS error's reason without the path it repeats ("Too many levels of symbolic links")."""
     return error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+
+
+def _like(budget) -> dict | None:
+    """result.like: the framework's estimate of the composed releases at the budget's delta, with
+    the budget's accountant (docs/presets.md); never the gate's figure."""
+    if budget.like is None:
+        return None
+    from dpcalc.cli.like import as_json
+    from dpcalc.core.budget.releases import release_phase
+    from dpcalc.core.presets import framework_epsilon
+
+    phases = [release_phase(release, budget.neighbours) for release in budget.releases]
+    try:
+        return as_json(framework_epsilon(budget.like, phases, budget.delta, budget.accountant))
+    except (ValueError, ArithmeticError, RuntimeError) as error:
+        raise InputError(f"{budget.source}: like = {budget.like!r}: {error}") from None
 
 
 def _table(result) -> Table:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
 from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.errors import Choice, conflict
+from dpcalc.cli.like import Like, gdp_like, refuse_sweep, with_like
 from dpcalc.cli.options import (
     GIVEN_DELTA,
     GIVEN_EPSILON,
@@ -97,14 +98,14 @@ def gdp(
     gates: Annotated[Gates, Group()] = Gates(),
     no_tight: NoTight = False,
     outputs: Annotated[SweepOutputs, Group()] = SweepOutputs(),
+    like: Like = None,
 ) -> Answer:
     request = start(GdpInputs(run, mu, delta, eps), outputs=outputs, gates=gates)
+    refuse_sweep(like, request.is_sweep)
     if request.is_sweep:
         return _gdp_sweep(request, sampling, no_tight)
     result, tight, warnings, inputs = _evaluate(request.rows[0], sampling, no_tight)
-    inputs["max_eps"] = request.max_epsilon
-    inputs["max_delta"] = request.max_delta
-    inputs["no_tight"] = no_tight
+    inputs.update(max_eps=request.max_epsilon, max_delta=request.max_delta, no_tight=no_tight)
     given_mu = request.given["mu"] is not None
     tradeoff = [{"alpha": point.alpha, "beta": point.beta} for point in result.tradeoff]
     report = Report(
@@ -123,7 +124,7 @@ def gdp(
         **_gate(result, tight, given_mu=given_mu, no_tight=no_tight, epsilon_given=inputs["eps"] is not None),
         figures=lambda: _figure(result, tight, inputs),
     )
-    return request.answer(report)
+    return request.answer(with_like(report, gdp_like(like, result, inputs["delta"], given_mu)))
 
 
 def training_parameters(run: GaussianRun) -> RunParameters:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from dpcalc.cli import progress
 from dpcalc.cli.declare import App, Group
 from dpcalc.cli.errors import InputError
+from dpcalc.cli.like import Like, like_figure, refuse_sweep, with_like_row
 from dpcalc.cli.options import (
     GIVEN_DELTA,
     GIVEN_EPSILON,
@@ -121,12 +122,14 @@ def pld(
     eps: Epsilon = None,
     gates: Annotated[Gates, Group()] = Gates(),
     outputs: Annotated[SweepOutputs, Group()] = SweepOutputs(),
+    like: Like = None,
 ) -> Answer:
     if max_batch_size is not None:
         from dpcalc.cli.caps import check_cap
 
         check_cap(run, outputs)
     request = start(PldInputs(run.numbers(), accuracy, delta, eps), outputs=outputs, gates=gates, phase=run.phase)
+    refuse_sweep(like, request.is_sweep)
     if request.is_sweep:
         if max_batch_size is not None:
             raise InputError("--max-batch-size takes one run: give the swept options one value each")
@@ -135,11 +138,12 @@ def pld(
     row = request.rows[0]
     phases = run.phases(row.run)
     target_delta, target_epsilon = one(row.delta), one(row.eps)
+    framework = like_figure(like, phases, target_delta, "pld")
     progress.describe(f"PLD accountant, epsilon at delta {format_number(target_delta)}" if target_delta is not None
                       else f"PLD accountant, delta at epsilon {format_number(target_epsilon)}")
     with paused_gc():
         accounted = _account_run(phases, row, max_batch_size)
-    return request.answer(_report(request, row, phases, accounted, max_batch_size))
+    return request.answer(_report(request, row, phases, accounted, max_batch_size, framework))
 
 
 def _account_run(phases: list[Phase], row: PldInputs, max_batch_size: int | None) -> Accounted:
@@ -156,8 +160,8 @@ def _account_run(phases: list[Phase], row: PldInputs, max_batch_size: int | None
 
 
 def _report(request: Request[PldInputs], row: PldInputs, phases: list[Phase], accounted: Accounted,
-            max_batch_size: int | None) -> Report:
-    """The report of one run."""
+            max_batch_size: int | None, framework: dict[str, Any] | None) -> Report:
+    """The report of one run (`framework`: result.like, --like's figure, or None)."""
     target_delta, target_epsilon = one(row.delta), one(row.eps)
     result, as_poisson, cap = accounted.result, accounted.as_poisson, accounted.cap
     warnings = list(result.warnings) + large_delta_warnings(one(row.run.n), target_delta)
@@ -192,8 +196,8 @@ def _report(request: Request[PldInputs], row: PldInputs, phases: list[Phase], ac
         command="pld",
         inputs=inputs,
         result={**_result_keys(result), "as_poisson": None if as_poisson is None else _bounds_keys(as_poisson),
-                "truncation": None if cap is None else cap.keys()},
-        tables=[_summary_table(result, target_delta is not None, as_poisson, cap)]
+                "truncation": None if cap is None else cap.keys(), "like": framework},
+        tables=[with_like_row(_summary_table(result, target_delta is not None, as_poisson, cap), framework)]
         + ([phases_table(phases)] if len(phases) > 1 else []),
         warnings=warnings,
         **gates(result, target_delta is not None),

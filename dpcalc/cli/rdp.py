@@ -8,6 +8,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Annotated
 
 from dpcalc.cli.declare import App, Group, Option
+from dpcalc.cli.like import Like, like_figure, refuse_sweep, with_like_row
 from dpcalc.cli.options import (
     GIVEN_DELTA,
     GIVEN_EPSILON,
@@ -133,13 +134,16 @@ def rdp(
     gates: Annotated[Gates, Group()] = Gates(),
     no_tight: NoTight = False,
     formats: Annotated[Formats, Group()] = Formats(),
+    like: Like = None,
 ) -> Answer:
     request = start(RdpInputs(run.numbers(), delta, eps), outputs=formats, gates=gates, phase=run.phase)
+    refuse_sweep(like, request.is_sweep)
     if request.is_sweep:
         return _rdp_sweep(request, run, orders, conversion, no_tight)
     row = request.rows[0]
     target_delta, target_epsilon = one(row.delta), one(row.eps)
     phases = _run_phases(run, row.run)
+    framework = like_figure(like, phases, target_delta, "rdp")
     result, tight, warnings = _evaluate(phases, orders, target_delta, target_epsilon, conversion, no_tight)
     warnings += large_delta_warnings(one(row.run.n), target_delta)
     curve = _curve(result)
@@ -165,8 +169,9 @@ def rdp(
             "conversion": result.conversion,
             "curve": curve,
             "tight_epsilon": tight,
+            "like": framework,
         },
-        tables=[_summary_table(result, target_delta is not None, tight)]
+        tables=[with_like_row(_summary_table(result, target_delta is not None, tight), framework)]
         + ([phases_table(phases)] if len(phases) > 1 else [])
         + [_curve_table(result)],
         warnings=warnings,

@@ -29,7 +29,7 @@ def test_json_and_round_trip_through_pld(dpcalc):
         "examples_per_user": 1, "max_batch_size": None,
     }
     result = document["result"]
-    assert set(result) == COMMON_RESULT_KEYS | {"sigma", "noise_std"}
+    assert set(result) == COMMON_RESULT_KEYS | {"sigma", "noise_std", "like"}
     assert result["accountant"] == "pld" and result["feasible"] is True and result["target_epsilon"] == 1.0
     # regression snapshot (dpcalc 7acfb53, 2026-11): sigma 3.94245; the interval, ~1e-3 relative, as wide as the
     # certified epsilon it rests on. Checked independently: below prv_accountant 0.2.0's 4.1453 (core tests)
@@ -86,7 +86,7 @@ def test_every_quantity_with_rdp(dpcalc, args, key, value, extra):
     run = dpcalc("calibrate", "--target-eps", "2", "--accountant", "rdp", *args, "--json")
     assert (run.code, run.stderr) == (0, "")
     result = run.json()["result"]
-    assert set(result) == COMMON_RESULT_KEYS | {key}
+    assert set(result) == COMMON_RESULT_KEYS | {key, "like"}
     # reference: dp_accounting 0.6.0 RdpAccountant on dpcalc's default orders puts each value within 2 and its
     # neighbour (the next integer, or p + 1e-8) above it (docs/reference-values.md). Integers exactly; p to the
     # search precision, 1e-4 relative
@@ -371,7 +371,7 @@ def test_laplace_json_keys_and_round_trip(dpcalc):
     assert {key: document["inputs"][key] for key in ("mechanism", "sensitivity", "solve", "T", "precision")} == {
         "mechanism": "laplace", "sensitivity": 2.0, "solve": "scale", "T": 10, "precision": 1e-4}
     result = document["result"]
-    assert set(result) == LAPLACE_RESULT_KEYS
+    assert set(result) == LAPLACE_RESULT_KEYS | {"like"}
     # ten releases: the exact k-fold profile (dpcalc.core.pld.exact_laplace)
     assert result["basis"] == "PLD certified upper bound (exact Laplace composition, no grid)"
     assert result["accountant"] == "pld"

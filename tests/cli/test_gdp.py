@@ -9,7 +9,7 @@ import pytest
 from tests.snapshots import DESIGN_CARD_CERTIFIED_UPPER, number_in, numbers_in
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
-RESULT_KEYS = {"mu", "epsilon", "delta", "max_advantage", "tradeoff", "tight_epsilon"}
+RESULT_KEYS = {"mu", "epsilon", "delta", "max_advantage", "tradeoff", "tight_epsilon", "like"}
 INPUT_KEYS = {"p", "sigma", "noise_std", "sensitivity", "T", "n", "batch_size", "epochs", "sampling", "mu", "delta", "eps", "max_eps", "max_delta", "no_tight"}
 DESIGN_CARD = ("gdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000")
 

@@ -10,7 +10,7 @@ from tests.snapshots import DESIGN_CARD_CERTIFIED_UPPER, number_in
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
 RESULT_KEYS = {"analysis", "as_poisson", "truncation", "epsilon", "epsilon_lower", "epsilon_upper", "delta", "delta_lower", "delta_upper",
-               "accuracy", "grid", "binding"}
+               "accuracy", "grid", "binding", "like"}
 INPUT_KEYS = {"phases", "noise_std", "sensitivity", "delta", "eps", "accuracy", "max_batch_size", "max_eps", "max_delta"}
 DESIGN_CARD = ("pld", "--p", "0.004", "--sigma", "1.1", "--T", "10000")
 

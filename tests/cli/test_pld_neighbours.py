@@ -52,7 +52,7 @@ def test_every_value_is_accounted_and_echoed(dpcalc, args, sampling, neighbours,
     document = run.json()
     assert document["inputs"]["phases"] == [_phase(sampling, neighbours)]
     result = document["result"]
-    assert set(result) == RESULT_KEYS and result["binding"] == binding
+    assert set(result) == RESULT_KEYS | {"like"} and result["binding"] == binding
     # the command line reports what the core computes for the same phase
     core = tight_epsilon([_core(sampling, neighbours)], 1e-5)
     assert (result["epsilon_lower"], result["epsilon_upper"]) == (core.epsilon_lower, core.epsilon_upper)
@@ -218,7 +218,7 @@ def test_sweep_applies_the_relation_to_every_row(dpcalc, relation):
     assert [row["sigma"] for row in rows] == [1.1, 2.0]
     for row in rows:
         single = dpcalc("pld", "--p", "0.01", "--T", "100", "--sigma", str(row["sigma"]), *relation, "--json").json()
-        assert {key: row[key] for key in RESULT_KEYS} == single["result"]
+        assert {**{key: row[key] for key in RESULT_KEYS}, "like": None} == single["result"]
         assert row["binding"] == "symmetric"
     assert rows[1]["epsilon_upper"] < rows[0]["epsilon_lower"]  # more noise, less epsilon
     plain = dpcalc("pld", "--p", "0.01", "--T", "100", "--sigma", "1.1,2", "--json").json()["result"]["rows"]

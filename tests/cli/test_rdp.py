@@ -10,7 +10,7 @@ from dpcalc.core.rdp import DEFAULT_ORDERS
 from tests.snapshots import number_in
 
 TOP_LEVEL_KEYS = {"command", "version", "inputs", "result", "warnings"}
-RESULT_KEYS = {"epsilon", "delta", "order", "conversion", "curve", "tight_epsilon"}
+RESULT_KEYS = {"epsilon", "delta", "order", "conversion", "curve", "tight_epsilon", "like"}
 INPUT_KEYS = {"phases", "noise_std", "sensitivity", "orders", "conversion", "delta", "eps", "max_eps", "max_delta", "no_tight"}
 DESIGN_CARD = ("rdp", "--p", "0.004", "--sigma", "1.1", "--T", "10000")
 

@@ -32,6 +32,7 @@ from dpcalc.core.budget.schema import (
     Release,
 )
 from dpcalc.core.phases import NEIGHBOURS, Neighbours, rdp_covers, unsupported
+from dpcalc.core.presets import FRAMEWORKS
 from dpcalc.core.validation import FALSE_POSITIVE_RATE, MAX_COUNT, MAX_COUNT_DIGITS, OPEN_UNIT, Interval
 
 # Limits on the file's text (the file itself is at most 1 MiB, `dpcalc check`): a release name
@@ -107,10 +108,25 @@ def load_budget(text: str, source: str) -> BudgetFile:
                 f"{source}:{release.line}: release '{release.name}': a zcdp release has no trade-off curve to "
                 "compose with the budget's risk limits (max_advantage, tpr_at_fpr); give it as a dp release "
                 "(its epsilon at a delta)")
+    like = None if "like" not in budget else _text(where, "like", budget["like"], FRAMEWORKS)
+    if like is not None:
+        _check_like(source, like, releases, neighbours)
     delta = values["delta"]
     assert delta is not None, "delta is required (_number)"
     return BudgetFile(values["epsilon"], delta, accountant, tuple(releases), source, neighbours,
-                      max_advantage, tpr_at_fpr)
+                      max_advantage, tpr_at_fpr, like)
+
+
+def _check_like(source: str, like: str, releases: list[Release], neighbours: str) -> None:
+    """The frameworks' presets compose Poisson-sampled subsampled-gaussian releases between
+    add-remove (or zero-out) neighbours, one example per user (dpcalc.core.presets)."""
+    for release in releases:
+        if (release.mechanism != "subsampled-gaussian" or release.sampling != "poisson"
+                or release.get("examples_per_user", 1.0) > 1 or neighbours == "replace-one"):
+            raise BudgetFileError(
+                f"{source}:{release.line}: release '{release.name}': like = {like!r} shows the framework's figure "
+                "for Poisson-sampled subsampled-gaussian releases under add-remove neighbours only; remove the "
+                "like key to check this budget")
 
 
 def _tpr_at_fpr(where: str, value: Any) -> tuple[float, float]:

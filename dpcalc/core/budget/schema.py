@@ -18,6 +18,7 @@ from dpcalc.core.mechanisms.gaussian import CLIPPINGS
 from dpcalc.core.mechanisms.laplace import DOMAINS
 from dpcalc.core.mechanisms.noisy_max import NOISES
 from dpcalc.core.phases import NEIGHBOURS, SAMPLINGS, Neighbours
+from dpcalc.core.presets import FRAMEWORKS
 from dpcalc.core.validation import (
     NON_NEGATIVE,
     OPEN_UNIT,
@@ -68,7 +69,7 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
 BUDGET_KEYS = {"epsilon": POSITIVE, "delta": OPEN_UNIT}
 # Text keys: of the budget (the neighbour relation the budget is stated in) and of a
 # subsampled-gaussian release (how its batches are drawn), with their allowed values.
-BUDGET_TEXT_KEYS = {"accountant": ACCOUNTANTS, "neighbours": NEIGHBOURS}
+BUDGET_TEXT_KEYS = {"accountant": ACCOUNTANTS, "neighbours": NEIGHBOURS, "like": FRAMEWORKS}
 # Attack-risk limits of a budget: max_advantage = A, tpr_at_fpr = {fpr = Y, tpr = X}.
 BUDGET_RISK_KEYS = ("max_advantage", "tpr_at_fpr")
 SMOOTH_SENSITIVITY_NOISES = ("laplace", "cauchy", "laplace-log-normal", "student-t")
@@ -135,3 +136,4 @@ class BudgetFile:
     # largest certified TPR at an FPR, as (fpr, tpr); None when the budget sets none.
     max_advantage: float | None = None
     tpr_at_fpr: tuple[float, float] | None = None
+    like: str | None = None  # a framework whose estimate is shown beside the total (never gated)
