@@ -6,7 +6,7 @@ function __dpcalc_at
     set -l path dpcalc
     for word in (commandline -opc)[2..-1]
         switch "$path/$word"
-            case dpcalc/gdp dpcalc/convert dpcalc/laplace-eps dpcalc/advanced-composition dpcalc/rdp dpcalc/check dpcalc/pld dpcalc/risk dpcalc/calibrate dpcalc/statement dpcalc/mechanism dpcalc/mechanism/laplace dpcalc/mechanism/gaussian dpcalc/mechanism/exponential dpcalc/mechanism/noisy-max dpcalc/mechanism/svt dpcalc/mechanism/ptr dpcalc/mechanism/randomized-response dpcalc/mechanism/smooth-sensitivity dpcalc/completions dpcalc/completions/install dpcalc/completions/show
+            case dpcalc/gdp dpcalc/convert dpcalc/laplace-eps dpcalc/advanced-composition dpcalc/rdp dpcalc/check dpcalc/pld dpcalc/risk dpcalc/mf dpcalc/calibrate dpcalc/statement dpcalc/mechanism dpcalc/mechanism/laplace dpcalc/mechanism/gaussian dpcalc/mechanism/exponential dpcalc/mechanism/noisy-max dpcalc/mechanism/svt dpcalc/mechanism/ptr dpcalc/mechanism/randomized-response dpcalc/mechanism/smooth-sensitivity dpcalc/completions dpcalc/completions/install dpcalc/completions/show
                 set path "$path/$word"
         end
     end
@@ -25,6 +25,7 @@ complete -c dpcalc -n '__dpcalc_at dpcalc' -a rdp -d 'Renyi DP of (multi-phase) 
 complete -c dpcalc -n '__dpcalc_at dpcalc' -a check -d 'Check a privacy budget file (TOML): compose all releases, exit 1 when over'
 complete -c dpcalc -n '__dpcalc_at dpcalc' -a pld -d 'Tight epsilon(delta) with a certified interval: privacy loss distributions by FFT'
 complete -c dpcalc -n '__dpcalc_at dpcalc' -a risk -d 'What an attacker can learn, certified: membership-inference TPR at low FPR, advantage, reconstruction'
+complete -c dpcalc -n '__dpcalc_at dpcalc' -a mf -d 'Matrix-factorisation mechanisms (BandMF, DP-FTRLs tree): certified epsilon beside DP-SGDs'
 complete -c dpcalc -n '__dpcalc_at dpcalc' -a calibrate -d 'Solve for sigma, T, epochs, p or batch size that meets a target epsilon; sweeps'
 complete -c dpcalc -n '__dpcalc_at dpcalc' -a statement -d 'A privacy statement of a training run: Markdown for a paper or a model card'
 complete -c dpcalc -n '__dpcalc_at dpcalc' -a mechanism -d 'Textbook mechanisms: privacy, noise and accuracy - give two, get the third'
@@ -167,6 +168,28 @@ complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l csv -d 'Print CSV instead of 
 complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l plot -r -F -d 'Write a figure to FILE (.png, .svg or .pdf; needs matplotlib)'
 complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -l chart -d 'Draw the curve in the terminal with Unicode characters'
 complete -c dpcalc -n '__dpcalc_at dpcalc/risk' -s h -l help -d 'Show this message and exit'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l p -l sample-rate -l sampling-probability -x -d 'Poisson sampling probability per step, in [0, 1] (0: nothing sampled, epsilon 0)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l sigma -l noise-multiplier -x -d 'Noise multiplier: noise std / L2 sensitivity, > 0'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l T -l steps -x -d 'Number of steps, an integer >= 1'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l n -x -d 'Training form: dataset size (p = batch-size / n)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l batch-size -x -d 'Training form: expected batch size'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l epochs -x -d 'Training form: epochs (T = ceil(epochs * n / batch-size))'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l bands -x -d 'Amplified BandMF with b bands and b partitions (an integer >= 1)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l sampling -x -d 'With --bands: poisson (the only sampling amplified BandMF accounts)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l strategy -r -F -d 'The strategy matrix C: a .npy file or a CSV file of rows, square and lower-triangular, one row per step'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l coefficients -x -d 'Instead of --strategy: a banded Toeplitz C, C[i, j] = c[i - j]'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l participations -x -d 'With --strategy or --coefficients: at most k steps a record'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l min-sep -x -d 'With --participations: a records steps at least s apart'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l tree -d 'DP-FTRLs tree aggregation, restarted each epoch'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l neighbours -x -a 'add-remove replace-one zero-out' -d 'Neighbouring datasets: add-remove (one record added or removed; default), replace-one (one record replaced by another) or zero-out (one record replaced by a null record)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l accuracy -x -d 'Target relative width of the PLD accountants certified interval, in (0, 1) [default: 0.001]'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l delta -x -d 'Target delta in (0, 1) giving epsilon [default: 1e-05]'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l eps -x -d 'Give epsilon (>= 0) instead of --delta to get delta'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l max-eps -x -d 'Budget: exit 1 when epsilon exceeds this value'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l max-delta -x -d 'Budget, with --eps: exit 1 when the certified upper bound on delta at --eps exceeds this value, in [0, 1]'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l json -d 'Print one strict JSON object instead of a table'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -l csv -d 'Print CSV instead of a table: a header line, one row per result (per combination of a sweep)'
+complete -c dpcalc -n '__dpcalc_at dpcalc/mf' -s h -l help -d 'Show this message and exit'
 complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l target-eps -l target-epsilon -x -d 'The epsilon to meet (>= 0) at --delta'
 complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l delta -x -d 'Target delta in [1e-300, 1) giving epsilon [default: 1e-05]'
 complete -c dpcalc -n '__dpcalc_at dpcalc/calibrate' -l accountant -x -a 'pld rdp gdp' -d 'pld (certified tight bound), rdp, or gdp (central-limit approximation)'

@@ -29,6 +29,7 @@ from dpcalc.cli.options import (
     Steps,
     Swept,
     number,
+    one,
     option_name,
     parse_list,
 )
@@ -36,6 +37,7 @@ from dpcalc.cli.output import Answer, Report, Table, format_lower, format_number
 from dpcalc.cli.phases import Accuracy, NeighboursOption
 from dpcalc.cli.request import start
 from dpcalc.core.limits import DEFAULT_ACCURACY
+from dpcalc.core.training import RunParameters
 from dpcalc.core.validation import POSITIVE_INTEGER, Interval, ParameterError
 
 if TYPE_CHECKING:
@@ -126,7 +128,7 @@ class Factorisation:
 class MfInputs:
     """What mf computes from (one run: no option is swept)."""
 
-    run: MfRun
+    run: RunParameters
     accuracy: float | None
     delta: float | None
     eps: float | None
@@ -152,20 +154,22 @@ def mf(
     gates: Annotated[Gates, Group()] = Gates(),
     outputs: Annotated[Formats, Group()] = Formats(),
 ) -> Answer:
-    inputs = MfInputs(run, accuracy, delta, eps)
     for value in [*(getattr(run, item.name) for item in fields(run)), accuracy, delta, eps]:
         if isinstance(value, Swept):
             raise InputError(f"mf accounts one run: give {value.option} one value, got {value.text}",
                              option=value.option, got=value.text)
-    request = start(inputs, outputs=outputs, gates=gates)
+    numbers = RunParameters(p=one(run.p), sigma=one(run.sigma), T=one(run.T), n=one(run.n),
+                            batch_size=one(run.batch_size), epochs=one(run.epochs))
+    request = start(MfInputs(numbers, one(accuracy), one(delta), one(eps)), outputs=outputs, gates=gates)
     row = request.rows[0]
     relation = None if neighbours is None else neighbours.value
     try:
-        dpsgd = _dpsgd_phase(run, relation, mechanism.bands is not None)
-        accounting = _accounting(run, mechanism, relation, dpsgd)
+        dpsgd = _dpsgd_phase(row.run, relation, mechanism.bands is not None)
+        accounting = _accounting(row.run, mechanism, relation, dpsgd)
     except ParameterError as error:
         raise InputError(error.worded(_spell)) from None
-    from dpcalc.cli.pld import account, gates as gate_keys
+    from dpcalc.cli.pld import account
+    from dpcalc.cli.pld import gates as gate_keys
     from dpcalc.cli.tight import paused_gc
 
     width = DEFAULT_ACCURACY if row.accuracy is None else row.accuracy
@@ -177,7 +181,7 @@ def mf(
     return request.answer(Report(**{**vars(report), **gate_keys(result, row.delta is not None)}))
 
 
-def _dpsgd_phase(run: MfRun, neighbours: str | None, amplified: bool) -> Phase | None:
+def _dpsgd_phase(run: RunParameters, neighbours: str | None, amplified: bool) -> Phase | None:
     """The Poisson DP-SGD run of the inputs, or None without a sampling probability (--p or --n
     with --batch-size); amplified BandMF needs it."""
     if run.p is None and (run.n is None or run.batch_size is None):
@@ -187,17 +191,16 @@ def _dpsgd_phase(run: MfRun, neighbours: str | None, amplified: bool) -> Phase |
     if run.sigma is None:
         raise InputError("--sigma is required (the noise multiplier: noise std / clipping norm, > 0)")
     from dpcalc.cli.options import options_named
-    from dpcalc.core.training import RunParameters, single_phase, with_relation
+    from dpcalc.core.training import single_phase, with_relation
 
     with options_named():
-        phases = single_phase(RunParameters(p=run.p, sigma=run.sigma, T=run.T, n=run.n, batch_size=run.batch_size,
-                                            epochs=run.epochs))
+        phases = single_phase(run)
         relation = neighbours if neighbours is not None else ("add-remove" if amplified else "zero-out")
         (phase,) = with_relation(phases, None, relation)
     return phase
 
 
-def _accounting(run: MfRun, chosen: Factorisation, neighbours: str | None, dpsgd: Phase | None) -> MFAccounting:
+def _accounting(run: RunParameters, chosen: Factorisation, neighbours: str | None, dpsgd: Phase | None) -> MFAccounting:
     """The core's reduction of the mechanism the options name."""
     from dpcalc.core.mf import accounting
 
