@@ -185,11 +185,11 @@ _dpcalc() {
                 --batch-size) return ;;
                 --epochs) return ;;
                 --bands) return ;;
-                --sampling) return ;;
                 --strategy) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --coefficients) return ;;
                 --participations) return ;;
                 --min-sep) return ;;
+                --sampling) return ;;
                 --neighbours) COMPREPLY=($(compgen -W "add-remove replace-one zero-out" -- "$cur")); return ;;
                 --accuracy) return ;;
                 --delta) return ;;
@@ -198,7 +198,7 @@ _dpcalc() {
                 --max-delta) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --T --steps --n --batch-size --epochs --bands --sampling --strategy --coefficients --participations --min-sep --tree --neighbours --accuracy --delta --eps --max-eps --max-delta --json --csv -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --T --steps --n --batch-size --epochs --bands --strategy --coefficients --participations --min-sep --tree --sampling --neighbours --accuracy --delta --eps --max-eps --max-delta --json --csv -h --help" -- "$cur"))
             fi ;;
         dpcalc/calibrate)
             case "$prev" in
@@ -206,7 +206,7 @@ _dpcalc() {
                 --delta) return ;;
                 --accountant) COMPREPLY=($(compgen -W "pld rdp gdp" -- "$cur")); return ;;
                 --solve) COMPREPLY=($(compgen -W "sigma T p epochs batch-size scale" -- "$cur")); return ;;
-                --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
+                --mechanism) COMPREPLY=($(compgen -W "gaussian laplace mf" -- "$cur")); return ;;
                 --sensitivity) return ;;
                 --p|--sample-rate|--sampling-probability) return ;;
                 --sigma|--noise-multiplier) return ;;
@@ -226,9 +226,14 @@ _dpcalc() {
                 --max-eps) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --x) return ;;
+                --bands) return ;;
+                --strategy) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --coefficients) return ;;
+                --participations) return ;;
+                --min-sep) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --sampling --neighbours --examples-per-user --precision --target-advantage --target-tpr --at-fpr --max-batch-size --max-eps --json --csv --plot --chart --x -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --sampling --neighbours --examples-per-user --precision --target-advantage --target-tpr --at-fpr --max-batch-size --max-eps --json --csv --plot --chart --x --bands --strategy --coefficients --participations --min-sep --tree -h --help" -- "$cur"))
             fi ;;
         dpcalc/statement)
             case "$prev" in

@@ -8,11 +8,10 @@ phases, and accounts those phases and the DP-SGD run beside them with the PLD en
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Annotated, Any
 
-from dpcalc.cli.declare import App, Group, Option
+from dpcalc.cli.declare import App, Group
 from dpcalc.cli.errors import InputError, conflict
 from dpcalc.cli.options import (
     BatchSize,
@@ -23,22 +22,18 @@ from dpcalc.cli.options import (
     Formats,
     Gates,
     NoiseMultiplier,
-    Numbers,
-    Parsed,
     SamplingProbability,
     Steps,
     Swept,
-    number,
     one,
     option_name,
-    parse_list,
 )
 from dpcalc.cli.output import Answer, Report, Table, format_lower, format_number, format_upper
-from dpcalc.cli.phases import Accuracy, NeighboursOption
+from dpcalc.cli.phases import Accuracy, Factorisation, NeighboursOption
 from dpcalc.cli.request import start
 from dpcalc.core.limits import DEFAULT_ACCURACY
 from dpcalc.core.training import RunParameters
-from dpcalc.core.validation import POSITIVE_INTEGER, Interval, ParameterError
+from dpcalc.core.validation import ParameterError
 
 if TYPE_CHECKING:
     from dpcalc.core.mf.accounting import MFAccounting
@@ -78,27 +73,6 @@ Examples:
   dpcalc mf --tree --n 60000 --batch-size 600 --epochs 5 --sigma 2 --max-eps 8
 """
 
-# any finite number: a Toeplitz coefficient
-_FINITE = Interval(-math.inf, math.inf)
-
-
-Bands = Annotated[int | None, Option("--bands", metavar="INT", click_type=number(POSITIVE_INTEGER),
-                                     help="Amplified BandMF with b bands and b partitions (an integer >= 1).")]
-SamplingMF = Annotated[str | None, Option("--sampling", metavar="poisson",
-                                          help="With --bands: poisson (the only sampling amplified BandMF accounts).")]
-StrategyFile = Annotated[str | None, Option("--strategy", metavar="FILE",
-                                            help="The strategy matrix C: a .npy file or a CSV file of rows, "
-                                                 "square and lower-triangular, one row per step.")]
-Coefficients = Annotated[Numbers | None, Option("--coefficients", metavar="c0,c1,...",
-                                                click_type=Parsed(lambda option, text: parse_list(option, text, _FINITE)),
-                                                help="Instead of --strategy: a banded Toeplitz C, C[i, j] = c[i - j].")]
-Participations = Annotated[int | None, Option("--participations", metavar="INT", click_type=number(POSITIVE_INTEGER),
-                                              help="With --strategy or --coefficients: at most k steps a record.")]
-MinSeparation = Annotated[int | None, Option("--min-sep", metavar="INT", click_type=number(POSITIVE_INTEGER),
-                                             help="With --participations: a record's steps at least s apart.")]
-Tree = Annotated[bool, Option("--tree", help="DP-FTRL's tree aggregation, restarted each epoch.")]
-
-
 @dataclass(frozen=True)
 class MfRun:
     """The run: --p/--T or the training form, and the noise multiplier."""
@@ -109,19 +83,6 @@ class MfRun:
     n: DatasetSize = None
     batch_size: BatchSize = None
     epochs: Epochs = None
-
-
-@dataclass(frozen=True)
-class Factorisation:
-    """Which mechanism, and its strategy and schema."""
-
-    bands: Bands = None
-    sampling: SamplingMF = None
-    strategy: StrategyFile = None
-    coefficients: Coefficients = None
-    participations: Participations = None
-    min_sep: MinSeparation = None
-    tree: Tree = False
 
 
 @dataclass(frozen=True)
@@ -143,10 +104,13 @@ def _spell(name: str) -> str:
     return _SPELLED.get(name, option_name(name))
 
 
+_FACTORISATION = Factorisation()
+
+
 @app.command("mf", help=HELP)
 def mf(
     run: Annotated[MfRun, Group()],
-    mechanism: Annotated[Factorisation, Group()] = Factorisation(),
+    mechanism: Annotated[Factorisation, Group()] = _FACTORISATION,
     neighbours: NeighboursOption = None,
     accuracy: Accuracy = None,
     delta: Delta = None,
