@@ -13,7 +13,7 @@ from dpcalc.core.mf.participation import Participation
 from dpcalc.core.mf.strategy import strategy_matrix, toeplitz_strategy
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import tight_epsilon
-from dpcalc.core.training import single_phase
+from dpcalc.core.training import RunParameters, single_phase
 from dpcalc.core.validation import ParameterError
 
 DELTA = 1e-5
@@ -60,7 +60,7 @@ def test_add_remove_is_refused_without_sampling(function):
 
 
 def _dpsgd(n=60000, batch_size=240, epochs=10, sigma=1.0) -> Phase:
-    (phase,) = single_phase({"n": n, "batch_size": batch_size, "epochs": epochs, "sigma": sigma})
+    (phase,) = single_phase(RunParameters(n=n, batch_size=batch_size, epochs=epochs, sigma=sigma))
     return phase
 
 
