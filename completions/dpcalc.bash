@@ -6,7 +6,7 @@ _dpcalc() {
     # the (sub)command being completed: dpcalc, dpcalc/gdp, dpcalc/mechanism/NAME, ...
     for word in "${COMP_WORDS[@]:1:COMP_CWORD-1}"; do
         case "$path/$word" in
-            dpcalc/gdp|dpcalc/convert|dpcalc/laplace-eps|dpcalc/advanced-composition|dpcalc/rdp|dpcalc/check|dpcalc/pld|dpcalc/risk|dpcalc/calibrate|dpcalc/statement|dpcalc/mechanism|dpcalc/mechanism/laplace|dpcalc/mechanism/gaussian|dpcalc/mechanism/exponential|dpcalc/mechanism/noisy-max|dpcalc/mechanism/svt|dpcalc/mechanism/ptr|dpcalc/mechanism/randomized-response|dpcalc/mechanism/smooth-sensitivity|dpcalc/completions|dpcalc/completions/install|dpcalc/completions/show) path="$path/$word" ;;
+            dpcalc/gdp|dpcalc/convert|dpcalc/laplace-eps|dpcalc/advanced-composition|dpcalc/rdp|dpcalc/check|dpcalc/pld|dpcalc/risk|dpcalc/mf|dpcalc/calibrate|dpcalc/statement|dpcalc/mechanism|dpcalc/mechanism/laplace|dpcalc/mechanism/gaussian|dpcalc/mechanism/exponential|dpcalc/mechanism/noisy-max|dpcalc/mechanism/svt|dpcalc/mechanism/ptr|dpcalc/mechanism/randomized-response|dpcalc/mechanism/smooth-sensitivity|dpcalc/completions|dpcalc/completions/install|dpcalc/completions/show) path="$path/$word" ;;
         esac
     done
     case "$path" in
@@ -14,7 +14,7 @@ _dpcalc() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--version --debug --install-completion --show-completion -h --help" -- "$cur"))
             else
-                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp check pld risk calibrate statement mechanism completions" -- "$cur"))
+                COMPREPLY=($(compgen -W "gdp convert laplace-eps advanced-composition rdp check pld risk mf calibrate statement mechanism completions" -- "$cur"))
             fi ;;
         dpcalc/gdp)
             case "$prev" in
@@ -179,13 +179,37 @@ _dpcalc() {
             if [[ "$cur" == -* ]]; then
                 COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --fpr --prior --kappa --max-batch-size --accuracy --json --csv --plot --chart -h --help" -- "$cur"))
             fi ;;
+        dpcalc/mf)
+            case "$prev" in
+                --p|--sample-rate|--sampling-probability) return ;;
+                --sigma|--noise-multiplier) return ;;
+                --T|--steps) return ;;
+                --n) return ;;
+                --batch-size) return ;;
+                --epochs) return ;;
+                --bands) return ;;
+                --strategy) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --coefficients) return ;;
+                --participations) return ;;
+                --min-sep) return ;;
+                --sampling) return ;;
+                --neighbours) COMPREPLY=($(compgen -W "add-remove replace-one zero-out" -- "$cur")); return ;;
+                --accuracy) return ;;
+                --delta) return ;;
+                --eps) return ;;
+                --max-eps) return ;;
+                --max-delta) return ;;
+            esac
+            if [[ "$cur" == -* ]]; then
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --T --steps --n --batch-size --epochs --bands --strategy --coefficients --participations --min-sep --tree --sampling --neighbours --accuracy --delta --eps --max-eps --max-delta --json --csv -h --help" -- "$cur"))
+            fi ;;
         dpcalc/calibrate)
             case "$prev" in
                 --target-eps|--target-epsilon) return ;;
                 --delta) return ;;
                 --accountant) COMPREPLY=($(compgen -W "pld rdp gdp" -- "$cur")); return ;;
                 --solve) COMPREPLY=($(compgen -W "sigma T p epochs batch-size scale" -- "$cur")); return ;;
-                --mechanism) COMPREPLY=($(compgen -W "gaussian laplace" -- "$cur")); return ;;
+                --mechanism) COMPREPLY=($(compgen -W "gaussian laplace mf" -- "$cur")); return ;;
                 --sensitivity) return ;;
                 --p|--sample-rate|--sampling-probability) return ;;
                 --sigma|--noise-multiplier) return ;;
@@ -205,10 +229,15 @@ _dpcalc() {
                 --max-eps) return ;;
                 --plot) COMPREPLY=($(compgen -f -- "$cur")); return ;;
                 --x) return ;;
+                --bands) return ;;
+                --strategy) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+                --coefficients) return ;;
+                --participations) return ;;
+                --min-sep) return ;;
                 --like) COMPREPLY=($(compgen -W "opacus tf-privacy tf-privacy-0.5 dp-accounting prv" -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --sampling --neighbours --examples-per-user --precision --target-advantage --target-tpr --at-fpr --max-batch-size --max-eps --json --csv --plot --chart --x --like -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--target-eps --target-epsilon --delta --accountant --solve --mechanism --sensitivity --p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --T --steps --n --batch-size --epochs --sampling --neighbours --examples-per-user --precision --target-advantage --target-tpr --at-fpr --max-batch-size --max-eps --json --csv --plot --chart --x --bands --strategy --coefficients --participations --min-sep --tree --like -h --help" -- "$cur"))
             fi ;;
         dpcalc/statement)
             case "$prev" in

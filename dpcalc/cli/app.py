@@ -55,6 +55,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("dpcalc.cli.check", "Check a privacy budget file (TOML): compose all releases, exit 1 when over."),
     "pld": ("dpcalc.cli.pld", "Tight epsilon(delta) with a certified interval: privacy loss distributions by FFT."),
     "risk": ("dpcalc.cli.risk", "What an attacker can learn, certified: membership-inference TPR at low FPR, advantage, reconstruction."),
+    "mf": ("dpcalc.cli.mf", "Matrix-factorisation mechanisms (BandMF, DP-FTRL's tree): certified epsilon beside DP-SGD's."),
     "calibrate": ("dpcalc.cli.calibrate", "Solve for sigma, T, epochs, p or batch size that meets a target epsilon; sweeps."),
     "statement": ("dpcalc.cli.statement", "A privacy statement of a training run: Markdown for a paper or a model card."),
     "mechanism": ("dpcalc.cli.mechanism", "Textbook mechanisms: privacy, noise and accuracy - give two, get the third."),

@@ -33,7 +33,7 @@ from dpcalc.cli.options import (
     sweepable,
 )
 from dpcalc.cli.output import EXIT_OVER_BUDGET, Answer
-from dpcalc.cli.phases import ExamplesPerUserOption, MechanismChoice, NeighboursOption, SamplingOption
+from dpcalc.cli.phases import ExamplesPerUserOption, MatrixMechanism, NeighboursOption, SamplingOption
 from dpcalc.cli.request import start
 from dpcalc.core.limits import CALIBRATION_DELTA, DEFAULT_PRECISION, PRECISION
 from dpcalc.core.validation import FALSE_POSITIVE_RATE, NON_NEGATIVE, OPEN_UNIT, POSITIVE
@@ -47,6 +47,12 @@ class AccountantChoice(str, Enum):
     pld = "pld"
     rdp = "rdp"
     gdp = "gdp"
+
+
+class CalibratedMechanism(str, Enum):
+    gaussian = "gaussian"
+    laplace = "laplace"
+    mf = "mf"
 
 
 class SolveChoice(str, Enum):
@@ -75,7 +81,9 @@ target (the closest achievable figure is shown).
 
 --mechanism laplace solves for the scale of --T releases of the Laplace mechanism on a query
 of L1 --sensitivity [default: 1], without subsampling (pld or rdp; one release under pld is
-solved exactly in closed form).
+solved exactly in closed form). --mechanism mf solves for the noise multiplier of the
+matrix-factorisation mechanism `dpcalc mf` accounts (--bands, --strategy or --coefficients
+with --participations and --min-sep, or --tree; pld only).
 
 A Gaussian run's noise may be given as --noise-std with the L2 --sensitivity instead of
 --sigma (sigma = noise std / sensitivity); solving for sigma with --sensitivity also gives
@@ -93,6 +101,7 @@ Examples:
   dpcalc calibrate --target-eps 8 --solve batch-size --n 60000 --epochs 10 --sigma 1 --accountant rdp
   dpcalc calibrate --target-eps 1,2,4,8 --p 0.004 --T 10000 --accountant rdp --chart
   dpcalc calibrate --target-eps 1 --mechanism laplace --T 10 --sensitivity 2
+  dpcalc calibrate --target-eps 2 --mechanism mf --bands 4 --n 60000 --batch-size 240 --epochs 10
   dpcalc calibrate --target-tpr 0.05 --at-fpr 0.01 --p 0.004 --T 10000
 
 Attack risk instead of epsilon: --target-advantage A (the largest TPR - FPR of any membership
@@ -123,10 +132,11 @@ Solve = Annotated[
                            "[default: sigma; scale with --mechanism laplace]."),
 ]
 Mechanism = Annotated[
-    MechanismChoice | None,
+    CalibratedMechanism | None,
     Option("--mechanism", case_sensitive=False,
-           help="gaussian (default: a noisy-SGD run) or laplace (the scale of --T releases of the "
-                "Laplace mechanism, no subsampling)."),
+           help="gaussian (default: a noisy-SGD run), laplace (the scale of --T releases of the "
+                "Laplace mechanism, no subsampling) or mf (the noise multiplier of the "
+                "matrix-factorisation mechanism of --bands, --strategy, --coefficients or --tree)."),
 ]
 QuerySensitivity = Annotated[
     float | None,
@@ -192,6 +202,7 @@ class RiskOptions:
 
 
 _RUN, _SCHEME, _RISK, _OUTPUTS = CalibratedRun(), SchemeOptions(), RiskOptions(), SweepOutputs()
+_FACTORISATION = MatrixMechanism()
 
 
 @dataclass(frozen=True)
@@ -244,14 +255,25 @@ def calibrate(
     max_batch_size: MaxBatchSize = None,
     max_eps: MaxEpsilon = None,
     outputs: Annotated[SweepOutputs, Group()] = _OUTPUTS,
+    factorisation: Annotated[MatrixMechanism, Group()] = _FACTORISATION,
     like: Like = None,
 ) -> Calibrated:
     from dpcalc.core.calibrate.inputs import check_calibration
 
-    calibration = _calibration(accountant, solve, mechanism, sensitivity, scheme, max_batch_size, risk)
-    check_calibration(calibration, dataset_size_given=run.n is not None, noise_std_given=run.noise_std is not None)
     quantities = Quantities(target_epsilon, delta, run.p, run.sigma, run.noise_std, sensitivity, run.T, run.n,
                             run.batch_size, run.epochs, precision)
+    if mechanism is CalibratedMechanism.mf:
+        if like is not None:
+            raise InputError("--like applies to DP-SGD runs (the frameworks' accountants have no matrix "
+                             "factorisation): calibrate without it", option="--like")
+        return _to_mf(quantities, accountant, solve, sensitivity, scheme, risk, max_batch_size, max_eps, outputs,
+                      factorisation)
+    if factorisation != _FACTORISATION:
+        given = next(f"--{item.name.replace('_', '-')}" for item in dataclasses.fields(factorisation)
+                     if getattr(factorisation, item.name) != getattr(_FACTORISATION, item.name))
+        raise InputError(f"{given} applies to --mechanism mf (a matrix-factorisation mechanism)", option=given)
+    calibration = _calibration(accountant, solve, mechanism, sensitivity, scheme, max_batch_size, risk)
+    check_calibration(calibration, dataset_size_given=run.n is not None, noise_std_given=run.noise_std is not None)
     if calibration.risk.given:
         if like is not None:
             raise InputError("--like shows a framework's epsilon: calibrate with --target-eps to compare it")
@@ -259,7 +281,26 @@ def calibrate(
     return _to_epsilon(calibration, quantities, max_eps, outputs, like)
 
 
-def _calibration(accountant: AccountantChoice, solve: SolveChoice | None, mechanism: MechanismChoice | None,
+def _to_mf(quantities: Quantities, accountant: AccountantChoice, solve: SolveChoice | None, sensitivity: float | None,
+           scheme: SchemeOptions, risk: RiskOptions, max_batch_size: int | None, max_eps: float | None,
+           outputs: SweepOutputs, given: MatrixMechanism) -> Calibrated:
+    """calibrate --mechanism mf (dpcalc.cli.calibrate_mf): the noise multiplier of the mechanism."""
+    from dpcalc.cli.calibrate_mf import calibrate_mf
+    from dpcalc.cli.phases import Factorisation
+
+    factorisation = Factorisation(**vars(given), sampling=None if scheme.sampling is None else scheme.sampling.value)
+    refused = {"--sigma": quantities.sigma is not None, "--noise-std": quantities.noise_std is not None,
+               "--sensitivity": sensitivity is not None, "--accountant": accountant is not AccountantChoice.pld,
+               "--solve": solve not in (None, SolveChoice.sigma), "--examples-per-user": scheme.examples_per_user is not None,
+               "--max-batch-size": max_batch_size is not None,
+               "--target-advantage": risk.target_advantage is not None, "--target-tpr": risk.target_tpr is not None,
+               "--plot": outputs.plot is not None, "--chart": outputs.chart, "--x": outputs.x_axis is not None}
+    neighbours = None if scheme.neighbours is None else scheme.neighbours.value
+    answer, no_solution = calibrate_mf(quantities, factorisation, neighbours, refused, max_eps, outputs)
+    return Calibrated(answer, () if no_solution is None else (no_solution,))
+
+
+def _calibration(accountant: AccountantChoice, solve: SolveChoice | None, mechanism: CalibratedMechanism | None,
                  sensitivity: float | None, scheme: SchemeOptions, max_batch_size: int | None,
                  risk: RiskOptions) -> Calibration:
     """The core's statement of the calibration the options ask for."""

@@ -24,9 +24,11 @@ options' names: `options.options_named`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from typing import Annotated, Any
 
 from dpcalc.cli.declare import Option
@@ -38,6 +40,8 @@ from dpcalc.cli.options import (
     InputError,
     NoiseMultiplier,
     NoiseStd,
+    Numbers,
+    Parsed,
     SamplingProbability,
     Sensitivity,
     Steps,
@@ -47,13 +51,14 @@ from dpcalc.cli.options import (
     number,
     one,
     options_named,
+    parse_list,
     sweepable,
 )
 from dpcalc.cli.output import Table, format_number
 from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
 from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
 from dpcalc.core.training import RunParameters, single_phase, with_relation
-from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER
+from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, Interval
 
 
 class MechanismChoice(str, Enum):
@@ -210,7 +215,45 @@ class RunOptions(PhaseFlags):
         return super().phases(numbers, examples_per_user=self.examples_per_user)
 
 
+# The mechanism of `dpcalc mf` and `calibrate --mechanism mf` (docs/matrix-factorisation.md);
+# a Toeplitz coefficient is any finite real.
+_FINITE = Interval(-math.inf, math.inf)
 
+
+Bands = Annotated[int | None, Option("--bands", metavar="INT", click_type=number(POSITIVE_INTEGER),
+                                     help="Amplified BandMF with b bands and b partitions (an integer >= 1).")]
+SamplingMF = Annotated[str | None, Option("--sampling", metavar="poisson",
+                                          help="With --bands: poisson (the only sampling amplified BandMF accounts).")]
+StrategyFile = Annotated[str | None, Option("--strategy", metavar="FILE",
+                                            help="The strategy matrix C: a .npy file or a CSV file of rows, "
+                                                 "square and lower-triangular, one row per step.")]
+Coefficients = Annotated[Numbers | None, Option("--coefficients", metavar="c0,c1,...",
+                                                click_type=Parsed(partial(parse_list, interval=_FINITE)),
+                                                help="Instead of --strategy: a banded Toeplitz C, C[i, j] = c[i - j].")]
+Participations = Annotated[int | None, Option("--participations", metavar="INT", click_type=number(POSITIVE_INTEGER),
+                                              help="With --strategy or --coefficients: at most k steps a record.")]
+MinSeparation = Annotated[int | None, Option("--min-sep", metavar="INT", click_type=number(POSITIVE_INTEGER),
+                                             help="With --participations: a record's steps at least s apart.")]
+Tree = Annotated[bool, Option("--tree", help="DP-FTRL's tree aggregation, restarted each epoch.")]
+
+
+@dataclass(frozen=True)
+class MatrixMechanism:
+    """Which mechanism, and its strategy and schema (calibrate's: its --sampling is its own)."""
+
+    bands: Bands = None
+    strategy: StrategyFile = None
+    coefficients: Coefficients = None
+    participations: Participations = None
+    min_sep: MinSeparation = None
+    tree: Tree = False
+
+
+@dataclass(frozen=True)
+class Factorisation(MatrixMechanism):
+    """mf's: the mechanism and --sampling."""
+
+    sampling: SamplingMF = None
 
 
 def phase_inputs(item: Phase) -> dict:

@@ -213,6 +213,9 @@ def release_epsilon(release: Release, delta: float, mechanisms: Accountant,
     else:
         accounted = mechanisms.epsilon([release_phase(release, neighbours)], delta)
         epsilon, method = accounted.epsilon, accounted.method
+        if release.mechanism == "bandmf":
+            method += ("; amplified BandMF (arXiv 2306.08153, Thm 4), columns of C of norm at most 1"
+                       + (", an upper bound" if release.number("bands") > 1 else ", DP-SGD itself"))
     return ReleaseEpsilon(release.name, release.mechanism, epsilon, delta, method)
 
 

@@ -256,7 +256,9 @@ def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]
         if (first in parameters) == (second in parameters):
             raise BudgetFileError(f"{where}: give exactly one of '{first}' and '{second}'")
 
-    if mechanism == "subsampled-gaussian":
+    if mechanism == "bandmf":
+        _check_bandmf(where, parameters, need, one_of)
+    elif mechanism == "subsampled-gaussian":
         one_of("sigma", "noise_std")
         if "sigma" in parameters and "sensitivity" in parameters:
             raise BudgetFileError(f"{where}: 'sensitivity' goes with 'noise_std': 'sigma' is already noise std / "
@@ -310,6 +312,30 @@ def _check_alternatives(where: str, mechanism: str, parameters: dict[str, float]
         need("epsilon", "delta")
     elif mechanism in ("smooth-sensitivity", "exponential", "noisy-max", "svt"):
         need("epsilon")
+
+
+def _check_bandmf(where: str, parameters: dict[str, float], need: Any, one_of: Any) -> None:
+    """A bandmf release: sigma and bands, p or n with batch_size, T or epochs, and bands the run holds."""
+    need("sigma", "bands")
+    if "p" in parameters and ("n" in parameters or "batch_size" in parameters):
+        raise BudgetFileError(f"{where}: give 'p' or 'n' with 'batch_size', not both")
+    if "p" not in parameters:
+        need("n", "batch_size")
+    elif parameters["p"] == 0 and "epochs" in parameters:
+        raise BudgetFileError(f"{where}: epochs needs p above 0 (T = ceil(epochs / p)); give T with p = 0")
+    one_of("T", "epochs")
+    if "epochs" in parameters:
+        p = parameters["p"] if "p" in parameters else parameters["batch_size"] / parameters["n"]
+        if parameters["epochs"] / p >= MAX_COUNT:
+            raise BudgetFileError(f"{where}: epochs = {parameters['epochs']:g} gives T = ceil(epochs / p) "
+                                  f"above 1e+{MAX_COUNT_DIGITS} steps; lower epochs or raise p")
+    from dpcalc.core.budget.releases import bandmf_phase
+    from dpcalc.core.validation import ParameterError
+
+    try:
+        bandmf_phase(Release("", "bandmf", parameters))
+    except ParameterError as error:
+        raise BudgetFileError(f"{where}: {error.worded(str)}") from None
 
 
 def _check_cap(where: str, parameters: dict[str, float], texts: dict[str, str]) -> None:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from dpcalc.core.pld.truncation import Truncation
 
 # The releases an accountant of phases composes; zcdp and dp releases are their own groups.
-PHASE_MECHANISMS = ("subsampled-gaussian", "gaussian", "laplace", "gdp")
+PHASE_MECHANISMS = ("subsampled-gaussian", "gaussian", "laplace", "gdp", "bandmf")
 # The releases composed as pure or (eps, delta)-DP pairs: dp, and randomized response, which is
 # exactly eps-DP (its likelihood ratio e^eps is attained) and the worst case of every eps-DP
 # mechanism under composition (Kairouz, Oh, Viswanath 2015), so the optimum composes it exactly.
@@ -42,6 +42,22 @@ def privacy_basis(release: Release) -> str:
     if release.noise == "laplace":
         return "eps-DP (Dwork and Roth 2014, Claim 3.9)"
     return "eps-DP, permute-and-flip (McKenna and Sheldon 2020, Thm 1)"
+
+
+def bandmf_phase(release: Release, neighbours: Neighbours = "add-remove") -> Phase:
+    """A bandmf release's phase: the DP-SGD run on one of its b partitions (amplified BandMF,
+    `core.mf.accounting.amplified_bandmf`; an upper bound for b > 1, DP-SGD itself for b = 1).
+    Raises the core's ParameterError for bands the run cannot hold (`load` words it)."""
+    from dpcalc.core.mf.accounting import amplified_bandmf, partition_probability
+
+    bands = int(release.number("bands"))
+    run = Phase("gaussian", sampling_probability_of(release), release.number("sigma"), None, steps_of(release),
+                neighbours=neighbours)
+    probability = None
+    if "n" in release.parameters:
+        probability = partition_probability(int(release.number("n")), int(release.number("batch_size")), bands)
+    (phase,) = amplified_bandmf(run, bands, partition_probability=probability).phases
+    return phase
 
 
 def steps_of(release: Release) -> int:
@@ -86,6 +102,8 @@ def release_phase(release: Release, neighbours: Neighbours = "add-remove") -> Ph
         return Phase("gaussian", sampling_probability_of(release), noise, None, steps_of(release),
                      sampling=sampling, neighbours=neighbours, epoch_steps=per_epoch,
                      examples_per_user=int(release.get("examples_per_user", 1)))
+    if release.mechanism == "bandmf":
+        return bandmf_phase(release, neighbours)
     if release.mechanism == "gaussian":
         if "sigmas" in release.lists:
             # per-coordinate noise: mu-GDP with mu = sqrt(sum s_i^2 / sigma_i^2) (Xu et al. 2020,

@@ -44,6 +44,12 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
         "n": POSITIVE_INTEGER, "batch_size": POSITIVE_INTEGER, "epochs": POSITIVE,
         "examples_per_user": EXAMPLES_PER_USER, "max_batch_size": POSITIVE_INTEGER,
     },
+    # amplified BandMF (docs/matrix-factorisation.md §4): the DP-SGD run's keys and the bands b,
+    # the columns of the strategy matrix of norm at most 1
+    "bandmf": {
+        "p": PROBABILITY, "sigma": POSITIVE, "T": POSITIVE_INTEGER, "n": POSITIVE_INTEGER,
+        "batch_size": POSITIVE_INTEGER, "epochs": POSITIVE, "bands": POSITIVE_INTEGER,
+    },
     # sigma is the noise multiplier (noise std / L2 sensitivity, as in subsampled-gaussian), or
     # noise_std with sensitivity; or per-coordinate noise, the lists sensitivities and sigmas
     # (LIST_KEYS, each sigma_i a noise std) with clipping
