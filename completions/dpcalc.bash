@@ -257,9 +257,11 @@ _dpcalc() {
                 --examples-per-user) return ;;
                 --accuracy) return ;;
                 --delta) return ;;
+                --like) COMPREPLY=($(compgen -W "opacus tf-privacy tf-privacy-0.5 dp-accounting prv" -- "$cur")); return ;;
+                --budget) COMPREPLY=($(compgen -f -- "$cur")); return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --accuracy --delta --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--p --sample-rate --sampling-probability --sigma --noise-multiplier --noise-std --sensitivity --T --steps --n --batch-size --epochs --mechanism --scale --phase --sampling --neighbours --examples-per-user --accuracy --delta --json --like --budget -h --help" -- "$cur"))
             fi ;;
         dpcalc/mechanism)
             if [[ "$cur" == -* ]]; then

@@ -245,6 +245,8 @@ complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l examples-per-user -x -d 
 complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l accuracy -x -d 'Target relative width of the PLD accountants certified interval, in (0, 1) [default: 0.001]'
 complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l delta -x -d 'Target delta in (0, 1) giving epsilon [default: 1e-05]'
 complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l json -d 'Print one strict JSON object instead of a table'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l like -x -a 'opacus tf-privacy tf-privacy-0.5 dp-accounting prv' -d 'Also show the epsilon this framework prints by default for the run (its accountant, orders, conversion and grid; docs/presets.md): its estimate, beside dpcalcs certified figure, never used by --max-eps'
+complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -l budget -r -F -d 'State a projects budget file (TOML, as `dpcalc check` reads it) instead of one run: every release, the certified total and the budgets verdict'
 complete -c dpcalc -n '__dpcalc_at dpcalc/statement' -s h -l help -d 'Show this message and exit'
 complete -c dpcalc -n '__dpcalc_at dpcalc/mechanism' -s h -l help -d 'Show this message and exit'
 complete -c dpcalc -n '__dpcalc_at dpcalc/mechanism' -a laplace -d 'Laplace noise on counts, histograms, probability vectors: epsilon, error, confidence'

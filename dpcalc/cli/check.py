@@ -138,23 +138,29 @@ def _check(budget_file: str, formats: Formats, *, github: bool = False, named: b
     """Check one budget file: its report, and what says that it is over budget; `github` adds the
     workflow commands of an over-budget file, `named` names the file in the over-budget lines on
     stderr (several files checked)."""
+    text, result = read_and_account(budget_file)
+    answer = Answer(_report(result, budget_file, formats.csv_output), json_output=formats.json_output,
+                    csv_output=formats.csv_output)
+    return Checked(answer, result, text, github, f"{budget_file}: " if named else "")
+
+
+def read_and_account(budget_file: str, option: str = "BUDGET") -> tuple[str, BudgetResult]:
+    """A budget file's text and its releases composed (`core.budget.account_budget`); a file that
+    cannot be read, or that the schema or the risk limits refuse, is one line (exit 2)."""
     from pathlib import Path
 
     from dpcalc.core.budget import BudgetFileError, account_budget, load_budget
 
-    text = _read(Path(budget_file), budget_file)
+    text = _read(Path(budget_file), budget_file, option)
     try:
         budget = load_budget(text, budget_file)
     except BudgetFileError as error:
         raise InputError(str(error)) from None
     progress.describe(f"composing {len(budget.releases)} releases ({budget.accountant} accountant)")
     try:
-        result = account_budget(budget)
+        return text, account_budget(budget)
     except BudgetFileError as error:  # a combination of releases the risk limits cannot compose
         raise InputError(str(error)) from None
-    answer = Answer(_report(result, budget_file, formats.csv_output), json_output=formats.json_output,
-                    csv_output=formats.csv_output)
-    return Checked(answer, result, text, github, f"{budget_file}: " if named else "")
 
 
 def _report(result: BudgetResult, budget_file: str, csv_output: bool) -> Report:
@@ -294,43 +300,44 @@ def _over_budget_annotations(result, text: str) -> str:
 MAX_BUDGET_BYTES = 1 << 20
 
 
-def _read(path, shown: str) -> str:
+def _read(path, shown: str, option: str = "BUDGET") -> str:
     """The budget file's text: a regular file of at most MAX_BUDGET_BYTES bytes, UTF-8 (a leading
-    byte-order mark is dropped). Every failure is one line naming the path (exit 2)."""
+    byte-order mark is dropped). Every failure is one line naming the option (the argument, or
+    statement's --budget) and the path (exit 2)."""
     import os
     import stat
 
     def _file_error(message: str) -> InputError:  # for --json's error object: the argument and the path given
-        return InputError(message, option="BUDGET", got=shown)
+        return InputError(message, option=option, got=shown)
 
     if not shown:
-        raise _file_error("BUDGET: the path is empty; give the budget file (TOML) to check")
+        raise _file_error(f"{option}: the path is empty; give the budget file (TOML) to check")
     try:
         status = os.stat(path)
     except FileNotFoundError:
-        raise _file_error(f"BUDGET: no such file: {shown}") from None
+        raise _file_error(f"{option}: no such file: {shown}") from None
     except (OSError, ValueError) as error:  # a symlink loop, a name too long, a file in the path
-        raise _file_error(f"BUDGET: cannot read {shown}: {_reason(error)}") from None
+        raise _file_error(f"{option}: cannot read {shown}: {_reason(error)}") from None
     if stat.S_ISDIR(status.st_mode):
-        raise _file_error(f"BUDGET: {shown} is a directory; give the budget file (TOML) to check")
+        raise _file_error(f"{option}: {shown} is a directory; give the budget file (TOML) to check")
     if not stat.S_ISREG(status.st_mode):
-        raise _file_error(f"BUDGET: {shown} is not a regular file (a device, pipe or socket); give the budget file "
+        raise _file_error(f"{option}: {shown} is not a regular file (a device, pipe or socket); give the budget file "
                          "(TOML) to check")
     if status.st_size > MAX_BUDGET_BYTES:
-        raise _file_error(f"BUDGET: a budget file must be at most {MAX_BUDGET_BYTES} bytes (1 MiB), got {shown} of "
+        raise _file_error(f"{option}: a budget file must be at most {MAX_BUDGET_BYTES} bytes (1 MiB), got {shown} of "
                          f"{status.st_size} bytes")
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_BUDGET_BYTES + 1)
     except (OSError, ValueError) as error:
-        raise _file_error(f"BUDGET: cannot read {shown}: {_reason(error)}") from None
+        raise _file_error(f"{option}: cannot read {shown}: {_reason(error)}") from None
     if len(data) > MAX_BUDGET_BYTES:  # grown since it was measured
-        raise _file_error(f"BUDGET: a budget file must be at most {MAX_BUDGET_BYTES} bytes (1 MiB), got {shown} of "
+        raise _file_error(f"{option}: a budget file must be at most {MAX_BUDGET_BYTES} bytes (1 MiB), got {shown} of "
                          f"more than {MAX_BUDGET_BYTES} bytes")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
-        raise _file_error(f"BUDGET: cannot read {shown}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+        raise _file_error(f"{option}: cannot read {shown}: not UTF-8 text ({error.reason} at byte {error.start})") from None
 
 
 def _reason(error: BaseException) -> str:

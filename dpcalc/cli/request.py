@@ -25,9 +25,8 @@ import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Generic, NoReturn, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
-from dpcalc.cli.declare import Exit
 from dpcalc.cli.errors import InputError, conflict
 from dpcalc.cli.options import DEFAULT_DELTA, Formats, Gates, Outputs, SweepOutputs, Swept, check_gates
 from dpcalc.cli.output import Answer
@@ -81,10 +80,6 @@ class Request(Generic[Row]):
     def emit(self, report: Report) -> int:
         """Print the report and return its exit code (1 when epsilon exceeds --max-eps)."""
         return self.answer(report).emit()
-
-    def finish(self, report: Report) -> NoReturn:
-        """Print the report and exit with its code (until every command returns `answer`)."""
-        raise Exit(self.emit(report))
 
 
 @overload

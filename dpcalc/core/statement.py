@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from dpcalc.core.text import format_lower, format_number, format_upper
 
 if TYPE_CHECKING:
+    from dpcalc.core.budget import BudgetResult
     from dpcalc.core.phases import Phase
     from dpcalc.core.pld import PLDResult
     from dpcalc.core.risk import RiskResult
@@ -152,3 +153,54 @@ def _level(phases: Sequence[Phase]) -> str:
         return (f"user level (each user contributing at most {first.examples_per_user} examples), under "
                 + _USER_NEIGHBOURS[first.neighbours])
     return "example level, under " + _NEIGHBOURS[first.neighbours]
+
+
+@dataclass(frozen=True)
+class BudgetStatement:
+    """A project's privacy statement from its budget file: `markdown` to paste, and the total it states."""
+
+    markdown: str
+    epsilon: float  # certified upper bound of all releases composed, at `delta`
+    delta: float
+    within_budget: bool
+
+
+def budget_statement(result: BudgetResult, *, version: str | None = None) -> BudgetStatement:
+    """The statement of a checked budget file (`dpcalc.core.budget.account_budget`): every release
+    with its own (epsilon, delta), the certified total, the budget and its verdict, the risk limits."""
+    budget = result.budget
+    tool = "dpcalc" if version is None else f"dpcalc {version}"
+    count = len(result.releases)
+    rows = [f"| {item.name} | {item.mechanism} | {format_upper(item.epsilon)} | {format_number(item.delta)} | "
+            f"{item.method} |" for item in result.releases]
+    total = (f"| all {count} releases composed | | {format_upper(result.total_epsilon)} | "
+             f"{format_number(result.total_delta)} | {result.method} |")
+    table = ["| release | mechanism | epsilon | delta | accounted by |", "|---|---|---|---|---|", *rows, total]
+    verdict = ("" if budget.epsilon is None else
+               f" The total is {'within' if result.within_budget else 'over'} the budget of epsilon "
+               f"{format_number(budget.epsilon)} at delta {format_number(budget.delta)}.")
+    paragraph = (
+        f"**Privacy statement.** The project made {count} release{'s' if count != 1 else ''} of the same data, "
+        f"listed below with the guarantee of each. Composed, they satisfy "
+        f"({format_upper(result.total_epsilon)}, {format_number(result.total_delta)})-differential privacy under "
+        f"{_NEIGHBOURS[budget.neighbours]}, a certified upper bound computed by {tool} from the budget file "
+        f"{budget.source}.{verdict}"
+    )
+    risks = [f"the largest membership-inference {'advantage' if check.figure == 'advantage' else f'TPR at FPR {format_number(check.fpr)}'}"
+             f" of all releases together is at most {format_upper(check.value)} (limit {format_number(check.limit)})"
+             for check in result.risk]
+    markdown = "\n".join([
+        paragraph,
+        "",
+        *table,
+        "",
+        *(["Attack risk: " + "; ".join(risks) + ".", ""] if risks else []),
+        "Assumptions: every release is published (each guarantee covers all it outputs); each release's "
+        "randomness is independent of the others' and hidden from the adversary; the budget file lists every "
+        "release of this data.",
+        "",
+        "References: Dwork, Roth 2014, \"The algorithmic foundations of differential privacy\" (composition); "
+        + "; ".join(_REFERENCES[1:]) + ".",
+        "",
+    ])
+    return BudgetStatement(markdown, result.total_epsilon, result.total_delta, result.within_budget)

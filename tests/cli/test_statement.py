@@ -28,7 +28,7 @@ def test_json_contract(dpcalc) -> None:
     assert set(result) == RESULT_KEYS
     assert result["epsilon_lower"] <= result["epsilon"] and result["fpr"] == 1e-3
     assert result["markdown"].startswith("**Privacy statement.**")
-    assert set(document["inputs"]) == {"phases", "delta", "accuracy", "n", "batch_size"}
+    assert set(document["inputs"]) == {"phases", "delta", "accuracy", "n", "batch_size", "like"}
 
 
 @pytest.mark.slow
@@ -61,3 +61,40 @@ def test_shuffle_under_add_remove_is_refused(dpcalc) -> None:
     run = dpcalc("statement", "--n", "1000", "--batch-size", "10", "--epochs", "1", "--sigma", "1",
                  "--sampling", "shuffle")
     assert run.code == 2 and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_like_adds_the_frameworks_estimate(dpcalc) -> None:
+    document = dpcalc(*SMALL, "--like", "opacus", "--json").json()
+    framework = document["result"]["framework"]
+    assert framework["framework"] == "opacus" and framework["epsilon"] > 0
+    assert document["inputs"]["like"] == "opacus"
+    assert "(an estimate, not a bound)" in document["result"]["markdown"]
+
+
+def test_like_refuses_a_run_the_frameworks_do_not_model(dpcalc) -> None:
+    run = dpcalc("statement", "--n", "1000", "--batch-size", "10", "--epochs", "1", "--sigma", "1",
+                 "--sampling", "uniform", "--like", "opacus")
+    assert run.code == 2 and run.stderr.startswith("Error: --like opacus:")
+
+
+def test_budget_file(dpcalc, tmp_path) -> None:
+    budget = tmp_path / "budget.toml"
+    budget.write_text('[budget]\nepsilon = 1\ndelta = 1e-5\n\n[[release]]\nname = "counts"\nmechanism = "laplace"\n'
+                      'scale = 10\ncount = 2\n')
+    run = dpcalc("statement", "--budget", str(budget), "--json")
+    assert run.code == 0, run.stderr
+    result = run.json()["result"]
+    assert set(result) == {"markdown", "delta", "epsilon", "within_budget"}
+    # two Laplace releases of scale 10: at most basic composition's 2/10, at delta 1e-5 a little below it
+    assert result["within_budget"] is True and 0.199 < result["epsilon"] <= 0.2
+    assert "| counts | laplace |" in result["markdown"] and "within the budget of epsilon 1" in result["markdown"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--budget", "/no/such.toml"), "Error: --budget: no such file: /no/such.toml"),
+    (("--budget", "x.toml", "--sigma", "1"),
+     "Error: --budget and --sigma cannot be given together; the budget file describes the releases and their delta"),
+])
+def test_budget_errors(dpcalc, args, message) -> None:
+    run = dpcalc("statement", *args)
+    assert run.code == 2 and run.stderr.strip() == message
