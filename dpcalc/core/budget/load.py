@@ -209,10 +209,8 @@ def _release(raw: Any, index: int, line: int, source: str) -> Release:
             raise BudgetFileError(f"{where}: key {_key(key)} is refused: {RENAMED_KEYS[mechanism, key]}")
         if key not in schema:
             keys = [*schema, *list_keys, *texts]
-            raise BudgetFileError(
-                f"{where}: unknown key {_key(key)} for mechanism '{mechanism}'{_suggest(key, keys)}; "
-                f"allowed: {', '.join(keys)}"
-            )
+            raise BudgetFileError(f"{where}: unknown key {_key(key)} for mechanism '{mechanism}'{_suggest(key, keys)}; "
+                                  f"allowed: {', '.join(keys)}")
         parameters[key] = _number(where, key, value, schema[key])
     text_values = {key: _text(where, key, raw[key], allowed) for key, allowed in texts.items() if key in raw}
     _check_alternatives(where, mechanism, parameters, lists, text_values)
@@ -356,9 +354,8 @@ def _check_cap(where: str, parameters: dict[str, float], texts: dict[str, str]) 
 
 def _check_gaussian(where: str, parameters: dict[str, float], lists: dict[str, tuple[float, ...]],
                     texts: dict[str, str]) -> None:
-    """A gaussian release: one of sigma (the noise multiplier), noise_std (with sensitivity), or the lists
-    sensitivities and noise_stds (per-coordinate noise, as long as each other; clipping only with them,
-    sensitivity not)."""
+    """A gaussian release: one of sigma (the noise multiplier), noise_std (with sensitivity), or the lists sensitivities
+    and noise_stds (per-coordinate noise, as long as each other; clipping only with them, sensitivity not)."""
     given = [key for key in ("sigma", "noise_std", "noise_stds") if key in parameters or key in lists]
     if len(given) != 1:
         if not lists:
