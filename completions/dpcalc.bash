@@ -296,13 +296,13 @@ _dpcalc() {
                 --dims) return ;;
                 --calibration) COMPREPLY=($(compgen -W "analytic classic" -- "$cur")); return ;;
                 --sensitivities) return ;;
-                --sigmas) return ;;
+                --noise-stds) return ;;
                 --clipping) COMPREPLY=($(compgen -W "per-coordinate per-layer joint" -- "$cur")); return ;;
                 --target-multiplier) return ;;
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--eps --delta --sigma --noise-std --sensitivity --error --confidence --dims --calibration --sensitivities --sigmas --clipping --target-multiplier --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--eps --delta --sigma --noise-std --sensitivity --error --confidence --dims --calibration --sensitivities --noise-stds --clipping --target-multiplier --max-eps --json -h --help" -- "$cur"))
             fi ;;
         dpcalc/mechanism/exponential)
             case "$prev" in
@@ -381,13 +381,13 @@ _dpcalc() {
                 --smooth-sensitivity) return ;;
                 --error) return ;;
                 --confidence) return ;;
-                --beta) return ;;
+                --smoothness) return ;;
                 --lln-sigma) return ;;
                 --degrees) return ;;
                 --max-eps) return ;;
             esac
             if [[ "$cur" == -* ]]; then
-                COMPREPLY=($(compgen -W "--noise --eps --scale --delta --smooth-sensitivity --error --confidence --beta --lln-sigma --degrees --max-eps --json -h --help" -- "$cur"))
+                COMPREPLY=($(compgen -W "--noise --eps --scale --delta --smooth-sensitivity --error --confidence --smoothness --lln-sigma --degrees --max-eps --json -h --help" -- "$cur"))
             fi ;;
         dpcalc/completions)
             if [[ "$cur" == -* ]]; then

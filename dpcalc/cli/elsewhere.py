@@ -17,6 +17,11 @@ ELSEWHERE: dict[tuple[str, str], str] = {
         "gdp takes no --examples-per-user: for user-level privacy use dpcalc pld --examples-per-user"),
     ("gdp", "--max-batch-size"): (
         "gdp takes no --max-batch-size: for truncated Poisson sampling use dpcalc pld --max-batch-size"),
+    # old spellings, refused with the new one: one meaning per option across dpcalc
+    ("smooth-sensitivity", "--beta"): (
+        "--beta is a failure probability elsewhere; the smoothness parameter is --smoothness"),
+    ("gaussian", "--sigmas"): (
+        "--sigma is a noise multiplier elsewhere; the per-coordinate noise stds are --noise-stds"),
 }
 
 

@@ -80,7 +80,7 @@ def test_per_coordinate_gaussian_is_gdp_with_mu(dpcalc, tmp_path):
 name = "adaptive"
 mechanism = "gaussian"
 sensitivities = [12, 6]
-sigmas = [17, 8.5]
+noise_stds = [17, 8.5]
 clipping = "per-layer"
 count = 2
 """)
@@ -143,24 +143,27 @@ def test_randomized_response_with_risk_limits(dpcalc, tmp_path):
     ('mechanism = "laplace"\ndomain = "counts"\nscale = 1.0\nsensitivity = 1.0\n',
      "'sensitivity' is set by domain 'counts' (1); give it with domain = \"real\""),
     ('mechanism = "laplace"\ndomain = "vector"\nscale = 1.0\n', "domain must be one of counts, simplex, real, got 'vector'"),
-    ('mechanism = "gaussian"\nsigma = 1.0\nsigmas = [1.0]\nsensitivities = [1.0]\n',
-     "give exactly one of 'sigma', 'noise_std' and 'sigmas' (with 'sensitivities')"),
-    ('mechanism = "gaussian"\nsigmas = [1.0]\n',
-     "missing 'sensitivities' for per-coordinate noise (one sensitivity and one sigma per coordinate or layer)"),
-    ('mechanism = "gaussian"\nsigmas = [1.0, 2.0]\nsensitivities = [1.0]\n',
-     "sigmas must have as many values as sensitivities (1), got 2"),
-    ('mechanism = "gaussian"\nsigmas = [1.0]\nsensitivities = [1.0]\nsensitivity = 2.0\n',
+    ('mechanism = "gaussian"\nsigma = 1.0\nnoise_stds = [1.0]\nsensitivities = [1.0]\n',
+     "give exactly one of 'sigma', 'noise_std' and 'noise_stds' (with 'sensitivities')"),
+    ('mechanism = "gaussian"\nnoise_stds = [1.0]\n',
+     "missing 'sensitivities' for per-coordinate noise (one sensitivity and one noise std per coordinate or layer)"),
+    ('mechanism = "gaussian"\nnoise_stds = [1.0, 2.0]\nsensitivities = [1.0]\n',
+     "noise_stds must have as many values as sensitivities (1), got 2"),
+    ('mechanism = "gaussian"\nnoise_stds = [1.0]\nsensitivities = [1.0]\nsensitivity = 2.0\n',
      "'sensitivity' goes with 'sigma' or 'noise_std', not with 'sensitivities'"),
     ('mechanism = "gaussian"\nsigma = 1.0\nclipping = "joint"\n',
-     "'clipping' goes with 'sensitivities' and 'sigmas' (per-coordinate noise)"),
-    ('mechanism = "gaussian"\nsigmas = [1.0]\nsensitivities = [1.0]\nclipping = "global"\n',
+     "'clipping' goes with 'sensitivities' and 'noise_stds' (per-coordinate noise)"),
+    ('mechanism = "gaussian"\nnoise_stds = [1.0]\nsensitivities = [1.0]\nclipping = "global"\n',
      "clipping must be one of per-coordinate, per-layer, joint, got 'global'"),
-    ('mechanism = "gaussian"\nsigmas = [1.0, -1.0]\nsensitivities = [1.0, 1.0]\n',
-     "sigmas item 2 of 2 must be in (0, inf), got -1.0"),
-    ('mechanism = "gaussian"\nsigmas = []\nsensitivities = []\n',
-     "sigmas must be a non-empty array of numbers in (0, inf), got []"),
-    ('mechanism = "gaussian"\nsigmas = [1e-300]\nsensitivities = [1e299]\n',
-     "sensitivities / sigmas must have a positive finite root sum of squares"),
+    ('mechanism = "gaussian"\nnoise_stds = [1.0, -1.0]\nsensitivities = [1.0, 1.0]\n',
+     "noise_stds item 2 of 2 must be in (0, inf), got -1.0"),
+    ('mechanism = "gaussian"\nnoise_stds = []\nsensitivities = []\n',
+     "noise_stds must be a non-empty array of numbers in (0, inf), got []"),
+    ('mechanism = "gaussian"\nnoise_stds = [1e-300]\nsensitivities = [1e299]\n',
+     "sensitivities / noise_stds must have a positive finite root sum of squares"),
+    # the per-coordinate noise stds were 'sigmas' once: refused with the new key ('sigma' is a multiplier)
+    ('mechanism = "gaussian"\nsigmas = [1.0]\nsensitivities = [1.0]\n',
+     "key 'sigmas' is refused: 'sigma' is a noise multiplier elsewhere; the per-coordinate noise stds are 'noise_stds'"),
 ])
 def test_malformed_releases(dpcalc, tmp_path, text, message):
     path = write(tmp_path, '[[release]]\nname = "a"\n' + text)

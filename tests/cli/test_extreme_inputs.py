@@ -165,7 +165,7 @@ def test_gaussian_at_a_subnormal_sigma_answers(dpcalc):
 
 @pytest.mark.parametrize("epsilon, beta", [("1e-100", "0.1"), ("1e100", "0.1"), ("1", "1e-300"), ("1", "1e300")])
 def test_laplace_log_normal_far_from_epsilon_equal_to_beta(dpcalc, epsilon, beta):
-    run = dpcalc("mechanism", "smooth-sensitivity", "--noise", "laplace-log-normal", "--eps", epsilon, "--beta", beta,
+    run = dpcalc("mechanism", "smooth-sensitivity", "--noise", "laplace-log-normal", "--eps", epsilon, "--smoothness", beta,
                  "--error", "5", "--json")
     assert run.code in (0, 2) and "internal error" not in run.stderr
     if run.code == 2:

@@ -55,6 +55,6 @@ def mechanism() -> None:
     \b
     Examples:
       dpcalc mechanism laplace --eps 1 --confidence 0.95 --bins 10
-      dpcalc mechanism gaussian --sensitivities 12,6 --sigmas 17,8.5 --delta 1e-5
+      dpcalc mechanism gaussian --sensitivities 12,6 --noise-stds 17,8.5 --delta 1e-5
       dpcalc mechanism svt --eps 1 --queries 1000 --beta 0.05 --json
     """

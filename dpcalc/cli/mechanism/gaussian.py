@@ -48,7 +48,7 @@ once: P(every |noise| <= error) = (1 - 2 Phi(-error/s))^dims, exact for independ
 union bound). Privacy or the noise alone gives the rest, with the error bound at confidences
 0.5, 0.9, 0.95 and 0.99.
 
-Per-coordinate noise (--sensitivities and --sigmas, one value per coordinate or layer): the
+Per-coordinate noise (--sensitivities and --noise-stds, one value per coordinate or layer): the
 mechanism is mu-GDP with mu = sqrt(sum s_i^2 / sigma_i^2) (Xu et al. 2020, ADADP, Lemma 1),
 exact under per-coordinate or per-layer clipping, an upper bound under --clipping joint. With
 --target-multiplier or --eps, the factor that scales every sigma_i to meet that target.
@@ -59,7 +59,7 @@ Examples:
   dpcalc mechanism gaussian --noise-std 4 --sensitivity 2 --delta 1e-5
   dpcalc mechanism gaussian --sigma 4 --error 10 --dims 1000 --json
   dpcalc mechanism gaussian --eps 0.5 --error 20 --calibration classic
-  dpcalc mechanism gaussian --sensitivities 12,6 --sigmas 17,8.5 --target-multiplier 1
+  dpcalc mechanism gaussian --sensitivities 12,6 --noise-stds 17,8.5 --target-multiplier 1
 """
 
 
@@ -76,7 +76,7 @@ class ClippingChoice(str, Enum):
 
 Epsilon = Annotated[
     float | None,
-    Option("--eps", metavar="FLOAT", help="Epsilon at --delta, > 0 (with --sigmas: the target).",
+    Option("--eps", metavar="FLOAT", help="Epsilon at --delta, > 0 (with --noise-stds: the target).",
            click_type=number(POSITIVE)),
 ]
 Delta = Annotated[
@@ -126,21 +126,22 @@ Sensitivities = Annotated[
     Option("--sensitivities", metavar="LIST", help="Per-coordinate noise: sensitivity s_i of each coordinate "
            "or layer, a comma list of values > 0.", click_type=Parsed(partial(parse_list, interval=POSITIVE))),
 ]
-Sigmas = Annotated[
+# --noise-stds, not --sigmas: --sigma is the noise multiplier (--sigmas is refused with a pointer, cli.elsewhere)
+NoiseStds = Annotated[
     Numbers | None,
-    Option("--sigmas", metavar="LIST", help="Per-coordinate noise: noise std sigma_i of each coordinate or "
+    Option("--noise-stds", metavar="LIST", help="Per-coordinate noise: noise std sigma_i of each coordinate or "
            "layer, a comma list as long as --sensitivities.", click_type=Parsed(partial(parse_list, interval=POSITIVE))),
 ]
 Clipping = Annotated[
     ClippingChoice,
     Option("--clipping", case_sensitive=False,
-           help="With --sigmas: per-coordinate or per-layer (all s_i reached at once: mu exact; "
+           help="With --noise-stds: per-coordinate or per-layer (all s_i reached at once: mu exact; "
                 "default per-coordinate) or joint (mu an upper bound)."),
 ]
 TargetMultiplier = Annotated[
     float | None,
     Option("--target-multiplier", metavar="FLOAT",
-           help="With --sigmas: the isotropic noise multiplier to meet, > 0 (gives the scale factor).",
+           help="With --noise-stds: the isotropic noise multiplier to meet, > 0 (gives the scale factor).",
            click_type=number(POSITIVE)),
 ]
 
@@ -159,7 +160,7 @@ class GaussianRequest:
     dims: Dims = 1
     calibration: Calibration = CalibrationChoice.analytic
     sensitivities: Sensitivities = None
-    sigmas: Sigmas = None
+    noise_stds: NoiseStds = None
     clipping: Clipping = ClippingChoice.per_coordinate
     target_multiplier: TargetMultiplier = None
     max_eps: MaxEpsilon = None
@@ -167,7 +168,7 @@ class GaussianRequest:
 
     @property
     def per_coordinate(self) -> bool:
-        return self.sensitivities is not None or self.sigmas is not None
+        return self.sensitivities is not None or self.noise_stds is not None
 
     @property
     def std(self) -> float | None:
@@ -181,7 +182,7 @@ class GaussianRequest:
 
 @app.command("gaussian", help=HELP)
 def gaussian(request: Annotated[GaussianRequest, Group()]) -> Answer:
-    # the options written on the command line (a default written out counts: --dims 1 beside --sigmas is refused)
+    # the options written on the command line (a default written out counts: --dims 1 beside --noise-stds is refused)
     given = given_on_command_line()
     report = _per_coordinate(request, given) if request.per_coordinate else _isotropic(request, given)
     return answer(report, request.json_output, request.max_eps)
@@ -199,7 +200,7 @@ def given_on_command_line() -> frozenset[str]:
 def _check_isotropic(request: GaussianRequest, given: frozenset[str]) -> None:
     for name, option in (("clipping", "--clipping"), ("target_multiplier", "--target-multiplier")):
         if name in given:
-            raise InputError(f"{option} goes with --sensitivities and --sigmas (per-coordinate noise)")
+            raise InputError(f"{option} goes with --sensitivities and --noise-stds (per-coordinate noise)")
     eps, noise = request.eps, request.noise_option
     if request.sigma is not None and request.noise_std is not None:
         raise conflict("--sigma", "--noise-std", "sigma is noise std / sensitivity; give one")
@@ -268,18 +269,18 @@ def _isotropic(request: GaussianRequest, given: frozenset[str]) -> Report:
 
 
 def _check_per_coordinate(request: GaussianRequest, given: frozenset[str]) -> tuple[Numbers, Numbers]:
-    sensitivities, sigmas = request.sensitivities, request.sigmas
+    sensitivities, sigmas = request.sensitivities, request.noise_stds
     if sensitivities is None or sigmas is None:
-        missing, present = ("--sigmas", "--sensitivities") if sigmas is None else ("--sensitivities", "--sigmas")
-        raise InputError(f"{present} needs {missing} (per-coordinate noise: one sensitivity and one sigma per "
+        missing, present = ("--noise-stds", "--sensitivities") if sigmas is None else ("--sensitivities", "--noise-stds")
+        raise InputError(f"{present} needs {missing} (per-coordinate noise: one sensitivity and one noise std per "
                          "coordinate or layer)")
     for name, option in (("sigma", "--sigma"), ("noise_std", "--noise-std"), ("error", "--error"), ("confidence", "--confidence"),
                          ("dims", "--dims"), ("sensitivity", "--sensitivity"), ("calibration", "--calibration")):
         if name in given:
-            raise InputError(f"{option} does not apply with --sensitivities and --sigmas (per-coordinate noise "
+            raise InputError(f"{option} does not apply with --sensitivities and --noise-stds (per-coordinate noise "
                              "reports mu, the noise multiplier and epsilon at --delta)")
     if len(sensitivities) != len(sigmas):
-        raise InputError(f"--sigmas must have as many values as --sensitivities ({len(sensitivities)}), "
+        raise InputError(f"--noise-stds must have as many values as --sensitivities ({len(sensitivities)}), "
                          f"got {len(sigmas)}")
     if request.eps is not None and request.target_multiplier is not None:
         raise conflict("--eps", "--target-multiplier", "give one target")
@@ -287,7 +288,7 @@ def _check_per_coordinate(request: GaussianRequest, given: frozenset[str]) -> tu
 
 
 def _per_coordinate(request: GaussianRequest, given: frozenset[str]) -> Report:
-    """Per-coordinate noise (--sensitivities, --sigmas): mu, epsilon at delta, and the factor to a target."""
+    """Per-coordinate noise (--sensitivities, --noise-stds): mu, epsilon at delta, and the factor to a target."""
     sensitivities, sigmas = _check_per_coordinate(request, given)
     from dpcalc.core.mechanisms import gaussian as core
 
@@ -297,8 +298,8 @@ def _per_coordinate(request: GaussianRequest, given: frozenset[str]) -> Report:
                                               clipping=clipping,  # type: ignore[arg-type]
                                               target_multiplier=request.target_multiplier, target_epsilon=request.eps)
     except ParameterError as problem:
-        raise option_error(problem, {"sensitivities / sigmas": "--sensitivities / --sigmas"}) from None
-    inputs = {"sensitivities": list(sensitivities), "sigmas": list(sigmas), "delta": request.delta, "clipping": clipping,
+        raise option_error(problem, {"sensitivities / sigmas": "--sensitivities / --noise-stds", "sigmas": "--noise-stds"}) from None
+    inputs = {"sensitivities": list(sensitivities), "noise_stds": list(sigmas), "delta": request.delta, "clipping": clipping,
               "eps": request.eps, "target_multiplier": request.target_multiplier, "max_eps": request.max_eps}
     return Report(
         command="mechanism gaussian",
@@ -313,7 +314,7 @@ def _per_coordinate(request: GaussianRequest, given: frozenset[str]) -> Report:
             "target_multiplier": result.target_multiplier,
             "target_epsilon": result.target_epsilon,
             "scale_factor": result.scale_factor,
-            "scaled_sigmas": None if result.scaled_sigmas is None else list(result.scaled_sigmas),
+            "scaled_noise_stds": None if result.scaled_sigmas is None else list(result.scaled_sigmas),
             "meets_target": result.meets_target,
             "solved_for": result.solved_for,
             "source": result.source,
@@ -376,7 +377,7 @@ def _per_coordinate_table(result: PerCoordinateGaussian) -> Table:
         target = (f"noise multiplier {format_number(result.target_multiplier)}" if result.target_multiplier is not None
                   else f"epsilon {format_number(result.target_epsilon)} at delta")
         rows.append(("scale factor c", format_upper(result.scale_factor), f"c * sigma_i meets {target}"))
-        rows.append(("scaled sigmas", ", ".join(format_upper(s) for s in result.scaled_sigmas or ()), "c * sigma_i"))
+        rows.append(("scaled noise stds", ", ".join(format_upper(s) for s in result.scaled_sigmas or ()), "c * sigma_i"))
         rows.append(("meets target", format_number(result.meets_target), "as given (c <= 1)"))
     return Table(columns=("quantity", "value", "note"), rows=rows,
                  title=f"Gaussian mechanism, per-coordinate noise: {len(result.sigmas)} coordinates or layers")

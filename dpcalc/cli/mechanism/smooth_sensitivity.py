@@ -33,8 +33,8 @@ The release is f(x) + (S/alpha) Z with S a beta-smooth upper bound on the local 
 (its value at the data is --smooth-sensitivity) and Z (alpha, beta)-admissible noise:
 laplace (alpha = eps/2, beta = eps/(2 ln(2/delta)), (eps, delta)-DP) and cauchy (alpha =
 beta = eps/6, pure eps-DP, no delta) after Nissim, Raskhodnikova and Smith 2007;
-laplace-log-normal and student-t after Bun and Steinke 2019 (alpha = s, beta = t given;
-laplace-log-normal: eps = t/sigma + e^(3 sigma^2/2) s, (eps^2/2)-CDP = rho-zCDP; student-t
+laplace-log-normal and student-t after Bun and Steinke 2019 (alpha = s, beta = t given as
+--smoothness; laplace-log-normal: eps = t/sigma + e^(3 sigma^2/2) s, (eps^2/2)-CDP = rho-zCDP; student-t
 with d degrees of freedom: eps = (d+1)(t + s/(2 sqrt d)), pure eps-DP). Accuracy is exact
 for laplace, cauchy and student-t, an upper bound (Chebyshev with the exact variance) for
 laplace-log-normal.
@@ -43,13 +43,13 @@ laplace-log-normal.
 Examples:
   dpcalc mechanism smooth-sensitivity --eps 1 --delta 1e-6 --confidence 0.95
   dpcalc mechanism smooth-sensitivity --noise cauchy --eps 1 --smooth-sensitivity 0.5 --error 10
-  dpcalc mechanism smooth-sensitivity --noise laplace-log-normal --beta 0.1 --error 5 --confidence 0.9
+  dpcalc mechanism smooth-sensitivity --noise laplace-log-normal --smoothness 0.1 --error 5 --confidence 0.9
   dpcalc mechanism smooth-sensitivity --noise cauchy --error 10 --confidence 0.9 --json
-  dpcalc mechanism smooth-sensitivity --noise student-t --degrees 3 --beta 0.05 --eps 1 --confidence 0.95
+  dpcalc mechanism smooth-sensitivity --noise student-t --degrees 3 --smoothness 0.05 --eps 1 --confidence 0.95
 """
 
 _OPTION = {"epsilon": "--eps", "scale": "--scale", "delta": "--delta", "smooth_sensitivity": "--smooth-sensitivity",
-           "error": "--error", "failure_probability": "--confidence", "beta": "--beta", "sigma": "--lln-sigma",
+           "error": "--error", "failure_probability": "--confidence", "beta": "--smoothness", "sigma": "--lln-sigma",
            "noise": "--noise", "degrees": "--degrees"}
 
 
@@ -86,9 +86,10 @@ Confidence = Annotated[
     Option("--confidence", metavar="FLOAT", help="Probability that the noise is within --error, in (0, 1).",
            click_type=Parsed(parse_probability)),
 ]
-Beta = Annotated[
+# --smoothness, not --beta: elsewhere (exponential, svt, noisy-max) --beta is a failure probability
+Smoothness = Annotated[
     float | None,
-    Option("--beta", metavar="FLOAT", help="laplace-log-normal, student-t: the smoothness t of S (beta), > 0.",
+    Option("--smoothness", metavar="FLOAT", help="laplace-log-normal, student-t: the smoothness t of S (beta), > 0.",
            click_type=number(POSITIVE)),
 ]
 # --lln-sigma, not --sigma: elsewhere --sigma is a Gaussian noise multiplier (click suggests the new name)
@@ -120,7 +121,7 @@ class SmoothSensitivityRequest:
     smooth: Smooth = 1.0
     error: Error = None
     confidence: Confidence = None
-    beta: Beta = None
+    smoothness: Smoothness = None
     lln_sigma: LogNormalSigma = None
     degrees: Degrees = None
     max_eps: MaxEpsilon = None
@@ -129,7 +130,7 @@ class SmoothSensitivityRequest:
     def inputs(self) -> dict[str, object]:
         return {"noise": self.noise.value, "eps": self.eps, "scale": self.scale, "delta": self.delta,
                 "smooth_sensitivity": self.smooth, "error": self.error, "confidence": self.confidence,
-                "beta": self.beta, "lln_sigma": self.lln_sigma, "degrees": self.degrees, "max_eps": self.max_eps}
+                "smoothness": self.smoothness, "lln_sigma": self.lln_sigma, "degrees": self.degrees, "max_eps": self.max_eps}
 
 
 @app.command("smooth-sensitivity", help=HELP)
@@ -142,7 +143,7 @@ def smooth_sensitivity(request: Annotated[SmoothSensitivityRequest, Group()]) ->
         result = core.smooth_sensitivity(
             noise=kind, epsilon=request.eps, scale=request.scale, delta=request.delta,
             smooth_sensitivity=request.smooth, error=request.error, failure_probability=complement(request.confidence),
-            beta=request.beta, sigma=request.lln_sigma, degrees=request.degrees,
+            beta=request.smoothness, sigma=request.lln_sigma, degrees=request.degrees,
         )
     except ParameterError as problem:
         raise option_error(problem, _OPTION) from None
@@ -150,9 +151,9 @@ def smooth_sensitivity(request: Annotated[SmoothSensitivityRequest, Group()]) ->
 
 
 def _check(request: SmoothSensitivityRequest, kind: str) -> None:
-    """The parameters of each noise family (--delta, --beta, --lln-sigma, --degrees), then two of
+    """The parameters of each noise family (--delta, --smoothness, --lln-sigma, --degrees), then two of
     privacy, error and confidence."""
-    delta, beta = request.delta, request.beta
+    delta, smoothness = request.delta, request.smoothness
     if kind == "laplace" and delta is None:
         raise InputError("--delta is required with --noise laplace: its beta is eps / (2 ln(2/delta)) "
                          "(or use --noise cauchy for pure DP)")
@@ -163,10 +164,11 @@ def _check(request: SmoothSensitivityRequest, kind: str) -> None:
     if kind == "laplace-log-normal" and delta is not None:
         raise InputError(f"--delta must be absent with --noise laplace-log-normal: it gives (eps^2/2)-CDP "
                          f"(rho-zCDP; dpcalc convert states it at a delta), got {delta}")
-    if kind in ("laplace-log-normal", "student-t") and beta is None:
-        raise InputError(f"--beta is required with --noise {kind}: the smoothness t of S, > 0")
-    if kind in ("laplace", "cauchy") and beta is not None:
-        raise InputError(f"--beta must be absent with --noise {kind}: beta follows from eps, got {beta}")
+    if kind in ("laplace-log-normal", "student-t") and smoothness is None:
+        raise InputError(f"--smoothness is required with --noise {kind}: the smoothness t of S, > 0")
+    if kind in ("laplace", "cauchy") and smoothness is not None:
+        raise InputError(f"--smoothness must be absent with --noise {kind}: the smoothness beta follows from eps, "
+                         f"got {smoothness}")
     if kind != "laplace-log-normal" and request.lln_sigma is not None:
         raise InputError(f"--lln-sigma must be absent with --noise {kind}: it belongs to laplace-log-normal, "
                          f"got {request.lln_sigma}")
@@ -189,7 +191,7 @@ def _report(request: SmoothSensitivityRequest, result: SmoothSensitivityResult) 
             "delta": result.delta,
             "rho": result.rho,
             "alpha": result.alpha,
-            "beta": result.beta,
+            "smoothness": result.beta,
             "lln_sigma": result.sigma,
             "degrees": result.degrees,
             "smooth_sensitivity": result.smooth_sensitivity,

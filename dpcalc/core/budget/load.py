@@ -27,6 +27,7 @@ from dpcalc.core.budget.schema import (
     LIST_KEYS,
     MECHANISMS,
     RELEASE_TEXT_KEYS,
+    RENAMED_KEYS,
     BudgetFile,
     BudgetFileError,
     Release,
@@ -204,12 +205,12 @@ def _release(raw: Any, index: int, line: int, source: str) -> Release:
         if key in list_keys:
             lists[key] = _numbers(where, key, value, list_keys[key])
             continue
+        if (mechanism, key) in RENAMED_KEYS:
+            raise BudgetFileError(f"{where}: key {_key(key)} is refused: {RENAMED_KEYS[mechanism, key]}")
         if key not in schema:
             keys = [*schema, *list_keys, *texts]
-            raise BudgetFileError(
-                f"{where}: unknown key {_key(key)} for mechanism '{mechanism}'{_suggest(key, keys)}; "
-                f"allowed: {', '.join(keys)}"
-            )
+            raise BudgetFileError(f"{where}: unknown key {_key(key)} for mechanism '{mechanism}'{_suggest(key, keys)}; "
+                                  f"allowed: {', '.join(keys)}")
         parameters[key] = _number(where, key, value, schema[key])
     text_values = {key: _text(where, key, raw[key], allowed) for key, allowed in texts.items() if key in raw}
     _check_alternatives(where, mechanism, parameters, lists, text_values)
@@ -353,32 +354,31 @@ def _check_cap(where: str, parameters: dict[str, float], texts: dict[str, str]) 
 
 def _check_gaussian(where: str, parameters: dict[str, float], lists: dict[str, tuple[float, ...]],
                     texts: dict[str, str]) -> None:
-    """A gaussian release: one of sigma (the noise multiplier), noise_std (with sensitivity), or the lists
-    sensitivities and sigmas (per-coordinate noise, as long as each other; clipping only with them,
-    sensitivity not)."""
-    given = [key for key in ("sigma", "noise_std", "sigmas") if key in parameters or key in lists]
+    """A gaussian release: one of sigma (the noise multiplier), noise_std (with sensitivity), or the lists sensitivities
+    and noise_stds (per-coordinate noise, as long as each other; clipping only with them, sensitivity not)."""
+    given = [key for key in ("sigma", "noise_std", "noise_stds") if key in parameters or key in lists]
     if len(given) != 1:
         if not lists:
             raise BudgetFileError(f"{where}: give exactly one of 'sigma' and 'noise_std'")
-        raise BudgetFileError(f"{where}: give exactly one of 'sigma', 'noise_std' and 'sigmas' (with 'sensitivities')")
+        raise BudgetFileError(f"{where}: give exactly one of 'sigma', 'noise_std' and 'noise_stds' (with 'sensitivities')")
     if "sigma" in parameters and "sensitivity" in parameters:
         # sigma is the noise multiplier, as in every release (it was the noise std here: refused, not reread)
         raise BudgetFileError(f"{where}: 'sensitivity' goes with 'noise_std': 'sigma' is the noise multiplier, "
                               "noise std / sensitivity (for the noise std itself write noise_std)")
-    if ("sensitivities" in lists) != ("sigmas" in lists):
-        missing = "sensitivities" if "sigmas" in lists else "sigmas"
-        raise BudgetFileError(f"{where}: missing '{missing}' for per-coordinate noise (one sensitivity and one sigma "
+    if ("sensitivities" in lists) != ("noise_stds" in lists):
+        missing = "sensitivities" if "noise_stds" in lists else "noise_stds"
+        raise BudgetFileError(f"{where}: missing '{missing}' for per-coordinate noise (one sensitivity and one noise std "
                               "per coordinate or layer)")
-    if "sigmas" in lists:
-        if len(lists["sigmas"]) != len(lists["sensitivities"]):
-            raise BudgetFileError(f"{where}: sigmas must have as many values as sensitivities "
-                                  f"({len(lists['sensitivities'])}), got {len(lists['sigmas'])}")
+    if "noise_stds" in lists:
+        if len(lists["noise_stds"]) != len(lists["sensitivities"]):
+            raise BudgetFileError(f"{where}: noise_stds must have as many values as sensitivities "
+                                  f"({len(lists['sensitivities'])}), got {len(lists['noise_stds'])}")
         if "sensitivity" in parameters:
             raise BudgetFileError(f"{where}: 'sensitivity' goes with 'sigma' or 'noise_std', not with 'sensitivities'")
-        if not 0.0 < math.hypot(*(s / n for s, n in zip(lists["sensitivities"], lists["sigmas"]))) < math.inf:
-            raise BudgetFileError(f"{where}: sensitivities / sigmas must have a positive finite root sum of squares")
+        if not 0.0 < math.hypot(*(s / n for s, n in zip(lists["sensitivities"], lists["noise_stds"]))) < math.inf:
+            raise BudgetFileError(f"{where}: sensitivities / noise_stds must have a positive finite root sum of squares")
     elif "clipping" in texts:
-        raise BudgetFileError(f"{where}: 'clipping' goes with 'sensitivities' and 'sigmas' (per-coordinate noise)")
+        raise BudgetFileError(f"{where}: 'clipping' goes with 'sensitivities' and 'noise_stds' (per-coordinate noise)")
 
 
 def _number(where: str, key: str, value: Any, interval: Interval) -> float:

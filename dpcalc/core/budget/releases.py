@@ -105,13 +105,13 @@ def release_phase(release: Release, neighbours: Neighbours = "add-remove") -> Ph
     if release.mechanism == "bandmf":
         return bandmf_phase(release, neighbours)
     if release.mechanism == "gaussian":
-        if "sigmas" in release.lists:
+        if "noise_stds" in release.lists:
             # per-coordinate noise: mu-GDP with mu = sqrt(sum s_i^2 / sigma_i^2) (Xu et al. 2020,
             # ADADP, Lemma 1), exact when all s_i are reached at once, an upper bound otherwise:
             # the Gaussian mechanism with noise multiplier 1/mu (DRS Thm 2.7)
             from dpcalc.core.mechanisms.gaussian import per_coordinate_mu
 
-            mu = per_coordinate_mu(release.lists["sensitivities"], release.lists["sigmas"])
+            mu = per_coordinate_mu(release.lists["sensitivities"], release.lists["noise_stds"])
             return Phase("gaussian", 1.0, shift / mu, None, count, neighbours=neighbours)
         # sigma is the multiplier itself (the schema refuses it beside sensitivity)
         multiplier = (release.number("sigma") if "sigma" in release.parameters

@@ -51,8 +51,8 @@ MECHANISMS: dict[str, dict[str, Interval]] = {
         "batch_size": POSITIVE_INTEGER, "epochs": POSITIVE, "bands": POSITIVE_INTEGER,
     },
     # sigma is the noise multiplier (noise std / L2 sensitivity, as in subsampled-gaussian), or
-    # noise_std with sensitivity; or per-coordinate noise, the lists sensitivities and sigmas
-    # (LIST_KEYS, each sigma_i a noise std) with clipping
+    # noise_std with sensitivity; or per-coordinate noise, the lists sensitivities and noise_stds
+    # (LIST_KEYS) with clipping
     "gaussian": {"sigma": POSITIVE, "noise_std": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
     # sensitivity: the L1 sensitivity, set by domain (counts 1, simplex 2) unless domain is real
     "laplace": {"scale": POSITIVE, "epsilon": POSITIVE, "sensitivity": POSITIVE, "count": POSITIVE_INTEGER},
@@ -84,8 +84,12 @@ RELEASE_TEXT_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     "laplace": {"domain": DOMAINS}, "smooth-sensitivity": {"noise": SMOOTH_SENSITIVITY_NOISES},
     "noisy-max": {"noise": NOISES}}
 # Keys whose value is a list of numbers: a gaussian release's per-coordinate noise (the mechanism
-# of `dpcalc mechanism gaussian --sensitivities --sigmas`).
-LIST_KEYS = {"gaussian": {"sensitivities": POSITIVE, "sigmas": POSITIVE}}
+# of `dpcalc mechanism gaussian --sensitivities --noise-stds`).
+LIST_KEYS = {"gaussian": {"sensitivities": POSITIVE, "noise_stds": POSITIVE}}
+# Keys of an earlier meaning, refused with their new name: (mechanism, key) -> the message's reason.
+RENAMED_KEYS = {
+    ("gaussian", "sigmas"): "'sigma' is a noise multiplier elsewhere; the per-coordinate noise stds are 'noise_stds'",
+}
 
 
 class BudgetFileError(ValueError):
@@ -102,7 +106,7 @@ class Release:
     line: int = 0
     sampling: str = "poisson"  # subsampled-gaussian: poisson, uniform, shuffle or allocation
     texts: dict[str, str] = field(default_factory=dict)  # the other text keys given (clipping, domain)
-    lists: dict[str, tuple[float, ...]] = field(default_factory=dict)  # list keys (sensitivities, sigmas)
+    lists: dict[str, tuple[float, ...]] = field(default_factory=dict)  # list keys (sensitivities, noise_stds)
 
     @property
     def noise(self) -> str:

@@ -18,7 +18,7 @@ INPUT_KEYS = {"eps", "delta", "sigma", "noise_std", "sensitivity", "error", "con
               "max_eps"}
 PER_COORDINATE_KEYS = {
     "mu", "noise_multiplier", "delta", "epsilon", "clipping", "exact", "target_multiplier", "target_epsilon",
-    "scale_factor", "scaled_sigmas", "meets_target", "solved_for", "source",
+    "scale_factor", "scaled_noise_stds", "meets_target", "solved_for", "source",
 }
 
 
@@ -73,9 +73,9 @@ def test_classic_calibration(dpcalc):
 
 def test_per_coordinate_adadp_example(dpcalc):
     # Xu et al. 2020 (ADADP), Lemma 1: s = (12, 6), sigma = (17, 8.5): mu = 12 sqrt(2) / 17.
-    document = run_json(dpcalc, "--sensitivities", "12,6", "--sigmas", "17,8.5", "--target-multiplier", "1")
+    document = run_json(dpcalc, "--sensitivities", "12,6", "--noise-stds", "17,8.5", "--target-multiplier", "1")
     assert set(document["result"]) == PER_COORDINATE_KEYS
-    assert document["inputs"] == {"sensitivities": [12.0, 6.0], "sigmas": [17.0, 8.5], "delta": 1e-5,
+    assert document["inputs"] == {"sensitivities": [12.0, 6.0], "noise_stds": [17.0, 8.5], "delta": 1e-5,
                                   "clipping": "per-coordinate", "eps": None, "target_multiplier": 1.0,
                                   "max_eps": None}
     result = document["result"]
@@ -83,22 +83,22 @@ def test_per_coordinate_adadp_example(dpcalc):
     assert result["noise_multiplier"] == pytest.approx(17 / (12 * math.sqrt(2)), rel=1e-15)
     assert result["exact"] is True and result["meets_target"] is True
     assert result["solved_for"] == "scale_factor"
-    assert result["scaled_sigmas"] == [result["scale_factor"] * 17, result["scale_factor"] * 8.5]
+    assert result["scaled_noise_stds"] == [result["scale_factor"] * 17, result["scale_factor"] * 8.5]
 
 
 def test_per_coordinate_eps_target_and_joint(dpcalc):
-    document = run_json(dpcalc, "--sensitivities", "1,1", "--sigmas", "1,1", "--eps", "1", "--clipping", "joint")
+    document = run_json(dpcalc, "--sensitivities", "1,1", "--noise-stds", "1,1", "--eps", "1", "--clipping", "joint")
     result = document["result"]
     assert result["exact"] is False and result["target_epsilon"] == 1.0 and result["meets_target"] is False
     assert "upper bound" in document["warnings"][0]
-    run = dpcalc("mechanism", "gaussian", "--sensitivities", "1,1", "--sigmas", "1,1", "--clipping", "per-layer")
+    run = dpcalc("mechanism", "gaussian", "--sensitivities", "1,1", "--noise-stds", "1,1", "--clipping", "per-layer")
     assert run.code == 0 and "all s_i reached at once: exact" in run.stdout
 
 
 def test_max_eps(dpcalc):
     run = dpcalc("mechanism", "gaussian", "--sigma", "0.5", "--error", "1", "--max-eps", "1")
     assert run.code == 1 and "Budget exceeded" in run.stderr and "Balle and Wang 2018, Thm 8" in run.stderr
-    run = dpcalc("mechanism", "gaussian", "--sensitivities", "1", "--sigmas", "0.5", "--max-eps", "1")
+    run = dpcalc("mechanism", "gaussian", "--sensitivities", "1", "--noise-stds", "0.5", "--max-eps", "1")
     assert run.code == 1 and "Budget exceeded" in run.stderr
 
 
@@ -131,28 +131,28 @@ def test_max_eps(dpcalc):
      "--calibration applies with --eps (how the noise is calibrated from epsilon); with --sigma, --noise-std, or "
      "--error and --confidence, epsilon is exact"),
     (("--sigma", "1", "--error", "1", "--clipping", "joint"),
-     "--clipping goes with --sensitivities and --sigmas (per-coordinate noise)"),
+     "--clipping goes with --sensitivities and --noise-stds (per-coordinate noise)"),
     (("--sigma", "1", "--error", "1", "--target-multiplier", "1"),
-     "--target-multiplier goes with --sensitivities and --sigmas (per-coordinate noise)"),
-    (("--sigmas", "1,2",), "--sigmas needs --sensitivities (per-coordinate noise: one sensitivity and one sigma per "
+     "--target-multiplier goes with --sensitivities and --noise-stds (per-coordinate noise)"),
+    (("--noise-stds", "1,2",), "--noise-stds needs --sensitivities (per-coordinate noise: one sensitivity and one noise std per "
                            "coordinate or layer)"),
-    (("--sensitivities", "1,2",), "--sensitivities needs --sigmas (per-coordinate noise: one sensitivity and one "
-                                  "sigma per coordinate or layer)"),
-    (("--sensitivities", "1,2", "--sigmas", "1"), "--sigmas must have as many values as --sensitivities (2), got 1"),
-    (("--sensitivities", "1,-2", "--sigmas", "1,1"), "--sensitivities item 2 of 2 must be in (0, inf), got -2"),
-    (("--sensitivities", "1", "--sigmas", "1", "--sigma", "2"),
-     "--sigma does not apply with --sensitivities and --sigmas (per-coordinate noise reports mu, the noise "
+    (("--sensitivities", "1,2",), "--sensitivities needs --noise-stds (per-coordinate noise: one sensitivity and one "
+                                  "noise std per coordinate or layer)"),
+    (("--sensitivities", "1,2", "--noise-stds", "1"), "--noise-stds must have as many values as --sensitivities (2), got 1"),
+    (("--sensitivities", "1,-2", "--noise-stds", "1,1"), "--sensitivities item 2 of 2 must be in (0, inf), got -2"),
+    (("--sensitivities", "1", "--noise-stds", "1", "--sigma", "2"),
+     "--sigma does not apply with --sensitivities and --noise-stds (per-coordinate noise reports mu, the noise "
      "multiplier and epsilon at --delta)"),
-    (("--sensitivities", "1", "--sigmas", "1", "--error", "2"),
-     "--error does not apply with --sensitivities and --sigmas (per-coordinate noise reports mu, the noise "
+    (("--sensitivities", "1", "--noise-stds", "1", "--error", "2"),
+     "--error does not apply with --sensitivities and --noise-stds (per-coordinate noise reports mu, the noise "
      "multiplier and epsilon at --delta)"),
-    (("--sensitivities", "1", "--sigmas", "1", "--calibration", "classic"),
-     "--calibration does not apply with --sensitivities and --sigmas (per-coordinate noise reports mu, the noise "
+    (("--sensitivities", "1", "--noise-stds", "1", "--calibration", "classic"),
+     "--calibration does not apply with --sensitivities and --noise-stds (per-coordinate noise reports mu, the noise "
      "multiplier and epsilon at --delta)"),
-    (("--sensitivities", "1", "--sigmas", "1", "--eps", "1", "--target-multiplier", "1"),
+    (("--sensitivities", "1", "--noise-stds", "1", "--eps", "1", "--target-multiplier", "1"),
      "--eps and --target-multiplier cannot be given together; give one target"),
-    (("--sensitivities", "1e300,1e300", "--sigmas", "1e-300,1"),
-     "--sensitivities / --sigmas must be ratios whose root sum of squares is a positive finite float, got inf"),
+    (("--sensitivities", "1e300,1e300", "--noise-stds", "1e-300,1"),
+     "--sensitivities / --noise-stds must be ratios whose root sum of squares is a positive finite float, got inf"),
 ])
 def test_errors(dpcalc, args, message):
     run = dpcalc("mechanism", "gaussian", *args)
@@ -161,7 +161,7 @@ def test_errors(dpcalc, args, message):
 
 def test_help_lists_the_examples(dpcalc):
     run = dpcalc("mechanism", "gaussian", "--help")
-    assert run.code == 0 and "--sensitivities 12,6 --sigmas 17,8.5 --target-multiplier 1" in run.stdout
+    assert run.code == 0 and "--sensitivities 12,6 --noise-stds 17,8.5 --target-multiplier 1" in run.stdout
 
 
 def test_the_noise_and_delta_give_epsilon_and_the_accuracy(dpcalc):
@@ -197,3 +197,10 @@ def test_epsilon_alone_gives_the_noise(dpcalc):
     solved = run_json(dpcalc, "--eps", "1", "--sensitivity", "2", "--confidence", "0.95")["result"]
     assert solved["noise_std"] == result["noise_std"] and solved["accuracy"] == result["accuracy"]
     assert result["accuracy"][2]["error"] == solved["error"]  # the 0.95 row is the error solved for
+
+
+def test_old_sigmas_is_refused_with_the_new_spelling(dpcalc):
+    # --sigma is the noise multiplier: the per-coordinate noise stds were --sigmas once
+    run = dpcalc("mechanism", "gaussian", "--sensitivities", "12,6", "--sigmas", "17,8.5")
+    assert run.code == 2 and run.stdout == ""
+    assert run.stderr == "Error: --sigma is a noise multiplier elsewhere; the per-coordinate noise stds are --noise-stds\n"
