@@ -169,7 +169,7 @@ AtFPR = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class CalibratedRun:
     """The run's quantities but the sensitivity: --p, --sigma or --noise-std, --T, or the training
     form --n, --batch-size, --epochs (all but the one solved for are given)."""
@@ -183,7 +183,7 @@ class CalibratedRun:
     epochs: Epochs = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class SchemeOptions:
     """How the Gaussian run's batches are drawn and what neighbouring datasets are."""
 
@@ -192,7 +192,7 @@ class SchemeOptions:
     examples_per_user: ExamplesPerUserOption = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class RiskOptions:
     """An attack-risk target instead of --target-eps."""
 

@@ -235,7 +235,7 @@ GroupSize = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class ConvertOptions:
     """The options of `convert` as given (None: not given)."""
 

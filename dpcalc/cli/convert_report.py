@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from dpcalc.core.conversions import Conversion, Guarantee, Target
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class ConvertInputs:
     """The JSON `inputs` of `convert`: each option as the conversion read it (None when it plays no
     part), in the documented order (README, docs/cli.md)."""
@@ -53,7 +53,7 @@ class ConvertInputs:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class ConvertRequest:
     """What `convert` was asked: the source guarantee (after parsing, before group privacy), the
     target with its parameters, the group size, and how the answer is printed."""

@@ -70,7 +70,7 @@ one row is printed per combination, in the order given, and --max-eps checks eve
 """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class GdpInputs:
     """What gdp computes from: a training run or a given mu, and the target delta or epsilon."""
 

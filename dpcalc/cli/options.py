@@ -359,7 +359,7 @@ Json = Annotated[
 # here and taken by a command as one parameter, `outputs: Annotated[Outputs, Group()]`, which
 # gives one option per field, in this order, where the parameter stands.
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)  # only the fields are read: no generated repr or eq (start-up)
 class Formats:
     """--json and --csv: the output formats besides the table."""
 
@@ -367,7 +367,7 @@ class Formats:
     csv_output: Csv = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)  # only the fields are read: no generated repr or eq (start-up)
 class Outputs(Formats):
     """--json and --csv, and the figure: --plot and --chart."""
 
@@ -375,14 +375,14 @@ class Outputs(Formats):
     chart: Chart = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)  # only the fields are read: no generated repr or eq (start-up)
 class SweepOutputs(Outputs):
     """Outputs, and the x axis of a sweep's figure: --x."""
 
     x_axis: XAxis = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)  # only the fields are read: no generated repr or eq (start-up)
 class Gates:
     """The budget gates: --max-eps, and with --eps --max-delta."""
 
@@ -390,7 +390,7 @@ class Gates:
     max_delta: MaxDelta = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)  # only the fields are read: no generated repr or eq (start-up)
 class GaussianRun:
     """A Gaussian training run, as its steps (--p, --sigma or --noise-std, --T) or in the training
     form (--n, --batch-size, --epochs)."""

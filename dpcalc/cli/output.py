@@ -132,7 +132,7 @@ def _valid_unicode(text: str) -> str:
         return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class Answer:
     """A command's report and how it is printed (--json or --csv, --plot, --chart, the budget
     gates --max-eps and --max-delta): what a command function returns, printed by `emit`."""

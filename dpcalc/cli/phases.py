@@ -154,7 +154,7 @@ ExamplesPerUserOption = Annotated[
     ),
 ]
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class RunNumbers:
     """The numbers of a one-phase run as the flags give them (each a number, a `Swept` in a
     sweep's request, or None when not given), in the order the JSON `inputs` echo them."""
@@ -170,7 +170,7 @@ class RunNumbers:
     epochs: float | Swept | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class PhaseFlags:
     """The run of rdp: the single-phase flags (the training form among them) or repeated --phase,
     and the relation of its batches (--sampling, --neighbours)."""
@@ -205,7 +205,7 @@ class PhaseFlags:
         return with_relation(parse_phases(self.phase, parameters), self.sampling, self.neighbours, examples_per_user)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class RunOptions(PhaseFlags):
     """The run of pld and risk: rdp's, and user-level privacy (--examples-per-user)."""
 

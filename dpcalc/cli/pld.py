@@ -88,7 +88,7 @@ Not with --phase.
 """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class PldInputs:
     """What pld computes from: the run's numbers, the accuracy and the target delta or epsilon."""
 

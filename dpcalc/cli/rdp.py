@@ -115,7 +115,7 @@ Conversion = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class RdpInputs:
     """What rdp computes from: the run's numbers and the target delta or epsilon."""
 

@@ -85,7 +85,7 @@ TPR = FPR of an attack that learns nothing. One run: no sweeps.
 
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class Attacks:
     """What risk asks of the attacks: the false-positive rates, the prior, the reconstruction baseline."""
 
@@ -110,7 +110,7 @@ class Attacks:
     ] = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class RiskInputs:
     """What risk computes from: the run's numbers and the accuracy (risk takes one run: no sweep)."""
 

@@ -38,7 +38,7 @@ Examples:
 """
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class StatementRequest:
     """One run to state: its phases, the target delta, the accuracy, and the run as given in examples."""
 

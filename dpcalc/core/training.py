@@ -26,7 +26,7 @@ from dpcalc.core.validation import MAX_COUNT, MAX_COUNT_DIGITS, RunError, confli
 if TYPE_CHECKING:
     from fractions import Fraction
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class RunParameters:
     """A run of one phase by its parameters, each None when not given: p, sigma (or noise_std with
     sensitivity), T, or the training form n, batch_size, epochs; mechanism ("gaussian", the

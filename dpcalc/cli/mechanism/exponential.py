@@ -64,7 +64,7 @@ Monotone = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class ExponentialRequest:
     """The options of `mechanism exponential`: two of epsilon, alpha and beta."""
 

@@ -146,7 +146,7 @@ TargetMultiplier = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class GaussianRequest:
     """The options of `mechanism gaussian` as given."""
 

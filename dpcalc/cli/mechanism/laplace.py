@@ -104,7 +104,7 @@ Sensitivity = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class LaplaceRequest:
     """The options of `mechanism laplace`, checked: two of privacy (epsilon or scale), error and
     confidence, and the sensitivity's domain."""

@@ -81,7 +81,7 @@ Monotone = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class NoisyMaxRequest:
     """The options of `mechanism noisy-max`: two of privacy (epsilon or scale), gap and beta."""
 

@@ -80,7 +80,7 @@ ReplyProbability = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class PTRRequest:
     """The options of `mechanism ptr`: --delta, and privacy (epsilon or scale) or error with confidence."""
 

@@ -70,7 +70,7 @@ Frequency = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class RandomizedResponseRequest:
     """The options of `mechanism randomized-response`: privacy alone, or two of privacy (epsilon or
     the flip probability), respondents and standard error."""

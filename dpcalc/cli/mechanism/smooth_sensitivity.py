@@ -109,7 +109,7 @@ _PRIVACY = {"laplace": "(eps, delta)-DP", "cauchy": "eps-DP", "laplace-log-norma
             "student-t": "eps-DP"}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class SmoothSensitivityRequest:
     """The options of `mechanism smooth-sensitivity`: the noise family with the parameters it takes,
     and two of privacy (epsilon or scale), error and confidence."""

@@ -72,7 +72,7 @@ Sensitivity = Annotated[
 ]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False, eq=False)
 class SVTRequest:
     """The options of `mechanism svt`: two of privacy (epsilon or the threshold's scale), alpha and beta."""
 
