@@ -28,6 +28,7 @@ _Z_TOP = 8.75
 # Lattice step h = _RESOLUTION sd(W): the spread adds at most h^2/4 to a factor's variance
 # sd(W)^2, the cells remove at most h^2/12; both move epsilon by far less than 1e-3 relative.
 _RESOLUTION = 1.0 / 64.0
+_SUBNORMAL = 5e-324  # the smallest positive float: the most one product can lose to underflow
 # At most this many lattice points for one factor; beyond, h grows (sound, only coarser: the
 # interval widens). An FFT is at most work.MAX_ATOMS long (`lattice_sums.fft_length`).
 _MAX_LATTICE = 1 << 21
@@ -229,7 +230,9 @@ def spread_coarser(x: np.ndarray, err: np.ndarray, c: int) -> tuple[np.ndarray, 
         target[:-1] += rows @ (1.0 - up_weight)
         target[1:] += rows @ up_weight
     rounding = (2 * c + 4) * U
-    return out, out_err * (1.0 + rounding) + rounding * out
+    # each output is a sum of at most 2c products, each of which may also underflow by at most the
+    # smallest subnormal (a relative bound does not cover a mass or an error bound that underflows)
+    return out, out_err * (1.0 + rounding) + rounding * out + 2 * c * _SUBNORMAL
 
 
 def cells_coarser(lat: Lattice) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
