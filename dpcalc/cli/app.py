@@ -104,10 +104,11 @@ class LazyGroup(click.Group):
             return None
         module = importlib.import_module(self.table[cmd_name][0])
         raise_lost_interrupt()  # most of a command's imports (numpy, scipy) happen just above
-        command = build(module.app)
-        command.name = cmd_name
-        if not isinstance(command, click.Group) and command.callback is not None:
-            command.callback = _with_progress(command, f"{ctx.command_path} {cmd_name}".strip())
+        command = build(module.app)  # made once a process: wrapped once
+        if command.name != cmd_name or not getattr(command.callback, "with_progress", False):
+            command.name = cmd_name
+            if not isinstance(command, click.Group) and command.callback is not None:
+                command.callback = _with_progress(command, f"{ctx.command_path} {cmd_name}".strip())
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -133,6 +134,7 @@ def _with_progress(command: click.Command, label: str) -> Callable[..., Any]:
         with progress.working(label, quiet=quiet):
             return callback(**params)
 
+    run.with_progress = True  # type: ignore[attr-defined]  # get_command wraps a command once
     return run
 
 

@@ -114,6 +114,7 @@ class App:
         self.command_name: str | None = None
         self.help: str | None = None
         self.invoke_without_command = False
+        self.built: click.Command | None = None  # `build`'s command, made once (click commands are reusable)
 
     def command(self, name: str, *, help: str | None = None) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         def register(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -131,7 +132,15 @@ class App:
 
 
 def build(app: App) -> click.Command:
-    """The click command (or group, for an App with `cls`) that `app` declares."""
+    """The click command (or group, for an App with `cls`) that `app` declares, made on the first
+    call and kept on the App (a command is looked up more than once a call: resolving it and its
+    help; in the tests, thousands of calls in one process)."""
+    if app.built is None:
+        app.built = _build(app)
+    return app.built
+
+
+def _build(app: App) -> click.Command:
     function = app.function
     if function is None:
         raise TypeError("the App declares no command: decorate a function with @app.command or @app.callback")
