@@ -330,6 +330,7 @@ _CALLS = {
 }
 
 
+@pytest.mark.slow
 def test_every_api_function_loads_no_command_line_module():
     assert set(_CALLS) == set(api.__all__)
     script = (
@@ -345,6 +346,7 @@ def test_every_api_function_loads_no_command_line_module():
     assert run.stdout.strip().splitlines()[-1] == "[]"
 
 
+@pytest.mark.slow
 def test_the_api_page_examples_run(monkeypatch):
     """docs/api.md: every public function has a section, and its pycon examples run as doctests."""
     monkeypatch.chdir(ROOT)  # the budget example reads examples/privacy-budget.toml

@@ -108,10 +108,6 @@ def examples() -> list[tuple[str, str]]:
     return [(command, output) for _, command, output in page_examples()]
 
 
-def example_ids() -> list[str]:
-    return [f"{page}: {command}" for page, command, _ in page_examples()]
-
-
 def output_lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.rstrip().splitlines()]
 
@@ -516,7 +512,15 @@ def test_the_quick_start_and_the_docs_pages_are_checked():
         assert page == "README.md" or page.startswith("docs/"), (page, command)
 
 
-@pytest.mark.parametrize("page, command, output", page_examples(), ids=example_ids())
+def checked_examples() -> list:
+    """The examples as test cases: a docs page's example that runs the PLD accountant is marked
+    slow (the README's own examples and every closed-form one stay in the default run)."""
+    return [pytest.param(page, command, output, id=f"{page}: {command}",
+                         marks=[pytest.mark.slow] if page != "README.md" and Policy.of(command).pld else [])
+            for page, command, output in page_examples()]
+
+
+@pytest.mark.parametrize("page, command, output", checked_examples())
 def test_readme_example_is_real_output(page, command, output, dpcalc, monkeypatch):
     problems = mismatches(command, output, _real_output(command, dpcalc, monkeypatch))
     if problems:

@@ -90,6 +90,7 @@ def test_list_with_single_delta_and_matching_k(dpcalc):
     assert single_eps["inputs"]["eps"] == [0.3, 0.3, 0.3] and single_eps["inputs"]["k"] == 3
 
 
+@pytest.mark.slow
 def test_long_list_uses_the_lattice(dpcalc):
     values = ",".join(f"{0.01 * i:.2f}" for i in range(1, 41))
     document = dpcalc("advanced-composition", "--eps", values, "--json").json()

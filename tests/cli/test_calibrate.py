@@ -403,6 +403,7 @@ def test_laplace_one_release_is_exact(dpcalc):
     assert "closed form: no accountant calls" in table
 
 
+@pytest.mark.slow
 def test_laplace_rdp_and_basic_composition(dpcalc):
     rdp = dpcalc("calibrate", "--target-eps", "1", "--mechanism", "laplace", "--T", "10", "--accountant", "rdp",
                  "--json").json()["result"]

@@ -9,6 +9,7 @@ TOEPLITZ = ("--mechanism", "mf", "--coefficients", "1,0.5,0.25", "--T", "1000", 
             "--min-sep", "250")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("mechanism", "flags"), [
     (BANDS, ("--bands", "4", "--n", "60000", "--batch-size", "240", "--epochs", "10")),
     (TOEPLITZ, TOEPLITZ[2:]),

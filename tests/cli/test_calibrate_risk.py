@@ -44,6 +44,7 @@ def test_sigma_for_an_advantage_is_certified_and_near_the_exact_one(dpcalc, adva
     assert result["figure"] == "advantage" and result["fpr"] is None and result["feasible"]
 
 
+@pytest.mark.slow
 def test_sigma_for_a_tpr_is_certified_and_near_the_exact_one(dpcalc):
     run = dpcalc("calibrate", "--target-tpr", "0.05", "--at-fpr", "0.01", "--p", "1", "--T", "4", "--json")
     assert run.code == 0, run.stderr

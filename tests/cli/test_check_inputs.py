@@ -265,6 +265,7 @@ def check_budget_file(dpcalc, tmp_path, text):
         run.json()
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(text=budget_files())
 def test_no_budget_file_reaches_an_internal_error(dpcalc, tmp_path, text):

@@ -211,6 +211,7 @@ def _run_check_step(cwd: Path, files: str) -> tuple[subprocess.CompletedProcess,
     return run, output.read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
 def test_the_action_check_step_fails_on_an_over_budget_file(tmp_path):
     write(tmp_path, "privacy/a.toml", WITHIN)

@@ -24,6 +24,7 @@ def _png_size(data: bytes) -> tuple[int, int]:
     return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
 
 
+@pytest.mark.slow
 @needs_matplotlib
 @pytest.mark.parametrize("args", [pytest.param(GDP, marks=pytest.mark.slow), pytest.param(DP, marks=pytest.mark.slow), ("convert", "--from", "gaussian", "--sigma", "2", "--to", "tradeoff")])
 def test_plot_png(dpcalc, tmp_path, args):
@@ -131,6 +132,7 @@ def test_plot_without_matplotlib_says_how_to_install(dpcalc, monkeypatch, tmp_pa
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.slow
 def test_matplotlib_stays_lazy():
     """convert without --plot (with --chart too) never imports matplotlib: a fresh process is checked."""
     calls = [["convert", "--from", "gdp", "--mu", "1", "--to", "tradeoff"],

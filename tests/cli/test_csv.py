@@ -31,6 +31,7 @@ def test_a_sweep_gives_one_row_per_combination_with_the_json_figures(dpcalc):
     assert table.stdout.splitlines()[0].startswith("epochs,p,sigma,T,epsilon,")
 
 
+@pytest.mark.slow
 def test_a_sweep_with_a_budget_has_the_verdict_column(dpcalc):
     run = dpcalc(*SWEEP, "--max-eps", "1.5", "--csv")
     assert run.code == 1  # the 30-epoch row spends more than 1.5

@@ -121,6 +121,7 @@ def test_completion_for_an_unknown_shell_is_one_line_exit_2(dpcalc, monkeypatch)
                                          "them)\n")
 
 
+@pytest.mark.slow
 def test_a_tight_call_loads_no_module_it_does_not_use():
     """pathlib, traceback, fractions (with decimal) and the drawing module cost a few milliseconds of
     every call's start-up: `pld`, `risk`, `gdp` and `convert` load them only for --plot, --chart,

@@ -64,7 +64,7 @@ def closed_stdout(args, env, read=0):
 @BUFFERED_BY_DEFAULT
 @pytest.mark.parametrize(
     "args",
-    [RDP, pytest.param([*RDP, "--json"], marks=pytest.mark.slow), GDP_WITH_WARNING, ["rdp", "--help"], ["--help"], ["--version"]],
+    [RDP, pytest.param([*RDP, "--json"], marks=pytest.mark.slow), pytest.param(GDP_WITH_WARNING, marks=pytest.mark.slow), ["rdp", "--help"], ["--help"], ["--version"]],
     ids=["table", "json", "table-with-warning", "command-help", "help", "version"],
 )
 def test_closed_pipe_exits_141_silently(env, args):
@@ -75,6 +75,7 @@ def test_closed_pipe_exits_141_silently(env, args):
     assert stderr == "" or (args is GDP_WITH_WARNING and stderr.startswith("Warning: ") and stderr.count("\n") == 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("env", [pytest.param("buffered", marks=pytest.mark.slow), "unbuffered"], indirect=True)
 def test_closed_pipe_in_the_middle_of_a_long_json_output(env):
     code, stderr = closed_stdout(LONG_JSON, env, read=10)
@@ -346,7 +347,7 @@ def redirected(args, redirection, tmp_path, **kwargs):
 
 
 # rdp, risk and calibrate (slow set) write their JSON as pld and check do
-@pytest.mark.parametrize("args", slow_cases(EVERY_COMMAND.values(), 7, 10, 11, one_argument=True), ids=EVERY_COMMAND.keys())
+@pytest.mark.parametrize("args", slow_cases(EVERY_COMMAND.values(), 4, 5, 6, 7, 8, 9, 10, 11, 13, one_argument=True), ids=EVERY_COMMAND.keys())
 def test_full_stdout_exits_74_with_one_line(args, tmp_path):
     run = redirected(args, ">/dev/full", tmp_path)
     assert run.returncode == 74
@@ -360,6 +361,7 @@ def test_closed_stdout_exits_74_with_one_line_before_any_work(name, tmp_path):
     assert not (tmp_path / ".zfunc").exists()  # nothing installed: nothing could have reported it
 
 
+@pytest.mark.slow
 def test_full_stdout_while_over_budget_is_74_not_1(tmp_path):
     """The verdict is on stderr first; the result could not be written: 74, never the budget's 1."""
     run = redirected([*RDP, "--max-eps", "0.5"], ">/dev/full", tmp_path)
@@ -378,6 +380,7 @@ def test_closed_or_full_stderr_keeps_the_output_and_the_exit_code(redirection, j
     assert (run.returncode, run.stdout) == (0, normal.stdout)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("redirection", ["2>&-", "2>/dev/full"])
 def test_closed_or_full_stderr_keeps_the_budget_verdict(redirection, tmp_path):
     run = redirected(["gdp", "--mu", "1", "--max-eps", "0.1"], redirection, tmp_path)

@@ -104,6 +104,7 @@ def test_plot_into_a_read_only_folder_is_refused_before_the_work(dpcalc, tmp_pat
                           f"got {folder / 'x.png'}\n")
 
 
+@pytest.mark.slow
 @needs_matplotlib
 @pytest.mark.parametrize("max_eps", [None, pytest.param("0.1", marks=pytest.mark.slow)], ids=["within", "over-budget"])
 def test_plot_that_cannot_be_written_exits_74_after_the_json(tmp_path, max_eps):

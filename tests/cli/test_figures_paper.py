@@ -136,6 +136,7 @@ EVERY_FIGURE = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "figures",
     [pytest.param(EVERY_ACCOUNTANT, id="three"),
@@ -165,6 +166,7 @@ def test_coinciding_curves_differ_in_dashes(dpcalc, tmp_path):
     assert curves["panel1-series0-pld"][1] is None and curves["panel1-series1-gdp"][1] is not None
 
 
+@pytest.mark.slow
 def test_series_of_one_accountant_differ_in_dashes_and_markers(dpcalc, tmp_path):
     text, groups = _figure(dpcalc, tmp_path, "pld", "--p", "0.1", "--sigma", "2,3,4", "--T", "5,10")
     curves = [curve for name, curve in _curves(groups).items() if "-series" in name]

@@ -136,6 +136,7 @@ def test_pld_plot_without_matplotlib_says_how_to_install(dpcalc, monkeypatch, tm
     assert run.stderr == "Error: --plot needs matplotlib, which is not installed: pip install matplotlib\n"
 
 
+@pytest.mark.slow
 def test_pld_without_plot_does_not_import_matplotlib():
     code = (
         "import sys; from dpcalc.cli.app import main; "

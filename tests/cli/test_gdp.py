@@ -46,6 +46,7 @@ def test_no_tight_for_given_mu_or_eps_mode(dpcalc):
     assert dpcalc(*DESIGN_CARD, "--eps", "1", "--json", "--tight").json()["result"]["tight_epsilon"] is None
 
 
+@pytest.mark.slow
 def test_uniform_sampling_quotes_the_certified_fixed_batch_figure(dpcalc):
     """The central-limit mu of uniform sampling lets a replacement move the sum by C; with sigma
     relative to C it moves by 2C: tight_epsilon is pld's fixed-size-batch upper bound under

@@ -59,7 +59,7 @@ def test_gdp_with_mu_converts_it(dpcalc):
     assert like["epsilon"] == pytest.approx(4.3771780956812245, rel=1e-9)
 
 
-@pytest.mark.parametrize("accountant", ["rdp", "pld", "gdp"])
+@pytest.mark.parametrize("accountant", ["rdp", pytest.param("pld", marks=pytest.mark.slow), "gdp"])
 def test_calibrate_shows_the_frameworks_epsilon_at_the_answer(dpcalc, accountant):
     run = dpcalc("calibrate", "--target-eps", "3", "--n", "60000", "--batch-size", "256", "--epochs", "60",
                  "--accountant", accountant, "--like", "tf-privacy", "--json")

@@ -26,6 +26,7 @@ ALLOCATION = ["pld", "--sampling", "allocation", "--n", "1e6", "--batch-size", "
 ONE_GIB = 1 << 30
 
 
+@pytest.mark.slow
 def test_allocation_over_the_atom_limit_takes_the_closed_forms(dpcalc):
     run = dpcalc(*ALLOCATION, "--json")
     assert run.code == 1  # the closed forms' certified epsilon is over the budget
@@ -50,6 +51,7 @@ def _run(args: list[str], limit: int | None) -> subprocess.CompletedProcess:
                           preexec_fn=None if limit is None else _limited(limit), timeout=120)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [pytest.param(ALLOCATION, marks=pytest.mark.slow), ["pld", "--p", "0.004", "--sigma", "1.1", "--T", "1000", "--max-eps", "1"]],
                          ids=["allocation", "poisson"])
 def test_the_path_does_not_depend_on_a_memory_limit(args):

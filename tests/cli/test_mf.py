@@ -86,6 +86,7 @@ def test_tree_and_gate(dpcalc):
                   "--max-eps", "20").code == 0
 
 
+@pytest.mark.slow
 def test_eps_gives_delta_and_max_delta(dpcalc):
     document = dpcalc("mf", "--bands", "2", "--p", "0.01", "--T", "100", "--sigma", "1", "--eps", "1", "--json").json()
     assert document["result"]["delta_upper"] >= document["result"]["delta_lower"] > 0

@@ -252,6 +252,7 @@ def test_chart_and_legend_fit_80_columns(at_width, args):
     assert too_wide(run.stdout, 80) == []
 
 
+@pytest.mark.slow
 def test_the_legend_wraps_between_its_entries(at_width):
     run = at_width(80, "risk", *DESIGN, "--chart")
     chart = run.stdout[run.stdout.index("Attack risk (PLD, certified) (p = 0.004"):]

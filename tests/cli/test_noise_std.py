@@ -175,6 +175,7 @@ def test_calibrate_reports_the_noise_std_of_the_solved_sigma(dpcalc):
     assert "noise std" in table.stdout and "sigma x sensitivity 3, rounded up" in table.stdout
 
 
+@pytest.mark.slow
 def test_calibrate_noise_std_sweep(dpcalc):
     document = dpcalc(*CALIBRATE, "--solve", "T", "--noise-std", "2.2,4.4", "--sensitivity", "2", "--json").json()
     assert document["result"]["swept"] == ["noise_std"]

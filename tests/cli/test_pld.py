@@ -53,6 +53,7 @@ def test_eps_gives_delta(dpcalc):
     assert table.code == 0 and "delta lower bound" in table.stdout
 
 
+@pytest.mark.slow
 def test_delta_option(dpcalc):
     loose = dpcalc(*DESIGN_CARD, "--delta", "1e-3", "--json").json()["result"]["epsilon"]
     tight = dpcalc(*DESIGN_CARD, "--delta", "1e-10", "--json").json()["result"]["epsilon"]
@@ -179,6 +180,7 @@ def test_printed_bounds_are_rounded_outward(dpcalc, run):
     assert float(upper) - document["epsilon_upper"] < 1e-6 and document["epsilon_lower"] - float(lower) < 1e-6
 
 
+@pytest.mark.slow
 def test_delta_bounds_are_rounded_outward(dpcalc):
     document = dpcalc(*DESIGN_CARD, "--eps", "2", "--json").json()["result"]
     table = dpcalc(*DESIGN_CARD, "--eps", "2").stdout

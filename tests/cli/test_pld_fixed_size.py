@@ -69,6 +69,7 @@ def _one_step_delta(p_shifts, q_shifts, gamma: float, sigma: float, eps: float) 
     return value
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("gamma, sigma, eps", [(0.01, 1.0, 1.0), pytest.param(0.1, 1.0, 0.5, marks=pytest.mark.slow), pytest.param(0.004, 1.1, 2.0, marks=pytest.mark.slow), pytest.param(0.05, 0.5, 3.0, marks=pytest.mark.slow)])
 def test_zero_out_upper_bound_covers_the_pair_a_batch_slot_attains(gamma, sigma, eps):
     """One step with every other record at -C and the record at +C against the null record (which

@@ -30,6 +30,7 @@ def test_shuffle_reports_both_bounds_and_the_poisson_figure(dpcalc):
     assert any("gap between the pair that dominates shuffled batches" in warning for warning in document["warnings"])
 
 
+@pytest.mark.slow
 def test_shuffle_table_shows_the_poisson_figure(dpcalc):
     run = dpcalc(*SHUFFLE)
     assert run.code == 0
@@ -62,6 +63,7 @@ def test_shuffle_warns_when_poisson_under_reports(dpcalc, monkeypatch):
     assert not any("under-reports" in warning for warning in plain["warnings"])
 
 
+@pytest.mark.slow
 def test_shuffle_with_eps_gives_delta_and_the_poisson_delta(dpcalc):
     document = dpcalc(*SHUFFLE, "--eps", "3", "--json").json()
     core = tight_delta([Phase("gaussian", 256 / 60000, 0.4, None, 235, sampling="shuffle", neighbours="zero-out", epoch_steps=235)], 3.0)

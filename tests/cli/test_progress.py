@@ -232,6 +232,7 @@ def test_stdout_into_a_pipe_gets_no_spinner():
     assert stderr.endswith("imported rich.progress: False\n") and "\x1b" not in stderr
 
 
+@pytest.mark.slow
 def test_a_quick_command_imports_nothing_for_it():
     code, stdout, stderr = _child(*GDP, stderr_on_terminal=True, slow=False)
     assert code == 0 and stdout

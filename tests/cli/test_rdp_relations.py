@@ -26,6 +26,7 @@ def test_uniform_replace_one_is_the_core_figure_and_above_the_tight_one(dpcalc):
     assert result["tight_epsilon"] <= result["epsilon"]
 
 
+@pytest.mark.slow
 def test_uniform_is_dearer_than_poisson(dpcalc):
     poisson = dpcalc(*RUN, "--json").json()["result"]["epsilon"]
     uniform = dpcalc(*RUN, "--sampling", "uniform", "--neighbours", "replace-one", "--json").json()["result"]["epsilon"]

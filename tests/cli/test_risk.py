@@ -203,6 +203,7 @@ def test_shuffle_warns_about_the_gap(dpcalc):
     assert table.code == 0 and f"Warning: {warning}" in table.stderr
 
 
+@pytest.mark.slow
 def test_examples_per_user(dpcalc):
     document = _ok(dpcalc, *SMALL, "--examples-per-user", "2")
     assert document["inputs"]["phases"][0]["examples_per_user"] == 2

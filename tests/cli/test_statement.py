@@ -38,6 +38,7 @@ def test_design_card(dpcalc) -> None:
     assert low <= document["result"]["epsilon"] <= high
 
 
+@pytest.mark.slow
 def test_training_form_and_pipeline(dpcalc) -> None:
     run = dpcalc("statement", "--n", "1000", "--batch-size", "10", "--epochs", "1", "--sigma", "1",
                  "--sampling", "uniform", "--neighbours", "replace-one")

@@ -27,6 +27,7 @@ def test_x_keeps_the_table_and_json(dpcalc):
     assert dpcalc(*GDP, "--json", "--chart", "--x", "sigma").json()["result"] == plain["result"]
 
 
+@pytest.mark.slow
 def test_pld_and_calibrate_take_x(dpcalc):
     run = dpcalc("pld", "--p", "0.004,0.01", "--sigma", "1.1", "--T", "100,1000", "--chart", "--x", "p")
     assert run.code == 0 and "T = 100" in run.stdout and "T = 1000" in run.stdout

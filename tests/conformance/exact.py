@@ -11,10 +11,13 @@ DIGITS = 50
 
 
 def _bisect(f: Callable[[mp.mpf], mp.mpf], lo: float, hi: float, steps: int = 200) -> float:
-    """The root of an increasing f on [lo, hi] (f(lo) <= 0 <= f(hi)), by bisection."""
+    """The root of an increasing f on [lo, hi] (f(lo) <= 0 <= f(hi)), by bisection until both ends
+    round to the same double (or `steps` halvings)."""
     a, b = mp.mpf(lo), mp.mpf(hi)
     assert f(a) <= 0 <= f(b), "bracket does not hold the root"
     for _ in range(steps):
+        if float(a) == float(b):
+            break
         m = (a + b) / 2
         if f(m) <= 0:
             a = m

@@ -206,6 +206,7 @@ def _full_accuracy_runs(monkeypatch):
     return runs
 
 
+@pytest.mark.slow
 def test_pld_design_card_costs_one_or_two_full_evaluations(monkeypatch):
     # The level predicted from two coarser grids lands the first full-accuracy evaluation in
     # the precision window (measured: for the design card, and in 18 of 20 runs, see
@@ -327,6 +328,7 @@ def test_pld_sigma_is_below_prv_accountant_more(p, steps, target):
     assert result.value <= theirs and result.epsilon <= target
 
 
+@pytest.mark.slow
 def test_pld_hint_starts_from_the_previous_answer():
     """A hint (the previous sweep row) starts the steering from its answer and residual: no
     more evaluations than a cold start, and the same answer within the precision."""

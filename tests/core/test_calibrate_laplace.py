@@ -61,6 +61,7 @@ def test_one_release_beyond_the_grid_is_the_exact_float():
     assert result.value >= result.boundary
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target, steps, sensitivity", [pytest.param(1.0, 20, 1.0, marks=pytest.mark.slow), (1.0, 10, 2.0), pytest.param(2.0, 100, 1.0, marks=pytest.mark.slow),
                                                         pytest.param(0.5, 30, 1.0, marks=pytest.mark.slow)])
 def test_round_trip_through_the_pld_accountant(target, steps, sensitivity):
@@ -139,6 +140,7 @@ def test_more_releases_need_more_noise():
     assert scales == sorted(scales)
 
 
+@pytest.mark.slow
 def test_sensitivity_scales_the_answer():
     # the grid is absolute, so the two answers agree to the precision, not exactly
     one, two = laplace(1.0, 1e-5, 10, 1.0).value, laplace(1.0, 1e-5, 10, 2.0).value

@@ -154,6 +154,7 @@ def _window_start(epsilon, k):
     return max(0, int(k * q - 60 * math.sqrt(k * q * (1 - q))))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon, k, delta_prime", [pytest.param(0.01, 10**5, 1e-9, marks=pytest.mark.slow), (0.3, 30000, 1e-5)])
 def test_optimal_large_k_matches_mpmath(epsilon, k, delta_prime):
     # Terms below 60 standard deviations from the mode are below e^-1800: left out of the sum.

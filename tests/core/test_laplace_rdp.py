@@ -88,6 +88,7 @@ def test_refuses_values_outside_the_ranges(kwargs, name):
     assert error.value.name == name
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.floats(min_value=1.0001, max_value=1e5), st.floats(min_value=1e-3, max_value=1e6))
 def test_below_the_pure_and_concentrated_bounds(order, scale):

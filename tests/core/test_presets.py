@@ -106,6 +106,7 @@ def test_tf_privacy_05_matches_the_tutorial(sigma, epochs, epsilon):
     assert got.epsilon == pytest.approx(epsilon, abs=5e-3)
 
 
+@pytest.mark.slow
 def test_opacus_matches_its_accountant_tests():
     # Opacus 1.5.4 opacus/tests/accountants_test.py: sigma 1.5, sample rate 0.04, delta 1e-5
     rdp = framework_epsilon("opacus", _run(0.04, 1.5, int(90 / 0.04)), 1e-5, "rdp")
@@ -122,6 +123,7 @@ _PRV_CASES = [(*run, 0.1) for run in RUNS[1:]] + [(*RUNS[2], 0.01)] + [
     pytest.param(*run, 0.01, marks=pytest.mark.slow) for run in (RUNS[1], RUNS[3], RUNS[4])]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("q", "sigma", "steps", "delta", "eps_error"), _PRV_CASES)
 def test_prv_is_prv_accountant(q, sigma, steps, delta, eps_error):
     # prv_accountant 0.2.0 PRVAccountant run live, delta_error = delta / 1000 as its script; the
@@ -139,6 +141,7 @@ def test_prv_is_prv_accountant(q, sigma, steps, delta, eps_error):
         assert framework_epsilon("prv", _run(q, sigma, steps), delta, "pld").epsilon == pytest.approx(estimate, abs=1e-7)
 
 
+@pytest.mark.slow
 def test_prv_composes_phases():
     # two phases: prv_accountant's heterogeneous composer (pairwise convolution) against one product of spectra
     with warnings.catch_warnings():
@@ -161,6 +164,7 @@ def _dp_accounting_pld(q: float, sigma: float, steps: int, delta: float) -> floa
     return accountant.compose(dp_accounting.SelfComposedDpEvent(event, steps)).get_epsilon(delta)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("q", "sigma", "steps", "delta"),
                          slow_cases([*RUNS, (1.0, 1.0, 5, 1e-6), (1e-4, 2.0, 100, 1e-5)], 0, 1, 2, 4, 5))
 def test_dp_accounting_pld_is_its_pld_accountant(q, sigma, steps, delta):
@@ -205,6 +209,7 @@ def test_tf_privacy_05_had_no_pld_accountant():
     assert framework_epsilon("tf-privacy-0.5", run, 1e-5, "pld") == framework_epsilon("tf-privacy-0.5", run, 1e-5, "rdp")
 
 
+@pytest.mark.slow
 def test_every_figure_is_labelled_an_estimate():
     run = _run(0.01, 1.0, 100)
     for framework in FRAMEWORKS:

@@ -320,6 +320,7 @@ def mp_improved_epsilon(q: float, sigma: float, steps: int, order: float, delta:
         return float(rdp + mpmath.log1p(-1 / a) - (mpmath.log(mpmath.mpf(delta)) + mpmath.log(a)) / (a - 1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("phase, public", [(Phase(sampling_probability=0.004, noise_multiplier=1.1, steps=10000), 2.01306),
                                            pytest.param(Phase(sampling_probability=0.01, noise_multiplier=0.9, steps=1800), 3.4487, marks=pytest.mark.slow)])
 def test_default_grid_on_the_spec_cases(phase, public):

@@ -33,6 +33,7 @@ def reference(q: float, sigma: float, order: float) -> mpmath.mpf:
         return mpmath.log(total) / (a - 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("q", "sigma", "order"),
     [

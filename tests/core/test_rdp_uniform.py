@@ -182,6 +182,7 @@ def _check_against_dp_accounting(n: int, b: int, sigma: float, orders: list[floa
     np.testing.assert_allclose(ours[same], theirs[same], rtol=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n", "b", "sigma"), slow_cases(GRID, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10))
 def test_never_looser_than_dp_accounting(n, b, sigma):
     _check_against_dp_accounting(n, b, sigma, SUBSET_ORDERS)

@@ -205,6 +205,7 @@ def test_gdp_ppv_and_reconstruction():
 SUBSAMPLED = [(0.01, 0.8), (0.1, 1.0), (0.5, 2.0), (0.05, 0.5), (0.3, 1.5), (1e-4, 5.0)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("p, sigma", slow_cases(SUBSAMPLED, 0, 2, 3, 4, 5))
 def test_subsampled_one_step_exact(p, sigma):
     fprs = (1e-5, 1e-4, 1e-3, 1e-2, 0.1)
@@ -427,6 +428,7 @@ def test_tpr_bounds_in_blocks_equal_one_array():
         assert (one_upper[0], one_lower[0]) == (tpr_upper[index], tpr_lower[index])
 
 
+@pytest.mark.slow
 def test_risk_loads_no_masked_arrays():
     # np.unique imports numpy.ma (~7 ms of start-up) to check for a masked array: the risk
     # figures are computed without it

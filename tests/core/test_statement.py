@@ -50,6 +50,7 @@ def test_text_describes_the_run() -> None:
     assert "References: Abadi et al. 2016" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sampling", "neighbours", "words"), [
     ("uniform", "replace-one", "fixed-size batches"),
     ("shuffle", "zero-out", "shuffled epochs"),
@@ -60,6 +61,7 @@ def test_other_pipelines_are_named(sampling: str, neighbours: str, words: str) -
     assert words in made.markdown and f"{neighbours} neighbours" in made.markdown
 
 
+@pytest.mark.slow
 def test_user_level_and_framework_figure() -> None:
     phases = [Phase("gaussian", 0.004, 1.1, None, 1000, examples_per_user=2)]
     *_, made = _statement(phases, framework=FrameworkFigure("TF Privacy (RDP accountant)", 0.5))

@@ -34,6 +34,7 @@ def _gaussian_delta(epsilon: float, mu: float) -> float:
 ALPHAS = [i / 400 for i in range(401)] + [1e-9, 1e-6, 1e-4, 0.999999]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mu", [pytest.param(0.25, marks=pytest.mark.slow), pytest.param(0.5, marks=pytest.mark.slow), 1.0, pytest.param(2.0, marks=pytest.mark.slow), pytest.param(4.0, marks=pytest.mark.slow)])
 def test_gaussian_profile_gives_at_most_and_close_to_g_mu(mu):
     # The exact mu-GDP profile on a fine grid (step mu/100 up to delta ~ 1e-16): the curve must

@@ -70,6 +70,7 @@ def _bound(case: Case, eps: float) -> Interval:
     return Interval(result.delta_lower, result.delta_upper)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", slow_cases(UNIFORM[:1] + UNIFORM[3:4], 1, one_argument=True), ids=str)
 def test_fixed_size_batches_are_bounded_by_the_derived_pairs(case):
     for eps in case.eps:

@@ -61,6 +61,7 @@ def test_brute_force_over_every_pattern(kind):
     assert "enumeration" in methods and "single participation" in methods
 
 
+@pytest.mark.slow
 def test_brute_force_twelve_steps():
     rng = np.random.default_rng(12)
     matrix = np.tril(rng.random((12, 12)))
@@ -68,6 +69,7 @@ def test_brute_force_twelve_steps():
         _check(matrix, k, s)
 
 
+@pytest.mark.slow
 def test_relaxation_bounds_every_pattern(monkeypatch):
     # with enumeration switched off, the row relaxation and the majorant answer; both are bounds
     monkeypatch.setattr(sensitivity_module, "ENUMERATION_LIMIT", 0)

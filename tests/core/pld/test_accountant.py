@@ -22,6 +22,7 @@ from dpcalc.core.pld.policy import Composition
 from tests.core.pld.helpers import DESIGN_CARD, brackets, gaussian, gdp_delta, gdp_epsilon
 
 
+@pytest.mark.slow
 def test_account_grid_meets_the_accuracy_on_the_design_card():
     phases = (gaussian(*DESIGN_CARD),)
     grid = account_grid(phases, delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY)

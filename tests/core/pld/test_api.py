@@ -158,6 +158,7 @@ def test_spec_reference_values(p, sigma, steps, reference):
     assert result.grid_step > 0 and result.grid_size > 0 and result.binding in ("remove", "add")
 
 
+@pytest.mark.slow
 def test_accuracy_option_narrows_the_interval():
     phases = [gaussian(0.004, 1.1, 10_000)]
     coarse = tight_epsilon(phases, 1e-5, accuracy=1e-2)

@@ -108,6 +108,7 @@ def test_closed_forms_at_a_step_count_past_float_range():
     assert result.delta_upper == 1.0
 
 
+@pytest.mark.slow
 def test_closed_forms_of_a_run_the_rdp_accountant_does_not_cover_do_not_load_it():
     """Shuffled batches are outside the RDP accountant (`phases.rdp_covers`): its import, which
     loads scipy.special, is skipped."""

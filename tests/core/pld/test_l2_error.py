@@ -275,6 +275,7 @@ def test_the_l2_route_only_tightens_the_profile(kind):
         assert np.all(with_l2 >= without)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("same", [False, pytest.param(True, marks=pytest.mark.slow)])
 def test_the_largest_atoms_split_off_before_the_fft(monkeypatch, same):
     # measures that are nearly one atom (the first squarings of a subsampled step): only the rests

@@ -68,6 +68,7 @@ def test_largest_steps_agrees_with_bisection(phase, delta, target, expected):
     assert pld.tight_epsilon([dataclasses.replace(phase, steps=count)], delta).epsilon_upper <= target
 
 
+@pytest.mark.slow
 def test_largest_steps_infeasible_and_limit():
     # even one step exceeds the target: T = 0, and the result at T = 1 says by how much
     count, at, above = pld.largest_steps(Phase("gaussian", 0.02, 0.6, None, 1), 1e-5, 0.1)

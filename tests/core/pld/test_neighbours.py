@@ -248,6 +248,7 @@ CELL_EDGES = np.array([-math.inf, -30.0, -2.0, -0.25, -(2.0**-20), 0.0, 2.0**-30
                        math.inf])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "p, sigma",
     slow_cases(REPLACE_ONE_CASES, 0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11),
@@ -270,6 +271,7 @@ def test_replace_one_cells_mirror_each_other():
     np.testing.assert_allclose(cells.log_q, mirrored.log_p[::-1], rtol=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("p, sigma", [pytest.param(0.004, 1.1, marks=pytest.mark.slow), pytest.param(0.3, 0.7, marks=pytest.mark.slow), pytest.param(1.0, 2.0, marks=pytest.mark.slow), (1e-5, 5.0)])
 def test_replace_one_moments_and_mgf(p, sigma):
     pair = ReplaceOnePair(p, sigma)
@@ -404,6 +406,7 @@ def test_symmetrised_no_atom_without_subsampling():
     assert pair.log_atom == -math.inf
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("g, s", slow_cases(SYMMETRISED_CASES, 0, 1))
 def test_symmetrised_profile_is_the_larger_of_the_two(g, s):
     edges = _partition()
@@ -618,6 +621,7 @@ def test_phases_of_a_run_share_one_relation(relations):
         tight_delta(phases, 1.0)
 
 
+@pytest.mark.slow
 def test_poisson_and_uniform_phases_may_share_replace_one():
     phases = [replace_one(0.01, 1.0, 10), uniform(0.01, 1.0, 10)]
     assert check_phases(phases) == tuple(phases)

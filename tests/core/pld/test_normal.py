@@ -39,6 +39,7 @@ def test_mills_ratio_against_mpmath():
     assert worst <= 16 * U
 
 
+@pytest.mark.slow
 def test_interval_masses_lie_within_their_bounds():
     rng = np.random.default_rng(3)
     low = rng.uniform(-40.0, 40.0, 600)
@@ -80,6 +81,7 @@ def test_narrow_interval_masses_are_within_their_bound_and_far_tighter():
     assert float(narrow.max()) < 1e-13
 
 
+@pytest.mark.slow
 def test_contiguous_cells_evaluate_each_shared_end_once_with_the_same_values():
     # log_interval_mass evaluates the tail (or Mills ratio) at an end two neighbouring cells
     # share once: every cell's mass and bound equal those of the cell computed on its own,

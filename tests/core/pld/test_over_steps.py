@@ -40,6 +40,7 @@ def test_rows_are_certified_and_as_tight_as_one_call_each(epoch_rows):
         assert row.epsilon == row.epsilon_upper and row.delta == 1e-5 and not row.warnings
 
 
+@pytest.mark.slow
 def test_rows_rise_with_T(epoch_rows):
     uppers = [row.epsilon_upper for row in epoch_rows]
     assert uppers == sorted(uppers)

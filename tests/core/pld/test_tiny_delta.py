@@ -96,6 +96,7 @@ def _brackets(result, delta_of) -> None:
     assert delta_of(result.epsilon_lower) >= result.delta
 
 
+@pytest.mark.slow
 def test_reference_one_step_is_the_closed_form():
     # one step: delta(eps) = 1 - e^((eps - eps0)/2) for eps < eps0
     for eps in (0.5, 2.0, 3.9):
@@ -121,6 +122,7 @@ def test_k_fold_laplace_brackets_exact_at_moderate_delta(delta):
     _brackets(result, lambda eps: laplace_delta(eps, 1.0, 3))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("p, scale", [(0.5, 1.0), pytest.param(0.1, 0.5, marks=pytest.mark.slow), pytest.param(0.5, 0.25, marks=pytest.mark.slow)])
 def test_subsampled_laplace_one_step_at_1e_12(p, scale):
     result = tight_epsilon([Phase("laplace", p, None, scale, 1)], 1e-12)
@@ -139,7 +141,8 @@ def test_delta_near_the_largest_loss():
         assert math.isfinite(result.delta_upper)
 
 
-@pytest.mark.parametrize("p, scale, steps", [(1.0, 0.25, 1), (1.0, 1.0, 3), (0.5, 1.0, 1), pytest.param(0.5, 0.1, 1, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("p, scale, steps", [(1.0, 0.25, 1), pytest.param(1.0, 1.0, 3, marks=pytest.mark.slow), pytest.param(0.5, 1.0, 1, marks=pytest.mark.slow),
+                                              pytest.param(0.5, 0.1, 1, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("delta", [1e-12, 1e-300, *(pytest.param(d, marks=pytest.mark.slow) for d in TINY[:3])])
 def test_the_grid_completes_at_any_delta(p, scale, steps, delta):
     # the grid itself (no closed forms): it used to raise FloatingPointError (a coarsening's

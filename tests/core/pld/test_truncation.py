@@ -61,6 +61,7 @@ def design_card_profile():
     return ProfileBounds([DESIGN_CARD], [(1e-5, None)])
 
 
+@pytest.mark.slow
 def test_no_overflow_gives_the_poisson_interval(design_card_profile):
     poisson = tight_epsilon([DESIGN_CARD], 1e-5)
     upper, lower = truncated_epsilon(design_card_profile, 1e-5, 0.0)
@@ -103,6 +104,7 @@ def test_delta_at_epsilon_moves_by_the_overflow_cost(design_card_profile):
     assert lower <= poisson.delta_lower
 
 
+@pytest.mark.slow
 def test_account_truncated_reports_both_runs():
     truncated, poisson, overflow = account_truncated([DESIGN_CARD], Truncation(62500, 360), delta=1e-5, epsilon=None,
                                                      accuracy=1e-3)

@@ -245,6 +245,7 @@ def test_max_pair_slope_far_below_the_bulk():
             assert float(slope[0]) == pytest.approx(float(exact), rel=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("t, sigma, epsilon", [(10, 0.7, 0.5), pytest.param(235, 0.4, 2.0, marks=pytest.mark.slow), pytest.param(235, 1.1, 0.05, marks=pytest.mark.slow)])
 def test_one_shuffled_epoch_brackets_its_attained_pair(t, sigma, epsilon):
     """One epoch: the lower bound is at most the max pair's exact delta, the upper bound at least it
