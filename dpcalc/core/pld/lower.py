@@ -92,29 +92,22 @@ def chain_shares(odd: np.ndarray, margin: float, c: float,
         alpha, beta = start[0].copy(), start[1].copy()
         windows = _windows(odd, alpha, beta)
     key = log_odd - c * np.arange(len(odd))
-    r_list, inv_list = ratio.tolist(), inverse.tolist()
     for first, last in windows:  # atoms first .. last, pairs first .. last - 1
         down = float(beta[first - 1]) if first > 0 else 0.0  # the share of atom `first` given below
         up = float(alpha[last]) if last < pairs else 0.0  # the share of atom `last` given above
         meet = first + int(np.argmax(key[first : last + 1]))
         # upward, pairs first .. meet - 1: atom i lifts all that its down-share d_i left, so
         # beta_i = d_(i+1) = min(1, r_i (1 - d_i)) and alpha_i = beta_i / r_i
-        for i in range(first, meet):
-            need = r_list[i] * (1.0 - down)
-            if need > 1.0:
-                need = 1.0
-            beta[i] = need
-            alpha[i] = need * inv_list[i]
-            down = need
+        if meet > first:
+            lifted = sweep(ratio[first:meet], down)
+            beta[first:meet] = lifted
+            alpha[first:meet] = lifted * inverse[first:meet]
         # downward, pairs last - 1 .. meet: atom i + 1 gives down all that its up-share u_(i+1)
         # left, so alpha_i = u_i = min(1, (1 - u_(i+1)) / r_i) and beta_i = r_i alpha_i
-        for i in range(last - 1, meet - 1, -1):
-            lift = inv_list[i] * (1.0 - up)
-            if lift > 1.0:
-                lift = 1.0
-            alpha[i] = lift
-            beta[i] = lift * r_list[i]
-            up = lift
+        if last > meet:
+            given = sweep(inverse[meet:last][::-1], up)[::-1]
+            alpha[meet:last] = given
+            beta[meet:last] = given * ratio[meet:last]
     a, b = alpha, beta
     np.minimum(b, 1.0, out=b)
     # the shares of an atom sum to at most 1: where the sweeps meet (each window's meeting atom,
@@ -134,6 +127,64 @@ def chain_shares(odd: np.ndarray, margin: float, c: float,
     if start is not None and _left_over(odd, *start) < _left_over(odd, a, b):
         return start  # (where the sweeps' meeting points cost more than they save)
     return a, b
+
+
+def sweep(coefficients: np.ndarray, start: float) -> np.ndarray:
+    """The chain x_0 = start, x_(k+1) = min(1, c_k (1 - x_k)) for c = coefficients (all >= 0, x in
+    [0, 1]): returns x_1 .. x_n.
+
+    Computed in blocks of about sqrt(n) steps, vectorised across the blocks, instead of a loop
+    over the atoms: each step is the map x -> clip(c_k - c_k x, 0, 1) on [0, 1], and the maps
+    x -> clip(A + B x, L, H) are closed under composition (the composition of two is
+    clip(A2 + B2 A1 + B2 B1 x, L, H), [L, H] the image of [L1, H1] under the outer affine map
+    clipped to [L2, H2]). First every block's composed map (sqrt(n) vectorised steps), then
+    each block's starting value from the one before (a loop over the sqrt(n) blocks), then the
+    values inside all blocks at once from their starts (sqrt(n) vectorised steps, the loop's
+    own arithmetic). The block starts differ from the loop's by rounding (a few units in the
+    last place times the chain's length of memory, 1 / (1 - its contraction factor));
+    `chain_shares` rechecks every share it keeps, so this affects only which shares are kept.
+    Where a composed slope overflows (a stretch that expands instead of contracting, which the
+    sweeps' directions avoid), the loop is used."""
+    n = len(coefficients)
+    if n < 64:
+        return _sweep_loop(coefficients, start)
+    size = math.isqrt(n)
+    blocks = -(-n // size)
+    padded = np.zeros(blocks * size)
+    padded[:n] = coefficients
+    steps = padded.reshape(blocks, size).T.copy()  # steps[j]: the j-th coefficient of every block
+    a, b = np.zeros(blocks), np.ones(blocks)  # each block's map so far: x -> clip(a + b x, low, high)
+    low, high = np.zeros(blocks), np.ones(blocks)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for c in steps:  # compose the step x -> clip(c - c x, 0, 1) after the map so far
+            e1, e2 = c - c * low, c - c * high  # (e1 >= e2: the slope -c is not positive)
+            low, high = np.minimum(e2, 1.0), np.minimum(e1, 1.0)
+            np.maximum(low, 0.0, out=low)
+            a = c - c * a
+            b = -c * b
+        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+            return _sweep_loop(coefficients, start)
+    starts = np.empty(blocks)
+    value = start
+    for k, (ak, bk, lk, hk) in enumerate(zip(a.tolist(), b.tolist(), low.tolist(), high.tolist(), strict=True)):
+        starts[k] = value
+        value = min(max(ak + bk * value, lk), hk)
+    out = np.empty_like(steps)
+    x = starts
+    for j, c in enumerate(steps):
+        x = np.minimum(c * (1.0 - x), 1.0)
+        out[j] = x
+    return out.T.reshape(-1)[:n]
+
+
+def _sweep_loop(coefficients: np.ndarray, start: float) -> np.ndarray:
+    """`sweep` one atom at a time."""
+    x = np.empty(len(coefficients))
+    value = start
+    for k, coefficient in enumerate(coefficients.tolist()):
+        value = min(1.0, coefficient * (1.0 - value))
+        x[k] = value
+    return x
 
 
 def _left_over(odd: np.ndarray, alpha: np.ndarray, beta: np.ndarray) -> float:

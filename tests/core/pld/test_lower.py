@@ -225,9 +225,9 @@ def _reference_shares(odd, margin, c):
 
 @settings(max_examples=200, deadline=None)
 @given(values=_masses, c=st.floats(1e-7, 3.0))
-def test_the_scan_follows_the_sweeps(values, c):
-    """The parallel prefix gives the shares of the loops, before the meeting atom's scaling and
-    the recheck (which only lower them)."""
+def test_the_shares_follow_the_sweeps(values, c):
+    """chain_shares gives the shares of the loops over the atoms, before the meeting atom's
+    scaling and the recheck (which only lower them)."""
     odd = np.array(values, dtype=float)
     if len(odd) < 2:
         return
@@ -238,3 +238,32 @@ def test_the_scan_follows_the_sweeps(values, c):
     away = np.abs(np.arange(len(alpha)) - mode) > 1  # the meeting pairs may be scaled down
     np.testing.assert_allclose(alpha[away], ref_alpha[away], rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(beta[away], np.minimum(ref_beta[away], 1.0), rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(n=st.integers(1, 3000), contraction=st.floats(0.0, 0.999), expand=st.floats(1.0, 40.0),
+       seed=st.integers(0, 2**32 - 1), start=st.floats(0.0, 1.0))
+def test_the_blocked_sweep_is_the_loop(n, contraction, expand, seed, start):
+    """`lower.sweep` (blocks of sqrt(n) steps, vectorised across the blocks) gives the chain
+    x_(k+1) = min(1, c_k (1 - x_k)) of the loop over the steps, on chains that contract (as
+    the sweeps' directions make them) with now and then a step above 1 or a zero (an unusable
+    pair, which restarts the chain)."""
+    rng = np.random.default_rng(seed)
+    coefficients = rng.uniform(0.0, contraction, n)
+    coefficients[rng.random(n) < 0.01] = expand
+    coefficients[rng.random(n) < 0.005] = 0.0
+    got = lower.sweep(coefficients, start)
+    want = lower._sweep_loop(coefficients, start)
+    assert got.shape == want.shape
+    assert np.all((got >= 0.0) & (got <= 1.0))
+    np.testing.assert_allclose(got, want, rtol=0.0, atol=1e-12)
+
+
+def test_a_sweep_that_overflows_takes_the_loop(monkeypatch):
+    coefficients = np.full(20_000, 1e4)  # each step expands by 1e4: a block's slope overflows
+    want = lower._sweep_loop(coefficients, 0.25)
+    calls = []
+    loop = lower._sweep_loop
+    monkeypatch.setattr(lower, "_sweep_loop", lambda *args: calls.append(1) or loop(*args))
+    np.testing.assert_array_equal(lower.sweep(coefficients, 0.25), want)
+    assert calls == [1]
