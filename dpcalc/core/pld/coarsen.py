@@ -14,11 +14,15 @@ from functools import lru_cache
 
 import numpy as np
 
+from dpcalc.core.pld.lower import chain_shares, merge_margin
 from dpcalc.core.pld.measure import THETAS, Tilted, U, replace, trim
 
 
-def coarsen(m: Tilted) -> Tilted:
+def coarsen(m: Tilted, chain: bool = True) -> Tilted:
     """The same measure on the grid of step 2h (S3 for upper, S4 for lower).
+
+    `chain`: a lower measure's shares are completed along the chain of odd atoms (`lower`);
+    without, the geometric shares alone (cheaper, for the layers' cross products and top moves).
 
     upper: an atom at an odd multiple of h is split between its even neighbours with the
     connect-the-dots weights 1/(1 + e^h) (down) and e^h/(1 + e^h) (up), which keep its
@@ -66,7 +70,7 @@ def coarsen(m: Tilted) -> Tilted:
             out.log_theta_mgf = m.log_theta_mgf + _split_growth(h) + 1e-12
     else:
         c = (1.0 + 2.0 * lam) * h
-        margin = m.err + m.deficiency
+        margin = merge_margin(m)
         # pair (odd[i] below, odd[i+1] above) onto even[i+1]. In tilted units the merged ratio
         # is e^(2jh) when the share taken from above is e^c times that from below. Odd atom i
         # offers a fraction a_i to the pair above it (as its lower member) and 1 - a_i to the
@@ -76,6 +80,8 @@ def coarsen(m: Tilted) -> Tilted:
         shift = lam * h  # the largest factor, e^(lam h) for the lower member moved up
         below, above = odd[:-1], odd[1:]
         alpha, beta = _merge_shares(odd, margin, c)
+        if chain:
+            alpha, beta = chain_shares(odd, margin, c, (alpha, beta))  # (`lower`: along the chain)
         # used_i: the fraction of odd atom i merged (alpha_i up, beta_(i-1) down); its junk,
         # max(0, 1 - used_i), is rounded down to even[i]
         used = np.zeros(len(odd))
@@ -216,7 +222,11 @@ def _merge_shares(odd: np.ndarray, margin: float, c: float) -> tuple[np.ndarray,
 
 
 def coarsen_to(m: Tilted, h: float) -> Tilted:
-    """m coarsened (S3/S4) until its grid step is h (a power-of-two multiple of m.h)."""
+    """m coarsened (S3/S4) until its grid step is h (a power-of-two multiple of m.h). The layers
+    use it for a bulk's part in cross products and its light top moved to the tail, where the
+    geometric shares are accurate enough (most of the design card's lower coarsenings: with the
+    sweeps of `lower.chain_shares` there too, its lower bound rose by 2e-6 relative for 1.75
+    times the CPU time)."""
     while m.h < h:
-        m = coarsen(m)
+        m = coarsen(m, chain=False)
     return m

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dpcalc.core.pld import bounds, coarsen, fft, truncate
+from dpcalc.core.pld import bounds, coarsen, fft, lower, truncate
 from dpcalc.core.pld.layers import single
 from dpcalc.core.pld.measure import Tilted, add, piece, renormalise, replace
 
@@ -145,7 +145,7 @@ def test_lower_coarsening_keeps_the_l2_bound(lam, h, k0, noise, spread):
     out = coarsen.coarsen(m)
     t, x, _ = _pad(m, x)
     odd = t[1::2]
-    alpha, beta = coarsen._merge_shares(odd, m.err + m.deficiency, (1.0 + 2.0 * lam) * h)
+    alpha, beta = lower.chain_shares(odd, lower.merge_margin(m), (1.0 + 2.0 * lam) * h)
     used = np.zeros(len(odd))
     used[:-1] += alpha
     used[1:] += beta
