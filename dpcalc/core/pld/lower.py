@@ -174,7 +174,8 @@ def sweep(coefficients: np.ndarray, start: float) -> np.ndarray:
     for j, c in enumerate(steps):
         x = np.minimum(c * (1.0 - x), 1.0)
         out[j] = x
-    return out.T.reshape(-1)[:n]
+    values: np.ndarray = out.T.reshape(-1)[:n]
+    return values
 
 
 def _sweep_loop(coefficients: np.ndarray, start: float) -> np.ndarray:
