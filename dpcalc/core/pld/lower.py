@@ -129,6 +129,11 @@ def chain_shares(odd: np.ndarray, margin: float, c: float,
     return a, b
 
 
+# Chains shorter than this are faster as a loop (measured: 1000 steps 0.28 ms as a loop, 0.32 ms in
+# blocks; 4000 steps 1.1 ms and 0.68 ms; 60000 steps 22 ms and 4.1 ms).
+_BLOCKED_FROM = 1024
+
+
 def sweep(coefficients: np.ndarray, start: float) -> np.ndarray:
     """The chain x_0 = start, x_(k+1) = min(1, c_k (1 - x_k)) for c = coefficients (all >= 0, x in
     [0, 1]): returns x_1 .. x_n.
@@ -146,7 +151,7 @@ def sweep(coefficients: np.ndarray, start: float) -> np.ndarray:
     Where a composed slope overflows (a stretch that expands instead of contracting, which the
     sweeps' directions avoid), the loop is used."""
     n = len(coefficients)
-    if n < 64:
+    if n < _BLOCKED_FROM:
         return _sweep_loop(coefficients, start)
     size = math.isqrt(n)
     blocks = -(-n // size)
