@@ -41,7 +41,7 @@ NOT_IN_SWEEPS = "--like takes one run, not a sweep: give one value per option"
 def refuse_sweep(like: LikeChoice | None, swept: bool) -> None:
     """--like in a sweep is refused (before any row is computed)."""
     if like is not None and swept:
-        raise InputError(NOT_IN_SWEEPS)
+        raise InputError(NOT_IN_SWEEPS, option="--like")
 
 
 def like_figure(like: LikeChoice | None, phases: Sequence[Phase], delta: float | None,
@@ -51,15 +51,16 @@ def like_figure(like: LikeChoice | None, phases: Sequence[Phase], delta: float |
     if like is None:
         return None
     if delta is None:
-        raise InputError(NEEDS_DELTA)
+        raise InputError(NEEDS_DELTA, option="--like", options=("--like", "--delta", "--eps"))
     from dpcalc.core.presets import framework_epsilon
 
     try:
         return as_json(framework_epsilon(like.value, phases, delta, family))
     except ValueError as error:
-        raise InputError(f"--like {like.value}: {error}") from None
+        raise InputError(f"--like {like.value}: {error}", option="--like", got=like.value) from None
     except (ArithmeticError, RuntimeError) as error:  # the framework's own numerics fail at this extreme
-        raise InputError(f"--like {like.value}: the framework's accountant has no figure for this run ({error})") from None
+        raise InputError(f"--like {like.value}: the framework's accountant has no figure for this run ({error})",
+                         option="--like", got=like.value) from None
 
 
 def like_of_mu(like: LikeChoice | None, mu: float, delta: float | None) -> dict[str, Any] | None:
@@ -67,7 +68,7 @@ def like_of_mu(like: LikeChoice | None, mu: float, delta: float | None) -> dict[
     if like is None:
         return None
     if delta is None:
-        raise InputError(NEEDS_DELTA)
+        raise InputError(NEEDS_DELTA, option="--like", options=("--like", "--delta", "--eps"))
     from dpcalc.core.presets import mu_epsilon
 
     return as_json(mu_epsilon(like.value, mu, delta))

@@ -165,3 +165,19 @@ def test_budget_like_refusals(dpcalc, tmp_path):
     run = dpcalc("check", path)
     assert run.code == 2 and run.stderr.count("\n") == 1
     assert "release 'counts': like = 'prv' shows the framework's figure for Poisson-sampled" in run.stderr
+
+
+def test_a_refusal_names_like_in_the_json_error(dpcalc):
+    run = dpcalc("pld", "--p", "0.01", "--sigma", "1,2", "--T", "100", "--like", "opacus", "--json")
+    assert run.code == 2
+    assert run.json()["error"]["option"] == "--like"
+
+
+def test_a_framework_grid_too_large_is_refused_at_once(dpcalc):
+    """dp_accounting's PLD on p 0.5, sigma 0.3, T 1e6 would need an FFT of 3.4e9 points (more than
+    this machine's memory): refused with the size, exit 2, before any allocation."""
+    run = dpcalc("pld", "--p", "0.5", "--sigma", "0.3", "--T", "1000000", "--like", "dp-accounting", "--json")
+    assert run.code == 2
+    error = run.json()["error"]
+    assert error["option"] == "--like" and error["got"] == "dp-accounting"
+    assert "the dp_accounting PLD grid for this run would hold" in error["message"]

@@ -37,6 +37,15 @@ INTERVAL = 1e-4  # PLDAccountant's value_discretization_interval
 LOG_MASS_TRUNCATION = -50.0  # from_gaussian_mechanism's log_mass_truncation_bound
 TAIL_MASS = 1e-15  # self_compose's and compose's tail_mass_truncation
 _CHERNOFF_ORDERS = np.concatenate((np.arange(-20, 0), np.arange(1, 21))).astype(np.float64)
+# The most points of one step's PMF or of an FFT: as for the PRV preset (`prv.MAX_POINTS`), a grid
+# this large takes about a second and ~1 GB; a run that needs more is refused (the library would
+# take as long, or run out of memory: p 0.5, sigma 0.3, T 1e6 asked for more than 24 GiB).
+MAX_POINTS = 1 << 25
+
+
+def _check_size(points: int) -> None:
+    if points > MAX_POINTS:
+        raise ValueError(f"the dp_accounting PLD grid for this run would hold {points} points, more than {MAX_POINTS}")
 
 
 def _loss(x: np.ndarray | float, q: float, sigma: float, direction: str) -> np.ndarray:
@@ -79,6 +88,7 @@ def _step_pmf(q: float, sigma: float, direction: str) -> tuple[int, np.ndarray, 
         low_x -= 1.0
     top = math.ceil(float(_loss(low_x, q, sigma, direction)) / INTERVAL)
     bottom = math.floor(float(_loss(high_x, q, sigma, direction)) / INTERVAL)
+    _check_size(top - bottom + 1)
     deltas = np.minimum.accumulate(_deltas(np.arange(bottom, top + 1) * INTERVAL, q, sigma, direction))
     if top == bottom:
         return bottom, np.array([1.0 - deltas[0]]), float(deltas[0])
@@ -107,6 +117,7 @@ def _self_compose(bottom: int, masses: np.ndarray, infinity: float, count: int) 
             else:
                 low = max(low, math.floor(bound))
     length = high - low + 1
+    _check_size(max(length, size))
     n = fft.next_fast_len(max(length, size))
     composed = np.real(fft.ifft(fft.fft(masses, n) ** count))
     composed = np.roll(composed, -low)[:length]
