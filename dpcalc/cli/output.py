@@ -15,8 +15,20 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from dpcalc.cli import progress
-from dpcalc.cli.errors import OutputError  # noqa: F401 - re-exported: the entry point catches it
+from dpcalc.cli.errors import (  # noqa: F401 - re-exported: the exit codes' table is dpcalc.cli.errors'
+    EXIT_BROKEN_PIPE,
+    EXIT_HANGUP,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_IO_ERROR,
+    EXIT_OK,
+    EXIT_OVER_BUDGET,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    OutputError,
+)
 from dpcalc.cli.interrupts import raise_lost_interrupt
+from dpcalc.core.record import Record
 from dpcalc.core.text import (  # noqa: F401 - re-exported
     format_bound,
     format_lower,
@@ -27,18 +39,6 @@ from dpcalc.core.text import (  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
     from pathlib import Path  # annotations only: pathlib stays off the start-up path
-
-# Every exit code dpcalc returns, one meaning each (README "Exit codes"); dpcalc.cli.app.main
-# is the one place that maps a failure to its code.
-EXIT_OK = 0
-EXIT_OVER_BUDGET = 1  # only this: a result over --max-eps, a budget file over its budget
-EXIT_USAGE = 2
-EXIT_INTERNAL = 70
-EXIT_IO_ERROR = 74  # EX_IOERR: the output could not be written (stdout closed or full, the --plot file)
-EXIT_HANGUP = 129  # 128 + SIGHUP
-EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
-EXIT_BROKEN_PIPE = 141  # the reader closed the pipe (128 + SIGPIPE, the shell convention)
-EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 
 Justify = Literal["left", "right"]
@@ -132,8 +132,7 @@ def _valid_unicode(text: str) -> str:
         return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Answer:
+class Answer(Record):
     """A command's report and how it is printed (--json or --csv, --plot, --chart, the budget
     gates --max-eps and --max-delta): what a command function returns, printed by `emit`."""
 
