@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -29,6 +28,7 @@ from dpcalc.cli.declare import Option
 from dpcalc.cli.errors import InputError, conflict  # noqa: F401 - re-exported for the commands
 from dpcalc.cli.syntax import expand, refuse_digit_groups
 from dpcalc.core.record import Record
+from dpcalc.core.record import Value as ComparedRecord  # `Value` is a type variable here
 from dpcalc.core.text import (  # noqa: F401 - re-exported for the commands
     TextError,
     WrittenFloat,
@@ -52,8 +52,7 @@ from dpcalc.core.validation import (
 )
 
 
-@dataclass(frozen=True)
-class Swept:
+class Swept(ComparedRecord):
     """The values of an option written as a list (1,2,4) or a range (1:60:1): a sweep."""
 
     option: str  # e.g. "--sigma"

@@ -166,7 +166,7 @@ def start(
 
 def _is_typed(value: Any) -> bool:
     """True for a record or a dataclass of inputs (dpcalc.core.record), not a value (a `Swept` is one)."""
-    return record.is_record(value) or (dataclasses.is_dataclass(value) and not isinstance(value, Swept))
+    return (record.is_record(value) or dataclasses.is_dataclass(value)) and not isinstance(value, Swept)
 
 
 _is_group = _is_typed  # a group of inputs among the inputs

@@ -6,12 +6,16 @@
 
 declares the fields as a frozen dataclass would (annotations, in order, each with its default
 or none; a subclass adds its own after its bases'), and type checkers read it as one
-(`dataclass_transform`): `Gates(max_eps=1.0)` is checked, and assigning a field is an error.
+(`dataclass_transform`): `Gates(max_eps=1.0)` is checked, and assigning a field is an error;
+a `__post_init__` method is called after the fields are set, as a dataclass's is.
 Unlike `@dataclass`, nothing is generated when the class is made: `Record.__init__` reads the
 fields from the class, so a record class costs about what a plain class does (a frozen
 dataclass costs 0.5-1 ms each to make, and every command pays for those of the modules it
 imports). A record has no generated repr or eq: it is compared by identity, as a dataclass
 declared `repr=False, eq=False` is.
+
+A `Value` is a record compared by its fields (eq, hash and repr as a frozen dataclass's), for
+the small results and constants that are compared or shown.
 
 `fields` gives a record's field names, `replace` a copy with some fields changed (what
 dataclasses.fields and dataclasses.replace do for a dataclass).
@@ -19,7 +23,6 @@ dataclasses.fields and dataclasses.replace do for a dataclass).
 
 from __future__ import annotations
 
-import inspect  # loaded already: click imports it
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 if TYPE_CHECKING:
@@ -28,7 +31,7 @@ else:
     def dataclass_transform(**_: Any) -> Any:
         return lambda cls: cls
 
-__all__ = ["MISSING", "FrozenRecordError", "Record", "defaults", "fields", "is_record", "replace"]
+__all__ = ["MISSING", "FrozenRecordError", "Record", "Value", "defaults", "fields", "is_record", "replace"]
 
 
 class _Missing:
@@ -53,7 +56,9 @@ class Record:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         declared = dict(cls._record_fields)
-        for name, annotation in inspect.get_annotations(cls).items():
+        # the class's own annotations (Python 3.10+; not inspect.get_annotations: inspect costs
+        # several ms to import, and the core is imported without click, which loads it)
+        for name, annotation in cls.__annotations__.items():
             if not str(annotation).startswith(("ClassVar", "typing.ClassVar")):
                 declared[name] = cls.__dict__.get(name, MISSING)
         cls._record_fields = declared
@@ -74,12 +79,35 @@ class Record:
             if value is MISSING:
                 raise TypeError(f"{type(self).__name__}() missing required argument {name!r}")
             object.__setattr__(self, name, value)
+        post_init = getattr(self, "__post_init__", None)
+        if post_init is not None:  # checks of the fields, as a dataclass's __post_init__
+            post_init()
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise FrozenRecordError(f"cannot assign to field {name!r} of a frozen {type(self).__name__}")
 
     def __delattr__(self, name: str) -> None:
         raise FrozenRecordError(f"cannot delete field {name!r} of a frozen {type(self).__name__}")
+
+
+class Value(Record):
+    """A frozen record compared by its fields, as a frozen dataclass is: equal to a record of
+    the same class with equal fields, hashed by them, and shown as `Name(field=value, ...)`."""
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._record_fields)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._record_fields)
+        return f"{type(self).__qualname__}({shown})"
 
 
 AnyRecord = TypeVar("AnyRecord", bound=Record)

@@ -47,3 +47,14 @@ def test_frozen_compared_by_identity_and_replaced() -> None:
     assert (changed.a, changed.b, changed.c) == (1, "z", None) and child.b == "b"
     assert child != Child(1) and child == child
     assert record.is_record(child) and record.is_record(Child) and not record.is_record(object())
+
+
+class Point(record.Value):
+    x: float
+    y: float = 0.0
+
+
+def test_a_value_is_compared_hashed_and_shown_by_its_fields_as_a_frozen_dataclass() -> None:
+    assert Point(1.0) == Point(1.0, 0.0) and Point(1.0) != Point(2.0) and Point(1.0) != (1.0, 0.0)
+    assert hash(Point(1.0)) == hash(Point(1.0)) and len({Point(1.0), Point(1.0, 0.0)}) == 1
+    assert repr(Point(1.0)) == "Point(x=1.0, y=0.0)"
