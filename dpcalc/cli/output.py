@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from dpcalc.cli import progress
@@ -28,7 +27,7 @@ from dpcalc.cli.errors import (  # noqa: F401 - re-exported: the exit codes' tab
     OutputError,
 )
 from dpcalc.cli.interrupts import raise_lost_interrupt
-from dpcalc.core.record import Record
+from dpcalc.core.record import Mutable, Record
 from dpcalc.core.text import (  # noqa: F401 - re-exported
     format_bound,
     format_lower,
@@ -44,8 +43,7 @@ if TYPE_CHECKING:
 Justify = Literal["left", "right"]
 
 
-@dataclass
-class Table:
+class Table(Mutable):
     """Plain table data; rendered with Rich only in table mode."""
 
     columns: tuple[str, ...]
@@ -56,15 +54,14 @@ class Table:
     justify: tuple[Justify, ...] | None = None
 
 
-@dataclass
-class Report:
+class Report(Mutable):
     """Everything a command prints: the JSON fields and the tables that show them."""
 
     command: str
     inputs: dict[str, Any]
     result: dict[str, Any]
     tables: list[Table]
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = []  # noqa: RUF012 - never shared: __post_init__ makes each report its own list
     # What --max-eps compares: a sound upper bound on epsilon (never an approximation), and
     # what it is ("PLD certified upper bound"). None when the command has no sound figure;
     # `no_gate` then says why and what to change, and --max-eps is refused.

@@ -15,7 +15,9 @@ imports). A record has no generated repr or eq: it is compared by identity, as a
 declared `repr=False, eq=False` is.
 
 A `Value` is a record compared by its fields (eq, hash and repr as a frozen dataclass's), for
-the small results and constants that are compared or shown.
+the small results and constants that are compared or shown; a `Mutable` one whose fields may
+be assigned (eq and repr as a dataclass's, unhashable), for what is completed in steps (a
+command's Report).
 
 `fields` gives a record's field names, `replace` a copy with some fields changed (what
 dataclasses.fields and dataclasses.replace do for a dataclass).
@@ -31,7 +33,7 @@ else:
     def dataclass_transform(**_: Any) -> Any:
         return lambda cls: cls
 
-__all__ = ["MISSING", "FrozenRecordError", "Record", "Value", "defaults", "fields", "is_record", "replace"]
+__all__ = ["MISSING", "FrozenRecordError", "Mutable", "Record", "Value", "defaults", "fields", "is_record", "replace"]
 
 
 class _Missing:
@@ -46,9 +48,8 @@ class FrozenRecordError(AttributeError):
     """Raised on assigning or deleting a field of a record (as dataclasses.FrozenInstanceError)."""
 
 
-@dataclass_transform(frozen_default=True, eq_default=False)
-class Record:
-    """A frozen record: the annotated class attributes are its fields (see the module's docstring)."""
+class _Fields:
+    """What records of every kind share: the annotated class attributes are the fields."""
 
     # field name -> default (MISSING when it has none), the bases' fields first
     _record_fields: ClassVar[dict[str, Any]] = {}
@@ -83,6 +84,25 @@ class Record:
         if post_init is not None:  # checks of the fields, as a dataclass's __post_init__
             post_init()
 
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._record_fields)
+
+
+def _equal(self: _Fields, other: object) -> Any:  # bool, or NotImplemented
+    if isinstance(other, _Fields) and other.__class__ is self.__class__:
+        return bool(self._values() == other._values())
+    return NotImplemented
+
+
+def _shown(self: _Fields) -> str:
+    shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._record_fields)
+    return f"{type(self).__qualname__}({shown})"
+
+
+@dataclass_transform(frozen_default=True, eq_default=False)
+class Record(_Fields):
+    """A frozen record, compared by identity (see the module's docstring)."""
+
     def __setattr__(self, name: str, value: Any) -> None:
         raise FrozenRecordError(f"cannot assign to field {name!r} of a frozen {type(self).__name__}")
 
@@ -94,36 +114,37 @@ class Value(Record):
     """A frozen record compared by its fields, as a frozen dataclass is: equal to a record of
     the same class with equal fields, hashed by them, and shown as `Name(field=value, ...)`."""
 
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self._record_fields)
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return self._values() == other._values()
-        return NotImplemented
+    __eq__ = _equal
+    __repr__ = _shown
 
     def __hash__(self) -> int:
         return hash(self._values())
 
-    def __repr__(self) -> str:
-        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._record_fields)
-        return f"{type(self).__qualname__}({shown})"
+
+@dataclass_transform()
+class Mutable(_Fields):
+    """A record whose fields may be assigned, compared and shown as a (non-frozen) dataclass is:
+    equal to one of the same class with equal fields, shown as `Name(field=value, ...)`, unhashable."""
+
+    __eq__ = _equal
+    __repr__ = _shown
+    __hash__ = None  # type: ignore[assignment]
 
 
-AnyRecord = TypeVar("AnyRecord", bound=Record)
+AnyRecord = TypeVar("AnyRecord", bound=_Fields)
 
 
 def is_record(value: Any) -> bool:
     """True for a record or a record class."""
-    return isinstance(value, Record) or (isinstance(value, type) and issubclass(value, Record))
+    return isinstance(value, _Fields) or (isinstance(value, type) and issubclass(value, _Fields))
 
 
-def fields(record: Record | type[Record]) -> tuple[str, ...]:
+def fields(record: _Fields | type[_Fields]) -> tuple[str, ...]:
     """The field names of a record (or a record class), in order."""
     return tuple(record._record_fields)
 
 
-def defaults(record: type[Record]) -> dict[str, Any]:
+def defaults(record: type[_Fields]) -> dict[str, Any]:
     """The default of each field of a record class by name (MISSING when it has none), in order."""
     return dict(record._record_fields)
 

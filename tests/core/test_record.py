@@ -58,3 +58,21 @@ def test_a_value_is_compared_hashed_and_shown_by_its_fields_as_a_frozen_dataclas
     assert Point(1.0) == Point(1.0, 0.0) and Point(1.0) != Point(2.0) and Point(1.0) != (1.0, 0.0)
     assert hash(Point(1.0)) == hash(Point(1.0)) and len({Point(1.0), Point(1.0, 0.0)}) == 1
     assert repr(Point(1.0)) == "Point(x=1.0, y=0.0)"
+
+
+class Notes(record.Mutable):
+    title: str
+    lines: list[str] = []  # noqa: RUF012 - replaced in __post_init__
+
+    def __post_init__(self) -> None:
+        self.lines = list(self.lines)
+
+
+def test_a_mutable_record_is_assigned_compared_and_unhashable() -> None:
+    first, second = Notes("a"), Notes("a")
+    first.lines.append("x")
+    assert second.lines == [] and first != second and repr(first) == "Notes(title='a', lines=['x'])"
+    first.title = "b"
+    assert first.title == "b" and record.replace(first, title="c") == Notes("c", ["x"])
+    with pytest.raises(TypeError):
+        hash(first)
