@@ -24,7 +24,6 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from dpcalc.cli.errors import InputError, conflict
@@ -43,8 +42,7 @@ Row = TypeVar("Row")
 Inputs = TypeVar("Inputs")
 
 
-@dataclass(frozen=True)
-class Request(Generic[Row]):
+class Request(record.Value, Generic[Row]):
     """A command's inputs as rows to compute, and the options that decide how its report is printed."""
 
     given: dict[str, Any]  # input name -> its value as given: a list for a swept input, None when not given
