@@ -17,6 +17,7 @@ from dpcalc.cli.options import (
     parse_real,
 )
 from dpcalc.cli.output import Answer, Report, Table, format_number
+from dpcalc.core.text import decimal_ratio
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ def parse_probability(option: str, text: str) -> WrittenFloat:
     if cleaned is None or cleaned.lstrip("+-")[:1].isalpha():  # not a number, or inf or nan
         parse_real(option, text, OPEN_UNIT)  # raises the standard message for 'abc', '1_1', inf, nan
     assert cleaned is not None
-    numerator, denominator = _ratio(cleaned)
+    numerator, denominator = decimal_ratio(cleaned)
     if not 0 < numerator < denominator:
         raise InputError(f"{option} must be {OPEN_UNIT.requirement}, got {text}")
     # int / int is correctly rounded, as float() of a Fraction is
@@ -58,18 +59,6 @@ def parse_probability(option: str, text: str) -> WrittenFloat:
         raise InputError(f"{option} must be at most 1 - 2.2e-308 (1 - probability is computed), got {text}")
     return WrittenFloat(numerator / denominator, text)
 
-
-def _ratio(cleaned: str) -> tuple[int, int]:
-    """A decimal text as an exact ratio of integers (numerator, denominator > 0): a plain decimal
-    (0.9, .95, 1) directly, any other (1e-1) through Fraction (fractions and decimal cost a few ms
-    to import)."""
-    whole, _, decimals = cleaned.lstrip("+").partition(".")
-    if (whole + decimals).isascii() and (whole + decimals).isdigit():
-        return int(whole + decimals or "0"), 10 ** len(decimals)
-    from fractions import Fraction
-
-    fraction = Fraction(cleaned)
-    return fraction.numerator, fraction.denominator
 
 
 Tolerance = Annotated[
