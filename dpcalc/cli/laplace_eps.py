@@ -12,12 +12,11 @@ from dpcalc.cli.options import (
     Parsed,
     WrittenFloat,
     decimal_text,
-    exact,
     number,
     parse_real,
 )
 from dpcalc.cli.output import Answer, Report, Table, format_number
-from dpcalc.core.text import decimal_ratio
+from dpcalc.core.text import decimal_ratio, exact_complement
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
 if TYPE_CHECKING:
@@ -115,7 +114,7 @@ def laplace_eps(
         sensitivity=sensitivity,
         dims=dims,
         one_sided=one_sided,
-        failure_probability_exact=None if probability is None else float(1 - exact(probability)),
+        failure_probability_exact=None if probability is None else exact_complement(probability),
     )
     inputs = {"tolerance": tolerance, "probability": probability, "eps": eps, "sensitivity": sensitivity,
               "dims": dims, "one_sided": one_sided, "max_eps": max_eps}

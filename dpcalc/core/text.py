@@ -77,6 +77,14 @@ def decimal_ratio(text: str) -> tuple[int, int]:
     return fraction.numerator, fraction.denominator
 
 
+def exact_complement(value: float) -> float:
+    """float(1 - exact(value)), without Fraction for a plain decimal (`decimal_ratio`)."""
+    if value == 0:  # as `exact`: "0e-999999999" is 0
+        return 1.0
+    numerator, denominator = decimal_ratio(written(value))
+    return (denominator - numerator) / denominator
+
+
 def format_number(value: Any) -> str:
     """A number for people: integers as they are, reals to about seven significant digits."""
     if value is None:
