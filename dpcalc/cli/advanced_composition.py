@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -13,6 +12,7 @@ from dpcalc.cli.errors import InputError, conflict
 from dpcalc.cli.options import Json, MaxEpsilon, Numbers, Parsed, number, parse_list, written
 from dpcalc.cli.output import Answer, Report, Table, format_bound, format_lower, format_number, format_upper
 from dpcalc.core.composition import COMPOSITIONS, PER_MECHANISM_DELTA
+from dpcalc.core.record import Value
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, ParameterError
 
 if TYPE_CHECKING:
@@ -91,8 +91,7 @@ TargetEpsilon = Annotated[
 ]
 
 
-@dataclass(frozen=True)
-class Question:
+class Question(Value):
     """What is composed: each mechanism's epsilon (one value or a list; None with --k and
     --target-eps) and delta, their number k, and the delta the theorems are stated at, delta'
     (`slack`) or one total delta; with `target_eps`, the inverse question."""

@@ -34,8 +34,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import click  # noqa: E402
 
 from dpcalc.cli.declare import App, Exit, Option, build  # noqa: E402
-from dpcalc.cli.interrupts import keep_lost_interrupts, raise_lost_interrupt  # noqa: E402
-from dpcalc.cli.output import (  # noqa: E402
+from dpcalc.cli.errors import (  # noqa: E402
     EXIT_BROKEN_PIPE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -43,6 +42,7 @@ from dpcalc.cli.output import (  # noqa: E402
     EXIT_USAGE,
     OutputError,
 )
+from dpcalc.cli.interrupts import keep_lost_interrupts, raise_lost_interrupt  # noqa: E402
 from dpcalc.cli.streams import checked_stdout, flush_or_silence, quiet_stderr  # noqa: E402
 
 # name -> (module that defines `app` with the one command, one-line help for `dpcalc --help`)
@@ -237,8 +237,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: list[str] | None) -> int:
-    from dpcalc.cli.options import InputError, option_error
-    from dpcalc.core.validation import ParameterError, RunError
+    from dpcalc.cli.errors import InputError
 
     args = list(sys.argv[1:] if args is None else args)
     debug = "--debug" in args
@@ -248,11 +247,8 @@ def _run(args: list[str] | None) -> int:
     command = build(app)
     try:
         outcome = command.main(args=args, prog_name="dpcalc", standalone_mode=False)
-    except (InputError, ParameterError) as error:
-        # a core refusal of a run names keywords: worded here with the options (--T for T)
-        message = option_error(error) if isinstance(error, RunError) else error
-        # one line even when the value quoted holds a line break (--sigma $'\\n-1')
-        return _failed(command, args, error, str(message).replace("\r", "\\r").replace("\n", "\\n"), EXIT_USAGE)
+    except InputError as error:
+        return _refused(command, args, error)
     except click.UsageError as error:
         from dpcalc.cli.elsewhere import elsewhere_hint
 
@@ -272,6 +268,8 @@ def _run(args: list[str] | None) -> int:
         return _failed(command, args, error, "out of memory: the computation needed more memory than this process "
                        "may use; no other method was substituted. Rerun with more memory.", EXIT_INTERNAL)
     except Exception as error:  # noqa: BLE001 - the one edge where every failure becomes a message
+        if _is_parameter_error(error):
+            return _refused(command, args, error)
         if debug:
             import traceback  # only here: start-up time
 
@@ -281,6 +279,25 @@ def _run(args: list[str] | None) -> int:
     if outcome == EXIT_INTERRUPTED:  # an exit code 130 raised as such (Exit(130)): reported as a Ctrl-C
         return _interrupted()
     return outcome if isinstance(outcome, int) else 0
+
+
+def _is_parameter_error(error: BaseException) -> bool:
+    """True for a core refusal of the inputs (dpcalc.core.validation.ParameterError): looked up
+    only when something failed, so that --help does not import the validation module (a
+    ParameterError can only come from a module that has imported it)."""
+    validation = sys.modules.get("dpcalc.core.validation")
+    return validation is not None and isinstance(error, validation.ParameterError)
+
+
+def _refused(command: click.Command, args: list[str], error: Exception) -> int:
+    """Bad input (an InputError, or a core ParameterError): its one line, exit 2."""
+    from dpcalc.cli.options import option_error
+    from dpcalc.core.validation import RunError
+
+    # a core refusal of a run names keywords: worded here with the options (--T for T)
+    message = option_error(error) if isinstance(error, RunError) else error
+    # one line even when the value quoted holds a line break (--sigma $'\\n-1')
+    return _failed(command, args, error, str(message).replace("\r", "\\r").replace("\n", "\\n"), EXIT_USAGE)
 
 
 def _failed(command: click.Command, args: list[str], error: BaseException, message: str, code: int) -> int:

@@ -8,7 +8,6 @@ sound). Loaded only for --mechanism mf.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +15,7 @@ from dpcalc.cli.errors import InputError
 from dpcalc.cli.options import Formats, Swept, one
 from dpcalc.cli.output import Answer, Report, Table, format_lower, format_number, format_upper
 from dpcalc.cli.request import start
+from dpcalc.core import record
 from dpcalc.core.training import RunParameters
 from dpcalc.core.validation import ParameterError
 
@@ -60,7 +60,7 @@ def calibrate_mf(quantities: Any, chosen: Factorisation, neighbours: str | None,
     from dpcalc.core.mf.calibrate import calibrate_sigma
 
     def reduction(sigma: float) -> MFAccounting:
-        at = dataclasses.replace(row.run, sigma=sigma)
+        at = record.replace(row.run, sigma=sigma)
         return _accounting(at, chosen, neighbours, _dpsgd_phase(at, neighbours, chosen.bands is not None))
 
     try:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import sys
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from dpcalc.cli.output import (
     format_number,
     format_upper,
 )
+from dpcalc.core import record
 
 if TYPE_CHECKING:
     from dpcalc.core.budget import BudgetResult
@@ -192,7 +192,7 @@ def _report(result: BudgetResult, budget_file: str, csv_output: bool) -> Report:
     )
     like = report.result["like"]
     if like is not None:  # beside the total, labelled an estimate; the gate compares the total alone
-        report.tables[0] = dataclasses.replace(report.tables[0], rows=[
+        report.tables[0] = record.replace(report.tables[0], rows=[
             *report.tables[0].rows, (f"{like['framework']} estimate", "composed", format_number(like["epsilon"]),
                                      like["basis"])])
     if csv_output:

@@ -7,7 +7,6 @@ converts; convert_report renders the Conversion.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated
 
@@ -37,6 +36,7 @@ from dpcalc.core.limits import (
     TARGET_NOTIONS,
     TRADEOFF_POINTS,
 )
+from dpcalc.core.record import Record, replace
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval
 
 if TYPE_CHECKING:
@@ -235,8 +235,7 @@ GroupSize = Annotated[
 ]
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class ConvertOptions:
+class ConvertOptions(Record):
     """The options of `convert` as given (None: not given)."""
 
     source: From = None

@@ -8,11 +8,11 @@ renders the two as the one Report of dpcalc.cli.output.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dpcalc.cli.options import GIVEN_DELTA, GIVEN_EPSILON
 from dpcalc.cli.output import Report, Table, format_bound, format_number
+from dpcalc.core.record import Record
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,8 +20,7 @@ if TYPE_CHECKING:
     from dpcalc.core.conversions import Conversion, Guarantee, Target
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class ConvertInputs:
+class ConvertInputs(Record):
     """The JSON `inputs` of `convert`: each option as the conversion read it (None when it plays no
     part), in the documented order (README, docs/cli.md)."""
 
@@ -53,8 +52,7 @@ class ConvertInputs:
         }
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class ConvertRequest:
+class ConvertRequest(Record):
     """What `convert` was asked: the source guarantee (after parsing, before group privacy), the
     target with its parameters, the group size, and how the answer is printed."""
 

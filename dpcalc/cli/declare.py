@@ -12,11 +12,12 @@ flag; an Enum: a click.Choice of its values, handed to the function as the Enum;
 option given repeatedly, a list or None; int, float, str), the default shown in the help unless
 show_default=False.
 
-Options that several commands share are declared once, as the fields of a frozen dataclass
-(`Annotated[type, Option(...)] = default`, as a parameter would be), and a command takes them as
-one parameter, `run: Annotated[RunOptions, Group()]`: `build` gives it one click option per
-field, in the order of the fields, where the parameter stands, and the function receives one
-instance of the dataclass (dpcalc.cli.options holds the shared groups).
+Options that several commands share are declared once, as the fields of a frozen record
+(`class RunOptions(Record)`, dpcalc.core.record: nothing generated at import) or of a frozen
+dataclass, each field `Annotated[type, Option(...)] = default`, as a parameter would be; a
+command takes them as one parameter, `run: Annotated[RunOptions, Group()]`: `build` gives it one
+click option per field, in the order of the fields, where the parameter stands, and the function
+receives one instance of the class (dpcalc.cli.options holds the shared groups).
 
 A command function ends by returning what it prints (an `Answer`: `emit()` prints it and gives
 the exit code, dpcalc.cli.request), or None; it may still end by raising `Exit(code)`.
@@ -32,7 +33,6 @@ command imports it, and any Typer release can be installed beside dpcalc.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import inspect
 import typing
@@ -43,6 +43,7 @@ import click
 from click.exceptions import Exit  # `raise Exit(code)` ends a command with that exit code
 
 from dpcalc.cli.errors import Choice
+from dpcalc.core import record
 
 __all__ = ["Answer", "App", "Argument", "Exit", "Group", "Option", "build"]
 
@@ -91,8 +92,8 @@ class Argument:
 
 
 class Group:
-    """Options declared as the fields of a frozen dataclass, taken as one parameter:
-    `Annotated[RunOptions, Group()]` (each field `Annotated[type, Option(...)] = default`)."""
+    """Options declared as the fields of a frozen record (dpcalc.core.record) or dataclass, taken
+    as one parameter: `Annotated[RunOptions, Group()]` (each field `Annotated[type, Option(...)] = default`)."""
 
 
 class Answer(Protocol):
@@ -239,11 +240,17 @@ def _taking(name: str, convert: Callable[[Any], Any] | None) -> Callable[[dict[s
 
 
 def _group(name: str, cls: Any, taken: set[str]) -> tuple[list[click.Parameter], Callable[[dict[str, Any]], Any]]:
-    """The click options of a group's fields, and the conversion that makes its dataclass."""
-    if not (dataclasses.is_dataclass(cls) and isinstance(cls, type)):
-        raise TypeError(f"parameter {name!r}: Group() annotates a dataclass, got {cls!r}")
-    fields = [item for item in dataclasses.fields(cls) if item.init]
-    defaults = {item.name: _MISSING if item.default is dataclasses.MISSING else item.default for item in fields}
+    """The click options of a group's fields, and the conversion that makes its record (or dataclass)."""
+    if isinstance(cls, type) and issubclass(cls, record.Record):
+        defaults = {field: _MISSING if default is record.MISSING else default
+                    for field, default in record.defaults(cls).items()}
+    else:
+        import dataclasses  # here, not at the top: --help makes no group (a dataclass's module has loaded it)
+
+        if not (dataclasses.is_dataclass(cls) and isinstance(cls, type)):
+            raise TypeError(f"parameter {name!r}: Group() annotates a record or a dataclass, got {cls!r}")
+        fields = [item for item in dataclasses.fields(cls) if item.init]
+        defaults = {item.name: _MISSING if item.default is dataclasses.MISSING else item.default for item in fields}
     params, converters = _declared(cls.__qualname__, typing.get_type_hints(cls, include_extras=True), defaults, taken)
 
     def make(values: dict[str, Any]) -> Any:

@@ -13,6 +13,19 @@ from typing import Any
 
 import click
 
+# Every exit code dpcalc returns, one meaning each (README "Exit codes"; kept here,
+# not in dpcalc.cli.output, so that `dpcalc --help` need not import that); dpcalc.cli.app.main
+# is the one place that maps a failure to its code.
+EXIT_OK = 0
+EXIT_OVER_BUDGET = 1  # only this: a result over --max-eps, a budget file over its budget
+EXIT_USAGE = 2
+EXIT_INTERNAL = 70
+EXIT_IO_ERROR = 74  # EX_IOERR: the output could not be written (stdout closed or full, the --plot file)
+EXIT_HANGUP = 129  # 128 + SIGHUP
+EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
+EXIT_BROKEN_PIPE = 141  # the reader closed the pipe (128 + SIGPIPE, the shell convention)
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+
 
 class InputError(Exception):
     """Invalid command-line input: printed as one line on stderr, exit code 2.

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, TypedDict
 
@@ -28,6 +27,7 @@ from dpcalc.cli.options import (
 from dpcalc.cli.output import Answer, Report, Table, format_number, format_upper
 from dpcalc.cli.request import Request, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
+from dpcalc.core.record import Record
 from dpcalc.core.training import RunParameters, training_run
 from dpcalc.core.validation import POSITIVE, large_delta_warnings
 
@@ -70,8 +70,7 @@ one row is printed per combination, in the order given, and --max-eps checks eve
 """
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class GdpInputs:
+class GdpInputs(Record):
     """What gdp computes from: a training run or a given mu, and the target delta or epsilon."""
 
     run: GaussianRun

@@ -12,11 +12,11 @@ from dpcalc.cli.options import (
     Parsed,
     WrittenFloat,
     decimal_text,
-    exact,
     number,
     parse_real,
 )
 from dpcalc.cli.output import Answer, Report, Table, format_number
+from dpcalc.core.text import decimal_ratio, exact_complement
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER
 
 if TYPE_CHECKING:
@@ -46,18 +46,18 @@ def parse_probability(option: str, text: str) -> WrittenFloat:
     decimal text as an exact fraction (`options.exact`), so probabilities close to 1 keep their
     meaning (even those that round to 1.0 in float64, such as 0.99999999999999999999).
     """
-    from fractions import Fraction
-
     cleaned = decimal_text(text)
     if cleaned is None or cleaned.lstrip("+-")[:1].isalpha():  # not a number, or inf or nan
         parse_real(option, text, OPEN_UNIT)  # raises the standard message for 'abc', '1_1', inf, nan
     assert cleaned is not None
-    fraction = Fraction(cleaned)
-    if not 0 < fraction < 1:
+    numerator, denominator = decimal_ratio(cleaned)
+    if not 0 < numerator < denominator:
         raise InputError(f"{option} must be {OPEN_UNIT.requirement}, got {text}")
-    if float(1 - fraction) < 2.2250738585072014e-308:
+    # int / int is correctly rounded, as float() of a Fraction is
+    if (denominator - numerator) / denominator < 2.2250738585072014e-308:
         raise InputError(f"{option} must be at most 1 - 2.2e-308 (1 - probability is computed), got {text}")
-    return WrittenFloat(float(fraction), text)
+    return WrittenFloat(numerator / denominator, text)
+
 
 
 Tolerance = Annotated[
@@ -114,7 +114,7 @@ def laplace_eps(
         sensitivity=sensitivity,
         dims=dims,
         one_sided=one_sided,
-        failure_probability_exact=None if probability is None else float(1 - exact(probability)),
+        failure_probability_exact=None if probability is None else exact_complement(probability),
     )
     inputs = {"tolerance": tolerance, "probability": probability, "eps": eps, "sensitivity": sensitivity,
               "dims": dims, "one_sided": one_sided, "max_eps": max_eps}

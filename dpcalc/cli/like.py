@@ -4,7 +4,6 @@ docs/presets.md). JSON: result.like, null when not asked. Never a gate's figure.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any
@@ -12,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from dpcalc.cli.declare import Option
 from dpcalc.cli.options import InputError
 from dpcalc.cli.output import Table, format_number
+from dpcalc.core import record
 
 if TYPE_CHECKING:
     from dpcalc.core.phases import Phase
@@ -91,7 +91,7 @@ def with_like_row(table: Table, like: dict[str, Any] | None) -> Table:
     if like is None:
         return table
     row = (f"{like['framework']} estimate", format_number(like["epsilon"]), like["basis"])
-    return dataclasses.replace(table, rows=[*table.rows, row])
+    return record.replace(table, rows=[*table.rows, row])
 
 
 def gdp_like(like: LikeChoice | None, result: Any, delta: float | None, given_mu: bool) -> dict[str, Any] | None:

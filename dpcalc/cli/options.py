@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
@@ -28,6 +27,8 @@ import click
 from dpcalc.cli.declare import Option
 from dpcalc.cli.errors import InputError, conflict  # noqa: F401 - re-exported for the commands
 from dpcalc.cli.syntax import expand, refuse_digit_groups
+from dpcalc.core.record import Record
+from dpcalc.core.record import Value as ComparedRecord  # `Value` is a type variable here
 from dpcalc.core.text import (  # noqa: F401 - re-exported for the commands
     TextError,
     WrittenFloat,
@@ -51,8 +52,7 @@ from dpcalc.core.validation import (
 )
 
 
-@dataclass(frozen=True)
-class Swept:
+class Swept(ComparedRecord):
     """The values of an option written as a list (1,2,4) or a range (1:60:1): a sweep."""
 
     option: str  # e.g. "--sigma"
@@ -356,18 +356,17 @@ Json = Annotated[
 
 
 # The option groups shared by the commands (dpcalc.cli.declare.Group): each is declared once
-# here and taken by a command as one parameter, `outputs: Annotated[Outputs, Group()]`, which
-# gives one option per field, in this order, where the parameter stands.
+# here, a frozen record (dpcalc.core.record: nothing generated at import), and taken by a command
+# as one parameter, `outputs: Annotated[Outputs, Group()]`, which gives one option per field, in
+# this order, where the parameter stands.
 
-@dataclass(frozen=True, repr=False, eq=False)  # only the fields are read: no generated repr or eq (start-up)
-class Formats:
+class Formats(Record):
     """--json and --csv: the output formats besides the table."""
 
     json_output: Json = False
     csv_output: Csv = False
 
 
-@dataclass(frozen=True, repr=False, eq=False)  # only the fields are read: no generated repr or eq (start-up)
 class Outputs(Formats):
     """--json and --csv, and the figure: --plot and --chart."""
 
@@ -375,23 +374,20 @@ class Outputs(Formats):
     chart: Chart = False
 
 
-@dataclass(frozen=True, repr=False, eq=False)  # only the fields are read: no generated repr or eq (start-up)
 class SweepOutputs(Outputs):
     """Outputs, and the x axis of a sweep's figure: --x."""
 
     x_axis: XAxis = None
 
 
-@dataclass(frozen=True, repr=False, eq=False)  # only the fields are read: no generated repr or eq (start-up)
-class Gates:
+class Gates(Record):
     """The budget gates: --max-eps, and with --eps --max-delta."""
 
     max_eps: MaxEpsilon = None
     max_delta: MaxDelta = None
 
 
-@dataclass(frozen=True, repr=False, eq=False)  # only the fields are read: no generated repr or eq (start-up)
-class GaussianRun:
+class GaussianRun(Record):
     """A Gaussian training run, as its steps (--p, --sigma or --noise-std, --T) or in the training
     form (--n, --batch-size, --epochs)."""
 

@@ -11,12 +11,23 @@ from __future__ import annotations
 import math
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from dpcalc.cli import progress
-from dpcalc.cli.errors import OutputError  # noqa: F401 - re-exported: the entry point catches it
+from dpcalc.cli.errors import (  # noqa: F401 - re-exported: the exit codes' table is dpcalc.cli.errors'
+    EXIT_BROKEN_PIPE,
+    EXIT_HANGUP,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_IO_ERROR,
+    EXIT_OK,
+    EXIT_OVER_BUDGET,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    OutputError,
+)
 from dpcalc.cli.interrupts import raise_lost_interrupt
+from dpcalc.core.record import Mutable, Record
 from dpcalc.core.text import (  # noqa: F401 - re-exported
     format_bound,
     format_lower,
@@ -28,24 +39,11 @@ from dpcalc.core.text import (  # noqa: F401 - re-exported
 if TYPE_CHECKING:
     from pathlib import Path  # annotations only: pathlib stays off the start-up path
 
-# Every exit code dpcalc returns, one meaning each (README "Exit codes"); dpcalc.cli.app.main
-# is the one place that maps a failure to its code.
-EXIT_OK = 0
-EXIT_OVER_BUDGET = 1  # only this: a result over --max-eps, a budget file over its budget
-EXIT_USAGE = 2
-EXIT_INTERNAL = 70
-EXIT_IO_ERROR = 74  # EX_IOERR: the output could not be written (stdout closed or full, the --plot file)
-EXIT_HANGUP = 129  # 128 + SIGHUP
-EXIT_INTERRUPTED = 130  # 128 + SIGINT: Ctrl-C
-EXIT_BROKEN_PIPE = 141  # the reader closed the pipe (128 + SIGPIPE, the shell convention)
-EXIT_TERMINATED = 143  # 128 + SIGTERM
-
 
 Justify = Literal["left", "right"]
 
 
-@dataclass
-class Table:
+class Table(Mutable):
     """Plain table data; rendered with Rich only in table mode."""
 
     columns: tuple[str, ...]
@@ -56,15 +54,14 @@ class Table:
     justify: tuple[Justify, ...] | None = None
 
 
-@dataclass
-class Report:
+class Report(Mutable):
     """Everything a command prints: the JSON fields and the tables that show them."""
 
     command: str
     inputs: dict[str, Any]
     result: dict[str, Any]
     tables: list[Table]
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = []  # noqa: RUF012 - never shared: __post_init__ makes each report its own list
     # What --max-eps compares: a sound upper bound on epsilon (never an approximation), and
     # what it is ("PLD certified upper bound"). None when the command has no sound figure;
     # `no_gate` then says why and what to change, and --max-eps is refused.
@@ -132,8 +129,7 @@ def _valid_unicode(text: str) -> str:
         return "".join("\ufffd" if "\ud800" <= char <= "\udfff" else char for char in text)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class Answer:
+class Answer(Record):
     """A command's report and how it is printed (--json or --csv, --plot, --chart, the budget
     gates --max-eps and --max-delta): what a command function returns, printed by `emit`."""
 

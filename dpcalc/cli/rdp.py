@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated
@@ -30,6 +29,7 @@ from dpcalc.cli.output import Answer, Report, Table, format_number, format_upper
 from dpcalc.cli.phases import PhaseFlags, RunNumbers, phase_inputs, phases_table, phases_title
 from dpcalc.cli.request import Request, fields_of, start
 from dpcalc.cli.tight import NoTight, gap_percent, tight_epsilon, tight_epsilons
+from dpcalc.core import record
 from dpcalc.core.limits import MAX_ORDER, MAX_ORDER_TERMS, MAX_ORDERS, SUMMED_ORDER, default_orders_text, order_terms
 
 if TYPE_CHECKING:
@@ -305,7 +305,7 @@ def _rdp_sweep(request: Request[RdpInputs], run: PhaseFlags, grid: Numbers | Non
         from dpcalc.cli.rdp_csv import sweep_rows
 
         targets = [(one(row.delta), one(row.eps)) for row in request.rows]
-        report = dataclasses.replace(report, csv_rows=sweep_rows([row.values for row in rows], targets, conversion.value))
+        report = record.replace(report, csv_rows=sweep_rows([row.values for row in rows], targets, conversion.value))
     return request.answer(report)
 
 

@@ -24,13 +24,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from dpcalc.cli.errors import InputError, conflict
 from dpcalc.cli.options import DEFAULT_DELTA, Formats, Gates, Outputs, SweepOutputs, Swept, check_gates
 from dpcalc.cli.output import Answer
 from dpcalc.cli.syntax import MAX_ROWS
+from dpcalc.core import record
 
 if TYPE_CHECKING:
     from pathlib import Path  # annotations only: pathlib stays off the start-up path
@@ -42,8 +42,7 @@ Row = TypeVar("Row")
 Inputs = TypeVar("Inputs")
 
 
-@dataclass(frozen=True)
-class Request(Generic[Row]):
+class Request(record.Value, Generic[Row]):
     """A command's inputs as rows to compute, and the options that decide how its report is printed."""
 
     given: dict[str, Any]  # input name -> its value as given: a list for a swept input, None when not given
@@ -110,7 +109,7 @@ def start(
     max_delta: float | None = None,
     x_axis: str | None = None,
 ) -> Request[Any]:
-    """The Request of a command whose numeric options are `inputs`: a frozen dataclass (whose fields,
+    """The Request of a command whose numeric options are `inputs`: a frozen record or dataclass (whose fields,
     and its groups' fields, are named as the JSON names the inputs), or a dict by input name; each
     value a number, a `Swept`, or None when not given. The rows are of the same type. `phase` holds the --phase values (refused
     beside a sweep); `outputs` (Outputs, or Formats for a command that draws nothing) and `gates`
@@ -124,7 +123,7 @@ def start(
         x_axis = outputs.x_axis
     if gates is not None:
         max_eps, max_delta = gates.max_eps, gates.max_delta
-    typed = dataclasses.is_dataclass(inputs)
+    typed = _is_typed(inputs)
     values = fields_of(inputs) if typed else inputs
     sweeps = {name: value for name, value in values.items() if isinstance(value, Swept)}
     if json_output and csv_output:
@@ -163,32 +162,43 @@ def start(
     return Request(given, tuple(swept), rows, max_eps, json_output, plot_path, chart, csv_output, max_delta, x_axis)
 
 
-def _is_group(value: Any) -> bool:
-    """True for a group of inputs (a dataclass among the inputs), not a value (a `Swept` is one)."""
-    return dataclasses.is_dataclass(value) and not isinstance(value, Swept)
+def _is_typed(value: Any) -> bool:
+    """True for a record or a dataclass of inputs (dpcalc.core.record), not a value (a `Swept` is one)."""
+    return (record.is_record(value) or dataclasses.is_dataclass(value)) and not isinstance(value, Swept)
+
+
+_is_group = _is_typed  # a group of inputs among the inputs
+
+
+def _names(inputs: Any) -> tuple[str, ...]:
+    if record.is_record(inputs):
+        return record.fields(inputs)
+    return tuple(item.name for item in dataclasses.fields(inputs))
 
 
 def fields_of(inputs: Any) -> dict[str, Any]:
-    """The fields of a dataclass of inputs by name, a group's fields (a dataclass field) in its place."""
+    """The fields of a record (or dataclass) of inputs by name, a group's fields (a group field) in its place."""
     values: dict[str, Any] = {}
-    for item in dataclasses.fields(inputs):
-        value = getattr(inputs, item.name)
+    for name in _names(inputs):
+        value = getattr(inputs, name)
         if _is_group(value):
             values.update(fields_of(value))
         else:
-            values[item.name] = value
+            values[name] = value
     return values
 
 
 def _replaced(inputs: Inputs, values: dict[str, Any]) -> Inputs:
     """`inputs` with the fields named in `values` (its groups' fields too) set to those values."""
     changes: dict[str, Any] = {}
-    for item in dataclasses.fields(inputs):  # type: ignore[arg-type]
-        value = getattr(inputs, item.name)
+    for name in _names(inputs):
+        value = getattr(inputs, name)
         if _is_group(value):
-            changes[item.name] = _replaced(value, values)
-        elif item.name in values:
-            changes[item.name] = values[item.name]
+            changes[name] = _replaced(value, values)
+        elif name in values:
+            changes[name] = values[name]
+    if record.is_record(inputs):
+        return record.replace(inputs, **changes)  # type: ignore[type-var]
     return dataclasses.replace(inputs, **changes)  # type: ignore[type-var]
 
 

@@ -28,10 +28,10 @@ Pure Python (math only): this module is on the start-up path of `dpcalc laplace-
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Literal
 
 from dpcalc.core.rdp_conversion import ORDER
+from dpcalc.core.record import Value
 from dpcalc.core.special import log_add
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, Interval, ParameterError
 
@@ -46,8 +46,7 @@ FAILURE_PROBABILITY = Interval(_SMALLEST_FAILURE_PROBABILITY, 1.0, low_closed=Tr
 _UNIT_RIGHT_CLOSED = Interval(0.0, 1.0, high_closed=True)
 
 
-@dataclass(frozen=True)
-class LaplaceAccuracy:
+class LaplaceAccuracy(Value):
     """The Laplace mechanism's epsilon, its noise scale and the accuracy it buys.
 
     `probability` is the chance that all `dims` coordinates are within `tolerance` (only

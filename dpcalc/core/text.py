@@ -63,6 +63,28 @@ def exact(value: float) -> Fraction:
     return Fraction(written(value).strip())
 
 
+def decimal_ratio(text: str) -> tuple[int, int]:
+    """A decimal text as an exact ratio of integers (numerator, denominator > 0), as `exact`
+    would give it: a plain decimal (0.9, .95, 1) directly, any other (1e-1) through Fraction
+    (fractions and decimal cost a few ms to import). int / int is correctly rounded, as float()
+    of a Fraction is."""
+    whole, _, decimals = text.strip().lstrip("+").partition(".")
+    if (whole + decimals).isascii() and (whole + decimals).isdigit():
+        return int(whole + decimals), 10 ** len(decimals)
+    from fractions import Fraction
+
+    fraction = Fraction(text.strip())
+    return fraction.numerator, fraction.denominator
+
+
+def exact_complement(value: float) -> float:
+    """float(1 - exact(value)), without Fraction for a plain decimal (`decimal_ratio`)."""
+    if value == 0:  # as `exact`: "0e-999999999" is 0
+        return 1.0
+    numerator, denominator = decimal_ratio(written(value))
+    return (denominator - numerator) / denominator
+
+
 def format_number(value: Any) -> str:
     """A number for people: integers as they are, reals to about seven significant digits."""
     if value is None:

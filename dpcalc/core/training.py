@@ -15,19 +15,18 @@ Numbers are quoted as they were written (`core.text.written`).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
+from dpcalc.core.record import Record
 from dpcalc.core.text import exact, written
 from dpcalc.core.validation import MAX_COUNT, MAX_COUNT_DIGITS, RunError, conflict
 
 if TYPE_CHECKING:
     from fractions import Fraction
 
-@dataclass(frozen=True, repr=False, eq=False)
-class RunParameters:
+class RunParameters(Record):
     """A run of one phase by its parameters, each None when not given: p, sigma (or noise_std with
     sensitivity), T, or the training form n, batch_size, epochs; mechanism ("gaussian", the
     default, or "laplace") and the Laplace scale."""

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from dpcalc.core.record import Value
 
 
 class ParameterError(ValueError):
@@ -76,8 +77,7 @@ def conflict(first: str, second: str, hint: str = "") -> RunError:
     return RunError(f"{first} and {second} cannot be given together{suffix}")
 
 
-@dataclass(frozen=True)
-class Interval:
+class Interval(Value):
     """A real interval such as (0, 1] or [1, inf); `integer` restricts it to whole numbers."""
 
     low: float = -math.inf

@@ -13,8 +13,8 @@ bracket. Pure Python (math only): on the start-up path of `dpcalc convert`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from dpcalc.core.record import Value
 from dpcalc.core.special import find_root
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval
 
@@ -22,8 +22,7 @@ from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, Interval
 RHO = Interval(0.0, math.inf, high_closed=True)
 
 
-@dataclass(frozen=True)
-class ZCDPConversion:
+class ZCDPConversion(Value):
     """rho-zCDP as one (epsilon, delta) point, with the Renyi order that gave it.
 
     `epsilon`/`delta` are the tight CKS values; `epsilon_bs16`/`delta_bs16` the simpler

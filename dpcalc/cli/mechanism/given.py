@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from dpcalc.cli.options import InputError, exact
+from dpcalc.cli.options import InputError
 from dpcalc.cli.output import Answer, format_number, format_upper
+from dpcalc.core.text import exact_complement
 from dpcalc.core.validation import ParameterError
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ def answer(report: Report, json_output: bool, max_eps: float | None) -> Answer:
 def complement(probability: float | None) -> float | None:
     """1 - probability, exact from the decimal text the option was written with (options.exact):
     a confidence near 1 keeps its failure probability's digits."""
-    return None if probability is None else float(1 - exact(probability))
+    return None if probability is None else exact_complement(probability)
 
 
 def two_of_three(slots: Sequence[tuple[str, str | None, bool]], example: str, alone: str | None = None) -> None:

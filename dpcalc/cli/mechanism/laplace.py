@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated
 
@@ -19,6 +18,7 @@ from dpcalc.cli.mechanism.given import (
 )
 from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, conflict, number
 from dpcalc.cli.output import Answer, Report, Table, format_lower, format_number, format_upper
+from dpcalc.core.record import Record
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, ParameterError
 
 if TYPE_CHECKING:
@@ -104,8 +104,7 @@ Sensitivity = Annotated[
 ]
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class LaplaceRequest:
+class LaplaceRequest(Record):
     """The options of `mechanism laplace`, checked: two of privacy (epsilon or scale), error and
     confidence, and the sensitivity's domain."""
 

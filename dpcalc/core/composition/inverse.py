@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
 
 from dpcalc.core.composition.optimal import (
     _log_allowed_at_total,
@@ -37,6 +36,7 @@ from dpcalc.core.composition.search import (
     largest_k,
 )
 from dpcalc.core.composition.theorems import _advanced_epsilon, _expm1, _simplified_holds, _simplified_warning
+from dpcalc.core.record import replace
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, ParameterError
 
 # ---------------------------------------------------------------------------------------------

@@ -4,8 +4,8 @@ and the input checks they share."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from dpcalc.core.record import Value
 from dpcalc.core.validation import NON_NEGATIVE, Interval, ParameterError
 
 PER_MECHANISM_DELTA = Interval(0.0, 1.0, low_closed=True)  # delta of one mechanism, [0, 1)
@@ -14,16 +14,14 @@ PER_MECHANISM_DELTA = Interval(0.0, 1.0, low_closed=True)  # delta of one mechan
 COMPOSITIONS = Interval(1.0, 1e10, low_closed=True, high_closed=True, integer=True)
 
 
-@dataclass(frozen=True)
-class Bound:
+class Bound(Value):
     """An (epsilon, delta) guarantee."""
 
     epsilon: float
     delta: float
 
 
-@dataclass(frozen=True)
-class OptimalBound:
+class OptimalBound(Value):
     """The optimal (KOV) epsilon at `delta`.
 
     `epsilon` is an upper bound and `epsilon_lower` a lower bound of the true optimum;
@@ -45,8 +43,7 @@ class OptimalBound:
         return 0.0 if self.epsilon == self.epsilon_lower else self.epsilon - self.epsilon_lower
 
 
-@dataclass(frozen=True)
-class CompositionResult:
+class CompositionResult(Value):
     """The four composition theorems applied to the same mechanisms.
 
     `epsilons` and `deltas` are the per-mechanism parameters (one entry each when all k are
@@ -73,8 +70,7 @@ class CompositionResult:
     not_applicable: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class InverseEntry:
+class InverseEntry(Value):
     """The answer of one theorem to an inverse question.
 
     `value` is max_k (an int) or max_eps_per_mechanism (a float); `epsilon` and `delta` are the
@@ -89,8 +85,7 @@ class InverseEntry:
     applicable: bool = True
 
 
-@dataclass(frozen=True)
-class InverseResult:
+class InverseResult(Value):
     """The largest k (or per-mechanism epsilon) that keeps the total within `target_epsilon`."""
 
     question: str  # "max_k" or "max_eps_per_mechanism"

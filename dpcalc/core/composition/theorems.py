@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 
 from dpcalc.core.composition.optimal import _exact_bound, _optimal_at, _require_reachable, _slack, optimal_epsilon
 from dpcalc.core.composition.results import (
@@ -19,6 +18,7 @@ from dpcalc.core.composition.results import (
     _check_one_of,
     _check_total_delta,
 )
+from dpcalc.core.record import Value
 from dpcalc.core.validation import OPEN_UNIT
 
 # ---------------------------------------------------------------------------------------------
@@ -132,8 +132,7 @@ def compose(
     return _composition_result((epsilon,), (delta,), k, delta_prime, total_delta, closed, optimal)
 
 
-@dataclass(frozen=True)
-class _ClosedForms:
+class _ClosedForms(Value):
     """The basic, advanced and simplified bounds of one composition, whether the simplified one
     holds (DR Cor. 3.21), the theorems that cannot reach the total delta, and the warnings."""
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from dpcalc.core.conversions.table import (
@@ -25,6 +24,7 @@ from dpcalc.core.conversions.table import (
     _rdp_point,
     _refused,
 )
+from dpcalc.core.record import Value
 
 # The numerics each conversion uses are imported inside it: a call runs one conversion, and
 # importing them all (gdp, zcdp, laplace, the RDP conversion, ...) cost about 10 ms of every
@@ -32,13 +32,12 @@ from dpcalc.core.conversions.table import (
 # shared with rdp.
 
 
-@dataclass(frozen=True)
-class _Outcome:
+class _Outcome(Value):
     """What one conversion gives: the target's values, the theorem it used, warnings."""
 
     values: dict[str, Any]
     theorem: str
-    warnings: tuple[str, ...] = field(default=())
+    warnings: tuple[str, ...] = ()
 
 
 # ---------------------------------------------------------------------------------------------

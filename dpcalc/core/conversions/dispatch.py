@@ -7,16 +7,15 @@ others, are in `dpcalc.core.conversions.table` (docs/mathematics.md §1, §2, §
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import Any
 
 from dpcalc.core.conversions.converters import CONVERTERS, _mu_of
 from dpcalc.core.conversions.table import GroupRefusal, Guarantee, Target, _dp_pair, _given, group_refusal, refusal
+from dpcalc.core.record import Value, replace
 from dpcalc.core.validation import POSITIVE_INTEGER
 
 
-@dataclass(frozen=True)
-class Conversion:
+class Conversion(Value):
     """The result of `convert`: the target's values (keys as documented), the theorem used, warnings.
 
     `grouped` is the source after group privacy (the source itself when group = 1).

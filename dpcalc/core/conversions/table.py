@@ -9,7 +9,6 @@ carries out the ones that exist (docs/mathematics.md §1, §2, §6, §7).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from dpcalc.core.conversions.guarantees import DP_DELTA, EXTENDED_NON_NEGATIVE, EXTENDED_POSITIVE
 from dpcalc.core.limits import (
@@ -20,6 +19,7 @@ from dpcalc.core.limits import (
     TRADEOFF_POINTS,
 )
 from dpcalc.core.rdp_conversion import ORDER
+from dpcalc.core.record import Value
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, Interval
 
 # ---------------------------------------------------------------------------------------------
@@ -83,8 +83,7 @@ class GroupRefusal(ConversionError):
         super().__init__(source, target, reason)
 
 
-@dataclass(frozen=True)
-class Guarantee:
+class Guarantee(Value):
     """The source of a conversion: a privacy guarantee or a mechanism; `notion` says which fields are set.
 
     dp: epsilon, delta (0 for pure DP); gdp: mu; zcdp: rho; rdp: one point (order, rdp);
@@ -143,8 +142,7 @@ def _rdp_point(source: Guarantee) -> tuple[float, float]:
     return _given(source.order), _given(source.rdp)
 
 
-@dataclass(frozen=True)
-class Target:
+class Target(Value):
     """What to convert to, with its parameters.
 
     dp: exactly one of `delta` (gives epsilon) and `epsilon` (gives delta), except from dp

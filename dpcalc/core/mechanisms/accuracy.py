@@ -12,7 +12,8 @@ Pure Python: on the start-up path of `dpcalc mechanism`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from dpcalc.core.record import Value
 
 # The failure probabilities of the table, exact in binary as 1 - confidence would not be
 # (1 - 0.9 is 0.09999999999999998): the confidences 0.5, 0.9, 0.95, 0.99 are 1 - q, each exact.
@@ -20,8 +21,7 @@ STANDARD_FAILURE_PROBABILITIES: tuple[float, ...] = (0.5, 0.1, 0.05, 0.01)
 STANDARD_CONFIDENCES: tuple[float, ...] = tuple(1.0 - q for q in STANDARD_FAILURE_PROBABILITIES)
 
 
-@dataclass(frozen=True)
-class AccuracyPoint:
+class AccuracyPoint(Value):
     """The error bound met with probability `confidence` (= 1 - `failure_probability`)."""
 
     confidence: float

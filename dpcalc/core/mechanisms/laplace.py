@@ -25,11 +25,11 @@ Pure Python (math only): on the start-up path of `dpcalc mechanism laplace`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Literal
 
 from dpcalc.core.laplace import laplace_accuracy, scaled_tolerance_for
 from dpcalc.core.mechanisms.accuracy import AccuracyPoint, accuracy_table
+from dpcalc.core.record import Value
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, ParameterError
 
 Domain = Literal["counts", "simplex", "real"]
@@ -48,8 +48,7 @@ SIMPLEX_NOTE = (
 )
 
 
-@dataclass(frozen=True)
-class LaplaceMechanism:
+class LaplaceMechanism(Value):
     """The Laplace mechanism on `bins` coordinates: privacy, noise and simultaneous accuracy.
 
     `confidence` is the probability that all `bins` coordinates are within +-`error` of the
