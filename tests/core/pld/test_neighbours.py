@@ -340,7 +340,8 @@ def test_replace_one_one_step_delta_bracketed(p, sigma, eps):
         assert float(exact) == pytest.approx(gdp.delta_for_epsilon(eps, 2.0 / sigma), rel=1e-9)
 
 
-@pytest.mark.parametrize("g, sigma", [(0.004, 1.1), (0.1, 2.0), (0.3, 0.8)])
+@pytest.mark.parametrize("g, sigma", [(0.004, 1.1), pytest.param(0.1, 2.0, marks=pytest.mark.slow),
+                                      pytest.param(0.3, 0.8, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("eps", [pytest.param(0.0, marks=pytest.mark.slow), 0.05, pytest.param(2.0, marks=pytest.mark.slow)])
 def test_uniform_one_step_delta_bracketed(g, sigma, eps):
     exact_attained = attained_delta(g, sigma, eps)
