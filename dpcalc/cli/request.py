@@ -167,9 +167,6 @@ def _is_typed(value: Any) -> bool:
     return (record.is_record(value) or dataclasses.is_dataclass(value)) and not isinstance(value, Swept)
 
 
-_is_group = _is_typed  # a group of inputs among the inputs
-
-
 def _names(inputs: Any) -> tuple[str, ...]:
     if record.is_record(inputs):
         return record.fields(inputs)
@@ -181,7 +178,7 @@ def fields_of(inputs: Any) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for name in _names(inputs):
         value = getattr(inputs, name)
-        if _is_group(value):
+        if _is_typed(value):
             values.update(fields_of(value))
         else:
             values[name] = value
@@ -193,7 +190,7 @@ def _replaced(inputs: Inputs, values: dict[str, Any]) -> Inputs:
     changes: dict[str, Any] = {}
     for name in _names(inputs):
         value = getattr(inputs, name)
-        if _is_group(value):
+        if _is_typed(value):
             changes[name] = _replaced(value, values)
         elif name in values:
             changes[name] = values[name]

@@ -33,19 +33,16 @@ import numpy as np
 from scipy import fft, signal
 from scipy.special import log_ndtr, ndtr, ndtri
 
+from dpcalc.core.presets.limits import check_grid_size
+
 INTERVAL = 1e-4  # PLDAccountant's value_discretization_interval
 LOG_MASS_TRUNCATION = -50.0  # from_gaussian_mechanism's log_mass_truncation_bound
 TAIL_MASS = 1e-15  # self_compose's and compose's tail_mass_truncation
 _CHERNOFF_ORDERS = np.concatenate((np.arange(-20, 0), np.arange(1, 21))).astype(np.float64)
-# The most points of one step's PMF or of an FFT: as for the PRV preset (`prv.MAX_POINTS`), a grid
-# this large takes about a second and ~1 GB; a run that needs more is refused (the library would
-# take as long, or run out of memory: p 0.5, sigma 0.3, T 1e6 asked for more than 24 GiB).
-MAX_POINTS = 1 << 25
 
 
 def _check_size(points: int) -> None:
-    if points > MAX_POINTS:
-        raise ValueError(f"the dp_accounting PLD grid for this run would hold {points} points, more than {MAX_POINTS}")
+    check_grid_size("the dp_accounting PLD grid", points)
 
 
 def _loss(x: np.ndarray | float, q: float, sigma: float, direction: str) -> np.ndarray:

@@ -28,14 +28,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate, special
 
+from dpcalc.core.presets.limits import check_grid_size
+
 # The RDP orders both libraries use to size the domain (prv_accountant's RDP class and Opacus's
 # RDPAccountant.DEFAULT_ALPHAS: 1.1 to 10.9 by 0.1, then 12 to 63).
 DOMAIN_ORDERS: tuple[float, ...] = tuple([1 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(12, 64)])
-
-# The most grid points composed: a grid this large takes about a second and ~1 GB; a run that
-# needs more is refused (the libraries would take as long).
-MAX_POINTS = 1 << 25
-
 
 @dataclass(frozen=True)
 class PRVFigures:
@@ -105,8 +102,7 @@ def prv_epsilon(steps: Sequence[tuple[float, float, int]], delta: float, *, eps_
     size = round((t_max - t_min) / mesh) + 1
     if size % 2:
         size, t_max = size + 1, t_max + mesh
-    if size > MAX_POINTS:
-        raise ValueError(f"the PRV grid for this run would hold {size} points, more than {MAX_POINTS}")
+    check_grid_size("the PRV grid", size)
     grid = np.linspace(t_min, t_max, size)
     spectrum = np.ones(size // 2 + 1, dtype=np.complex128)
     shift = 0.0
