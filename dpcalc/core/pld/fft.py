@@ -25,6 +25,29 @@ FFT_ETA = 16.0 * U
 # Below this many multiplications a direct convolution is faster than the FFT.
 _DIRECT_CONVOLUTION_BELOW = 40_000
 
+# A product whose double-precision rounding bound, times the copies of it the run's composition
+# holds, would exceed this L1 error is transformed in extended precision where the platform has a
+# hardware one (`extended_round_off`): the error of an early square of a long run is multiplied
+# by every later level (T = 1e11: 5e-12 of the first square becomes 0.3 of the composition).
+_EXTENDED_ABOVE = 1e-2
+# An extended-precision transform costs about this many double ones (x87 arithmetic, measured
+# 3.5-4x for lengths 2^17 to 2^19): what the work meter charges for it.
+_EXTENDED_COST = 4.0
+
+
+@lru_cache(maxsize=1)
+def extended_round_off() -> float | None:
+    """The unit round-off of np.longdouble where numpy's FFT computes in it and it is the x87
+    80-bit format (64-bit significand, u = 2^-64, in hardware); None elsewhere (where long double
+    is double, as on Windows and macOS on ARM; the 128-bit software format of Linux on ARM, far
+    slower; numpy before 2.0, whose FFT computes long double input in double)."""
+    info = np.finfo(np.longdouble)
+    if info.nmant != 63:
+        return None
+    if np.fft.rfft(np.zeros(8, dtype=np.longdouble)).dtype != np.clongdouble:
+        return None
+    return float(info.epsneg)
+
 @lru_cache(maxsize=1024)
 def fast_length(n: int) -> int:
     """The smallest 2^a 3^b 5^c >= n: FFT lengths pocketfft handles at full speed, with less
@@ -53,7 +76,7 @@ def _norm_sums(x: np.ndarray) -> tuple[float, float]:
     return total, float(scratch.sum())
 
 
-def _fft_error_l2(n_fft: int, na2: float, nb2: float, na1: float, nb1: float) -> float:
+def _fft_error_l2(n_fft: int, na2: float, nb2: float, na1: float, nb1: float, u: float = U) -> float:
     """2-norm bound on the rounding error of the FFT convolution of a and b (S5).
 
     The 2-norm error of an FFT-based convolution c = F^-1(F a . F b) is at most
@@ -61,17 +84,38 @@ def _fft_error_l2(n_fft: int, na2: float, nb2: float, na1: float, nb1: float) ->
     transforms contributes log2(n) eta relative to its input (Higham Thm 24.2 for radix 2; the
     radix-3 and -5 passes of a 2^a 3^b 5^c length are within the same margin, and the test
     measures it), ||F x||_2 = sqrt(n) ||x||_2, and |F a|_inf <= ||a||_1 turns the pointwise
-    product into the stated norms. na2, nb2 and na1, nb1 are the 2- and 1-norms of a and b.
+    product into the stated norms. na2, nb2 and na1, nb1 are the 2- and 1-norms of a and b;
+    u the unit round-off of the arithmetic the transforms run in.
     """
-    gamma = 3.0 * math.log2(n_fft) * FFT_ETA + 8.0 * U
+    gamma = 3.0 * math.log2(n_fft) * (16.0 * u) + 8.0 * u  # (16 u: FFT_ETA at double precision)
     return gamma * (na2 * nb1 + na1 * nb2)
 
 
-def _fft_error_l1(n_fft: int, na2: float, nb2: float, na1: float, nb1: float) -> float:
+def _fft_error_l1(n_fft: int, na2: float, nb2: float, na1: float, nb1: float, u: float = U) -> float:
     """L1 bound on the rounding error of the FFT convolution of a and b (S5): the L1 norm of a
     vector of length n is at most sqrt(n) times its 2-norm (`_fft_error_l2`)."""
-    gamma = 3.0 * math.log2(n_fft) * FFT_ETA + 8.0 * U
+    gamma = 3.0 * math.log2(n_fft) * (16.0 * u) + 8.0 * u
     return math.sqrt(n_fft) * gamma * (na2 * nb1 + na1 * nb2)
+
+
+def _extended_convolve(a: np.ndarray, b: np.ndarray | None, n: int, n_fft: int, a1: float, a2: float, b1: float,
+                       b2: float, u_ext: float) -> tuple[np.ndarray, float, float]:
+    """a * b (b None: a * a) transformed in extended precision (unit round-off u_ext) and rounded
+    to double, with its L1 and L2 rounding bounds (S5): the transforms' bound at u_ext, plus the
+    rounding of each output c_i to double, at most u |c_i|, whose sum is at most
+    u (||a||_1 ||b||_1 + the transforms' L1 error), and whose 2-norm at most
+    u (min(||a||_2 ||b||_1, ||a||_1 ||b||_2) + their L2 error) (Young's inequality)."""
+    fa = np.fft.rfft(a.astype(np.longdouble), n_fft)
+    fb = fa if b is None else np.fft.rfft(b.astype(np.longdouble), n_fft)
+    c = np.fft.irfft(np.multiply(fa, fb, out=fa), n_fft)[:n].astype(np.float64)
+    ext1 = _fft_error_l1(n_fft, a2, b2, a1, b1, u_ext)
+    ext2 = _fft_error_l2(n_fft, a2, b2, a1, b1, u_ext)
+    # (the 1-norms as the caller computed them may be a few u short: 1.01; an output rounded to
+    # a subnormal double errs by at most half the smallest one, 2^-1075, instead)
+    tiny = math.ulp(0.0)
+    l1 = ext1 + U * (1.01 * a1 * b1 + ext1) * 1.01 + n * tiny
+    l2 = (ext2 + U * (min(a2 * b1, a1 * b2) + ext2) * 1.01 + math.sqrt(n) * tiny) * (1.0 + 4.0 * U)
+    return c, l1, l2
 
 
 def _split_convolve(a: np.ndarray, b: np.ndarray | None, n: int, n_fft: int, a1: float, a2: float, b1: float,
@@ -130,8 +174,10 @@ def _split_convolve(a: np.ndarray, b: np.ndarray | None, n: int, n_fft: int, a1:
     return c, l1, l2
 
 
-def convolve(a: Tilted, b: Tilted) -> Tilted:
-    """The composition a * b (same kind, tilt and grid step)."""
+def convolve(a: Tilted, b: Tilted, copies: int = 1) -> Tilted:
+    """The composition a * b (same kind, tilt and grid step); `copies`, how many copies of the
+    product the run's composition holds, decides whether its transforms need extended precision
+    (`_EXTENDED_ABOVE`)."""
     if a.kind != b.kind or a.lam != b.lam or a.h != b.h:
         raise ValueError("convolve needs measures of the same kind, tilt and grid step")
     n = len(a.t) + len(b.t) - 1
@@ -152,15 +198,19 @@ def convolve(a: Tilted, b: Tilted) -> Tilted:
         fresh2 = 1.01 * m * U * min(a2 * b1, a1 * b2) * (1.0 + 4.0 * U)
     else:
         n_fft = fast_length(n)
-        work.charge(work.fft_cost(n_fft))
         fresh = _fft_error_l1(n_fft, math.sqrt(a2_sum), math.sqrt(b2_sum), a1, b1)
         fresh2 = _fft_error_l2(n_fft, a2, b2, a1, b1) * (1.0 + 4.0 * U)
+        u_ext = extended_round_off() if copies * fresh > _EXTENDED_ABOVE else None
+        work.charge(work.fft_cost(n_fft) * (_EXTENDED_COST if u_ext is not None else 1.0))
         # a lower measure's merges depend on its values and on err (`coarsen`): its bounds move
         # by a few parts in 1e3 of their width either way when the rounding changes, so its
         # products are split only where that divides the bound by 16 or more
         gain = 1.0 if a.kind == "upper" else 16.0
-        split = _split_convolve(a.t, b.t if b is not a else None, n, n_fft, a1, a2, b1, b2, fresh, fresh2, gain)
-        if split is not None:
+        split = None if u_ext is not None else _split_convolve(
+            a.t, b.t if b is not a else None, n, n_fft, a1, a2, b1, b2, fresh, fresh2, gain)
+        if u_ext is not None:
+            c, fresh, fresh2 = _extended_convolve(a.t, b.t if b is not a else None, n, n_fft, a1, a2, b1, b2, u_ext)
+        elif split is not None:
             c, fresh, fresh2 = split
         else:
             fa = np.fft.rfft(a.t, n_fft)

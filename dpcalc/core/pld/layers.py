@@ -70,9 +70,10 @@ def single(m: Tilted) -> Layered:
     return Layered(m, None)
 
 
-def convolve(a: Layered, b: Layered) -> Layered:
-    """a * b: bulk * bulk on the fine grid, the rest on the coarse one."""
-    fine = fft.convolve(a.bulk, b.bulk)
+def convolve(a: Layered, b: Layered, copies: int = 1) -> Layered:
+    """a * b: bulk * bulk on the fine grid, the rest on the coarse one; `copies` as in
+    `fft.convolve`."""
+    fine = fft.convolve(a.bulk, b.bulk, copies)
     if a.tail is None and b.tail is None:
         return Layered(fine, None)
     coarse_h = max(m.h for m in (a.tail, b.tail) if m is not None)
@@ -87,16 +88,16 @@ def convolve(a: Layered, b: Layered) -> Layered:
     b_tail = a_tail if b is a else (coarsen_to(b.tail, coarse_h) if b.tail is not None else None)
     if b is a and a_tail is not None:
         # a_bulk * a_tail twice: one convolution, the sum is the same measure with twice the weight
-        cross = fft.convolve(a_bulk, a_tail)
+        cross = fft.convolve(a_bulk, a_tail, copies)
         cross.log_z += math.log(2.0)
         terms.append(cross)
     else:
         if b_tail is not None:
-            terms.append(fft.convolve(a_bulk, b_tail))
+            terms.append(fft.convolve(a_bulk, b_tail, copies))
         if a_tail is not None:
-            terms.append(fft.convolve(a_tail, b_bulk))
+            terms.append(fft.convolve(a_tail, b_bulk, copies))
     if a_tail is not None and b_tail is not None:
-        terms.append(fft.convolve(a_tail, b_tail))
+        terms.append(fft.convolve(a_tail, b_tail, copies))
     tail = terms[0]
     for term in terms[1:]:
         tail = add(tail, term)

@@ -131,7 +131,8 @@ class Powers:
         """P^(2^level), squaring the last known power as often as needed."""
         while len(self.chain) <= level:
             last = self.chain[-1]
-            square = cut(layers.convolve(last, last), self.plan, max(1, self.top >> len(self.chain)))
+            copies = max(1, self.top >> len(self.chain))
+            square = cut(layers.convolve(last, last, copies), self.plan, copies)
             self.chain.append(self._grown(square, 1 << len(self.chain)))
         return self.chain[level]
 
