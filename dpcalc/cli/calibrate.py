@@ -35,6 +35,7 @@ from dpcalc.cli.options import (
 from dpcalc.cli.output import EXIT_OVER_BUDGET, Answer
 from dpcalc.cli.phases import ExamplesPerUserOption, MatrixMechanism, NeighboursOption, SamplingOption
 from dpcalc.cli.request import start
+from dpcalc.core import record
 from dpcalc.core.limits import CALIBRATION_DELTA, DEFAULT_PRECISION, PRECISION
 from dpcalc.core.validation import FALSE_POSITIVE_RATE, NON_NEGATIVE, OPEN_UNIT, POSITIVE
 
@@ -269,8 +270,8 @@ def calibrate(
         return _to_mf(quantities, accountant, solve, sensitivity, scheme, risk, max_batch_size, max_eps, outputs,
                       factorisation)
     if factorisation != _FACTORISATION:
-        given = next(f"--{item.name.replace('_', '-')}" for item in dataclasses.fields(factorisation)
-                     if getattr(factorisation, item.name) != getattr(_FACTORISATION, item.name))
+        given = next(f"--{name.replace('_', '-')}" for name in record.fields(factorisation)
+                     if getattr(factorisation, name) != getattr(_FACTORISATION, name))
         raise InputError(f"{given} applies to --mechanism mf (a matrix-factorisation mechanism)", option=given)
     calibration = _calibration(accountant, solve, mechanism, sensitivity, scheme, max_batch_size, risk)
     check_calibration(calibration, dataset_size_given=run.n is not None, noise_std_given=run.noise_std is not None)

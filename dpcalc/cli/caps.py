@@ -9,10 +9,10 @@ Imported only when --max-batch-size is given.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dpcalc.cli.errors import conflict
+from dpcalc.core.record import Value
 from dpcalc.core.text import format_upper
 from dpcalc.core.training import check_cap_dataset, check_capped_phases
 
@@ -23,8 +23,7 @@ if TYPE_CHECKING:
     from dpcalc.core.pld import PLDResult
 
 
-@dataclass(frozen=True)
-class Cap:
+class Cap(Value):
     """A run's batches cut to --max-batch-size (truncated Poisson sampling) and what that costs."""
 
     max_batch_size: int

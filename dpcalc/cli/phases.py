@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from enum import Enum
 from functools import partial
 from typing import Annotated, Any
@@ -57,6 +56,7 @@ from dpcalc.cli.options import (
 from dpcalc.cli.output import Table, format_number
 from dpcalc.core.limits import ACCURACY, DEFAULT_ACCURACY
 from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
+from dpcalc.core.record import Record, Value
 from dpcalc.core.training import RunParameters, single_phase, with_relation
 from dpcalc.core.validation import POSITIVE, POSITIVE_INTEGER, Interval
 
@@ -154,8 +154,7 @@ ExamplesPerUserOption = Annotated[
     ),
 ]
 
-@dataclass(frozen=True, repr=False, eq=False)
-class RunNumbers:
+class RunNumbers(Record):
     """The numbers of a one-phase run as the flags give them (each a number, a `Swept` in a
     sweep's request, or None when not given), in the order the JSON `inputs` echo them."""
 
@@ -170,8 +169,7 @@ class RunNumbers:
     epochs: float | Swept | None = None
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class PhaseFlags:
+class PhaseFlags(Record):
     """The run of rdp: the single-phase flags (the training form among them) or repeated --phase,
     and the relation of its batches (--sampling, --neighbours)."""
 
@@ -205,7 +203,6 @@ class PhaseFlags:
         return with_relation(parse_phases(self.phase, parameters), self.sampling, self.neighbours, examples_per_user)
 
 
-@dataclass(frozen=True, repr=False, eq=False)
 class RunOptions(PhaseFlags):
     """The run of pld and risk: rdp's, and user-level privacy (--examples-per-user)."""
 
@@ -237,8 +234,7 @@ MinSeparation = Annotated[int | None, Option("--min-sep", metavar="INT", click_t
 Tree = Annotated[bool, Option("--tree", help="DP-FTRL's tree aggregation, restarted each epoch.")]
 
 
-@dataclass(frozen=True)
-class MatrixMechanism:
+class MatrixMechanism(Value):
     """Which mechanism, and its strategy and schema (calibrate's: its --sampling is its own)."""
 
     bands: Bands = None
@@ -249,7 +245,6 @@ class MatrixMechanism:
     tree: Tree = False
 
 
-@dataclass(frozen=True)
 class Factorisation(MatrixMechanism):
     """mf's: the mechanism and --sampling."""
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 from dpcalc.cli import progress
@@ -35,6 +34,7 @@ from dpcalc.cli.tight import paused_gc
 from dpcalc.core.as_poisson import as_poisson as _as_poisson
 from dpcalc.core.as_poisson import batch_scheme, compare_with_poisson
 from dpcalc.core.limits import DEFAULT_ACCURACY
+from dpcalc.core.record import Record, Value
 from dpcalc.core.validation import large_delta_warnings
 
 if TYPE_CHECKING:
@@ -88,8 +88,7 @@ Not with --phase.
 """
 
 
-@dataclass(frozen=True, repr=False, eq=False)
-class PldInputs:
+class PldInputs(Record):
     """What pld computes from: the run's numbers, the accuracy and the target delta or epsilon."""
 
     run: RunNumbers
@@ -103,8 +102,7 @@ class PldInputs:
         return DEFAULT_ACCURACY if self.accuracy is None else one(self.accuracy)
 
 
-@dataclass(frozen=True)
-class Accounted:
+class Accounted(Value):
     """One run through the accountant: its result, the run accounted as Poisson sampling (None when
     it is Poisson already), and the cap when its batches are capped."""
 

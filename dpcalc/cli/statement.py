@@ -3,7 +3,7 @@ model card (dpcalc.core.statement)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from dpcalc.cli.declare import App, Group, Option
@@ -13,6 +13,7 @@ from dpcalc.cli.options import DEFAULT_DELTA, Delta, Json, Swept, one
 from dpcalc.cli.output import Answer, Report
 from dpcalc.cli.phases import Accuracy, RunOptions, phase_inputs
 from dpcalc.cli.tight import paused_gc
+from dpcalc.core import record
 from dpcalc.core.limits import DEFAULT_ACCURACY
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def statement(
 def _request(run: RunOptions, accuracy: float | Swept | None, delta: float | Swept | None) -> StatementRequest:
     """The one run the options describe (a sweep is refused)."""
     numbers = run.numbers()
-    for value in (*(getattr(numbers, item.name) for item in fields(numbers)), accuracy, delta):
+    for value in (*(getattr(numbers, name) for name in record.fields(numbers)), accuracy, delta):
         if isinstance(value, Swept):
             raise InputError(f"{value.option} {value.text}: a statement describes one run; give each option one value")
     phases = tuple(run.phases(numbers))
@@ -116,7 +117,7 @@ def _budget_statement(budget: str, run: RunOptions, accuracy: float | Swept | No
                       like: LikeChoice | None, json_output: bool) -> Answer:
     """The statement of a budget file: its releases, the certified total and the verdict."""
     given = [name for name, value in (("--accuracy", accuracy), ("--delta", delta), ("--like", like)) if value is not None]
-    given += [f"--{item.name.replace('_', '-')}" for item in fields(run) if getattr(run, item.name) is not None]
+    given += [f"--{name.replace('_', '-')}" for name in record.fields(run) if getattr(run, name) is not None]
     if given:
         from dpcalc.cli.errors import conflict
 

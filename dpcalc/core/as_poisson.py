@@ -9,8 +9,9 @@ then reporting it provably under-reports. The command line words the comparison 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
+
+from dpcalc.core.record import Value
 
 if TYPE_CHECKING:
     from dpcalc.core.phases import Phase
@@ -19,8 +20,7 @@ if TYPE_CHECKING:
 Scheme = Literal["shuffled", "allocated", "fixed-size"]
 
 
-@dataclass(frozen=True)
-class PoissonComparison:
+class PoissonComparison(Value):
     """The Poisson figure of a run against the run's own certified bounds."""
 
     scheme: Scheme  # the run's batches

@@ -20,12 +20,14 @@ be assigned (eq and repr as a dataclass's, unhashable), for what is completed in
 command's Report).
 
 `fields` gives a record's field names, `replace` a copy with some fields changed (what
-dataclasses.fields and dataclasses.replace do for a dataclass).
+dataclasses.fields and dataclasses.replace do for a dataclass); a field declared
+`= factory(dict)` gets a fresh default for each record (a dataclass's `default_factory`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, cast
 
 if TYPE_CHECKING:
     from typing_extensions import dataclass_transform
@@ -33,7 +35,8 @@ else:
     def dataclass_transform(**_: Any) -> Any:
         return lambda cls: cls
 
-__all__ = ["MISSING", "FrozenRecordError", "Mutable", "Record", "Value", "defaults", "fields", "is_record", "replace"]
+__all__ = ["MISSING", "FrozenRecordError", "Mutable", "Record", "Value", "defaults", "factory", "fields", "is_record",
+           "replace"]
 
 
 class _Missing:
@@ -42,6 +45,21 @@ class _Missing:
 
 
 MISSING: Any = _Missing()  # the default of a field declared without one
+
+_Made = TypeVar("_Made")
+
+
+class _Factory:
+    """A field's default made afresh for each record (`factory`)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self.make = make
+
+
+def factory(make: Callable[[], _Made]) -> _Made:
+    """The default of a field that each record gets a fresh one of, `make()` (what
+    `dataclasses.field(default_factory=make)` declares): `seen: dict[str, int] = factory(dict)`."""
+    return cast(_Made, _Factory(make))
 
 
 class FrozenRecordError(AttributeError):
@@ -79,6 +97,8 @@ class _Fields:
             value = values.get(name, default)
             if value is MISSING:
                 raise TypeError(f"{type(self).__name__}() missing required argument {name!r}")
+            if isinstance(value, _Factory):
+                value = value.make()
             object.__setattr__(self, name, value)
         post_init = getattr(self, "__post_init__", None)
         if post_init is not None:  # checks of the fields, as a dataclass's __post_init__

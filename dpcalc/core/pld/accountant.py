@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
 
 from dpcalc.core.phases import Phase
 from dpcalc.core.pld import bounds, work
@@ -20,6 +19,7 @@ from dpcalc.core.pld.plan import INF_SHARE, Plan, cap, make_plan
 from dpcalc.core.pld.policy import Composition
 from dpcalc.core.pld.power import Measures, Usage, compose_run
 from dpcalc.core.pld.result import DEFAULT_ACCURACY, PLDResult
+from dpcalc.core.record import Record, factory, replace
 
 # The refinement stops before a grid would exceed this many bins.
 MAX_BINS = 1 << 21
@@ -35,8 +35,7 @@ NEGLIGIBLE_DELTA = 1e-300
 _INTERVAL = Composition.interval()
 
 
-@dataclass(frozen=True)
-class Setup:
+class Setup(Record):
     """What every attempt of one accounting shares: the models, tilts and grid scale."""
 
     models: dict[str, list[PhaseModel]]
@@ -49,7 +48,7 @@ class Setup:
     per_step_error: Callable[[float], float]
     coarse_first: bool
     # a direction's Chernoff estimate with the whole MGF, computed when asked for (`_below`)
-    ceilings: dict[str, float] = field(default_factory=dict)
+    ceilings: dict[str, float] = factory(dict)
 
 
 def prepare(phases: Sequence[Phase], delta: float | None, epsilon: float | None, accuracy: float,
@@ -108,8 +107,7 @@ def bounds_of(measures: Measures, delta: float | None, epsilon: float | None) ->
     return upper, lower
 
 
-@dataclass(frozen=True)
-class Attempt:
+class Attempt(Record):
     """The bounds of one grid (`attempt`), over all directions."""
 
     upper: float
@@ -123,7 +121,7 @@ class Attempt:
     # direction's own measures.
     numeric_width: float = math.inf
     # the plans of the directions composed upper-only (`policy.Composition.spares_lower`)
-    spared: dict[str, Plan] = field(default_factory=dict)
+    spared: dict[str, Plan] = factory(dict)
 
     @property
     def value(self) -> float:
@@ -247,8 +245,7 @@ def _below(setup: Setup, direction: str, delta: float | None, epsilon: float | N
     return setup.ceilings[direction] < limit
 
 
-@dataclass(frozen=True)
-class GridAccount:
+class GridAccount(Record):
     """The grid accountant's result and the measures of the attempt it reports."""
 
     result: PLDResult
@@ -258,7 +255,7 @@ class GridAccount:
     # any, is the gap between the upper and the lower pair)
     met_accuracy: bool = False
     # the directions composed upper-only, with their models and plans (`compose_spared`)
-    spared: dict[str, tuple[list[PhaseModel], Plan]] = field(default_factory=dict)
+    spared: dict[str, tuple[list[PhaseModel], Plan]] = factory(dict)
 
 
 def account_grid(phases: tuple[Phase, ...], *, delta: float | None, epsilon: float | None,

@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import NamedTuple, TypeVar
 
+from dpcalc.core import record
 from dpcalc.core.phases import EPOCH_SAMPLINGS, NOTHING_SAMPLED, Phase, samples_nothing
 from dpcalc.core.pld import work
 from dpcalc.core.pld.accountant import account_grid, attempt, first_upper, prepare
@@ -92,7 +93,7 @@ def steering_epsilon(phases: Sequence[Phase], delta: float, *, accuracy: float =
     def leading(checked: tuple[Phase, ...], delta: float, accuracy: float) -> tuple[float, float]:
         nonlocal composed
         setup = prepare(checked, delta, None, accuracy, direction)
-        setup = dataclasses.replace(setup, order=setup.order[:1])
+        setup = record.replace(setup, order=setup.order[:1])
         outcome = attempt(setup, delta, None, setup.scale, INF_SHARE, setup.per_step_error(setup.reference),
                           Composition.upper_bound())
         composed = setup.order[0] if math.isfinite(outcome.upper) else None  # inf: tight_epsilon answers

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from dpcalc.core.phases import EPOCH_SAMPLINGS, Phase
 from dpcalc.core.pld.measure import kappa
 from dpcalc.core.pld.pairs import GaussianPair, LaplacePair, Pair, ReplaceOnePair, SymmetrisedPair
 from dpcalc.core.pld.result import DIRECTIONS, SYMMETRIC
+from dpcalc.core.record import Value
 
 if TYPE_CHECKING:
     import numpy as np
@@ -36,8 +36,7 @@ LAM_MAX = 1e5
 LAM_SPREAD = 1e3
 
 
-@dataclass(frozen=True)
-class Direction:
+class Direction(Value):
     """One pair per phase composed over the run, and what its composition bounds: the run's
     epsilon from above (`upper`: the pairs dominate the phases), from below (`lower`: the pairs
     are attained by some pair of neighbouring datasets), or both."""

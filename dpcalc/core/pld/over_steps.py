@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dpcalc.core import record
 from dpcalc.core.phases import Phase, samples_nothing
 from dpcalc.core.pld import bounds, work
 from dpcalc.core.pld.accountant import prepare
@@ -108,7 +109,7 @@ def _shared_steps(phase: Phase, delta: float, distinct: list[int], accuracy: flo
             model = setup.models[direction][0]
             plan = make_plan(*setup.tilts[direction], delta, setup.scale * _SHARED_SCALE, INF_SHARE, setup.events,
                              setup.per_step_error(setup.reference))
-            plan = dataclasses.replace(plan, lower_coarse_bins=plan.lower_coarse_bins * _SHARED_LOWER)
+            plan = record.replace(plan, lower_coarse_bins=plan.lower_coarse_bins * _SHARED_LOWER)
             upper, lower = step_measures(model, plan)
             uppers = Powers(model, upper, plan, distinct[-1], usage)
             for count in distinct:

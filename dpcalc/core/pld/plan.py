@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -18,6 +17,7 @@ from dpcalc.core.pld.layers import Layered, coarsen_bulk, single
 from dpcalc.core.pld.model import PhaseModel
 from dpcalc.core.pld.offset import grid_offset
 from dpcalc.core.pld.pairs import Pair
+from dpcalc.core.record import Value
 
 # Share of delta that the mass moved to +inf by truncating upper tails may take, and the
 # relative weight the dropped lower tails may have (S3, S6). Both are far below the accuracy.
@@ -88,8 +88,7 @@ LONG_RUN_UPPER_FACTOR = 4.0
 _MAX_INDEX = 2**62
 
 
-@dataclass(frozen=True)
-class Plan:
+class Plan(Value):
     """Tilt, budgets and grid choices of one composition."""
 
     lam: float

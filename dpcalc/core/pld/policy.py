@@ -6,15 +6,15 @@ largest over the directions composed with one (docs/pld-soundness.md, S7).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from dpcalc.core.record import Value
 
 # Which compositions carry a lower measure (`Composition.lower`).
 Lower = Literal["none", "every", "where it raises", "first"]
 
 
-@dataclass(frozen=True)
-class Composition:
+class Composition(Value):
     """A grid's composition policy.
 
     `every_direction`: every direction is composed and its measures are kept (a profile reads

@@ -11,7 +11,7 @@ below keep every measure about log2(n) convolutions deep.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from dpcalc.core.pld import layers
 from dpcalc.core.pld.coarsen import coarsen
@@ -28,6 +28,7 @@ from dpcalc.core.pld.plan import (
     step_measures,
     upper_step_measure,
 )
+from dpcalc.core.record import Mutable, Record
 
 # Hard limit on the bins of any composed measure (each layer's FFT works on twice as many
 # doubles): keeps the peak memory of a call near 150 MiB and the time near log2(T) times one
@@ -35,8 +36,7 @@ from dpcalc.core.pld.plan import (
 MAX_POWER_BINS = 1 << 18
 
 
-@dataclass
-class Usage:
+class Usage(Mutable):
     """What a composition used: the most bins of any measure, and whether the bin limit
     coarsened one (`capped`: a finer grid would not help)."""
 
@@ -49,8 +49,7 @@ class Usage:
         return m
 
 
-@dataclass(frozen=True)
-class Measures:
+class Measures(Record):
     """The composed upper measure of a run in one direction and, when asked for, the lower one."""
 
     upper: Layered

@@ -35,9 +35,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 import numpy as np
+
+from dpcalc.core.record import Mutable
 
 # Cost of discretising one grid point, in bin operations (see the module docstring).
 DISCRETISE_COST = 64.0
@@ -71,8 +72,7 @@ def check_atoms(count: int, what: str) -> None:
         raise SizeLimitReached(f"{what} needs {count} atoms, more than its size limit of {MAX_ATOMS}")
 
 
-@dataclass
-class Meter:
+class Meter(Mutable):
     """Work spent (`used`) against a `limit`, both in bin operations."""
 
     limit: float
@@ -93,8 +93,7 @@ def limited(units: float) -> Iterator[Meter]:
         _open.remove(meter)
 
 
-@dataclass
-class Guard:
+class Guard(Mutable):
     """How a guarded grid computation ended: `failure` is None when it finished, else why not."""
 
     limit: float

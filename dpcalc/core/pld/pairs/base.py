@@ -14,11 +14,11 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
 from dpcalc.core.pld.normal import UNIT_ROUNDOFF, log_density
+from dpcalc.core.record import Record
 
 U = UNIT_ROUNDOFF
 
@@ -26,8 +26,7 @@ U = UNIT_ROUNDOFF
 ATOM_SLACK = 16.0 * UNIT_ROUNDOFF
 
 
-@dataclass(frozen=True)
-class CellMasses:
+class CellMasses(Record):
     """log P and log Q of a sequence of loss intervals, with bounds on their relative errors.
 
     The true P-mass lies in [exp(log_p) (1 - rel_p), exp(log_p) (1 + rel_p)], likewise for Q;
