@@ -215,6 +215,12 @@ def attempt(setup: Setup, delta: float | None, epsilon: float | None, scale: flo
         assert found is not None
         kept[direction] = composed
         this_upper, this_lower = found
+        # (the bounds read NaN as no bound, `bounds.Profile.at`; should one still come out NaN,
+        # it is no bound either, never a small one: a NaN compares false with every number)
+        if math.isnan(this_upper):
+            this_upper = math.inf
+        if this_lower is not None and math.isnan(this_lower):
+            this_lower = 0.0
         if this_lower is not None:
             numeric = max(numeric, this_upper - this_lower)
         if role.upper and this_upper > upper:

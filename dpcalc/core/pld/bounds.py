@@ -98,6 +98,9 @@ class Profile:
         self.floor = max(0.0, floor)
         self.parts = [_LayerProfile(layer, self.floor) for layer in m.layers()]
         self.points = np.concatenate([part.s for part in self.parts])
+        # a mass that is not a number (an overflow upstream) would read as no mass (its log is
+        # taken where it is positive): such a measure bounds nothing (`at`)
+        self.broken = any(bool(np.isnan(layer.t).any()) for layer in m.layers())
 
     def at(self, x: np.ndarray) -> np.ndarray:
         """The certified bound of delta at every point of x (each >= the floor): the layers'
@@ -105,6 +108,8 @@ class Profile:
         x = np.asarray(x, dtype=float)
         if len(x) and not float(x.min()) >= self.floor:
             raise ValueError(f"this profile is evaluated at eps >= {self.floor} only")
+        if self.broken:
+            return np.full(len(x), 1.0 if self.kind == "upper" else 0.0)
         total = np.zeros(len(x))
         error = np.zeros(len(x))
         for position, part in enumerate(self.parts):
@@ -115,7 +120,7 @@ class Profile:
             # S5: the errors e of t weigh sum_i |e_i| w_i <= min(err max_i w_i, err2 ||w||_2)
             base = np.minimum(weight * layer.err, layer.l2 * part.weight_norms(x, above))
             if position == 0 and layer.kind == "upper":
-                if layer.drop_rel >= 0.5:
+                if not layer.drop_rel < 0.5:  # (NaN included)
                     return np.ones(len(x))
                 # S6: dropped lower tails, and their interaction with the mass at +inf
                 base = base + weight * layer.drop_rel * (1.0 + layer.err) / (1.0 - layer.drop_rel)
@@ -126,9 +131,14 @@ class Profile:
             # the error of Z and the rounding of the sums (at most len(t) u relative)
             error += value * (math.expm1(layer.log_z_err) + 8.0 * U * len(layer.t))
             total += value
+        # A value that is not a number (an overflow upstream: a bound so loose that its terms
+        # overflowed) bounds nothing: the upper bound is then 1 and the lower bound 0, both
+        # always true (np.fmin and np.fmax return the number where one operand is NaN). Read as
+        # NaN, a comparison `> delta` is false, and an epsilon search would take it for a delta
+        # below the target.
         if self.kind == "upper":
-            return np.minimum(1.0, total + error)
-        return np.maximum(0.0, total - error)
+            return np.fmin(1.0, total + error)
+        return np.fmax(0.0, total - error)
 
     def one(self, eps: float) -> float:
         """`at` for a single epsilon."""

@@ -181,3 +181,23 @@ def test_a_composition_spares_lower_measures_only_over_every_direction():
     assert not Composition.interval().spares_lower and not Composition.upper_bound().lower_measures
     with pytest.raises(ValueError, match="every direction"):
         Composition(every_direction=False, lower="first")
+
+
+def test_a_direction_whose_bounds_come_out_nan_gives_no_bound(monkeypatch):
+    # A NaN compares false with every number: the binding direction's NaN upper bound was left out
+    # of the maximum over directions, and the other direction's (smaller) bound was reported.
+    from dpcalc.core.pld import accountant
+
+    phases = (gaussian(*DESIGN_CARD),)
+    honest = account_grid(phases, delta=1e-5, epsilon=None, accuracy=DEFAULT_ACCURACY).result
+    real = accountant.bounds_of
+
+    def broken(measures, delta, epsilon):
+        upper, lower = real(measures, delta, epsilon)
+        return (math.nan, math.nan) if upper >= honest.epsilon_upper else (upper, lower)
+
+    monkeypatch.setattr(accountant, "bounds_of", broken)
+    outcome = accountant.attempt(prepare(phases, 1e-5, None, DEFAULT_ACCURACY), 1e-5, None, 1.0,
+                                 accountant.INF_SHARE, 0.0, Composition.interval())
+    assert outcome.upper == math.inf
+    assert outcome.lower is None or outcome.lower <= honest.epsilon_upper

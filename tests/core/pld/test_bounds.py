@@ -87,3 +87,20 @@ def test_the_ends_of_the_range(composed):
     assert bounds.delta_bound(heavy, 1e6) >= 0.01
     # dropped lower tails weighing half the measure or more: nothing is certified (S6)
     assert bounds.delta_bound(single(replace(upper.bulk, drop_rel=0.5)), 1.0) == 1.0
+
+
+def test_a_bound_that_overflowed_to_nan_bounds_nothing(composed):
+    # An upper measure whose terms overflowed (a mass at +inf of NaN, as a forced two-layer split
+    # of p = 1e-5, sigma = 0.5 gave at T = 3e6 before this was caught) bounds delta by 1, and
+    # epsilon by inf; a NaN mass in an upper (lower) measure bounds delta by 1 (from below by 0).
+    # Read as NaN, "delta_upper > target" was false everywhere, and epsilon_upper came out 0.
+    upper, lower = composed
+    broken = Layered(replace(upper.bulk, inf_mass=math.nan), upper.tail)
+    assert np.all(bounds.bound_at(broken, np.array([0.0, 0.5, 1.0, 5.0])) == 1.0)
+    assert bounds.epsilon_bound(broken, 1e-5) == math.inf
+    for measure, nothing in ((upper, 1.0), (lower, 0.0)):  # a NaN mass, not read as no mass
+        t = measure.bulk.t.copy()
+        t[len(t) // 2] = math.nan
+        broken = Layered(replace(measure.bulk, t=t), measure.tail)
+        assert np.all(bounds.bound_at(broken, np.array([0.0, 0.5, 1.0])) == nothing)
+        assert bounds.epsilon_bound(broken, 1e-5) == (math.inf if nothing else 0.0)
