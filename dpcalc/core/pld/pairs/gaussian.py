@@ -100,6 +100,16 @@ class _SubsampledRatio:
 _CHUNK_CELLS = 16384
 
 
+def _both_components(x: np.ndarray, s: float) -> np.ndarray:
+    """concatenate((x, x - 1)) / s, in one new array: x/s, then (x - 1)/s."""
+    n = len(x)
+    out = np.empty(2 * n)
+    out[:n] = x
+    np.subtract(x, 1.0, out=out[n:])
+    out /= s
+    return out
+
+
 class GaussianPair(Pair):
     """Poisson-subsampled Gaussian mechanism, one direction ("remove" or "add")."""
 
@@ -146,11 +156,12 @@ class GaussianPair(Pair):
         # both components' standardised end points in one array each: log_interval_mass and
         # _x_sensitivity are elementwise, so one call gives the values of two (at half the
         # per-call cost): t0 = x/s (the first n), t1 = (x - 1)/s (the last n)
-        t_lo = np.concatenate((x_lo, x_lo - 1.0)) / s
-        t_hi = np.concatenate((x_hi, x_hi - 1.0)) / s
+        t_lo = _both_components(x_lo, s)
+        t_hi = _both_components(x_hi, s)
         log_m, rel_m = log_interval_mass(t_lo, t_hi)
-        # sensitivity to the rounding of the end points: density * error / mass
-        rel_m = rel_m + _x_sensitivity(s, t_lo, np.concatenate((e_lo, e_lo)), t_hi, np.concatenate((e_hi, e_hi)), log_m)
+        # sensitivity to the rounding of the end points: density * error / mass (rel_m is the
+        # new array log_interval_mass returned: rel_m + sensitivity in place)
+        rel_m += _x_sensitivity(s, t_lo, np.concatenate((e_lo, e_lo)), t_hi, np.concatenate((e_hi, e_hi)), log_m)
         log_m0, rel_m0, log_m1, rel_m1 = log_m[:n], rel_m[:n], log_m[n:], rel_m[n:]
         if self.p == 1.0:
             mix_log, mix_rel = log_m1, rel_m1
