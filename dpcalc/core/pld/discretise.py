@@ -359,23 +359,57 @@ def _connect_dots(left: np.ndarray, width: float, p_up: np.ndarray, q_low: np.nd
     e^q_low[i]; its upper part U = (P - e^left Q)/(1 - e^-width) is bounded from above so that
     the mass put at each point, and above it, can only be too large.
     """
-    p_up = p_up + 4.0 * U * (1.0 + finite_abs(p_up))
-    q_low = q_low - 4.0 * U * (1.0 + finite_abs(q_low))
+    # (with few temporaries: each quantity by the operations of the formula in its comment, in
+    # that order, so the values are those of the plain expressions)
+    # p_up = p_up + 4 u (1 + |p_up|); q_low = q_low - 4 u (1 + |q_low|) (new arrays)
+    p_up = np.add(p_up, _log_margin(p_up, 4.0 * U))
+    margin = _log_margin(q_low, 4.0 * U)
+    q_low = np.subtract(q_low, margin, out=margin)
     # N / P(cell) = 1 - exp(left + log Q - log P) is largest for the smallest exponent
     with np.errstate(invalid="ignore"):
-        exponent = left + q_low - p_up
-    exponent = exponent - 8.0 * U * (finite_abs(left) + finite_abs(q_low) + finite_abs(p_up) + 1.0)
-    exponent = np.where(np.isnan(exponent), -math.inf, np.minimum(exponent, 0.0))
-    log_share = log1mexp(exponent) - math.log(-math.expm1(-width)) + 8.0 * U
-    log_share = np.minimum(log_share, 0.0)  # the up part is at most the whole cell
+        exponent = left + q_low
+        exponent -= p_up
+    # exponent = exponent - 8 u (|left| + |q_low| + |p_up| + 1)
+    slack = finite_abs(left)
+    slack += finite_abs(q_low)
+    slack += finite_abs(p_up)
+    slack += 1.0
+    slack *= 8.0 * U
+    exponent -= slack
+    # exponent = where(isnan(exponent), -inf, min(exponent, 0))
+    unknown = np.isnan(exponent)
+    np.minimum(exponent, 0.0, out=exponent)
+    exponent[unknown] = -math.inf
+    # log_share = min(log1mexp(exponent) - log(-expm1(-width)) + 8 u, 0): the up part is at
+    # most the whole cell
+    log_share = log1mexp(exponent)
+    log_share -= math.log(-math.expm1(-width))
+    log_share += 8.0 * U
+    np.minimum(log_share, 0.0, out=log_share)
     log_up = p_up + log_share
+    # log_down = where(isneginf(p_up), -inf, p_up + log1p(-exp(log_share)) + 4 u)
     with np.errstate(divide="ignore"):
-        log_down = p_up + np.log1p(-np.exp(log_share)) + 4.0 * U
-    log_down = np.where(np.isneginf(p_up), -math.inf, log_down)
+        log_down = np.exp(log_share, out=log_share)
+        np.negative(log_down, out=log_down)
+        np.log1p(log_down, out=log_down)
+        np.add(p_up, log_down, out=log_down)
+        log_down += 4.0 * U
+    log_down[np.isneginf(p_up)] = -math.inf
     log_m = np.full(len(left) + 1, -math.inf)
     log_m[:-1] = log_down
     log_m[1:] = log_add(log_m[1:], log_up)
-    return log_m + 4.0 * U * (1.0 + finite_abs(log_m))
+    # log_m + 4 u (1 + |log_m|)
+    log_m += _log_margin(log_m, 4.0 * U)
+    return log_m
+
+
+def _log_margin(x: np.ndarray, unit: float) -> np.ndarray:
+    """unit (1 + |x|) for the finite x, unit where x is infinite (`finite_abs`), in a new array:
+    the rounding slack of a log value (`unit` a Python float such as 4.0 * U)."""
+    out = finite_abs(x)
+    out += 1.0
+    out *= unit
+    return out
 
 
 def _upper_step(h: float, k_lo: int, grid: np.ndarray, lp: np.ndarray, lql: np.ndarray, lam: float,
@@ -384,9 +418,10 @@ def _upper_step(h: float, k_lo: int, grid: np.ndarray, lp: np.ndarray, lql: np.n
     count = len(grid)
     # pessimistic cell [k h, (k+1) h) for k = k_lo .. k_hi - 1 is halves 2(k-k_lo)+2, 2(k-k_lo)+3
     # in the 1-based half indexing of `edges` (index 0 is the tail below).
-    a_idx = 2 + 2 * np.arange(count - 1)
-    p_up = log_add(lp[a_idx], lp[a_idx + 1])  # upper bound of P(cell)
-    q_low = log_add(lql[a_idx], lql[a_idx + 1])  # lower bound of Q(cell)
+    # (as strided slices: halves 2, 4, .., 2 count - 2 and 3, 5, .., 2 count - 1)
+    first_half, second_half = slice(2, 2 * count - 1, 2), slice(3, 2 * count, 2)
+    p_up = log_add(lp[first_half], lp[second_half])  # upper bound of P(cell)
+    q_low = log_add(lql[first_half], lql[second_half])  # lower bound of Q(cell)
     log_m = _connect_dots(grid[:-1], h, p_up, q_low)
     # Mass at or above k_hi h: the half [k_hi h, (k_hi + 1/2) h) and the tail above -> +inf.
     log_inf = log_add(lp[2 * count], lp[2 * count + 1])
