@@ -144,7 +144,8 @@ def log_sub(log_a: ArrayLike, log_b: ArrayLike) -> FloatArray:
     below_count = int(np.count_nonzero(below))
     if below_count == len(d):
         out = log1mexp(d)
-        return np.add(log_a, out, out=out)
+        np.add(log_a, out, out=out)
+        return out
     out = np.full(d.shape, -math.inf)
     if below_count:
         out[below] = log_a[below] + log1mexp(d[below])

@@ -175,7 +175,7 @@ def _end_sensitivity(s: float, t: np.ndarray, e: np.ndarray, log_mass: np.ndarra
     """where(isfinite(t), exp(min(log_density(t) - log_mass, 700)) e / s, 0) of `_x_sensitivity`,
     in one new array, with log_density(t) = -0.5 t t - log sqrt(2 pi) as `normal.log_density`
     evaluates it (the caller ignores the floating-point flags)."""
-    out = np.multiply(-0.5, t)
+    out: np.ndarray = np.multiply(-0.5, t)
     out *= t
     out -= LOG_SQRT_2PI
     out -= log_mass
