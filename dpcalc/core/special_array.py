@@ -49,7 +49,8 @@ def finite_abs(x: ArrayLike) -> FloatArray:
     mass) the slack must stay finite, since -inf + inf would be nan.
     """
     x = np.asarray(x, dtype=float)
-    return np.abs(np.where(np.isfinite(x), x, 0.0))
+    out: FloatArray = np.where(np.isfinite(x), x, 0.0)
+    return np.abs(out, out=out)  # (in place: the same values)
 
 
 def log1mexp(x: ArrayLike) -> FloatArray:
@@ -60,11 +61,40 @@ def log1mexp(x: ArrayLike) -> FloatArray:
     relative: measured <= 1.6 u (~2e-16) wherever the result is a normal float64 (x >= -708);
     below, the result -e^x underflows like e^x itself.
     Ends: x = 0 -> -inf, x = -inf -> -0.0, x > 0 or nan -> nan.
+
+    On a 1-d array each branch is evaluated at its own points only (in place; a branch that takes
+    every point needs no gathering): the same values as both branches everywhere and a choice.
     """
     x = np.asarray(x, dtype=float)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out: FloatArray = np.where(x > -_LOG2, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+        if x.ndim != 1:
+            out: FloatArray = np.where(x > -_LOG2, np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
+            return out
+        near = x > -_LOG2
+        near_count = int(np.count_nonzero(near))
+        if near_count == len(x):
+            return _log_neg_expm1(x)
+        if near_count == 0:
+            return _log1p_neg_exp(x)
+        out = np.empty_like(x)
+        out[near] = _log_neg_expm1(x[near])
+        far = ~near
+        out[far] = _log1p_neg_exp(x[far])
     return out
+
+
+def _log_neg_expm1(x: FloatArray) -> FloatArray:
+    """log(-expm1(x)), in one new array (the caller ignores the floating-point flags)."""
+    out: FloatArray = np.expm1(x)
+    np.negative(out, out=out)
+    return np.log(out, out=out)
+
+
+def _log1p_neg_exp(x: FloatArray) -> FloatArray:
+    """log1p(-exp(x)), in one new array (the caller ignores the floating-point flags)."""
+    out: FloatArray = np.exp(x)
+    np.negative(out, out=out)
+    return np.log1p(out, out=out)
 
 
 def log_add(a: ArrayLike, b: ArrayLike) -> FloatArray:
@@ -101,9 +131,25 @@ def log_sub(log_a: ArrayLike, log_b: ArrayLike) -> FloatArray:
     log_b = np.asarray(log_b, dtype=float)
     with np.errstate(invalid="ignore", over="ignore"):
         d = log_b - log_a
-    d = np.where(np.isnan(d), np.where(np.isneginf(log_b), -math.inf, 0.0), d)
-    with np.errstate(invalid="ignore"):  # inf + log1mexp(0) = inf - inf where a = b = inf, discarded
-        return np.where(d < 0.0, log_a + log1mexp(np.minimum(d, 0.0)), -math.inf)
+    if d.ndim != 1 or log_a.shape != d.shape or log_b.shape != d.shape:
+        d = np.where(np.isnan(d), np.where(np.isneginf(log_b), -math.inf, 0.0), d)
+        with np.errstate(invalid="ignore"):  # inf + log1mexp(0) = inf - inf where a = b = inf, discarded
+            out: FloatArray = np.where(d < 0.0, log_a + log1mexp(np.minimum(d, 0.0)), -math.inf)
+        return out
+    # 1-d: the same values, log_a + log1mexp(d) evaluated where d < 0 only
+    unknown = np.isnan(d)
+    if unknown.any():
+        d = np.where(unknown, np.where(np.isneginf(log_b), -math.inf, 0.0), d)
+    below = d < 0.0
+    below_count = int(np.count_nonzero(below))
+    if below_count == len(d):
+        out = log1mexp(d)
+        np.add(log_a, out, out=out)
+        return out
+    out = np.full(d.shape, -math.inf)
+    if below_count:
+        out[below] = log_a[below] + log1mexp(d[below])
+    return out
 
 
 def log_expm1(x: ArrayLike) -> FloatArray:

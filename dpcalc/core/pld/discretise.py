@@ -278,6 +278,11 @@ def _theta_table(measure: Tilted) -> np.ndarray:
     stays a normal float (a subnormal one costs ~100 times as much on x86: products of tiny
     masses with tiny weights made repeated in-process calls of the design card take 0.1 to 0.4 s,
     now 0.1 to 0.2 s), and for large theta it sums a few points instead of the whole grid.
+
+    The elementwise work of a theta is done in pieces of _CHUNK points (their temporaries stay in
+    the processor's cache), each point seeing the operations of the formulas in the comments in
+    that order; the sum of the kept terms is one sum over them all, as the plain expressions form
+    it (numpy's pairwise order depends on the length), so the floats are those of the plain code.
     """
     s = measure.losses
     count = len(measure.t)
@@ -285,30 +290,59 @@ def _theta_table(measure: Tilted) -> np.ndarray:
     tops = np.empty(len(THETAS))
     rests = np.zeros(len(THETAS))
     buffer = np.empty(count)
+    positive = measure.t > 0.0
     with np.errstate(divide="ignore"):
-        log_t = np.log(np.where(measure.t > 0.0, measure.t, 0.0))
+        log_t = np.log(np.where(positive, measure.t, 0.0))
+    # log t is -inf exactly where t is not positive, and finite elsewhere. When those points lie
+    # at the ends only, every other term is finite and the test "term >= largest - cutoff" keeps
+    # a contiguous run of them whenever the smallest finite one passes it (below)
+    where_positive = np.flatnonzero(positive)
+    first, last = (int(where_positive[0]), int(where_positive[-1]) + 1) if len(where_positive) else (0, 0)
+    ends_only = len(where_positive) == last - first
+    with np.errstate(divide="ignore"):
         for index, rate in enumerate((measure.lam + THETAS).tolist()):
             lo, hi = 0, count
             if rate * measure.h > 0.0:  # largest weight at the low end
                 hi = min(count, math.floor(_EXP_CUTOFF / (rate * measure.h)) + 1)
             elif rate * measure.h < 0.0:  # at the high end
                 lo = max(0, count - 1 - math.floor(_EXP_CUTOFF / (-rate * measure.h)))
-            # exponent = log_z - rate s (in place in `buffer`); the losses increase and each
-            # rounded operation is monotone, so its largest value is at an end
-            exponent = np.multiply(rate, s[lo:hi], out=buffer[: hi - lo])
-            np.subtract(measure.log_z, exponent, out=exponent)
-            top = max(float(exponent[0]), float(exponent[-1]))
+            # exponent = log_z - rate s: the losses increase and each rounded operation is
+            # monotone, so its largest value is at an end (the two ends by the same operations)
+            ends = np.subtract(measure.log_z, np.multiply(rate, s[[lo, hi - 1]]))
+            top = max(float(ends[0]), float(ends[1]))
             if (lo, hi) != (0, count):
                 rests[index] = _EXP_REST * (1.0 + measure.err)
-            # log of t e^(exponent - top), at most log t: log_t + (exponent - top)
-            terms = np.add(log_t[lo:hi], np.subtract(exponent, top, out=exponent), out=exponent)
-            largest = float(terms.max())
+            # terms = log_t + ((log_z - rate s) - top), the log of t e^(exponent - top), at
+            # most log t; in `buffer`, a piece at a time, with the largest and, over the
+            # finite run [a, b), the smallest
+            terms = buffer[: hi - lo]
+            a, b = max(lo, first), min(hi, last)
+            maxima, minima = [], []  # of the pieces (reduced by numpy: a nan would propagate)
+            for start in range(lo, hi, _CHUNK):
+                stop = min(start + _CHUNK, hi)
+                part = np.multiply(rate, s[start:stop], out=buffer[start - lo : stop - lo])
+                np.subtract(measure.log_z, part, out=part)
+                np.subtract(part, top, out=part)
+                np.add(log_t[start:stop], part, out=part)
+                maxima.append(part.max())
+                if ends_only and max(start, a) < min(stop, b):
+                    minima.append(part[max(start, a) - start : min(stop, b) - start].min())
+            largest = float(np.max(maxima))
             if math.isfinite(largest):
-                kept = terms >= largest - _EXP_CUTOFF
-                kept_count = int(np.count_nonzero(kept))
-                selected = terms if kept_count == len(terms) else terms[kept]
-                np.subtract(selected, largest, out=selected)
-                inner = float(np.exp(selected, out=selected).sum()) + (len(terms) - kept_count) * _EXP_REST
+                cutoff = largest - _EXP_CUTOFF
+                if ends_only and a < b and float(np.min(minima)) >= cutoff:
+                    # kept: exactly the finite run [a, b) (the others are -inf)
+                    kept_count = b - a
+                    selected = terms[a - lo : b - lo]
+                else:
+                    kept = terms >= cutoff
+                    kept_count = int(np.count_nonzero(kept))
+                    selected = terms if kept_count == len(terms) else terms[kept]
+                # exp(selected - largest), in place, a piece at a time; then one sum
+                for start in range(0, len(selected), _CHUNK):
+                    part = selected[start : start + _CHUNK]
+                    np.exp(np.subtract(part, largest, out=part), out=part)
+                inner = float(selected.sum()) + (len(terms) - kept_count) * _EXP_REST
                 log_sums[index] = largest + math.log(inner)
             else:
                 log_sums[index] = -math.inf
@@ -325,23 +359,57 @@ def _connect_dots(left: np.ndarray, width: float, p_up: np.ndarray, q_low: np.nd
     e^q_low[i]; its upper part U = (P - e^left Q)/(1 - e^-width) is bounded from above so that
     the mass put at each point, and above it, can only be too large.
     """
-    p_up = p_up + 4.0 * U * (1.0 + finite_abs(p_up))
-    q_low = q_low - 4.0 * U * (1.0 + finite_abs(q_low))
+    # (with few temporaries: each quantity by the operations of the formula in its comment, in
+    # that order, so the values are those of the plain expressions)
+    # p_up = p_up + 4 u (1 + |p_up|); q_low = q_low - 4 u (1 + |q_low|) (new arrays)
+    p_up = np.add(p_up, _log_margin(p_up, 4.0 * U))
+    margin = _log_margin(q_low, 4.0 * U)
+    q_low = np.subtract(q_low, margin, out=margin)
     # N / P(cell) = 1 - exp(left + log Q - log P) is largest for the smallest exponent
     with np.errstate(invalid="ignore"):
-        exponent = left + q_low - p_up
-    exponent = exponent - 8.0 * U * (finite_abs(left) + finite_abs(q_low) + finite_abs(p_up) + 1.0)
-    exponent = np.where(np.isnan(exponent), -math.inf, np.minimum(exponent, 0.0))
-    log_share = log1mexp(exponent) - math.log(-math.expm1(-width)) + 8.0 * U
-    log_share = np.minimum(log_share, 0.0)  # the up part is at most the whole cell
+        exponent = left + q_low
+        exponent -= p_up
+    # exponent = exponent - 8 u (|left| + |q_low| + |p_up| + 1)
+    slack = finite_abs(left)
+    slack += finite_abs(q_low)
+    slack += finite_abs(p_up)
+    slack += 1.0
+    slack *= 8.0 * U
+    exponent -= slack
+    # exponent = where(isnan(exponent), -inf, min(exponent, 0))
+    unknown = np.isnan(exponent)
+    np.minimum(exponent, 0.0, out=exponent)
+    exponent[unknown] = -math.inf
+    # log_share = min(log1mexp(exponent) - log(-expm1(-width)) + 8 u, 0): the up part is at
+    # most the whole cell
+    log_share = log1mexp(exponent)
+    log_share -= math.log(-math.expm1(-width))
+    log_share += 8.0 * U
+    np.minimum(log_share, 0.0, out=log_share)
     log_up = p_up + log_share
+    # log_down = where(isneginf(p_up), -inf, p_up + log1p(-exp(log_share)) + 4 u)
     with np.errstate(divide="ignore"):
-        log_down = p_up + np.log1p(-np.exp(log_share)) + 4.0 * U
-    log_down = np.where(np.isneginf(p_up), -math.inf, log_down)
+        log_down = np.exp(log_share, out=log_share)
+        np.negative(log_down, out=log_down)
+        np.log1p(log_down, out=log_down)
+        np.add(p_up, log_down, out=log_down)
+        log_down += 4.0 * U
+    log_down[np.isneginf(p_up)] = -math.inf
     log_m = np.full(len(left) + 1, -math.inf)
     log_m[:-1] = log_down
     log_m[1:] = log_add(log_m[1:], log_up)
-    return log_m + 4.0 * U * (1.0 + finite_abs(log_m))
+    # log_m + 4 u (1 + |log_m|)
+    log_m += _log_margin(log_m, 4.0 * U)
+    return log_m
+
+
+def _log_margin(x: np.ndarray, unit: float) -> np.ndarray:
+    """unit (1 + |x|) for the finite x, unit where x is infinite (`finite_abs`), in a new array:
+    the rounding slack of a log value (`unit` a Python float such as 4.0 * U)."""
+    out = finite_abs(x)
+    out += 1.0
+    out *= unit
+    return out
 
 
 def _upper_step(h: float, k_lo: int, grid: np.ndarray, lp: np.ndarray, lql: np.ndarray, lam: float,
@@ -350,9 +418,10 @@ def _upper_step(h: float, k_lo: int, grid: np.ndarray, lp: np.ndarray, lql: np.n
     count = len(grid)
     # pessimistic cell [k h, (k+1) h) for k = k_lo .. k_hi - 1 is halves 2(k-k_lo)+2, 2(k-k_lo)+3
     # in the 1-based half indexing of `edges` (index 0 is the tail below).
-    a_idx = 2 + 2 * np.arange(count - 1)
-    p_up = log_add(lp[a_idx], lp[a_idx + 1])  # upper bound of P(cell)
-    q_low = log_add(lql[a_idx], lql[a_idx + 1])  # lower bound of Q(cell)
+    # (as strided slices: halves 2, 4, .., 2 count - 2 and 3, 5, .., 2 count - 1)
+    first_half, second_half = slice(2, 2 * count - 1, 2), slice(3, 2 * count, 2)
+    p_up = log_add(lp[first_half], lp[second_half])  # upper bound of P(cell)
+    q_low = log_add(lql[first_half], lql[second_half])  # lower bound of Q(cell)
     log_m = _connect_dots(grid[:-1], h, p_up, q_low)
     # Mass at or above k_hi h: the half [k_hi h, (k_hi + 1/2) h) and the tail above -> +inf.
     log_inf = log_add(lp[2 * count], lp[2 * count + 1])

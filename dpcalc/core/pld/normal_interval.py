@@ -59,8 +59,16 @@ def log_interval_mass(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np
     where = np.flatnonzero(narrow)
     rest = where  # narrow intervals whose Simpson bound is not accepted (below)
     if len(where):
-        log_s, rel_s = _simpson(low[where], high[where], width4[where])
+        if len(where) == low.size and low.ndim == 1:
+            # every interval narrow (most calls of a fine discretisation): Simpson on the whole
+            # arrays, without gathering (elementwise: the same values)
+            log_s, rel_s = _simpson(low, high, width4)
+        else:
+            log_s, rel_s = _simpson(low[where], high[where], width4[where])
         good = np.isfinite(log_s) & (rel_s <= _SIMPSON_ACCEPT)
+        if len(where) == low.size and low.ndim == 1 and good.all():
+            # accepted everywhere: the steps below would find no interval to work on
+            return log_s, rel_s
         not_good = ~good
         log_mass[where[good]] = log_s[good]
         rel_err[where[good]] = rel_s[good]

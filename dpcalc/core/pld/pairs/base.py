@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dpcalc.core.pld.normal import UNIT_ROUNDOFF, log_density
+from dpcalc.core.pld.normal import LOG_SQRT_2PI, UNIT_ROUNDOFF, log_density
 from dpcalc.core.record import Record
 
 U = UNIT_ROUNDOFF
@@ -44,7 +44,13 @@ def _combine(log_a: np.ndarray | float, rel_a: np.ndarray | float, log_b: np.nda
     """log(A + B) of two non-negative quantities and the relative error of the sum."""
     with np.errstate(invalid="ignore"):
         total = np.logaddexp(log_a, log_b)
-    rel = np.maximum(rel_a, rel_b) + 2.0 * U
+    rel = np.maximum(rel_a, rel_b)
+    if isinstance(rel, np.ndarray) and rel.shape == np.shape(total):
+        # where(isneginf(total), 0, max(rel_a, rel_b) + 2 u), in place
+        rel += 2.0 * U
+        rel[np.isneginf(total)] = 0.0
+        return total, rel
+    rel = rel + 2.0 * U
     rel = np.where(np.isneginf(total), 0.0, rel)
     return total, rel
 
@@ -149,11 +155,35 @@ def _x_sensitivity(s: float, t_lo: np.ndarray, e_lo: np.ndarray, t_hi: np.ndarra
                    log_mass: np.ndarray) -> np.ndarray:
     """Relative change of a normal interval mass when its end points x = s t move by e_lo, e_hi:
     density times error over mass (the rounding of x, S2)."""
+    arrays = (t_lo, e_lo, t_hi, e_hi, log_mass)
+    if all(isinstance(x, np.ndarray) for x in arrays) and all(x.shape == log_mass.shape for x in arrays):
+        # the same values in place, one end at a time (`_end_sensitivity`)
+        with np.errstate(invalid="ignore", over="ignore"):
+            out = _end_sensitivity(s, t_lo, e_lo, log_mass)
+            out += _end_sensitivity(s, t_hi, e_hi, log_mass)
+        out[np.isneginf(log_mass)] = 0.0
+        return out
     with np.errstate(invalid="ignore", over="ignore"):
         a = np.where(np.isfinite(t_lo), np.exp(np.minimum(log_density(t_lo) - log_mass, 700.0)) * e_lo / s, 0.0)
         b = np.where(np.isfinite(t_hi), np.exp(np.minimum(log_density(t_hi) - log_mass, 700.0)) * e_hi / s, 0.0)
     out = a + b
     return np.where(np.isneginf(log_mass), 0.0, out)
+
+
+def _end_sensitivity(s: float, t: np.ndarray, e: np.ndarray, log_mass: np.ndarray) -> np.ndarray:
+    """where(isfinite(t), exp(min(log_density(t) - log_mass, 700)) e / s, 0) of `_x_sensitivity`,
+    in one new array, with log_density(t) = -0.5 t t - log sqrt(2 pi) as `normal.log_density`
+    evaluates it (the caller ignores the floating-point flags)."""
+    out: np.ndarray = np.multiply(-0.5, t)
+    out *= t
+    out -= LOG_SQRT_2PI
+    out -= log_mass
+    np.minimum(out, 700.0, out=out)
+    np.exp(out, out=out)
+    out *= e
+    out /= s
+    out[~np.isfinite(t)] = 0.0
+    return out
 
 
 
