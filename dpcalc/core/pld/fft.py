@@ -87,15 +87,18 @@ def _fft_error_l2(n_fft: int, na2: float, nb2: float, na1: float, nb1: float, u:
     product into the stated norms. na2, nb2 and na1, nb1 are the 2- and 1-norms of a and b;
     u the unit round-off of the arithmetic the transforms run in.
     """
-    gamma = 3.0 * math.log2(n_fft) * (16.0 * u) + 8.0 * u  # (16 u: FFT_ETA at double precision)
-    return gamma * (na2 * nb1 + na1 * nb2)
+    return _gamma(n_fft, u) * (na2 * nb1 + na1 * nb2)
 
 
 def _fft_error_l1(n_fft: int, na2: float, nb2: float, na1: float, nb1: float, u: float = U) -> float:
     """L1 bound on the rounding error of the FFT convolution of a and b (S5): the L1 norm of a
     vector of length n is at most sqrt(n) times its 2-norm (`_fft_error_l2`)."""
-    gamma = 3.0 * math.log2(n_fft) * (16.0 * u) + 8.0 * u
-    return math.sqrt(n_fft) * gamma * (na2 * nb1 + na1 * nb2)
+    return math.sqrt(n_fft) * _gamma(n_fft, u) * (na2 * nb1 + na1 * nb2)
+
+
+def _gamma(n_fft: int, u: float) -> float:
+    """gamma = 3 log2(n) eta + 8u of the FFT bounds, eta = 16 u (`FFT_ETA` at double precision)."""
+    return 3.0 * math.log2(n_fft) * (16.0 * u) + 8.0 * u
 
 
 def _extended_convolve(a: np.ndarray, b: np.ndarray | None, n: int, n_fft: int, a1: float, a2: float, b1: float,
