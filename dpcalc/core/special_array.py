@@ -39,7 +39,11 @@ if TYPE_CHECKING:
 
 _LOG2 = math.log(2.0)
 
-__all__ = ["finite_abs", "log1mexp", "log1p_exp", "log_add", "log_expm1", "log_sub"]
+# Elementwise work on long arrays is done in pieces of this many values by the callers that
+# bother (their temporaries stay in the processor's cache; the same floats).
+CHUNK = 16384
+
+__all__ = ["CHUNK", "finite_abs", "log1mexp", "log1p_exp", "log_add", "log_expm1", "log_slack", "log_sub"]
 
 
 def finite_abs(x: ArrayLike) -> FloatArray:
@@ -51,6 +55,16 @@ def finite_abs(x: ArrayLike) -> FloatArray:
     x = np.asarray(x, dtype=float)
     out: FloatArray = np.where(np.isfinite(x), x, 0.0)
     return np.abs(out, out=out)  # (in place: the same values)
+
+
+def log_slack(x: ArrayLike, unit: float) -> FloatArray:
+    """unit (1 + |x|) for the finite x, unit where x is infinite (`finite_abs`), in one new array:
+    the rounding slack of a log value x (`unit` a float such as 4 u); the same floats as
+    `unit * (1.0 + finite_abs(x))`."""
+    out = finite_abs(x)
+    out += 1.0
+    out *= unit
+    return out
 
 
 def log1mexp(x: ArrayLike) -> FloatArray:

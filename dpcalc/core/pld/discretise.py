@@ -18,19 +18,15 @@ from dpcalc.core.pld.garbling import lower_masses
 from dpcalc.core.pld.measure import Tilted, U
 from dpcalc.core.pld.pairs import Pair
 from dpcalc.core.pld.theta_table import theta_table
-from dpcalc.core.special_array import finite_abs, log1mexp, log_add
-
-# Elementwise work on long arrays is done in pieces of this many values (the temporaries of a
-# piece stay in the processor's cache; the same floats).
-_CHUNK = 16384
+from dpcalc.core.special_array import CHUNK, finite_abs, log1mexp, log_add, log_slack
 
 
 def _bounds(log_value: np.ndarray, rel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """log of upper and lower bounds of a value known to relative error rel."""
-    if log_value.ndim == 1 and len(log_value) > _CHUNK:
+    if log_value.ndim == 1 and len(log_value) > CHUNK:
         upper, lower = np.empty(len(log_value)), np.empty(len(log_value))
-        for start in range(0, len(log_value), _CHUNK):
-            piece = slice(start, start + _CHUNK)
+        for start in range(0, len(log_value), CHUNK):
+            piece = slice(start, start + CHUNK)
             upper[piece], lower[piece] = _bounds(log_value[piece], rel[piece])
         return upper, lower
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -240,7 +236,7 @@ def discretise_step_layers(pair: Pair, h: float, k_lo: int, k_cut: int, tail_ste
         log_m, gap_mass, _ = lower_masses(centred, t_lp, t_lpl, t_lq, t_lql, H, tail_to_top=True)
         # the gap [(k_cut + 1/2) h, (j0 + 1/2) H) is rounded down to j0 H
         log_lo = np.concatenate(([t_lpl[0]], log_m))
-        log_lo = log_lo - 4.0 * U * (1.0 + finite_abs(log_lo))
+        log_lo = log_lo - log_slack(log_lo, 4.0 * U)
         if np.isfinite(log_lo).any():
             lower_tail = _tilt("lower", log_lo, tail_grid, H, j0, lam)
             gap0 = max(math.exp(t_lp[0]) - math.exp(t_lpl[0]), 0.0) if np.isfinite(t_lp[0]) else 0.0
@@ -269,8 +265,8 @@ def _connect_dots(left: np.ndarray, width: float, p_up: np.ndarray, q_low: np.nd
     # (with few temporaries: each quantity by the operations of the formula in its comment, in
     # that order, so the values are those of the plain expressions)
     # p_up = p_up + 4 u (1 + |p_up|); q_low = q_low - 4 u (1 + |q_low|) (new arrays)
-    p_up = np.add(p_up, _log_margin(p_up, 4.0 * U))
-    margin = _log_margin(q_low, 4.0 * U)
+    p_up = np.add(p_up, log_slack(p_up, 4.0 * U))
+    margin = log_slack(q_low, 4.0 * U)
     q_low = np.subtract(q_low, margin, out=margin)
     # N / P(cell) = 1 - exp(left + log Q - log P) is largest for the smallest exponent
     with np.errstate(invalid="ignore"):
@@ -306,17 +302,8 @@ def _connect_dots(left: np.ndarray, width: float, p_up: np.ndarray, q_low: np.nd
     log_m[:-1] = log_down
     log_m[1:] = log_add(log_m[1:], log_up)
     # log_m + 4 u (1 + |log_m|)
-    log_m += _log_margin(log_m, 4.0 * U)
+    log_m += log_slack(log_m, 4.0 * U)
     return log_m
-
-
-def _log_margin(x: np.ndarray, unit: float) -> np.ndarray:
-    """unit (1 + |x|) for the finite x, unit where x is infinite (`finite_abs`), in a new array:
-    the rounding slack of a log value (`unit` a Python float such as 4.0 * U)."""
-    out = finite_abs(x)
-    out += 1.0
-    out *= unit
-    return out
 
 
 def _upper_step(h: float, k_lo: int, grid: np.ndarray, lp: np.ndarray, lql: np.ndarray, lam: float,

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from dpcalc.core.pld.measure import U
-from dpcalc.core.special_array import finite_abs, log_add, log_sub
+from dpcalc.core.special_array import finite_abs, log_add, log_slack, log_sub
 
 # The largest fraction of the next cell that the lower-bound construction may need to lift a
 # cell's likelihood ratio onto the grid (see `lower_masses`); beyond it the cell is rounded down.
@@ -249,11 +249,7 @@ def lower_masses(grid: np.ndarray, lp: np.ndarray, lpl: np.ndarray, lq: np.ndarr
     if tail_to_top and np.isfinite(top_p_lo):
         rest_top = top_p_lo + math.log1p(-used) if used < 1.0 else -math.inf
         log_m[-1] = float(log_add(np.array(log_m[-1]), np.array(rest_top)))
-    # log_m = log_m - 4 u (1 + |log_m|)
-    margin = finite_abs(log_m)
-    margin += 1.0
-    margin *= 4.0 * U
-    log_m -= margin
+    log_m -= log_slack(log_m, 4.0 * U)  # log_m - 4 u (1 + |log_m|)
     with np.errstate(invalid="ignore", over="ignore"):
         gap = np.exp(p_hi)
         gap -= np.exp(p_lo)  # exp(p_hi) - exp(p_lo)

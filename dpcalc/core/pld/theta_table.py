@@ -9,15 +9,12 @@ import math
 import numpy as np
 
 from dpcalc.core.pld.measure import THETAS, Tilted
+from dpcalc.core.special_array import CHUNK
 
 # Weights below e^-700 of the largest are not summed one by one (e^-708.4 is the smallest
 # normal float64); their total is bounded by _EXP_REST times the measure's mass instead.
 _EXP_CUTOFF = 700.0
 _EXP_REST = math.exp(-_EXP_CUTOFF)
-
-# Elementwise work on long arrays is done in pieces of this many values (the temporaries of a
-# piece stay in the processor's cache; the same floats).
-_CHUNK = 16384
 
 
 def theta_table(measure: Tilted) -> np.ndarray:
@@ -36,7 +33,7 @@ def theta_table(measure: Tilted) -> np.ndarray:
     masses with tiny weights made repeated in-process calls of the design card take 0.1 to 0.4 s,
     now 0.1 to 0.2 s), and for large theta it sums a few points instead of the whole grid.
 
-    The elementwise work of a theta is done in pieces of _CHUNK points (their temporaries stay in
+    The elementwise work of a theta is done in pieces of CHUNK points (their temporaries stay in
     the processor's cache), each point seeing the operations of the formulas in the comments in
     that order; the sum of the kept terms is one sum over them all, as the plain expressions form
     it (numpy's pairwise order depends on the length), so the floats are those of the plain code.
@@ -75,8 +72,8 @@ def theta_table(measure: Tilted) -> np.ndarray:
             terms = buffer[: hi - lo]
             a, b = max(lo, first), min(hi, last)
             maxima, minima = [], []  # of the pieces (reduced by numpy: a nan would propagate)
-            for start in range(lo, hi, _CHUNK):
-                stop = min(start + _CHUNK, hi)
+            for start in range(lo, hi, CHUNK):
+                stop = min(start + CHUNK, hi)
                 part = np.multiply(rate, s[start:stop], out=buffer[start - lo : stop - lo])
                 np.subtract(measure.log_z, part, out=part)
                 np.subtract(part, top, out=part)
@@ -96,8 +93,8 @@ def theta_table(measure: Tilted) -> np.ndarray:
                     kept_count = int(np.count_nonzero(kept))
                     selected = terms if kept_count == len(terms) else terms[kept]
                 # exp(selected - largest), in place, a piece at a time; then one sum
-                for start in range(0, len(selected), _CHUNK):
-                    part = selected[start : start + _CHUNK]
+                for start in range(0, len(selected), CHUNK):
+                    part = selected[start : start + CHUNK]
                     np.exp(np.subtract(part, largest, out=part), out=part)
                 inner = float(selected.sum()) + (len(terms) - kept_count) * _EXP_REST
                 log_sums[index] = largest + math.log(inner)

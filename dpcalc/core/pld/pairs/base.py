@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from dpcalc.core.pld.normal import LOG_SQRT_2PI, UNIT_ROUNDOFF, log_density
+from dpcalc.core.pld.normal import UNIT_ROUNDOFF, log_density
 from dpcalc.core.record import Record
 
 U = UNIT_ROUNDOFF
@@ -172,11 +172,8 @@ def _x_sensitivity(s: float, t_lo: np.ndarray, e_lo: np.ndarray, t_hi: np.ndarra
 
 def _end_sensitivity(s: float, t: np.ndarray, e: np.ndarray, log_mass: np.ndarray) -> np.ndarray:
     """where(isfinite(t), exp(min(log_density(t) - log_mass, 700)) e / s, 0) of `_x_sensitivity`,
-    in one new array, with log_density(t) = -0.5 t t - log sqrt(2 pi) as `normal.log_density`
-    evaluates it (the caller ignores the floating-point flags)."""
-    out: np.ndarray = np.multiply(-0.5, t)
-    out *= t
-    out -= LOG_SQRT_2PI
+    in the one new array `log_density` makes (the caller ignores the floating-point flags)."""
+    out = log_density(t)
     out -= log_mass
     np.minimum(out, 700.0, out=out)
     np.exp(out, out=out)
