@@ -265,3 +265,31 @@ def test_a_widened_step_meets_the_accuracy():
     result = pld.tight_epsilon([gaussian(1e-4, 0.6, 10**6)], 1e-5)
     assert result.epsilon_upper - result.epsilon_lower <= 1e-3 * result.epsilon_upper
     assert not result.warnings
+
+
+def test_lower_coarse_share_of_long_runs():
+    """Runs of LOWER_COARSE_LONG steps or more compose their lower measure on _LOWER_LONG_BINS
+    points per sd, growing as (steps / LOWER_COARSE_LONG)^0.3 up to the half of the full grid;
+    shorter runs keep a quarter to a half, as before (docs/pld-soundness.md, S4)."""
+    full = plan._LOWER_COARSE_BINS_PER_SD
+    assert plan.lower_coarse_share(100) == 0.25
+    assert plan.lower_coarse_share(9_999) == pytest.approx((9_999 / 1e6) ** 0.3, rel=1e-12)
+    assert plan.lower_coarse_share(10_000) * full == pytest.approx(96.0, rel=1e-12)
+    assert plan.lower_coarse_share(10**6) * full == pytest.approx(96.0 * 100**0.3, rel=1e-12)
+    assert plan.lower_coarse_share(10**12) == 0.5
+    long_runs = [10**4, 3 * 10**4, 10**5, 10**6, 10**7, 10**8, 10**9]
+    shares = [plan.lower_coarse_share(steps) for steps in long_runs]
+    assert shares == sorted(shares)
+
+
+@pytest.mark.parametrize("steps, before", [(10_000, (1.840277, 1.841477)), (10**6, None)])
+def test_long_run_lower_bound_within_accuracy(steps, before):
+    """A long run's coarser lower grid keeps the interval within the accuracy on its first grid,
+    and (design card) inside the certified interval recorded before the chain merges."""
+    from dpcalc.core import pld
+
+    result = pld.tight_epsilon([Phase("gaussian", 0.004 if before else 1e-3, 1.1, None, steps)], 1e-5)
+    assert result.attempts == 1 and result.warnings == ()
+    assert result.epsilon_upper - result.epsilon_lower <= 1e-3 * result.epsilon_upper
+    if before is not None:
+        assert before[0] <= result.epsilon_lower <= result.epsilon_upper <= before[1]
