@@ -125,3 +125,23 @@ def test_a_lowest_cell_whose_losses_all_lie_above_its_point_joins_the_next_cell(
     assert g <= lifted[cut] < edges[cut]
     cell = pair.cell_masses(np.array([-math.inf, pair.support[0], lifted[cut], math.inf]))
     assert 0.0 <= float(cell.log_p[1] - cell.log_q[1]) - g <= 1e-5 * h  # the cut found to 64^-3 of h/2
+
+
+@pytest.mark.slow
+def test_the_small_p_small_sigma_corner_step_brackets_the_exact_profile():
+    """p = 1e-5, sigma = 0.5 (T = 1e7): the binding remove direction's one step on the grid the
+    accountant chooses (widened to 2.4 points per sd, shifted to the pile) brackets the exact
+    profile at every epsilon read; the corner's width comes from the bulk's placement within
+    cells (docs/pld-soundness.md, S4), not from these values."""
+    from dpcalc.core.phases import Phase
+    from dpcalc.core.pld import accountant, plan
+
+    setup = accountant.prepare((Phase("gaussian", 1e-5, 0.5, None, 10**7),), 1e-5, None, 1e-3)
+    lam, estimate = setup.tilts["remove"]
+    model = setup.models["remove"][0]
+    grid_plan = plan.make_plan(lam, estimate, 1e-5, setup.scale, plan.INF_SHARE, setup.events, 0.0)
+    upper, lower = plan.step_measures(model, grid_plan, align=True)
+    assert upper.tail is None and upper.bulk.h == 2.0**-15
+    for eps in (0.0, 1e-4, 1e-3, 0.01, 0.1, 1.0, 3.0, 5.0):
+        exact = exact_one_step_delta(1e-5, 0.5, eps)
+        assert bounds.delta_bound(lower, eps) <= exact <= bounds.delta_bound(upper, eps)
