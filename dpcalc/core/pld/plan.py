@@ -57,7 +57,7 @@ _LOWER_COARSE_LEAST = 0.25
 # atoms (`lower.chain_shares`); with those, the 107 cases of benchmarks/pld_grid.py keep every
 # lower bound at or above its value with the old merges at the full 1536 bins, and long runs
 # compose half as many (a quarter moved one: p = 1e-5, sigma = 0.5, T = 1e7, by 2e-4 relative).
-# Delta at one epsilon and profiles keep the full grid, as before.
+# Delta at one epsilon and profiles keep the full grid below LOWER_COARSE_LONG steps.
 _LOWER_COARSE_MOST = 0.5
 # Runs of LOWER_COARSE_LONG steps or more compose their lower measure more coarsely still:
 # _LOWER_LONG_BINS bins per standard deviation at LOWER_COARSE_LONG steps, growing as
@@ -71,6 +71,16 @@ _LOWER_COARSE_MOST = 0.5
 # interval to the digit, which any coarser grid lowers (by 1e-9 to 1e-7 relative at T = 100).
 LOWER_COARSE_LONG = 1e4
 _LOWER_LONG_BINS = 96.0
+# ... and twice as many for the other queries (delta at one epsilon, profiles read at many
+# points: attack risk, trade-off curves; the shared composition of a sweep over T, `over_steps`),
+# growing the same way up to the full grid. Measured on
+# 40 runs of benchmarks/pld_grid.py (T >= 1e4, p < 1) and two corners, delta at eps = 1 and
+# `risk`'s figures, against the engine before the chain merges: at 96 bins 27 of the 84 calls had
+# a figure outside its interval there (by up to 2e-3 relative, past the accuracy at one FPR);
+# at 192 bins 7, five of them by their upper measure, which the lower grid does not change (up
+# to 3e-4), two by at most 8e-6; the full grid had 13 (up to 8e-4). The design card's delta at
+# eps = 2 does half the work.
+_PROFILE_LONG_BINS = 192.0
 # Bins of one step's discretisation (its step h doubles until the window fits). At 2^17 the
 # lower bound of small-noise runs stalled: p = 0.004, sigma = 0.5, T = 1e4 and p = 0.001,
 # sigma = 0.8, T = 1e5 ended 0.25-0.6% wide (warned); at 2^18 both meet the default accuracy
@@ -111,20 +121,27 @@ class Plan(Value):
     lower_coarse_bins: float
     events: int
     min_step: float = 0.0  # steps finer than this are not needed (error <= steps * h)
-    # the lower measure of a short run composed on a coarser grid (`lower_coarse_share`): for
-    # epsilon at one delta; delta at one epsilon (relative widths in delta are some lam times
-    # those in epsilon) and profiles read at many points (risk) keep the full grid
+    # the lower measure of a short run composed on a coarser grid, and a long one's on the
+    # coarsest (`lower_coarse_share`): for epsilon at one delta; delta at one epsilon (relative
+    # widths in delta are some lam times those in epsilon) and profiles read at many points
+    # (risk) keep the full grid for short runs and twice the bins for long ones
     short_runs_coarser: bool = False
 
 
-def lower_coarse_share(steps: int) -> float:
+def lower_coarse_share(steps: int, short_runs_coarser: bool = True) -> float:
     """The share of `Plan.lower_coarse_bins` a composition of `steps` steps keeps in its lower
-    measure's composed grid (see LOWER_COARSE_FULL and LOWER_COARSE_LONG). Any grid gives a
-    sound lower measure (S4); this only trades accuracy for work."""
+    measure's composed grid (see LOWER_COARSE_FULL, LOWER_COARSE_LONG and _PROFILE_LONG_BINS):
+    with `short_runs_coarser` (epsilon at one delta, `Plan.short_runs_coarser`) every run, without
+    it only runs of LOWER_COARSE_LONG steps or more. Any grid gives a sound lower measure (S4);
+    this only trades accuracy for work."""
     count = count_as_float(steps)
     if count >= LOWER_COARSE_LONG:
-        least = _LOWER_LONG_BINS / _LOWER_COARSE_BINS_PER_SD
-        return min(_LOWER_COARSE_MOST, least * float((count / LOWER_COARSE_LONG) ** _LOWER_COARSE_GROWTH))
+        growth = float((count / LOWER_COARSE_LONG) ** _LOWER_COARSE_GROWTH)
+        if not short_runs_coarser:
+            return min(1.0, _PROFILE_LONG_BINS / _LOWER_COARSE_BINS_PER_SD * growth)
+        return min(_LOWER_COARSE_MOST, _LOWER_LONG_BINS / _LOWER_COARSE_BINS_PER_SD * growth)
+    if not short_runs_coarser:
+        return 1.0
     return min(_LOWER_COARSE_MOST,
                max(_LOWER_COARSE_LEAST, float((count / LOWER_COARSE_FULL) ** _LOWER_COARSE_GROWTH)))
 

@@ -113,7 +113,7 @@ class Powers:
     def __init__(self, model: PhaseModel, base: Layered, plan: Plan, top: int, usage: Usage) -> None:
         self.model, self.plan, self.top, self.usage = model, plan, top, usage
         self.coarse = plan.upper_coarse_bins if base.kind == "upper" else (
-            plan.lower_coarse_bins * (lower_coarse_share(model.steps) if plan.short_runs_coarser else 1.0))
+            plan.lower_coarse_bins * lower_coarse_share(model.steps, plan.short_runs_coarser))
         if base.kind == "upper" and model.steps >= LONG_RUN_STEPS:
             self.coarse *= LONG_RUN_UPPER_FACTOR
         self.chain = [usage.note(base)]

@@ -282,6 +282,38 @@ def test_lower_coarse_share_of_long_runs():
     assert shares == sorted(shares)
 
 
+def test_lower_coarse_share_of_other_queries():
+    """Delta at one epsilon and profiles (Plan.short_runs_coarser false) keep the full grid below
+    LOWER_COARSE_LONG steps, and from there _PROFILE_LONG_BINS points per sd, growing the same way
+    up to the full grid (docs/pld-soundness.md, S4)."""
+    full = plan._LOWER_COARSE_BINS_PER_SD
+    assert plan.lower_coarse_share(100, False) == 1.0
+    assert plan.lower_coarse_share(9_999, False) == 1.0
+    assert plan.lower_coarse_share(10_000, False) * full == pytest.approx(192.0, rel=1e-12)
+    assert plan.lower_coarse_share(10**6, False) * full == pytest.approx(192.0 * 100**0.3, rel=1e-12)
+    assert plan.lower_coarse_share(10**12, False) == 1.0
+    for steps in (10**4, 10**5, 10**6, 10**9):
+        assert plan.lower_coarse_share(steps, False) >= plan.lower_coarse_share(steps)
+
+
+def test_long_run_delta_and_risk_inside_their_earlier_intervals():
+    """The design card's delta at eps = 2 and attack-risk figures on the coarser long-run grid:
+    inside the certified intervals the engine gave before the chain merges (recorded then:
+    delta [2.430202957e-06, 2.430802573e-06]; TPR at FPR 1e-5 from 7.261788e-05, advantage
+    from 0.178388620), within the accuracy, on one grid."""
+    from dpcalc.core import pld, risk
+
+    phases = [Phase("gaussian", 0.004, 1.1, None, 10_000)]
+    result = pld.tight_delta(phases, 2.0)
+    assert result.attempts == 1 and result.warnings == ()
+    assert 2.430202957e-06 <= result.delta_lower <= result.delta_upper <= 2.430802573e-06
+    figures = risk.attack_risk(phases)
+    assert figures.advantage.lower >= 0.178388620
+    first = figures.points[0]
+    assert first.fpr == 1e-5 and first.tpr.lower >= 7.261788e-05
+    assert first.tpr.upper - first.tpr.lower <= 1e-3 * first.tpr.upper
+
+
 @pytest.mark.parametrize("steps, before", [(10_000, (1.840277, 1.841477)), (10**6, None)])
 def test_long_run_lower_bound_within_accuracy(steps, before):
     """A long run's coarser lower grid keeps the interval within the accuracy on its first grid,
