@@ -62,6 +62,8 @@ COMMANDS = [
     "pld --n 60000 --batch-size 256 --epochs 10:30:10 --sigma 0.8,1.1",
     f"risk {DESIGN}",
     f"risk {DESIGN} --fpr 0.001",
+    "risk --p 0.001 --sigma 0.6 --T 100000",
+    "risk --p 0.01 --sigma 5 --T 1000000",
     "calibrate --n 60000 --batch-size 240 --epochs 10 --target-eps 3",
     "calibrate --n 60000 --batch-size 240 --sigma 1.1 --target-eps 3 --solve epochs",
     "calibrate --p 0.004 --T 10000 --target-eps 2 --accountant rdp",
@@ -105,6 +107,10 @@ def engine_cases() -> Iterator[tuple[str, dict[str, object]]]:
     yield "delta at eps 2", {"phases": [("gaussian", 0.004, 1.1, None, 10_000, {})], "epsilon": 2.0}
     yield "delta at eps 0.5 replace-one", {"phases": [("gaussian", 0.004, 1.1, None, 10_000,
                                                        {"neighbours": "replace-one"})], "epsilon": 0.5}
+    # delta at one epsilon of long runs (their lower measure composes on its own grid rule)
+    for p, sigma, steps in ((1e-4, 0.5, 10_000), (0.01, 0.5, 10_000), (0.1, 1.5, 10_000), (0.001, 5.0, 10**6)):
+        yield f"delta at eps 1 p={p:g} sigma={sigma:g} T={steps}", {
+            "phases": [("gaussian", p, sigma, None, steps, {})], "epsilon": 1.0}
 
 
 def run_engine(case: dict[str, object]) -> dict[str, object]:

@@ -54,8 +54,12 @@ def parse_probability(option: str, text: str) -> WrittenFloat:
     if not 0 < numerator < denominator:
         raise InputError(f"{option} must be {OPEN_UNIT.requirement}, got {text}")
     # int / int is correctly rounded, as float() of a Fraction is
-    if (denominator - numerator) / denominator < 2.2250738585072014e-308:
+    complement = (denominator - numerator) / denominator
+    if complement < 2.2250738585072014e-308:
         raise InputError(f"{option} must be at most 1 - 2.2e-308 (1 - probability is computed), got {text}")
+    if complement == 1.0:  # at most 2^-54: 1 - probability rounds to 1, a certain miss
+        raise InputError(f"{option} must be at least 5.6e-17 (1 - probability is computed and must stay below 1), "
+                         f"got {text}")
     return WrittenFloat(numerator / denominator, text)
 
 

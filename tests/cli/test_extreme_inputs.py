@@ -76,7 +76,7 @@ def test_ranges_stay_exact_beyond_28_digits():
     (("calibrate", "--target-eps", "2", "--p", "0.004", "--T", "1000", "--delta", "1e-320"),
      "--delta must be in [1e-300, 1), got 1e-320"),
     (("mechanism", "smooth-sensitivity", "--eps", "5e-324", "--delta", "1e-5", "--confidence", "0.9"),
-     "--eps must be large enough that the noise scale S / alpha is a finite float64 (S = 1, alpha = 0), got 5e-324"),
+     "--eps must be such that the noise scale S / alpha is a positive finite float64 (S = 1, alpha = 0), got 5e-324"),
     (("mechanism", "svt", "--queries", "100", "--answers", "1", "--alpha", "5", "--beta", "0.05", "--sensitivity", "1e308"),
      "--sensitivity must be below 2.247e+307 (8 c Delta must be a finite float64), got 1e+308"),
     (("mechanism", "noisy-max", "--noise", "gumbel", "--candidates", "10", "--gap", "5e-324", "--beta", "0.05"),

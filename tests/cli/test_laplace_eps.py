@@ -144,6 +144,9 @@ def test_two_of_three(dpcalc, args, message):
         (("--probability", "nan"), "--probability must be in (0, 1), got nan"),
         (("--probability", "abc"), "--probability must be a number in (0, 1), got 'abc'"),
         (("--probability", "0." + "9" * 400), "--probability must be at most 1 - 2.2e-308 (1 - probability is computed), got 0." + "9" * 400),
+        # at most 2^-54 = 5.55e-17, 1 - probability rounds to 1
+        (("--probability", "5.55e-17"), "--probability must be at least 5.6e-17 (1 - probability is computed and must "
+         "stay below 1), got 5.55e-17"),
         (("--sensitivity", "0"), "--sensitivity must be in (0, inf), got 0"),
         (("--sensitivity", "inf"), "--sensitivity must be in (0, inf), got inf"),
         (("--dims", "0"), "--dims must be an integer in [1, inf), got 0"),

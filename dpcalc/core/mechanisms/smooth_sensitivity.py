@@ -179,15 +179,17 @@ def lln_optimal_sigma(epsilon: float, beta: float) -> float:
     return float(find_root(lambda u: u * u * (u - b) - 1.0, start, start + max(1.0, 1e-15 * start)) * low)
 
 
-def _minimising_sigma(beta: float, k: float, c: float) -> float:
-    """The sigma minimising t / sigma + c e^(k sigma^2 / 2) (t = beta, k, c > 0): the root of
+def _minimising_sigma(beta: float, k: float, log_c: float) -> float:
+    """The sigma minimising t / sigma + c e^(k sigma^2 / 2) (t = beta, k, c > 0; c given as its
+    log, which may lie outside float64's range for c): the root of
     k c sigma^3 e^(k sigma^2 / 2) = t, solved in u = ln sigma, where
     h(u) = ln(k c) + 3 u + (k/2) e^(2u) - ln t is increasing. h(D/3) > 0 for D = ln t - ln(k c);
-    the lower end steps down until h < 0 (h -> -inf as u -> -inf)."""
-    d = math.log(beta) - math.log(k) - math.log(c)
+    the lower end steps down until h < 0 (h -> -inf as u -> -inf). e^(2u) is capped at e^700,
+    where h is far above 0 already (its sign is all the root finder needs there)."""
+    d = math.log(beta) - math.log(k) - log_c
 
     def h(u: float) -> float:
-        return 3.0 * u + 0.5 * k * math.exp(2.0 * u) - d
+        return 3.0 * u + 0.5 * k * math.exp(min(2.0 * u, 700.0)) - d
 
     high = d / 3.0
     low = high - 1.0
@@ -271,12 +273,14 @@ def smooth_sensitivity(
                 raise ParameterError("scale", f"such that S / scale is positive and finite (S {S:g})", scale)
             if noise == "laplace-log-normal" and sigma is None:
                 assert beta is not None
-                sigma = _minimising_sigma(beta, 3.0, alpha)
+                sigma = _minimising_sigma(beta, 3.0, math.log(alpha))
         else:
             assert epsilon is not None
             alpha, sigma = _alpha_for_epsilon(noise, epsilon, beta, sigma, degrees)
-            if not (alpha > 0.0 and math.isfinite(S / alpha)):  # epsilon near 5e-324, or S near 1e308
-                raise ParameterError("epsilon", f"large enough that the noise scale S / alpha is a finite float64 "
+            # epsilon near 5e-324 or S near 1e308 (the scale overflows), or epsilon near 1e308 with
+            # S near 5e-324 (it underflows to 0)
+            if not (alpha > 0.0 and 0.0 < S / alpha < math.inf):
+                raise ParameterError("epsilon", f"such that the noise scale S / alpha is a positive finite float64 "
                                      f"(S = {S:g}, alpha = {alpha:g})", epsilon)
         solved = "noise"
         if error is not None:
@@ -392,9 +396,19 @@ def _alpha_for_accuracy(noise: Noise, S: float, error: float, failure_probabilit
     laplace-log-normal without sigma, the sigma minimising epsilon = t / sigma +
     K e^(5 sigma^2 / 2), K = S sqrt(2/q) / error (Chebyshev scale error sqrt(q/2) e^(-sigma^2))."""
     if noise != "laplace-log-normal":
-        return S / (error / _quantile(noise, failure_probability, None, degrees)), None
+        return _alpha_at_scale(S, error, error / _quantile(noise, failure_probability, None, degrees)), None
     assert beta is not None
     if sigma is None:
-        k = S * math.sqrt(2.0 / failure_probability) / error
-        sigma = _minimising_sigma(beta, 5.0, k)
-    return S / (error / _quantile(noise, failure_probability, sigma)), sigma
+        log_k = math.log(S) + 0.5 * math.log(2.0 / failure_probability) - math.log(error)
+        sigma = _minimising_sigma(beta, 5.0, log_k)
+    return _alpha_at_scale(S, error, error / _quantile(noise, failure_probability, sigma)), sigma
+
+
+def _alpha_at_scale(S: float, error: float, scale: float) -> float:
+    """alpha = S / scale for the scale an accuracy asks, refused where that scale (or alpha)
+    leaves float64's range (S and the error some 1e300 apart)."""
+    alpha = S / scale if scale > 0.0 else math.inf
+    if not (0.0 < scale < math.inf and 0.0 < alpha < math.inf):
+        raise ParameterError("error", f"such that the noise scale it needs is a positive finite float64, as is "
+                             f"S / scale (S = {S:g}, scale = {scale:g})", error)
+    return alpha

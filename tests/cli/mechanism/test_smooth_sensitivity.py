@@ -160,6 +160,22 @@ def test_max_eps(dpcalc):
      "Error: --lln-sigma must be in (0, inf), got -1"),
     (("--noise", "cauchy", "--scale", "1e-320", "--smooth-sensitivity", "1e300"),
      "Error: --scale must be such that S / scale is positive and finite (S 1e+300), got 1e-320"),
+    # the noise scale underflows to 0 (found by the slow property test: a division by zero)
+    (("--noise", "laplace-log-normal", "--eps", "1e300", "--smoothness", "0.1", "--error", "1",
+      "--smooth-sensitivity", "1e-300"),
+     "Error: --eps must be such that the noise scale S / alpha is a positive finite float64 (S = 1e-300, "
+     "alpha = 1e+300), got 1e+300"),
+    # S / error near 1e-600: the minimising sigma's log(k) and the scale's range (log of 0 before)
+    (("--noise", "laplace-log-normal", "--smoothness", "0.1", "--error", "1e300", "--confidence", "0.9",
+      "--smooth-sensitivity", "1e-300"),
+     "Error: --error must be such that the noise scale it needs is a positive finite float64, as is S / scale "
+     "(S = 1e-300, scale = 8.54902e+61), got 1e+300"),
+    (("--noise", "cauchy", "--error", "1e300", "--confidence", "0.9", "--smooth-sensitivity", "1e-300"),
+     "Error: --error must be such that the noise scale it needs is a positive finite float64, as is S / scale "
+     "(S = 1e-300, scale = 1.58384e+299), got 1e+300"),
+    # 1 - confidence rounds to 1 (it named --confidence with the range of 1 - confidence before)
+    (("--eps", "1", "--delta", "1e-6", "--confidence", "1e-300"),
+     "Error: --confidence must be at least 5.6e-17 (1 - probability is computed and must stay below 1), got 1e-300"),
 ])
 def test_errors(dpcalc, args, message):
     run = dpcalc(*COMMAND, *args)
