@@ -73,13 +73,13 @@ LOWER_COARSE_LONG = 1e4
 _LOWER_LONG_BINS = 96.0
 # ... and twice as many for the other queries (delta at one epsilon, profiles read at many
 # points: attack risk, trade-off curves; the shared composition of a sweep over T, `over_steps`),
-# growing the same way up to the full grid. Measured on
-# 40 runs of benchmarks/pld_grid.py (T >= 1e4, p < 1) and two corners, delta at eps = 1 and
-# `risk`'s figures, against the engine before the chain merges: at 96 bins 27 of the 84 calls had
-# a figure outside its interval there (by up to 2e-3 relative, past the accuracy at one FPR);
-# at 192 bins 7, five of them by their upper measure, which the lower grid does not change (up
-# to 3e-4), two by at most 8e-6; the full grid had 13 (up to 8e-4). The design card's delta at
-# eps = 2 does half the work.
+# growing the same way up to the full grid. Measured on 40 runs of benchmarks/pld_grid.py
+# (T >= 1e4, p < 1) and two corners, delta at eps = 1 and `risk`'s figures, against the engine
+# before the chain merges: at 96 bins 27 of the 84 calls had a figure outside its interval
+# there (by up to 2e-3 relative, past the accuracy at one FPR); at 192 bins 7, five of them
+# shared with the full grid and by the same largest amounts (up to 3e-4, in upper ends, which the
+# lower grid does not change), two by at most 8e-6; the full grid had 13 (up to 8e-4). The design
+# card's delta at eps = 2 does half the work.
 _PROFILE_LONG_BINS = 192.0
 # Bins of one step's discretisation (its step h doubles until the window fits). At 2^17 the
 # lower bound of small-noise runs stalled: p = 0.004, sigma = 0.5, T = 1e4 and p = 0.001,
