@@ -8,7 +8,8 @@
 Two kinds of case:
 
 * engine cases: the PLD accountant (dpcalc.core.pld) on the 107 cases of benchmarks/pld_grid.py
-  (the 100-case grid and the hard corners), every sampling scheme under every neighbour
+  (the 100-case grid and the hard corners) and the runs of benchmarks/peers_pld.py not among
+  them, every sampling scheme under every neighbour
   relation it supports, Laplace runs, several phases, delta at a given epsilon. Each records
   the certified interval (lower, upper) of the figure solved for, with the grid size and the
   number of attempts.
@@ -34,7 +35,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1] / "benchmarks"))  # peers_pld's own imports
 
+from benchmarks.peers_pld import CASES as PEER_CASES
 from benchmarks.pld_grid import CORNERS, GRID
 
 DESIGN = "--p 0.004 --sigma 1.1 --T 10000"
@@ -89,6 +92,11 @@ def engine_cases() -> Iterator[tuple[str, dict[str, object]]]:
     """(name, keywords of one tight_epsilon/tight_delta call) for every engine case."""
     for p, sigma, steps in GRID + CORNERS:
         yield f"grid p={p:g} sigma={sigma:g} T={steps}", {"phases": [("gaussian", p, sigma, None, steps, {})]}
+    # the runs timed against the peers (benchmarks/peers_pld.py) that the grid does not hold
+    for case in PEER_CASES:
+        if (case.p, case.sigma, case.steps) not in GRID + CORNERS:
+            yield (f"peers p={case.p:g} sigma={case.sigma:g} T={case.steps}",
+                   {"phases": [("gaussian", case.p, case.sigma, None, case.steps, {})]})
     from dpcalc.core.phases import NEIGHBOURS, SAMPLINGS, unsupported
 
     run = {"epoch_steps": 250}

@@ -26,6 +26,7 @@ from dpcalc.core.pld.plan import (
     lower_coarse_share,
     run_mantissa,
     step_measures,
+    step_widened,
     upper_step_measure,
 )
 from dpcalc.core.record import Mutable, Record
@@ -113,7 +114,8 @@ class Powers:
     def __init__(self, model: PhaseModel, base: Layered, plan: Plan, top: int, usage: Usage) -> None:
         self.model, self.plan, self.top, self.usage = model, plan, top, usage
         self.coarse = plan.upper_coarse_bins if base.kind == "upper" else (
-            plan.lower_coarse_bins * lower_coarse_share(model.steps, plan.short_runs_coarser))
+            plan.lower_coarse_bins * lower_coarse_share(model.steps, plan.short_runs_coarser,
+                                                        step_widened(model, plan, base.bulk.h)))
         if base.kind == "upper" and model.steps >= LONG_RUN_STEPS:
             self.coarse *= LONG_RUN_UPPER_FACTOR
         self.chain = [usage.note(base)]

@@ -265,6 +265,31 @@ def test_a_widened_step_meets_the_accuracy():
     result = pld.tight_epsilon([gaussian(1e-4, 0.6, 10**6)], 1e-5)
     assert result.epsilon_upper - result.epsilon_lower <= 1e-3 * result.epsilon_upper
     assert not result.warnings
+    # inside the interval the engine certified before the chain merges (after two grids, warned):
+    # its lower measure keeps the grid of shorter runs (a widened step, `plan.step_widened`)
+    assert 1.6105538096 <= result.epsilon_lower <= result.epsilon_upper <= 1.6122555363
+
+
+def test_a_widened_step_keeps_the_lower_grid_of_shorter_runs():
+    """A step whose window forced a coarser step than the plan's (small p, small sigma) composes
+    its lower measure on the grid of runs under LOWER_COARSE_LONG steps, however long the run; the
+    design card's step is not widened (docs/pld-soundness.md, S4)."""
+    from dpcalc.core.pld import accountant
+
+    for p, sigma, steps, widened in ((1e-4, 0.6, 10**6, True), (0.004, 1.1, 10_000, False)):
+        setup = accountant.prepare([gaussian(p, sigma, steps)], 1e-5, None, 1e-3)
+        model = setup.models["remove"][0]
+        grid_plan = plan.make_plan(*setup.tilts["remove"], 1e-5, setup.scale, plan.INF_SHARE, setup.events,
+                                   setup.per_step_error(setup.reference))
+        grid = plan._step_grid(model, grid_plan)
+        assert grid.widened is widened
+        assert plan.step_widened(model, grid_plan, grid.h) is widened
+        _, lower = plan.step_measures(model, grid_plan, align=True)
+        assert plan.step_widened(model, grid_plan, lower.bulk.h) is widened
+    for steps in (10**4, 10**6, 10**9):
+        assert plan.lower_coarse_share(steps, True, widened=True) == min(0.5, max(0.25, (steps / 1e6) ** 0.3))
+        assert plan.lower_coarse_share(steps, False, widened=True) == 1.0
+    assert plan.lower_coarse_share(100, True, widened=True) == plan.lower_coarse_share(100)
 
 
 def test_lower_coarse_share_of_long_runs():
