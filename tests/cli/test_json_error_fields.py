@@ -20,6 +20,12 @@ def fields(dpcalc, *args):
 CASES = [
     # a conflict written with its value
     (["check", "a.toml", "--format", "github"], "--format", ["--format", "--json"], None, None),
+    # the shared options: the gates, --x
+    (["convert", "--from", "gdp", "--mu", "1", "--to", "dp", "--eps", "1", "--max-eps", "1"], "--max-eps",
+     ["--max-eps", "--eps", "--delta", "--max-delta"], None, None),
+    (["gdp", "--p", "0.01", "--sigma", "1,2", "--T", "10", "--chart", "--x", "p"], "--x", ["--x", "--sigma"],
+     "one of --sigma", "p"),
+    (["gdp", *RUN, "--no-tight", "--max-eps", "1"], "--max-eps", ["--max-eps"], None, None),
 ]
 
 
@@ -39,3 +45,19 @@ def test_input_error_takes_option_or_options():
 
     assert (InputError("m", options=("--a", "--b")).option, InputError("m", option="--a").options) == ("--a", ("--a",))
     assert (InputError("m").option, InputError("m").options) == (None, ())
+
+
+def test_a_core_refusal_worded_with_the_options_keeps_its_fields():
+    from dpcalc.cli.options import option_error
+    from dpcalc.core.text import WrittenFloat
+    from dpcalc.core.validation import ParameterError, RunError
+
+    run = option_error(RunError("{T} and {epochs} cannot be given together"))
+    assert (str(run), run.options, run.allowed, run.got) == (
+        "--T and --epochs cannot be given together", ("--T", "--epochs"), None, None)
+    value = option_error(ParameterError("noise_multiplier", "in (0, inf)", WrittenFloat(-1.0, "-1e0")),
+                         {"noise_multiplier": "--sigma"}.__getitem__)
+    assert (str(value), value.option, value.allowed, value.got) == (
+        "--sigma must be in (0, inf), got -1.0", "--sigma", "in (0, inf)", "-1e0")
+    unspelled = option_error(ParameterError("strategy rows", "one a step", 3), str)
+    assert (unspelled.option, unspelled.options, unspelled.got) == (None, (), "3")
