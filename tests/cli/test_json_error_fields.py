@@ -26,6 +26,23 @@ CASES = [
     (["gdp", "--p", "0.01", "--sigma", "1,2", "--T", "10", "--chart", "--x", "p"], "--x", ["--x", "--sigma"],
      "one of --sigma", "p"),
     (["gdp", *RUN, "--no-tight", "--max-eps", "1"], "--max-eps", ["--max-eps"], None, None),
+    # mf and calibrate (--mechanism mf: the core's refusal, its requirement and the value received)
+    (["calibrate", *MF, "--p", "0.01", "--chart"], "--plot", ["--plot", "--chart", "--target-eps", "--epochs"],
+     None, None),
+    (["calibrate", "--p", "0.01,0.02", "--T", "100", "--target-advantage", "0.1"], "--p", ["--p"], None, None),
+    (["calibrate", "--p", "0.01", "--T", "100", "--target-advantage", "0.1", "--like", "opacus"], "--like",
+     ["--like", "--target-eps"], None, None),
+    (["calibrate", *MF, "--p", "0.01", "--bands", "2"], "--bands", ["--bands", "--mechanism"], None, None),
+    (["calibrate", "--mechanism", "mf", *MF, "--coefficients", "1,0.5", "--participations", "2", "--min-sep", "500"],
+     "--min-sep", ["--min-sep"], "an integer in [1, 100] (at most the number of steps)", "500"),
+    (["calibrate", "--mechanism", "mf", *MF, "--bands", "2", "--p", "0.01", "--sigma", "1"], "--sigma",
+     ["--sigma", "--mechanism"], None, None),
+    (["mf", "--T", "100", "--sigma", "1", "--coefficients", "1,0.5", "--participations", "2", "--min-sep", "500"],
+     "--min-sep", ["--min-sep"], "an integer in [1, 100] (at most the number of steps)", "500"),
+    (["mf", *RUN, "--tree"], "--tree", ["--tree", "--n", "--batch-size", "--epochs", "--T"], None, None),
+    (["mf", *RUN, "--coefficients", "1,0.5"], "--strategy",
+     ["--strategy", "--coefficients", "--participations", "--min-sep"], None, None),
+    (["mf", "--n", "1000", "--batch-size", "10", "--T", "100", "--bands", "2"], "--sigma", ["--sigma"], None, None),
 ]
 
 
