@@ -43,6 +43,16 @@ CASES = [
     (["mf", *RUN, "--coefficients", "1,0.5"], "--strategy",
      ["--strategy", "--coefficients", "--participations", "--min-sep"], None, None),
     (["mf", "--n", "1000", "--batch-size", "10", "--T", "100", "--bands", "2"], "--sigma", ["--sigma"], None, None),
+    # the run commands: the --plot file, --phase, sweeps, --orders
+    (["pld", *RUN, "--plot", "a.txt"], "--plot", ["--plot"], "a .png, .svg or .pdf file", "a.txt"),
+    (["pld", "--phase", "p=0.01,sigma=-1,T=10"], "--phase", ["--phase"], "in (0, inf)", "-1"),
+    (["pld", "--phase", "p=0.01,sigma=1,T=10", "--sigma", "1,2"], "--phase", ["--phase", "--sigma", "--p", "--T"],
+     None, None),
+    (["pld", "--n", "1000", "--batch-size", "10,20", "--sigma", "1", "--epochs", "1", "--max-batch-size", "10"],
+     "--max-batch-size", ["--max-batch-size"], None, None),
+    (["rdp", *RUN, "--orders", "90000:100000:1"], "--orders", ["--orders"], None, "90000:100000:1"),
+    (["risk", "--p", "0.01,0.02", "--sigma", "1", "--T", "10"], "--p", ["--p"], None, None),
+    (["statement", "--p", "0.01,0.02", "--sigma", "1", "--T", "10"], "--p", ["--p"], None, "0.01,0.02"),
 ]
 
 
