@@ -53,6 +53,8 @@ CASES = [
     (["rdp", *RUN, "--orders", "90000:100000:1"], "--orders", ["--orders"], None, "90000:100000:1"),
     (["risk", "--p", "0.01,0.02", "--sigma", "1", "--T", "10"], "--p", ["--p"], None, None),
     (["statement", "--p", "0.01,0.02", "--sigma", "1", "--T", "10"], "--p", ["--p"], None, "0.01,0.02"),
+    # check
+    (["check", "a.toml", "b.toml"], "BUDGET", ["BUDGET", "--json"], None, None),
 ]
 
 
@@ -65,6 +67,25 @@ def test_a_refusal_names_its_options(dpcalc, args, option, options, allowed, got
         assert error["allowed"] == allowed, error["message"]
     if got is not ...:
         assert error["got"] == got, error["message"]
+
+
+def test_a_refusal_that_names_no_option_has_none(dpcalc, tmp_path):
+    malformed = tmp_path / "bad.toml"
+    malformed.write_text("[budget\n")
+    error = fields(dpcalc, "check", malformed)
+    assert (error["option"], error["options"]) == (None, [])
+
+
+def test_the_shell_argument_of_completions(monkeypatch):
+    from dpcalc.cli.completions import _shell
+    from dpcalc.cli.errors import InputError
+
+    monkeypatch.setenv("SHELL", "/bin/tcsh")
+    with pytest.raises(InputError) as raised:
+        _shell(None)
+    error = raised.value
+    assert (error.option, error.options, error.allowed, error.got) == (
+        "SHELL", ("SHELL",), "one of bash, zsh, fish", "/bin/tcsh")
 
 
 def test_input_error_takes_option_or_options():
