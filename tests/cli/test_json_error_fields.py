@@ -55,6 +55,26 @@ CASES = [
     (["statement", "--p", "0.01,0.02", "--sigma", "1", "--T", "10"], "--p", ["--p"], None, "0.01,0.02"),
     # check
     (["check", "a.toml", "b.toml"], "BUDGET", ["BUDGET", "--json"], None, None),
+    # advanced-composition, convert, laplace-eps
+    (["advanced-composition", "--eps", "0.1"], "--k", ["--k", "--eps"], None, None),
+    (["advanced-composition", "--eps", "0.1", "--delta", "0.5", "--k", "10"], "--delta", ["--delta"],
+     "below (1 - delta-prime) / k = 0.099999", "0.5"),
+    (["advanced-composition", "--eps", "0", "--target-eps", "1"], "--eps", ["--eps", "--target-eps"],
+     "in (0, inf)", "0"),
+    (["advanced-composition", "--eps", "0.1", "--delta", "1e-6", "--k", "10", "--total-delta", "1e-9"],
+     "--total-delta", ["--total-delta"], ..., "1e-9"),
+    (["convert", "--to", "dp"], "--from", ["--from"], "one of dp, gdp, zcdp, rdp, gaussian, laplace", None),
+    (["convert", "--from", "gdp", "--mu", "1", "--to", "laplace"], "--from", ["--from", "--to", "--group"], None, None),
+    (["convert", "--from", "dp", "--eps", "1", "--to", "gaussian", "--delta", "0"], "--from",
+     ["--from", "--to", "--delta", "--group"], None, None),
+    (["convert", "--from", "rdp", "--order", "2", "--rdp-eps", "1", "--to", "dp", "--group", "2"], "--group",
+     ["--group", "--from"], None, None),
+    (["convert", "--from", "gaussian", "--to", "dp"], "--from", ["--from", "--sigma", "--noise-std"], None, None),
+    (["convert", "--from", "gdp", "--mu", "1", "--to", "dp", "--plot", "a.png"], "--plot", ["--plot", "--to"],
+     None, None),
+    (["laplace-eps", "--error", "1"], "--tolerance", ["--tolerance", "--probability", "--eps"], None, None),
+    (["laplace-eps", "--tolerance", "1", "--probability", "1.0"], "--probability", ["--probability"],
+     "in (0, 1)", "1.0"),
 ]
 
 
