@@ -136,7 +136,7 @@ def _forward(question: Question) -> CompositionResult:
     eps, deltas, k, slack, total_delta = (question.epsilons, question.deltas, question.k, question.slack,
                                           question.total_delta)
     if eps is None:
-        raise InputError("--eps is required (the epsilon of each mechanism, >= 0, or a comma list)")
+        raise InputError("--eps is required (the epsilon of each mechanism, >= 0, or a comma list)", option="--eps")
     if len(eps) > 1 or len(deltas) > 1:
         mechanisms = _mechanism_lists(eps, deltas, k)
         if slack is not None:  # no --total-delta: the total is the deltas plus delta'
@@ -144,7 +144,8 @@ def _forward(question: Question) -> CompositionResult:
         with _total_delta_errors(total_delta):
             return core.compose_heterogeneous(*mechanisms, slack, total_delta)
     if k is None:
-        raise InputError("--k is required with a single --eps (or give --eps as a comma list, one value per mechanism)")
+        raise InputError("--k is required with a single --eps (or give --eps as a comma list, one value per mechanism)",
+                         options=("--k", "--eps"))
     if slack is not None:
         _check_total_delta(k * deltas[0], slack, k, deltas, per_mechanism=True)
     with _total_delta_errors(total_delta):
@@ -156,11 +157,12 @@ def _mechanism_lists(epsilons: Numbers, deltas: Numbers, count: int | None) -> t
     if len(epsilons) > 1 and len(deltas) > 1 and len(epsilons) != len(deltas):
         raise InputError(
             f"--eps lists {len(epsilons)} mechanisms and --delta lists {len(deltas)}: give one value per "
-            "mechanism in each, or a single value for all"
+            "mechanism in each, or a single value for all", options=("--eps", "--delta")
         )
     length = max(len(epsilons), len(deltas))
     if count is not None and count != length:
-        raise InputError(f"--k is {count} but the lists give {length} mechanisms: drop --k (k is the list length)")
+        raise InputError(f"--k is {count} but the lists give {length} mechanisms: drop --k (k is the list length)",
+                         option="--k", got=written(count))
     return list(epsilons) * (length if len(epsilons) == 1 else 1), list(deltas) * (length if len(deltas) == 1 else 1)
 
 
@@ -168,13 +170,16 @@ def _check_total_delta(sum_deltas: float, slack: float, count: int, deltas: Numb
     if sum_deltas + slack < 1.0:
         return
     if per_mechanism:
+        allowed = f"below (1 - delta-prime) / k = {(1.0 - slack) / count:.6g}"
         raise InputError(
-            f"--delta must be below (1 - delta-prime) / k = {(1.0 - slack) / count:.6g} so that the "
-            f"total delta k * delta + delta-prime stays below 1, got {written(deltas[0])}"
+            f"--delta must be {allowed} so that the "
+            f"total delta k * delta + delta-prime stays below 1, got {written(deltas[0])}",
+            option="--delta", allowed=allowed, got=written(deltas[0]),
         )
     raise InputError(
         f"--delta must sum to below 1 - delta-prime = {1.0 - slack:.6g} so that the total delta "
-        f"stays below 1, got a sum of {sum_deltas:.6g}"
+        f"stays below 1, got a sum of {sum_deltas:.6g}",
+        option="--delta", allowed=f"a sum below 1 - delta-prime = {1.0 - slack:.6g}",
     )
 
 
@@ -186,7 +191,8 @@ def _total_delta_errors(total_delta: float | None) -> Iterator[None]:
     except ParameterError as error:
         if error.name != "total_delta" or total_delta is None:
             raise
-        raise InputError(f"--total-delta must be {error.requirement}, got {written(total_delta)}") from None
+        raise InputError(f"--total-delta must be {error.requirement}, got {written(total_delta)}", option="--total-delta",
+                         allowed=error.requirement, got=written(total_delta)) from None
 
 
 def _inverse(question: Question) -> InverseResult:
@@ -202,14 +208,16 @@ def _inverse(question: Question) -> InverseResult:
     if (epsilons is None) == (count is None):
         raise InputError(
             "--target-eps needs exactly one of --eps (to get the largest k) and --k "
-            "(to get the largest epsilon per mechanism)"
+            "(to get the largest epsilon per mechanism)", options=("--target-eps", "--eps", "--k")
         )
     if len(deltas) > 1 or (epsilons is not None and len(epsilons) > 1):
-        raise InputError("--target-eps takes a single --eps and --delta, not comma lists")
+        raise InputError("--target-eps takes a single --eps and --delta, not comma lists",
+                         options=("--target-eps", "--eps", "--delta"))
     if epsilons is not None and epsilons[0] == 0.0:
         raise InputError(
             f"--eps must be in (0, inf) with --target-eps (with --eps 0 every k stays within any target), "
-            f"got {written(epsilons[0])}"
+            f"got {written(epsilons[0])}", options=("--eps", "--target-eps"), allowed="in (0, inf)",
+            got=written(epsilons[0]),
         )
     if deltas[0] > 0.0 and fixed_total is None:
         if epsilons is not None:
@@ -224,7 +232,8 @@ def _inverse(question: Question) -> InverseResult:
             )
         raise InputError(
             f"--total-delta is required with --target-eps when --delta > 0: {reason}; "
-            "add --total-delta D, the one total delta in (0, 1) to state every theorem at"
+            "add --total-delta D, the one total delta in (0, 1) to state every theorem at",
+            options=("--total-delta", "--target-eps", "--delta"),
         )
     if epsilons is not None:
         if fixed_total is not None:

@@ -17,13 +17,14 @@ def x_key(text: str, swept: Sequence[str], sweeps: Mapping[str, Any], drawn: boo
     dashes: --T, --steps, T), refused unless a figure is drawn and that option is swept."""
     if not drawn:
         raise InputError(f"--x chooses the x axis of a sweep's figure: give --plot FILE or --chart, got --x {text}",
-                         option="--x", got=text)
+                         options=("--x", "--plot", "--chart"), got=text)
     name = _input_name(text.strip())
     if name in swept:
         return name
     listed = ", ".join(sweeps[key].option for key in swept)
     which = f"one of {listed}" if swept else "a swept option: give it a list or range, e.g. --sigma 0.8,1.1"
-    raise InputError(f"--x must name {which}, got {text}", option="--x",
+    named = tuple(sweeps[key].option for key in swept) if swept else ("--sigma",)
+    raise InputError(f"--x must name {which}, got {text}", options=tuple(dict.fromkeys(("--x", *named))),
                      allowed=f"one of {listed}" if swept else "a swept option", got=text)
 
 

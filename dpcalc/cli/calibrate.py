@@ -272,12 +272,14 @@ def calibrate(
     if factorisation != _FACTORISATION:
         given = next(f"--{name.replace('_', '-')}" for name in record.fields(factorisation)
                      if getattr(factorisation, name) != getattr(_FACTORISATION, name))
-        raise InputError(f"{given} applies to --mechanism mf (a matrix-factorisation mechanism)", option=given)
+        raise InputError(f"{given} applies to --mechanism mf (a matrix-factorisation mechanism)",
+                         options=(given, "--mechanism"))
     calibration = _calibration(accountant, solve, mechanism, sensitivity, scheme, max_batch_size, risk)
     check_calibration(calibration, dataset_size_given=run.n is not None, noise_std_given=run.noise_std is not None)
     if calibration.risk.given:
         if like is not None:
-            raise InputError("--like shows a framework's epsilon: calibrate with --target-eps to compare it")
+            raise InputError("--like shows a framework's epsilon: calibrate with --target-eps to compare it",
+                             options=("--like", "--target-eps"))
         return _to_risk(calibration, quantities, max_eps, outputs)
     return _to_epsilon(calibration, quantities, max_eps, outputs, like)
 
@@ -326,7 +328,8 @@ def _to_epsilon(calibration: Calibration, quantities: Quantities, max_eps: float
     refuse_sweep(like, request.is_sweep)
     if (request.plot is not None or request.chart) and not request.is_sweep:
         raise InputError(
-            "--plot and --chart draw a sweep: give a list or range, e.g. --target-eps 1,2,4,8 or --epochs 10:60:10"
+            "--plot and --chart draw a sweep: give a list or range, e.g. --target-eps 1,2,4,8 or --epochs 10:60:10",
+            options=("--plot", "--chart", "--target-eps", "--epochs"),
         )
     runs = [given_run(row) for row in request.rows]
     results = _solve(calibration, runs, tasks(calibration, runs))
@@ -351,11 +354,12 @@ def _to_risk(calibration: Calibration, quantities: Quantities, max_eps: float | 
 
     check_risk_target(calibration.risk, quantities.target_epsilon is not None, calibration.accountant)
     if outputs.plot is not None or outputs.chart:
-        raise InputError("--plot and --chart draw sweeps of epsilon targets; a risk calibration has no figure")
+        raise InputError("--plot and --chart draw sweeps of epsilon targets; a risk calibration has no figure",
+                         options=("--plot", "--chart"))
     swept = next((value for value in vars(quantities).values() if isinstance(value, Swept)), None)
     if swept is not None:
         raise InputError(f"a risk calibration takes one run, got a list or range for {swept.option}: "
-                         "run it once per value")
+                         "run it once per value", option=swept.option)
     request = start(quantities, outputs=outputs, max_eps=max_eps)
     task = parse_problem(given_run(request.rows[0])._replace(target_epsilon=0.0), calibration.solve)
 

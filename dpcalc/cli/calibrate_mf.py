@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dpcalc.cli.errors import InputError
-from dpcalc.cli.options import Formats, Swept, one
+from dpcalc.cli.options import Formats, Swept, one, option_error
 from dpcalc.cli.output import Answer, Report, Table, format_lower, format_number, format_upper
 from dpcalc.cli.request import start
 from dpcalc.core import record
@@ -42,7 +42,7 @@ def calibrate_mf(quantities: Any, chosen: Factorisation, neighbours: str | None,
     for option, given in refused.items():
         if given:
             raise InputError(f"{option} does not apply to --mechanism mf (it solves for the noise multiplier "
-                             "sigma of the mechanism with the pld accountant)", option=option)
+                             "sigma of the mechanism with the pld accountant)", options=(option, "--mechanism"))
     for value in vars(quantities).values():
         if isinstance(value, Swept):
             raise InputError(f"--mechanism mf calibrates one run: give {value.option} one value, got {value.text}",
@@ -66,7 +66,7 @@ def calibrate_mf(quantities: Any, chosen: Factorisation, neighbours: str | None,
     try:
         reduction(1.0)  # the inputs refused before any search
     except ParameterError as error:
-        raise InputError(error.worded(_spell)) from None
+        raise option_error(error, _spell) from None
     with paused_gc():
         found = calibrate_sigma(reduction, row.target_epsilon, row.delta, precision=row.precision)
     return request.answer(_report(row, chosen, neighbours, found)), found.reduced.message if found.sigma is None else None

@@ -128,7 +128,8 @@ def check(
         raise conflict("--format github", "--json" if json_output else "--csv", "the annotations follow the table")
     if len(budget_files) > 1 and (json_output or csv_output):
         raise InputError(f"BUDGET: {'--json' if json_output else '--csv'} takes one budget file, got "
-                         f"{len(budget_files)}; check each file in a call of its own")
+                         f"{len(budget_files)}; check each file in a call of its own",
+                         options=("BUDGET", "--json" if json_output else "--csv"))
     if len(budget_files) == 1 and not github:
         return _check(budget_files[0], formats)
     return CheckedFiles(tuple(budget_files), github)

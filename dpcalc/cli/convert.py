@@ -135,27 +135,37 @@ _TERMS = {
 }
 
 
-def _conversion_message(error) -> str:
-    """A core ConversionError as the command states it, with its options."""
-    return error.describe(_TERMS)
+def _conversion_error(error) -> InputError:
+    """A core ConversionError as the command states it, with its options: --from and --to for a
+    conversion that does not exist ("no conversion dp -> zcdp: ..."), then those of the terms
+    its reason and alternatives name, in order."""
+    from string import Formatter
+
+    named = [field for text in (error.reason, error.alternatives or "")
+             for _, field, _, _ in Formatter().parse(text) if field]
+    options = ["--from", "--to"] if error.alternatives is not None else []
+    options += [word for field in named for word in _TERMS[field].replace(",", " ").split() if word.startswith("--")]
+    return InputError(error.describe(_TERMS), options=tuple(dict.fromkeys(options)))
 
 
-def _group_message(error) -> str:
+def _group_error(error) -> InputError:
     """A core GroupRefusal as the command states it, with its options."""
     if error.side == "source":
-        return (
+        return InputError(
             f"--group does not apply to --from {error.source}: group privacy for RDP changes the order "
-            "(Mironov 2017); convert to dp first, then use --from dp --group"
+            "(Mironov 2017); convert to dp first, then use --from dp --group", options=("--group", "--from")
         )
-    return (
+    return InputError(
         f"--group does not apply to --to {error.target}: group privacy weakens a guarantee, while "
-        "calibrating noise that protects groups of k means multiplying --sensitivity by k"
+        "calibrating noise that protects groups of k means multiplying --sensitivity by k",
+        options=("--group", "--to", "--sensitivity"),
     )
 
 
 def _notion(option: str, value: Enum | None, allowed: tuple[str, ...]) -> str:
     if value is None:
-        raise InputError(f"{option} is required: one of {', '.join(allowed)}")
+        raise InputError(f"{option} is required: one of {', '.join(allowed)}", option=option,
+                         allowed=f"one of {', '.join(allowed)}", choices=allowed)
     return value.value
 
 
@@ -164,7 +174,8 @@ def _parse_orders(option: str, text: str) -> Numbers:
     --orders takes them (the option's click type)."""
     pieces = order_items(option, text)
     if not pieces or any(not piece for piece in pieces):
-        raise InputError(f"{option} must be a comma-separated list of numbers in {ORDER}, got {text!r}")
+        raise InputError(f"{option} must be a comma-separated list of numbers in {ORDER}, got {text!r}", option=option,
+                         allowed=f"a comma-separated list of numbers in {ORDER}", got=text)
     return Numbers(parse_real(option, piece, ORDER) for piece in pieces)
 
 
@@ -278,9 +289,9 @@ def convert(options: Annotated[ConvertOptions, Group()]) -> Answer:
     try:
         result = core.convert(request.source, request.target, request.group)
     except core.GroupRefusal as error:
-        raise InputError(_group_message(error)) from None
+        raise _group_error(error) from None
     except core.ConversionError as error:
-        raise InputError(_conversion_message(error)) from None
+        raise _conversion_error(error) from None
     return Answer(report(request, result), json_output=request.json_output, max_epsilon=request.max_eps,
                   plot=request.plot, chart=request.chart, max_delta=request.max_delta)
 
@@ -295,12 +306,13 @@ def read_request(options: ConvertOptions) -> ConvertRequest:
     target = _notion("--to", options.target, TARGETS)
     for option, value in (("--plot", options.plot), ("--chart", options.chart or None)):
         if value is not None and target != "tradeoff":
-            raise InputError(f"{option} draws a trade-off curve: it applies only with --to tradeoff, got --to {target}")
+            raise InputError(f"{option} draws a trade-off curve: it applies only with --to tradeoff, got --to {target}",
+                             options=(option, "--to"))
     from dpcalc.core import conversions as core
 
     refused = core.refusal(source, target)
     if refused is not None:
-        raise InputError(_conversion_message(refused))
+        raise _conversion_error(refused)
     _check_options(source, target, options.by_option())
     if source == "gaussian":
         _check_noise(options)
@@ -332,19 +344,22 @@ def _check_options(source: str, target: str, given: dict[str, object]) -> None:
     if given.get("--group") is not None:
         refused = group_refusal(source, target)
         if refused is not None:
-            raise InputError(_group_message(refused))
+            raise _group_error(refused)
     for option, value in given.items():
         if value is None or option in allowed:
             continue
         if option == "--max-eps":
-            raise InputError("--max-eps applies only with --to dp, the only target with an epsilon")
+            raise InputError("--max-eps applies only with --to dp, the only target with an epsilon",
+                             options=("--max-eps", "--to"))
         if option == "--max-delta":
-            raise InputError("--max-delta applies only with --to dp --eps, the delta at a given epsilon")
+            raise InputError("--max-delta applies only with --to dp --eps, the delta at a given epsilon",
+                             options=("--max-delta", "--to", "--eps"))
         reason = f"; it takes {', '.join(allowed)}"
-        raise InputError(f"{option} does not apply to --from {source} --to {target}{reason}")
+        raise InputError(f"{option} does not apply to --from {source} --to {target}{reason}",
+                         options=tuple(dict.fromkeys((option, "--from", "--to", *allowed))))
     for option in required:
         if given.get(option) is None:
-            raise InputError(f"--from {source} needs {option} ({_REQUIRED_HINTS[option]})")
+            raise InputError(f"--from {source} needs {option} ({_REQUIRED_HINTS[option]})", options=("--from", option))
 
 
 def _check_noise(options: ConvertOptions) -> None:
@@ -353,11 +368,12 @@ def _check_noise(options: ConvertOptions) -> None:
         raise conflict("--sigma", "--noise-std", "sigma is noise std / sensitivity; give one")
     if options.sigma is None and options.noise_std is None:
         raise InputError("--from gaussian needs --sigma (the noise multiplier, noise std / sensitivity, > 0) or "
-                         "--noise-std (the noise std, > 0)")
+                         "--noise-std (the noise std, > 0)", options=("--from", "--sigma", "--noise-std"))
     if options.sigma is not None and options.sensitivity is not None:
         # --sigma was the noise std here once: beside a sensitivity, the two meanings differ
         raise InputError("--sensitivity goes with --noise-std: --sigma is the noise multiplier, noise std / "
-                         "sensitivity (for the noise std itself give --noise-std)")
+                         "sensitivity (for the noise std itself give --noise-std)",
+                         options=("--sensitivity", "--noise-std", "--sigma"))
 
 
 def _check_roles(source: str, target: str, options: ConvertOptions) -> None:
@@ -369,7 +385,8 @@ def _check_roles(source: str, target: str, options: ConvertOptions) -> None:
         raise conflict("--delta", "--eps", "give --delta to get epsilon, or --eps to get delta")
     if options.max_delta is not None and source == "dp":
         raise InputError("--max-delta checks the delta computed at a target --eps; from dp, --eps and --delta are "
-                         "the source's own: gate the epsilon with --max-eps")
+                         "the source's own: gate the epsilon with --max-eps",
+                         options=("--max-delta", "--eps", "--delta", "--max-eps"))
     if target == "dp":
         # a target --eps is given to get delta (from dp, --eps is the source's own)
         check_gates(epsilon_given=takes_delta_or_epsilon and options.eps is not None, max_eps=options.max_eps,

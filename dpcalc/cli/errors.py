@@ -34,12 +34,13 @@ class InputError(Exception):
     (dpcalc.cli.failure): `option`, the first option named (as typed: --T); `options`, every
     option it names, in order; `allowed`, the requirement ("an integer in [1, inf)"); `got`,
     the value as typed; `choices`, the values of an option that takes one of a list. Each is None
-    (or empty) where the error has none."""
+    (or empty) where the error has none. A caller gives `option` or `options`: either says the
+    other (`option` is the first of `options`)."""
 
     def __init__(self, message: str, *, option: str | None = None, options: tuple[str, ...] = (),
                  allowed: str | None = None, got: str | None = None, choices: tuple[str, ...] | None = None) -> None:
         super().__init__(message)
-        self.option = option
+        self.option = option if option is not None else (options[0] if options else None)
         self.options = options or ((option,) if option else ())
         self.allowed = allowed
         self.got = got
@@ -50,6 +51,15 @@ class InputError(Exception):
         """The error of a text refused as a number (`core.text.TextError`) given to `option`."""
         return cls(str(error), option=option, allowed=getattr(error, "requirement", None),
                    got=getattr(error, "text", None))
+
+
+def as_typed(value: object) -> str | None:
+    """A value an error received, as text: as typed when it was parsed from text (the `text` of a
+    `core.text.WrittenFloat`), else as printed; None for none."""
+    if value is None:
+        return None
+    text = getattr(value, "text", None)
+    return text if isinstance(text, str) else str(value)
 
 
 class OutputError(OSError):
@@ -63,9 +73,11 @@ class OutputError(OSError):
 
 
 def conflict(first: str, second: str, hint: str = "") -> InputError:
-    """The error for two options that cannot be given together."""
+    """The error for two options that cannot be given together; either may be written with its
+    value ("--format github"): the option is its first word."""
     suffix = f"; {hint}" if hint else ""
-    return InputError(f"{first} and {second} cannot be given together{suffix}", option=first, options=(first, second))
+    return InputError(f"{first} and {second} cannot be given together{suffix}",
+                      options=(first.split()[0], second.split()[0]))
 
 
 class ChoiceError(click.BadParameter):

@@ -22,7 +22,7 @@ from typing import Any
 
 import click
 
-from dpcalc.cli.errors import ChoiceError, InputError
+from dpcalc.cli.errors import ChoiceError, InputError, as_typed
 from dpcalc.cli.output import EXIT_USAGE
 from dpcalc.core.validation import ParameterError, RunError
 
@@ -52,9 +52,9 @@ def error_fields(error: BaseException, message: str) -> ErrorFields:
 
         options = tuple(option_name(keyword) for keyword in error.named)
         option = options[0] if options else None
-        allowed, got = error.allowed, _text(error.received)
+        allowed, got = error.allowed, as_typed(error.received)
     elif isinstance(error, ParameterError):  # a budget file's or the core's name: not an option
-        allowed, got = error.requirement, _text(error.received)
+        allowed, got = error.requirement, as_typed(error.received)
     elif isinstance(error, (click.NoSuchOption, click.BadOptionUsage)):
         option = error.option_name
     elif isinstance(error, click.BadParameter) and error.param is not None:  # MissingParameter too
@@ -72,12 +72,6 @@ def _declared_name(param: click.Parameter) -> str:
     if isinstance(param, click.Option) and param.opts:
         return param.opts[0]
     return param.human_readable_name
-
-
-def _text(value: object) -> str | None:
-    if value is None:
-        return None
-    return value.text if hasattr(value, "text") else str(value)
 
 
 def _while_printing(error: BaseException) -> bool:

@@ -159,16 +159,19 @@ def check_plot_path(path: str | None) -> Path | None:
 
     target = Path(path)
     if target.suffix.lower() not in PLOT_SUFFIXES:
-        raise InputError(f"--plot must name a .png, .svg or .pdf file, got {path}")
+        raise InputError(f"--plot must name a .png, .svg or .pdf file, got {path}", option="--plot",
+                         allowed="a .png, .svg or .pdf file", got=path)
     if not target.parent.exists() and str(target.parent) not in ("", "."):
-        raise InputError(f"--plot: folder {target.parent} does not exist, got {path}")
+        raise InputError(f"--plot: folder {target.parent} does not exist, got {path}", option="--plot", got=path)
     if target.is_dir():
-        raise InputError(f"--plot must name a file, not a folder, got {path}")
+        raise InputError(f"--plot must name a file, not a folder, got {path}", option="--plot",
+                         allowed="a file, not a folder", got=path)
     if not (os.access(target, os.W_OK) if target.exists() else os.access(target.parent, os.W_OK | os.X_OK)):
         where = f"file {path}" if target.exists() else f"folder {target.parent}"
-        raise InputError(f"--plot must name a file dpcalc may write: the {where} is read-only, got {path}")
+        raise InputError(f"--plot must name a file dpcalc may write: the {where} is read-only, got {path}",
+                         option="--plot", allowed="a file dpcalc may write", got=path)
     if importlib.util.find_spec("matplotlib") is None:
-        raise InputError(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}")
+        raise InputError(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}", option="--plot")
     return target
 
 

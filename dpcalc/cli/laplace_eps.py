@@ -52,14 +52,16 @@ def parse_probability(option: str, text: str) -> WrittenFloat:
     assert cleaned is not None
     numerator, denominator = decimal_ratio(cleaned)
     if not 0 < numerator < denominator:
-        raise InputError(f"{option} must be {OPEN_UNIT.requirement}, got {text}")
+        raise InputError(f"{option} must be {OPEN_UNIT.requirement}, got {text}", option=option,
+                         allowed=OPEN_UNIT.requirement, got=text)
     # int / int is correctly rounded, as float() of a Fraction is
     complement = (denominator - numerator) / denominator
     if complement < 2.2250738585072014e-308:
-        raise InputError(f"{option} must be at most 1 - 2.2e-308 (1 - probability is computed), got {text}")
+        raise InputError(f"{option} must be at most 1 - 2.2e-308 (1 - probability is computed), got {text}",
+                         option=option, allowed="at most 1 - 2.2e-308", got=text)
     if complement == 1.0:  # at most 2^-54: 1 - probability rounds to 1, a certain miss
         raise InputError(f"{option} must be at least 5.6e-17 (1 - probability is computed and must stay below 1), "
-                         f"got {text}")
+                         f"got {text}", option=option, allowed="at least 5.6e-17", got=text)
     return WrittenFloat(numerator / denominator, text)
 
 
@@ -149,13 +151,17 @@ def _report(result: LaplaceAccuracy, inputs: dict[str, Any]) -> Report:
     )
 
 
+_THREE = ("--tolerance", "--probability", "--eps")  # the options of the two-of-three errors, as they name them
+
+
 def _check_two_of_three(tolerance: float | None, probability: float | None, eps: float | None) -> None:
     given = [name for name, value in (("--tolerance", tolerance), ("--probability", probability), ("--eps", eps))
              if value is not None]
     if len(given) == 3:
         raise InputError(
             "--tolerance, --probability and --eps cannot all be given: drop the one to compute "
-            "(drop --eps to get epsilon, --tolerance to get the tolerance, --probability to get the probability)"
+            "(drop --eps to get epsilon, --tolerance to get the tolerance, --probability to get the probability)",
+            options=_THREE,
         )
     if len(given) == 2:
         return
@@ -165,10 +171,11 @@ def _check_two_of_three(tolerance: float | None, probability: float | None, eps:
         "--eps": "add --tolerance (to get the probability) or --probability (to get the tolerance)",
     }
     if given:
-        raise InputError(f"give two of --tolerance, --probability and --eps, got only {given[0]}: {hints[given[0]]}")
+        raise InputError(f"give two of --tolerance, --probability and --eps, got only {given[0]}: {hints[given[0]]}",
+                         options=_THREE)
     raise InputError(
         "give two of --tolerance, --probability and --eps (the third is computed), "
-        "e.g. --tolerance 1e-5 --probability 0.9 to get epsilon"
+        "e.g. --tolerance 1e-5 --probability 0.9 to get epsilon", options=_THREE,
     )
 
 

@@ -126,7 +126,7 @@ def calibrate_like(like: LikeChoice | None, result: Any, scheme: dict[str, Any])
     if (result.mechanism != "gaussian" or scheme.get("sampling", "poisson") != "poisson"
             or scheme.get("neighbours") == "replace-one" or scheme.get("examples_per_user", 1) > 1):
         raise InputError(f"--like {like.value}: the frameworks' default accountants take Gaussian runs of "
-                         "Poisson-sampled examples under add-remove neighbours")
+                         "Poisson-sampled examples under add-remove neighbours", option="--like", got=like.value)
     from dpcalc.core.phases import Phase
 
     phase = Phase(sampling_probability=result.sampling_probability, noise_multiplier=result.noise_multiplier,

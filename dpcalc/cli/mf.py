@@ -26,6 +26,7 @@ from dpcalc.cli.options import (
     Steps,
     Swept,
     one,
+    option_error,
     option_name,
 )
 from dpcalc.cli.output import Answer, Report, Table, format_lower, format_number, format_upper
@@ -131,7 +132,7 @@ def mf(
         dpsgd = _dpsgd_phase(row.run, relation, mechanism.bands is not None)
         accounting = _accounting(row.run, mechanism, relation, dpsgd)
     except ParameterError as error:
-        raise InputError(error.worded(_spell)) from None
+        raise option_error(error, _spell) from None
     from dpcalc.cli.pld import account
     from dpcalc.cli.pld import gates as gate_keys
     from dpcalc.cli.tight import paused_gc
@@ -150,10 +151,11 @@ def _dpsgd_phase(run: RunParameters, neighbours: str | None, amplified: bool) ->
     with --batch-size); amplified BandMF needs it."""
     if run.p is None and (run.n is None or run.batch_size is None):
         if amplified:
-            raise InputError("--bands needs the run's sampling: --p with --T, or --n, --batch-size and --epochs")
+            raise InputError("--bands needs the run's sampling: --p with --T, or --n, --batch-size and --epochs",
+                             options=("--bands", "--p", "--T", "--n", "--batch-size", "--epochs"))
         return None
     if run.sigma is None:
-        raise InputError("--sigma is required (the noise multiplier: noise std / clipping norm, > 0)")
+        raise InputError("--sigma is required (the noise multiplier: noise std / clipping norm, > 0)", option="--sigma")
     from dpcalc.cli.options import options_named
     from dpcalc.core.training import single_phase, with_relation
 
@@ -180,7 +182,7 @@ def _accounting(run: RunParameters, chosen: Factorisation, neighbours: str | Non
                          option="--sampling", allowed="poisson", got=chosen.sampling)
     if chosen.sampling is not None and chosen.bands is None:
         raise InputError("--sampling applies to --bands: the strategy's participation schema and the tree fix a "
-                         "record's steps (no sampling)", option="--sampling")
+                         "record's steps (no sampling)", options=("--sampling", "--bands"))
     if chosen.bands is not None:
         for name, value in (("--participations", chosen.participations), ("--min-sep", chosen.min_sep)):
             if value is not None:
@@ -191,22 +193,24 @@ def _accounting(run: RunParameters, chosen: Factorisation, neighbours: str | Non
                        if run.n is not None and run.batch_size is not None else None)
         return accounting.amplified_bandmf(dpsgd, chosen.bands, strategy=strategy, partition_probability=probability)
     if run.sigma is None:
-        raise InputError("--sigma is required (the noise multiplier: noise std / clipping norm, > 0)")
+        raise InputError("--sigma is required (the noise multiplier: noise std / clipping norm, > 0)", option="--sigma")
     relation = "zero-out" if neighbours is None else neighbours
     if chosen.tree:
         if dpsgd is None or dpsgd.epoch_steps is None:
             raise InputError("--tree needs --n and --batch-size (an epoch is ceil(n / batch-size) steps), with "
-                             "--epochs or --T")
+                             "--epochs or --T", options=("--tree", "--n", "--batch-size", "--epochs", "--T"))
         for name, value in (("--participations", chosen.participations), ("--min-sep", chosen.min_sep)):
             if value is not None:
                 raise conflict("--tree", name, "the tree's schema is one participation an epoch")
         return accounting.tree_aggregation(run.sigma, dpsgd.steps, dpsgd.epoch_steps, neighbours=relation)
     if not has_matrix:
         raise InputError("mf needs a mechanism: --bands b, --strategy FILE or --coefficients c0,c1,... with "
-                         "--participations and --min-sep, or --tree")
+                         "--participations and --min-sep, or --tree",
+                         options=("--bands", "--strategy", "--coefficients", "--participations", "--min-sep", "--tree"))
     if chosen.participations is None or chosen.min_sep is None:
         raise InputError("--strategy and --coefficients need --participations k and --min-sep s (a record in at "
-                         "most k steps, at least s apart)")
+                         "most k steps, at least s apart)",
+                         options=("--strategy", "--coefficients", "--participations", "--min-sep"))
     steps = dpsgd.steps if dpsgd is not None else run.T
     strategy = _strategy(chosen, steps)
     from dpcalc.core.mf.participation import Participation
@@ -221,13 +225,14 @@ def _strategy(chosen: Factorisation, steps: int | None) -> Strategy:
 
     if chosen.coefficients is not None:
         if steps is None:
-            raise InputError("--coefficients needs the run's steps: --T, or --n, --batch-size and --epochs")
+            raise InputError("--coefficients needs the run's steps: --T, or --n, --batch-size and --epochs",
+                             options=("--coefficients", "--T", "--n", "--batch-size", "--epochs"))
         return toeplitz_strategy(list(chosen.coefficients), steps)
     assert chosen.strategy is not None
     strategy = read_strategy(chosen.strategy)
     if steps is not None and strategy.steps != steps:
         raise InputError(f"--strategy has {strategy.steps} rows but the run has {steps} steps (--T, or --epochs): "
-                         "give one row of C per step", option="--strategy", got=chosen.strategy)
+                         "give one row of C per step", options=("--strategy", "--T", "--epochs"), got=chosen.strategy)
     return strategy
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 import click
 
 from dpcalc.cli.declare import Option
-from dpcalc.cli.errors import InputError, conflict  # noqa: F401 - re-exported for the commands
+from dpcalc.cli.errors import InputError, as_typed, conflict  # noqa: F401 - re-exported for the commands
 from dpcalc.cli.syntax import expand, refuse_digit_groups
 from dpcalc.core.record import Record
 from dpcalc.core.record import Value as ComparedRecord  # `Value` is a type variable here
@@ -47,6 +47,7 @@ from dpcalc.core.validation import (
     POSITIVE_INTEGER,
     PROBABILITY,
     Interval,
+    ParameterError,
     RunError,
     large_delta_warnings,  # noqa: F401 - re-exported: the commands import it from here
 )
@@ -154,7 +155,8 @@ def order_items(option: str, text: str) -> list[str]:
         items = expand(option, text, limit=MAX_ORDERS,
                        limit_text=f"{option} takes at most {MAX_ORDERS} orders (ranges expanded)")
     if len(items) > MAX_ORDERS:
-        raise InputError(f"{option}: the list has {len(items)} orders; {option} takes at most {MAX_ORDERS} orders")
+        raise InputError(f"{option}: the list has {len(items)} orders; {option} takes at most {MAX_ORDERS} orders",
+                         option=option, allowed=f"at most {MAX_ORDERS} orders", got=text)
     return items
 
 
@@ -197,9 +199,17 @@ def option_name(keyword: str) -> str:
     return "--" + keyword.replace("_", "-")
 
 
-def option_error(error: RunError) -> InputError:
-    """A core refusal of a run (`core.validation.RunError`, naming keywords) worded with the options."""
-    return InputError(error.worded(option_name))
+def option_error(error: ParameterError, spell: Callable[[str], str] = option_name) -> InputError:
+    """A core refusal (`core.validation.ParameterError`, or a run's `RunError`, naming keywords)
+    worded with the options `spell` names them by (`option_name`: --T for T), and what it is
+    about: those options in order (a name `spell` leaves without "--" is not an option; "--a / --b"
+    is two), the requirement and the value received."""
+    if isinstance(error, RunError):
+        named, allowed = tuple(spell(keyword) for keyword in error.named), error.allowed
+    else:
+        named, allowed = tuple(spell(error.name).split(" / ")), error.requirement
+    options = tuple(dict.fromkeys(name for name in named if name.startswith("--")))
+    return InputError(error.worded(spell), options=options, allowed=allowed, got=as_typed(error.received))
 
 
 @contextmanager
@@ -329,15 +339,18 @@ GIVEN_EPSILON = ("--max-eps cannot check a run given --eps: its epsilon is then 
                  "and gate the delta with --max-delta")
 GIVEN_DELTA = ("--max-delta checks the delta computed at --eps: give --eps (with --delta, or neither, delta is the "
                "one given; gate the epsilon with --max-eps)")
+# the options each names, in order
+GIVEN_EPSILON_OPTIONS = ("--max-eps", "--eps", "--delta", "--max-delta")
+GIVEN_DELTA_OPTIONS = ("--max-delta", "--eps", "--delta", "--max-eps")
 
 
 def check_gates(*, epsilon_given: bool, max_eps: float | None, max_delta: float | None) -> None:
     """Refuse a gate on a figure the user gave (GIVEN_EPSILON, GIVEN_DELTA): `epsilon_given` is
     True when epsilon is an input (--eps, to get delta) rather than a result."""
     if epsilon_given and max_eps is not None:
-        raise InputError(GIVEN_EPSILON)
+        raise InputError(GIVEN_EPSILON, options=GIVEN_EPSILON_OPTIONS)
     if not epsilon_given and max_delta is not None:
-        raise InputError(GIVEN_DELTA)
+        raise InputError(GIVEN_DELTA, options=GIVEN_DELTA_OPTIONS)
 XAxis = Annotated[
     str | None,
     Option("--x", metavar="OPTION",

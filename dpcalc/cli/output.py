@@ -222,15 +222,18 @@ def _budget(report: Report, max_epsilon: float | None, max_delta: float | None) 
     from dpcalc.cli.errors import InputError
 
     if max_epsilon is not None and max_delta is not None:
-        raise InputError("--max-eps and --max-delta cannot be given together: gate the quantity the command computes")
+        raise InputError("--max-eps and --max-delta cannot be given together: gate the quantity the command computes",
+                         options=("--max-eps", "--max-delta"))
     if max_delta is None:
         assert max_epsilon is not None, "one of the two gates (checked above)"
         if report.epsilon is None:
-            raise InputError(f"--max-eps: {report.no_gate or 'this result has no certified epsilon to compare'}")
+            raise InputError(f"--max-eps: {report.no_gate or 'this result has no certified epsilon to compare'}",
+                             option="--max-eps")  # the gate only: what the reason names is not known here
         return {"max_epsilon": max_epsilon, "epsilon": report.epsilon, "basis": report.basis,
                 "within_budget": report.epsilon <= max_epsilon}
     if report.delta is None:
-        raise InputError(f"--max-delta: {report.no_delta_gate or 'this result has no certified delta to compare'}")
+        raise InputError(f"--max-delta: {report.no_delta_gate or 'this result has no certified delta to compare'}",
+                         option="--max-delta")
     return {"max_delta": max_delta, "delta": report.delta, "basis": report.delta_basis,
             "within_budget": report.delta <= max_delta}
 

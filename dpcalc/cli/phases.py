@@ -296,7 +296,7 @@ def parse_phase_spec(spec: str, index: int) -> Phase:
     try:
         return phase_from_text(spec)
     except TextError as error:
-        raise InputError(f"--phase {index}: {error}") from None
+        raise InputError(f"--phase {index}: {error}", option="--phase", allowed=error.requirement, got=error.text) from None
 
 
 def phases_table(phases: list[Phase]) -> Table:

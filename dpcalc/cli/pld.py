@@ -130,7 +130,8 @@ def pld(
     refuse_sweep(like, request.is_sweep)
     if request.is_sweep:
         if max_batch_size is not None:
-            raise InputError("--max-batch-size takes one run: give the swept options one value each")
+            raise InputError("--max-batch-size takes one run: give the swept options one value each",
+                             option="--max-batch-size")
         with paused_gc():
             return _pld_sweep(request, run)
     row = request.rows[0]

@@ -94,7 +94,7 @@ def parse_orders(option: str, text: str) -> Numbers:
     terms = order_terms(orders)
     if terms > MAX_ORDER_TERMS:  # the work, not the count: an order a up to 1e5 sums about a terms
         raise InputError(f"{option}: the orders up to {SUMMED_ORDER:g} must sum to at most {MAX_ORDER_TERMS:g} "
-                         f"(each order a sums about a series terms: the work), got {terms:g}")
+                         f"(each order a sums about a series terms: the work), got {terms:g}", option=option, got=text)
     return Numbers(orders)
 
 

@@ -132,7 +132,8 @@ def start(
         first = next(iter(sweeps.values()))
         raise InputError(
             f"--phase cannot be combined with a sweep ({first.option} {first.text}); sweeps vary the single-phase "
-            "flags (--p, --sigma, --T, ...): give the run with them, or run once per --phase value"
+            "flags (--p, --sigma, --T, ...): give the run with them, or run once per --phase value",
+            options=tuple(dict.fromkeys(("--phase", first.option, "--p", "--sigma", "--T"))),
         )
     swept = command_line_order(list(sweeps))
     _check_size([sweeps[name] for name in swept])
@@ -206,7 +207,8 @@ def _check_size(sweeps: list[Swept]) -> None:
     count = math.prod(len(swept.values) for swept in sweeps)
     if count > MAX_ROWS:
         sizes = " x ".join(f"{swept.option} {len(swept.values)}" for swept in sweeps)
-        raise InputError(f"the sweep has {count} rows ({sizes}); a sweep takes at most {MAX_ROWS} rows")
+        raise InputError(f"the sweep has {count} rows ({sizes}); a sweep takes at most {MAX_ROWS} rows",
+                         options=tuple(dict.fromkeys(swept.option for swept in sweeps)), allowed=f"at most {MAX_ROWS} rows")
 
 
 def command_line_order(names: list[str]) -> list[str]:

@@ -133,8 +133,9 @@ def risk(
     request = start(RiskInputs(run.numbers(), accuracy), outputs=outputs, phase=run.phase)
     if request.is_sweep:
         first = request.swept[0]
-        raise InputError(f"dpcalc risk takes one run, got a list or range for --{first.replace('_', '-')}: "
-                         "run it once per value, or sweep epsilon with dpcalc pld")
+        option = f"--{first.replace('_', '-')}"
+        raise InputError(f"dpcalc risk takes one run, got a list or range for {option}: "
+                         "run it once per value, or sweep epsilon with dpcalc pld", option=option)
     row = request.rows[0]
     width = DEFAULT_ACCURACY if row.accuracy is None else one(row.accuracy)
     fprs = tuple(DEFAULT_FPRS if attacks.fpr is None else attacks.fpr)

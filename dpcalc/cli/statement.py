@@ -98,7 +98,8 @@ def _request(run: RunOptions, accuracy: float | Swept | None, delta: float | Swe
     numbers = run.numbers()
     for value in (*(getattr(numbers, name) for name in record.fields(numbers)), accuracy, delta):
         if isinstance(value, Swept):
-            raise InputError(f"{value.option} {value.text}: a statement describes one run; give each option one value")
+            raise InputError(f"{value.option} {value.text}: a statement describes one run; give each option one value",
+                             option=value.option, got=value.text)
     phases = tuple(run.phases(numbers))
     delta, accuracy = one(delta), one(accuracy)
     return StatementRequest(phases, DEFAULT_DELTA if delta is None else delta,

@@ -90,7 +90,8 @@ def _shell(shell: Shell | None) -> Shell:
         return Shell(Path(login).name)
     except ValueError:
         named = f"$SHELL is {login}" if login else "$SHELL is not set"
-        raise InputError(f"SHELL: give one of bash, zsh, fish ({named}, not one of them)") from None
+        raise InputError(f"SHELL: give one of bash, zsh, fish ({named}, not one of them)", option="SHELL",
+                         allowed="one of bash, zsh, fish", got=login or None) from None
 
 
 def _target(shell: Shell) -> Path:
@@ -152,19 +153,20 @@ def install(
     if real != target:
         where = f"{_shown(target)} (a link to {_shown(real)})"
     if real.is_dir():
-        raise InputError(f"SHELL: {where} is a directory; remove it to install the {chosen.value} completion")
+        raise InputError(f"SHELL: {where} is a directory; remove it to install the {chosen.value} completion",
+                         option="SHELL")
     try:
         old = _installed_text(real)
         if old is not None and HEADER not in old and not force:
             raise InputError(f"--force: {where} exists and was not written by dpcalc; "
-                             "kept (give --force to replace it)")
+                             "kept (give --force to replace it)", option="--force")
         if old != text:
             if real is target:
                 target.parent.mkdir(parents=True, exist_ok=True)
             _replace(real, text)
     except OSError as error:  # a file where a folder should be, no permission, a full disk
         raise InputError(f"SHELL: cannot install the {chosen.value} completion at {where}: "
-                         f"{error.strerror or error}") from None
+                         f"{error.strerror or error}", option="SHELL") from None
     verb = "Up to date:" if old == text else (
         f"{'Installed' if old is None else 'Updated' if HEADER in old else 'Replaced'} the {chosen.value} completion:")
     sys.stdout.write(f"{verb} {where}\n{_HINTS[chosen]}\n")

@@ -25,6 +25,7 @@ from dpcalc.cli.options import (
     MaxEpsilon,
     Numbers,
     Parsed,
+    as_typed,
     conflict,
     number,
     parse_list,
@@ -200,25 +201,29 @@ def given_on_command_line() -> frozenset[str]:
 def _check_isotropic(request: GaussianRequest, given: frozenset[str]) -> None:
     for name, option in (("clipping", "--clipping"), ("target_multiplier", "--target-multiplier")):
         if name in given:
-            raise InputError(f"{option} goes with --sensitivities and --noise-stds (per-coordinate noise)")
+            raise InputError(f"{option} goes with --sensitivities and --noise-stds (per-coordinate noise)",
+                             options=(option, "--sensitivities", "--noise-stds"))
     eps, noise = request.eps, request.noise_option
     if request.sigma is not None and request.noise_std is not None:
         raise conflict("--sigma", "--noise-std", "sigma is noise std / sensitivity; give one")
     if request.sigma is not None and "sensitivity" in given:
         # --sigma was the noise std here once: beside a sensitivity, the two meanings differ
         raise InputError("--sensitivity goes with --noise-std: --sigma is the noise multiplier, noise std / "
-                         "sensitivity (for the noise std itself give --noise-std)")
+                         "sensitivity (for the noise std itself give --noise-std)",
+                         options=("--sensitivity", "--noise-std", "--sigma"))
     if eps is not None and noise is not None:
         raise conflict("--eps", noise, "give one (the noise is calibrated from epsilon at --delta)")
     privacy_alone_or_two("--eps" if eps is not None else noise, request.error is not None,
-                         request.confidence is not None, options="--eps, --sigma or --noise-std",
+                         request.confidence is not None, options=("--eps", "--sigma", "--noise-std"),
                          example="--eps 1 --confidence 0.95 to get the error bound")
     if "calibration" in given and eps is None:
         raise InputError("--calibration applies with --eps (how the noise is calibrated from epsilon); with "
-                         "--sigma, --noise-std, or --error and --confidence, epsilon is exact")
+                         "--sigma, --noise-std, or --error and --confidence, epsilon is exact",
+                         options=("--calibration", "--eps", "--sigma", "--noise-std", "--error", "--confidence"))
     if request.calibration.value == "classic" and eps is not None and not eps < 1.0:
         raise InputError(f"--calibration classic needs --eps in (0, 1) (Dwork, Roth 2014, Thm A.1), got {eps:g}; "
-                         "use --calibration analytic")
+                         "use --calibration analytic", options=("--calibration", "--eps"), allowed="in (0, 1)",
+                         got=as_typed(eps))
 
 
 def _isotropic(request: GaussianRequest, given: frozenset[str]) -> Report:
@@ -273,15 +278,17 @@ def _check_per_coordinate(request: GaussianRequest, given: frozenset[str]) -> tu
     if sensitivities is None or sigmas is None:
         missing, present = ("--noise-stds", "--sensitivities") if sigmas is None else ("--sensitivities", "--noise-stds")
         raise InputError(f"{present} needs {missing} (per-coordinate noise: one sensitivity and one noise std per "
-                         "coordinate or layer)")
+                         "coordinate or layer)", options=(present, missing))
     for name, option in (("sigma", "--sigma"), ("noise_std", "--noise-std"), ("error", "--error"), ("confidence", "--confidence"),
                          ("dims", "--dims"), ("sensitivity", "--sensitivity"), ("calibration", "--calibration")):
         if name in given:
             raise InputError(f"{option} does not apply with --sensitivities and --noise-stds (per-coordinate noise "
-                             "reports mu, the noise multiplier and epsilon at --delta)")
+                             "reports mu, the noise multiplier and epsilon at --delta)",
+                             options=(option, "--sensitivities", "--noise-stds", "--delta"))
     if len(sensitivities) != len(sigmas):
         raise InputError(f"--noise-stds must have as many values as --sensitivities ({len(sensitivities)}), "
-                         f"got {len(sigmas)}")
+                         f"got {len(sigmas)}", options=("--noise-stds", "--sensitivities"),
+                         allowed=f"as many values as --sensitivities ({len(sensitivities)})")
     if request.eps is not None and request.target_multiplier is not None:
         raise conflict("--eps", "--target-multiplier", "give one target")
     return sensitivities, sigmas

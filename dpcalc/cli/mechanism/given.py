@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from dpcalc.cli.options import InputError
+from dpcalc.cli.options import InputError, as_typed
 from dpcalc.cli.output import Answer, format_number, format_upper
 from dpcalc.core.text import exact_complement
 from dpcalc.core.validation import ParameterError
@@ -40,65 +40,85 @@ def two_of_three(slots: Sequence[tuple[str, str | None, bool]], example: str, al
     """
     options = [option for option, _, _ in slots]
     listed = f"{options[0]}, {options[1]} and {options[2]}"
+    named = _named(options)
     given = [index for index, (_, _, there) in enumerate(slots) if there]
     if len(given) == 2 or (alone is not None and given == [0]):
         return
     if alone is not None and not given:
         raise InputError(f"give {options[0]} (alone: {alone}), or two of {listed} (the third is computed), "
-                         f"e.g. {example}")
+                         f"e.g. {example}", options=named)
 
     def to_get(index: int) -> str:
         quantity = slots[index][1]
         return f" (to get {quantity})" if quantity is not None else ""
 
     if len(given) == 3:
-        named = all(quantity is not None for _, quantity, _ in slots)
+        quantities = all(quantity is not None for _, quantity, _ in slots)
         drops = ", ".join(f"{option} to get {quantity}" for option, quantity, _ in slots)
-        raise InputError(f"{listed} cannot all be given: drop the one to compute" + (f" (drop {drops})" if named else ""))
+        raise InputError(f"{listed} cannot all be given: drop the one to compute" + (f" (drop {drops})" if quantities else ""),
+                         options=named)
     if given:
         only = given[0]
         first, second = (index for index in range(3) if index != only)
         raise InputError(f"give two of {listed}, got only {options[only]}: add {options[first]}{to_get(second)} "
-                         f"or {options[second]}{to_get(first)}")
-    raise InputError(f"give two of {listed} (the third is computed), e.g. {example}")
+                         f"or {options[second]}{to_get(first)}", options=named)
+    raise InputError(f"give two of {listed} (the third is computed), e.g. {example}", options=named)
+
+
+def _named(labels: Sequence[str]) -> tuple[str, ...]:
+    """The options of the slots' labels, in order: "--eps or --flip-probability" is two."""
+    return tuple(dict.fromkeys(option for label in labels for option in label.split(" or ")))
 
 
 def check_two_of_three(eps: float | None, scale: float | None, error: float | None, confidence: float | None) -> None:
     """Privacy (--eps, or the noise --scale), --error and --confidence: two of them give the
     third; privacy or noise alone gives the rest of the mechanism."""
     if eps is not None and scale is not None:
-        raise InputError("--eps and --scale cannot both be given: the scale is the noise the epsilon sets (drop one)")
+        raise InputError("--eps and --scale cannot both be given: the scale is the noise the epsilon sets (drop one)",
+                         options=("--eps", "--scale"))
     privacy = "--eps" if eps is not None else "--scale" if scale is not None else None
     if privacy is not None and error is not None and confidence is not None:
         raise InputError(f"{privacy}, --error and --confidence cannot all be given: drop the one to compute "
-                         f"(drop {privacy} to get epsilon, --error to get the error, --confidence to get the confidence)")
+                         f"(drop {privacy} to get epsilon, --error to get the error, --confidence to get the confidence)",
+                         options=(privacy, "--error", "--confidence"))
     if privacy is None:
         if error is not None and confidence is not None:
             return
         if error is not None:
             raise InputError("give two of --eps (or --scale), --error and --confidence, got only --error: "
-                             "add --confidence (to get epsilon) or --eps (to get the confidence)")
+                             "add --confidence (to get epsilon) or --eps (to get the confidence)", options=_ACCURACY)
         if confidence is not None:
             raise InputError("give two of --eps (or --scale), --error and --confidence, got only --confidence: "
-                             "add --error (to get epsilon) or --eps (to get the error)")
+                             "add --error (to get epsilon) or --eps (to get the error)", options=_ACCURACY)
         raise InputError("give --eps (or --scale), or --error with --confidence to get epsilon, "
-                         "e.g. --eps 1 --confidence 0.95 to get the error")
+                         "e.g. --eps 1 --confidence 0.95 to get the error", options=_ACCURACY)
 
 
-def privacy_alone_or_two(privacy: str | None, error: bool, confidence: bool, *, options: str, example: str) -> None:
+_ACCURACY = ("--eps", "--scale", "--error", "--confidence")  # as check_two_of_three's messages name them
+
+
+def privacy_alone_or_two(privacy: str | None, error: bool, confidence: bool, *, options: Sequence[str],
+                         example: str) -> None:
     """Privacy alone (the option given, `privacy`: it fixes the noise, whose accuracy is shown at the
     standard confidences), or two of privacy, --error and --confidence (the third computed).
-    `options` names the privacy options ("--eps or --scale"); `example` completes "e.g. ..."."""
+    `options` are the privacy options (("--eps", "--scale"), named "--eps or --scale"); `example`
+    completes "e.g. ..."."""
+    privacy_options = tuple(options)
+    listed = " or ".join(filter(None, (", ".join(privacy_options[:-1]), privacy_options[-1])))
     if privacy is not None and error and confidence:
-        raise InputError(f"{options}, --error and --confidence cannot all be given: drop the one to compute")
+        raise InputError(f"{listed}, --error and --confidence cannot all be given: drop the one to compute",
+                         options=(*privacy_options, "--error", "--confidence"))
     if privacy is not None or (error and confidence):
         return
     if error:
-        raise InputError(f"--error needs --confidence (to get epsilon) or the privacy, {options} (to get the confidence)")
+        raise InputError(f"--error needs --confidence (to get epsilon) or the privacy, {listed} (to get the confidence)",
+                         options=("--error", "--confidence", *privacy_options))
     if confidence:
-        raise InputError(f"--confidence needs --error (to get epsilon) or the privacy, {options} (to get the error)")
-    raise InputError(f"give {options} (the noise, and its error at confidences 0.5 to 0.99), or --error with "
-                     f"--confidence (to get epsilon), e.g. {example}")
+        raise InputError(f"--confidence needs --error (to get epsilon) or the privacy, {listed} (to get the error)",
+                         options=("--confidence", "--error", *privacy_options))
+    raise InputError(f"give {listed} (the noise, and its error at confidences 0.5 to 0.99), or --error with "
+                     f"--confidence (to get epsilon), e.g. {example}",
+                     options=(*privacy_options, "--error", "--confidence"))
 
 
 def accuracy_rows(points: Sequence[AccuracyPoint]) -> list[tuple[str, str]]:
@@ -126,7 +146,10 @@ def accuracy_document(points: Sequence[AccuracyPoint]) -> list[dict[str, float]]
 
 def option_error(error: ParameterError, options: dict[str, str]) -> InputError:
     """A core ParameterError restated with the option's name (`options`: core name -> option)."""
-    return InputError(f"{options.get(error.name, error.name)} must be {error.requirement}, got {error.received}")
+    spelled = options.get(error.name, error.name)  # "--sensitivities / --noise-stds" names two
+    return InputError(f"{spelled} must be {error.requirement}, got {error.received}",
+                      options=tuple(name for name in spelled.split(" / ") if name.startswith("--")),
+                      allowed=error.requirement, got=as_typed(error.received))
 
 
 def notes(solved_for: str, names: Sequence[str]) -> dict[str, str]:

@@ -161,14 +161,15 @@ def _check(request: LaplaceRequest) -> None:
         raise conflict("--eps", "--scale", "give one (scale = sensitivity / epsilon)")
     privacy = "--eps" if request.eps is not None else "--scale" if request.scale is not None else None
     privacy_alone_or_two(privacy, request.error is not None, request.confidence is not None,
-                         options="--eps or --scale", example="--eps 1 --confidence 0.95 to get the error bound")
+                         options=("--eps", "--scale"), example="--eps 1 --confidence 0.95 to get the error bound")
     chosen = request.chosen_domain
     if request.sensitivity is not None and chosen != "real":
         raise InputError(f"--sensitivity is set by --domain {chosen} "
                          f"({'1 under add-remove, 2 under replace-one' if chosen == 'counts' else '2'}); "
-                         "use --domain real to give it")
+                         "use --domain real to give it", options=("--sensitivity", "--domain"))
     if request.neighbours is not None and chosen != "counts":
-        raise InputError(f"--neighbours applies to --domain counts only, got --domain {chosen}")
+        raise InputError(f"--neighbours applies to --domain counts only, got --domain {chosen}",
+                         options=("--neighbours", "--domain"))
 
 
 def _report(request: LaplaceRequest, result: LaplaceMechanism) -> Report:

@@ -9,7 +9,7 @@ import click
 
 from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.mechanism.given import answer, beta_document, beta_rows, notes, shown, two_of_three
-from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
+from dpcalc.cli.options import InputError, Json, MaxEpsilon, as_typed, conflict, number
 from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import NON_NEGATIVE, OPEN_UNIT, POSITIVE, Interval, ParameterError
 
@@ -120,7 +120,8 @@ def noisy_max(request: Annotated[NoisyMaxRequest, Group()]) -> Answer:
     except ParameterError as error:
         if error.name not in OPTION:
             raise
-        raise InputError(f"{OPTION[error.name]} must be {error.requirement}, got {error.received:g}") from None
+        raise InputError(f"{OPTION[error.name]} must be {error.requirement}, got {error.received:g}",
+                         option=OPTION[error.name], allowed=error.requirement, got=as_typed(error.received)) from None
     return answer(_report(request, result, core.PRIVACY_SOURCES[result.noise]), request.json_output, request.max_eps)
 
 

@@ -106,7 +106,8 @@ def ptr(request: Annotated[PTRRequest, Group()]) -> Answer:
     from dpcalc.core.mechanisms import ptr as core
 
     if request.delta is None:
-        raise InputError("--delta is required: PTR's test threshold ln(1/delta)/eps and its guarantee (2 eps, delta) depend on it")
+        raise InputError("--delta is required: PTR's test threshold ln(1/delta)/eps and its guarantee (2 eps, delta) depend on it",
+                         option="--delta")
     check_two_of_three(request.eps, request.scale, request.error, request.confidence)
     try:
         result = core.ptr(

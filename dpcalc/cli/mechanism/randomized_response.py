@@ -118,7 +118,8 @@ def _check(request: RandomizedResponseRequest, flip_range: Interval | None) -> N
     if flip is not None and flip_range is not None and not flip_range.contains(flip):
         parse_real("--flip-probability", str(flip), flip_range)  # the standard message
     if request.frequency is not None and respondents is None and std_error is None:
-        raise InputError("--frequency goes with --n or --std-error (the standard error at that frequency)")
+        raise InputError("--frequency goes with --n or --std-error (the standard error at that frequency)",
+                         options=("--frequency", "--n", "--std-error"))
 
 
 def _report(request: RandomizedResponseRequest, result: RandomizedResponse) -> Report:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.laplace_eps import parse_probability
 from dpcalc.cli.mechanism.given import answer, check_two_of_three, complement, notes, option_error
-from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, number
+from dpcalc.cli.options import InputError, Json, MaxEpsilon, Parsed, as_typed, number
 from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, Interval, ParameterError
 
@@ -156,25 +156,31 @@ def _check(request: SmoothSensitivityRequest, kind: str) -> None:
     delta, smoothness = request.delta, request.smoothness
     if kind == "laplace" and delta is None:
         raise InputError("--delta is required with --noise laplace: its beta is eps / (2 ln(2/delta)) "
-                         "(or use --noise cauchy for pure DP)")
+                         "(or use --noise cauchy for pure DP)", options=("--delta", "--noise"))
     if kind in ("cauchy", "student-t") and delta is not None:
         family = "Cauchy-type" if kind == "cauchy" else "Student's T"
         raise InputError(f"--delta must be absent with --noise {kind}: {family} noise gives pure eps-DP "
-                         f"(delta = 0) only, got {delta}")
+                         f"(delta = 0) only, got {delta}", options=("--delta", "--noise"),
+                         allowed=f"absent with --noise {kind}", got=as_typed(delta))
     if kind == "laplace-log-normal" and delta is not None:
         raise InputError(f"--delta must be absent with --noise laplace-log-normal: it gives (eps^2/2)-CDP "
-                         f"(rho-zCDP; dpcalc convert states it at a delta), got {delta}")
+                         f"(rho-zCDP; dpcalc convert states it at a delta), got {delta}", options=("--delta", "--noise"),
+                         allowed="absent with --noise laplace-log-normal", got=as_typed(delta))
     if kind in ("laplace-log-normal", "student-t") and smoothness is None:
-        raise InputError(f"--smoothness is required with --noise {kind}: the smoothness t of S, > 0")
+        raise InputError(f"--smoothness is required with --noise {kind}: the smoothness t of S, > 0",
+                         options=("--smoothness", "--noise"))
     if kind in ("laplace", "cauchy") and smoothness is not None:
         raise InputError(f"--smoothness must be absent with --noise {kind}: the smoothness beta follows from eps, "
-                         f"got {smoothness}")
+                         f"got {smoothness}", options=("--smoothness", "--noise"),
+                         allowed=f"absent with --noise {kind}", got=as_typed(smoothness))
     if kind != "laplace-log-normal" and request.lln_sigma is not None:
         raise InputError(f"--lln-sigma must be absent with --noise {kind}: it belongs to laplace-log-normal, "
-                         f"got {request.lln_sigma}")
+                         f"got {request.lln_sigma}", options=("--lln-sigma", "--noise"),
+                         allowed=f"absent with --noise {kind}", got=as_typed(request.lln_sigma))
     if kind != "student-t" and request.degrees is not None:
         raise InputError(f"--degrees must be absent with --noise {kind}: degrees belong to student-t, "
-                         f"got {request.degrees}")
+                         f"got {request.degrees}", options=("--degrees", "--noise"),
+                         allowed=f"absent with --noise {kind}", got=as_typed(request.degrees))
     check_two_of_three(request.eps, request.scale, request.error, request.confidence)
 
 

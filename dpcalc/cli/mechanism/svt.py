@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from dpcalc.cli.declare import App, Group, Option
 from dpcalc.cli.mechanism.given import answer, beta_document, beta_rows, notes, option_error, shown, two_of_three
-from dpcalc.cli.options import InputError, Json, MaxEpsilon, conflict, number
+from dpcalc.cli.options import InputError, Json, MaxEpsilon, as_typed, conflict, number
 from dpcalc.cli.output import Answer, Report, Table, format_number
 from dpcalc.core.validation import OPEN_UNIT, POSITIVE, POSITIVE_INTEGER, ParameterError
 
@@ -118,7 +118,9 @@ def svt(request: Annotated[SVTRequest, Group()]) -> Answer:
 
 def _check(request: SVTRequest) -> None:
     if request.answers > request.queries:
-        raise InputError(f"--answers must be at most --queries {request.queries}, got {request.answers}")
+        raise InputError(f"--answers must be at most --queries {request.queries}, got {request.answers}",
+                         options=("--answers", "--queries"), allowed=f"at most --queries {request.queries}",
+                         got=as_typed(request.answers))
     if request.eps is not None and request.scale is not None:
         raise conflict("--eps", "--scale", "the threshold's scale is 2 c Delta / eps: give one")
     privacy_given = (request.eps if request.scale is None else request.scale) is not None
