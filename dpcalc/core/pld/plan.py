@@ -81,12 +81,8 @@ _LOWER_LONG_BINS = 96.0
 # lower grid does not change), two by at most 8e-6; the full grid had 13 (up to 8e-4). The design
 # card's delta at eps = 2 does half the work.
 _PROFILE_LONG_BINS = 192.0
-# Neither long-run grid applies where one step's window forced a coarser step than the plan's
-# (`step_widened`): such a step's lower measure starts coarser, its per-step loss is larger, and
-# the long-run grid added to it moved one run out of its interval from before the chain merges
-# (p = 1e-4, sigma = 0.6, T = 1e6: lower bound 1.610548 against 1.610554 there; with the share of
-# shorter runs 1.610563). On the 107 cases of benchmarks/pld_grid.py and the 33 of
-# benchmarks/peers_pld.py this changes six runs, all widened ones (each narrower), for 3% more work.
+# Neither long-run grid applies to a widened step (`step_widened`), whose lower measure starts
+# coarser: p = 1e-4, sigma = 0.6, T = 1e6 left its old interval with it (docs S4).
 # Bins of one step's discretisation (its step h doubles until the window fits). At 2^17 the
 # lower bound of small-noise runs stalled: p = 0.004, sigma = 0.5, T = 1e4 and p = 0.001,
 # sigma = 0.8, T = 1e5 ended 0.25-0.6% wide (warned); at 2^18 both meet the default accuracy
@@ -127,20 +123,18 @@ class Plan(Value):
     lower_coarse_bins: float
     events: int
     min_step: float = 0.0  # steps finer than this are not needed (error <= steps * h)
-    # the lower measure of a short run composed on a coarser grid, and a long one's on the
-    # coarsest (`lower_coarse_share`): for epsilon at one delta; delta at one epsilon (relative
-    # widths in delta are some lam times those in epsilon) and profiles read at many points
-    # (risk) keep the full grid for short runs and twice the bins for long ones
+    # short runs' lower measures on a coarser grid, long ones' on the coarsest (`lower_coarse_share`):
+    # for epsilon at one delta; delta at one epsilon (its relative widths are some lam times those in
+    # epsilon) and profiles (risk) keep the full grid for short runs and twice the bins for long ones
     short_runs_coarser: bool = False
 
 
 def lower_coarse_share(steps: int, short_runs_coarser: bool = True, widened: bool = False) -> float:
     """The share of `Plan.lower_coarse_bins` a composition of `steps` steps keeps in its lower
-    measure's composed grid (see LOWER_COARSE_FULL, LOWER_COARSE_LONG and _PROFILE_LONG_BINS):
-    with `short_runs_coarser` (epsilon at one delta, `Plan.short_runs_coarser`) every run, without
-    it only runs of LOWER_COARSE_LONG steps or more. A `widened` step (`step_widened`) keeps the
-    share of shorter runs however long the run. Any grid gives a sound lower measure (S4); this
-    only trades accuracy for work."""
+    measure's composed grid: from LOWER_COARSE_LONG steps the long-run rule (_LOWER_LONG_BINS, or
+    _PROFILE_LONG_BINS without `short_runs_coarser`) unless the step is `widened` (`step_widened`);
+    otherwise a quarter to a half with `short_runs_coarser` (epsilon at one delta), the whole
+    without. Any grid gives a sound lower measure (S4); this only trades accuracy for work."""
     count = count_as_float(steps)
     if count >= LOWER_COARSE_LONG and not widened:
         growth = float((count / LOWER_COARSE_LONG) ** _LOWER_COARSE_GROWTH)
@@ -333,10 +327,8 @@ def _ideal_step(model: PhaseModel, plan: Plan) -> float:
 
 
 def step_widened(model: PhaseModel, plan: Plan, h: float) -> bool:
-    """Whether a step grid of step `h` is coarser than the plan asks for the phase (its window did
-    not fit in _MAX_STEP_BINS at that step: `StepGrid.widened`). A lattice step is never above
-    the ideal one and more than half of it (`lattice_step`); a widened one is twice a lattice step
-    or more, so above it."""
+    """Whether a step grid of step `h` is coarser than the plan asks (`StepGrid.widened`): a
+    lattice step is at most the ideal one and more than half of it, a widened one twice that."""
     return h > _ideal_step(model, plan)
 
 
